@@ -1,0 +1,78 @@
+"""Self-describing artifacts written atomically: parquet tables carry their provenance in the file metadata."""
+
+import contextlib
+import json
+import os
+import platform
+import tempfile
+from collections.abc import Iterator
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+PROVENANCE_KEY = b"enkcvs"
+_PACKAGES = ("enkcvs", "numpy", "pandas", "pyarrow", "torch", "scikit-learn", "mlxtend", "matplotlib", "snakemake")
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of the packages that shape the results (read from metadata; nothing is imported)."""
+    versions = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        with contextlib.suppress(PackageNotFoundError):
+            versions[name] = version(name)
+    return versions
+
+
+def provenance(**fields: Any) -> dict[str, Any]:
+    """What produced an artifact: the given fields (config slice, seed, wildcards) plus package versions."""
+    return {**fields, "versions": package_versions()}
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    try:
+        yield Path(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions of a new file
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+
+
+def write_table(frame: pd.DataFrame, path: str | Path, *, metadata: dict[str, Any]) -> None:
+    """Write ``frame`` as parquet with ``metadata`` (JSON) in the file's schema metadata, atomically."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = table.replace_schema_metadata(
+        {**(table.schema.metadata or {}), PROVENANCE_KEY: json.dumps(metadata, sort_keys=True).encode()}
+    )
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+
+
+def read_table(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Read a parquet written by :func:`write_table`: the frame and its provenance metadata."""
+    table = pq.read_table(path)
+    raw = (table.schema.metadata or {}).get(PROVENANCE_KEY)
+    return table.to_pandas(), (json.loads(raw) if raw else {})
+
+
+def write_json(payload: dict[str, Any], path: str | Path) -> None:
+    """Write ``payload`` as indented, key-sorted JSON, atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+
+
+def read_json(path: str | Path) -> dict[str, Any]:
+    """Read a JSON artifact."""
+    return json.loads(Path(path).read_text())

@@ -1,0 +1,182 @@
+"""Tables and figures of the paper, rendered from the workflow's result files (no number typed by hand)."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from enkcvs.io import atomic_path, read_json
+from enkcvs.noise import parse_noise
+
+PathLike = str | Path
+
+
+def collect_records(paths: list[PathLike]) -> pd.DataFrame:
+    """One row per result JSON; nested mappings become ``outer.inner`` columns, noise kind and rate are added."""
+    frame = pd.json_normalize([read_json(path) for path in paths])
+    if frame.empty:
+        return frame
+    specs = frame["noise"].map(parse_noise)
+    frame["noise_kind"] = specs.map(lambda spec: spec.kind)
+    frame["noise_rate"] = specs.map(lambda spec: spec.rate)
+    for column in ("seed", "K", "M", "t"):
+        if column in frame:
+            frame[column] = pd.to_numeric(frame[column]).astype("Int64")
+    return frame
+
+
+def table1(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Table 1: |CS|, |SS|, |CSS|, precision and recall (%) per dataset and noise, mean over seeds, with the
+    corrected Theorem 1's prediction beside the measured values."""
+    grouped = metrics.groupby(["dataset", "noise_kind", "noise_rate", "K", "M", "t"], sort=True)
+    table = grouped.agg(
+        seeds=("seed", "nunique"),
+        CS=("CS", "mean"),
+        SS=("SS", "mean"),
+        CSS=("CSS", "mean"),
+        precision=("precision", "mean"),
+        recall=("recall", "mean"),
+        theorem1_precision=("theorem1.precision", "mean"),
+        theorem1_recall=("theorem1.recall", "mean"),
+    ).reset_index()
+    for column in ("precision", "recall", "theorem1_precision", "theorem1_recall"):
+        table[column] *= 100.0
+    return table
+
+
+def table2(results: pd.DataFrame, *, methods: list[str]) -> pd.DataFrame:
+    """Table 2 in long form: test accuracy (%) mean, std (over seeds, ddof=1) and run count per dataset, noise and
+    method. Every configured method appears for every setting; a method without runs has count 0 and NaN values."""
+    results = results.assign(accuracy=results["test_accuracy"] * 100.0)
+    stats = (
+        results.groupby(["dataset", "noise_kind", "noise_rate", "method"])["accuracy"]
+        .agg(mean="mean", std="std", runs="count")
+        .reset_index()
+    )
+    settings = results[["dataset", "noise_kind", "noise_rate"]].drop_duplicates()
+    grid = settings.merge(pd.DataFrame({"method": methods}), how="cross")
+    table = grid.merge(stats, how="left", on=["dataset", "noise_kind", "noise_rate", "method"])
+    table["runs"] = table["runs"].fillna(0).astype(int)
+    return table.sort_values(["dataset", "noise_kind", "noise_rate", "method"], ignore_index=True)
+
+
+def format_table2(table: pd.DataFrame, *, decimals: int) -> pd.DataFrame:
+    """Wide Table 2 for reading: one row per dataset and noise, one ``mean ± std`` column per method."""
+
+    def cell(row: pd.Series) -> str:
+        if row["runs"] == 0:
+            return "missing"
+        std = "n/a" if np.isnan(row["std"]) else f"{row['std']:.{decimals}f}"
+        return f"{row['mean']:.{decimals}f} ± {std}"
+
+    wide = table.assign(cell=table.apply(cell, axis=1)).pivot(
+        index=["dataset", "noise_kind", "noise_rate"], columns="method", values="cell"
+    )
+    return wide[list(dict.fromkeys(table["method"]))].reset_index().rename_axis(columns=None)
+
+
+def write_table(frame: pd.DataFrame, *, markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int,
+                readable: pd.DataFrame | None = None) -> None:
+    """Write ``frame`` as CSV (full precision) and ``readable`` (default: ``frame`` rounded) as Markdown and
+    booktabs LaTeX."""
+    readable = frame.round(decimals) if readable is None else readable
+    with atomic_path(csv) as tmp:
+        frame.to_csv(tmp, index=False)
+    with atomic_path(markdown) as tmp:
+        tmp.write_text(readable.to_markdown(index=False, floatfmt=f".{decimals}f") + "\n")
+    with atomic_path(latex) as tmp:
+        tmp.write_text(readable.to_latex(index=False, float_format=f"%.{decimals}f"))
+
+
+def _save_figure(figure, *, png: PathLike, pdf: PathLike, dpi: int) -> None:
+    for path, kwargs in ((png, {"dpi": dpi}), (pdf, {})):
+        with atomic_path(path) as tmp:
+            figure.savefig(tmp, format=Path(path).suffix[1:], bbox_inches="tight", **kwargs)
+
+
+def sensitivity_figure(
+    metrics: pd.DataFrame, results: pd.DataFrame, *, K: int, M: int, t: int, png: PathLike, pdf: PathLike, dpi: int
+) -> None:
+    """Figure 1: precision, recall and the accuracy of a model trained on SS alone, against K at M = t = 1, against
+    K at the main (M, t), and against M with t = M - 1 at the main K; one line per noise setting."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = ["noise", "K", "M", "t"]
+    frame = metrics.groupby(keys)[["precision", "recall"]].mean().join(
+        results.groupby(keys)["test_accuracy"].mean().rename("accuracy")
+    ).reset_index()
+    sweeps = [
+        ("K", (frame["M"] == 1) & (frame["t"] == 1), "K (M = 1, t = 1)"),
+        ("K", (frame["M"] == M) & (frame["t"] == t), f"K (M = {M}, t = {t})"),
+        ("M", (frame["K"] == K) & (frame["t"] == frame["M"] - 1), f"M (K = {K}, t = M - 1)"),
+    ]
+    rows = [("precision", "precision (%)"), ("recall", "recall (%)"), ("accuracy", "test accuracy, SS only (%)")]
+    figure, axes = plt.subplots(len(rows), len(sweeps), figsize=(4 * len(sweeps), 3 * len(rows)), squeeze=False)
+    for column, (x, mask, xlabel) in enumerate(sweeps):
+        for row, (value, ylabel) in enumerate(rows):
+            ax = axes[row, column]
+            for noise, part in frame[mask].groupby("noise"):
+                part = part.sort_values(x)
+                ax.plot(part[x], 100.0 * part[value], marker="o", label=noise)
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(ylabel)
+            ax.grid(alpha=0.3)
+    axes[0, 0].legend(title="noise")
+    figure.tight_layout()
+    _save_figure(figure, png=png, pdf=pdf, dpi=dpi)
+    plt.close(figure)
+
+
+def theory_figure(metrics: pd.DataFrame, *, png: PathLike, pdf: PathLike, dpi: int) -> None:
+    """Corrected Theorem 1's expected precision and recall against the measured ones, one point per selection."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, 2, figsize=(9, 4.2))
+    for ax, value in zip(axes, ("precision", "recall")):
+        for (dataset, kind), part in metrics.groupby(["dataset", "noise_kind"]):
+            ax.scatter(100.0 * part[f"theorem1.{value}"], 100.0 * part[value], label=f"{dataset}, {kind}", alpha=0.8)
+        low = 100.0 * min(metrics[value].min(), metrics[f"theorem1.{value}"].min())
+        ax.plot([low, 100], [low, 100], color="grey", linestyle="--", linewidth=1, label="measured = predicted")
+        ax.set_xlabel(f"Theorem 1 {value} (%)")
+        ax.set_ylabel(f"measured {value} (%)")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize="small")
+    figure.tight_layout()
+    _save_figure(figure, png=png, pdf=pdf, dpi=dpi)
+    plt.close(figure)
+
+
+def render_table1(*, metrics: list[PathLike], markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int) -> None:
+    """Table 1 from the selection metrics JSONs."""
+    write_table(table1(collect_records(metrics)), markdown=markdown, csv=csv, latex=latex, decimals=decimals)
+
+
+def render_table2(
+    *, results: list[PathLike], methods: list[str], markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int
+) -> None:
+    """Table 2 from the final-model JSONs: long numeric CSV, wide ``mean ± std`` Markdown and LaTeX."""
+    table = table2(collect_records(results), methods=methods)
+    readable = format_table2(table, decimals=decimals)
+    write_table(table, markdown=markdown, csv=csv, latex=latex, decimals=decimals, readable=readable)
+
+
+def render_sensitivity_figure(
+    *, metrics: list[PathLike], results: list[PathLike], selection: dict[str, int], png: PathLike, pdf: PathLike,
+    dpi: int
+) -> None:
+    """Figure 1 from the sensitivity selections and their SS-only final models."""
+    sensitivity_figure(
+        collect_records(metrics), collect_records(results), K=selection["K"], M=selection["M"], t=selection["t"],
+        png=png, pdf=pdf, dpi=dpi,
+    )
+
+
+def render_theory_figure(*, metrics: list[PathLike], png: PathLike, pdf: PathLike, dpi: int) -> None:
+    """Theory-vs-measured figure from every selection metrics JSON."""
+    theory_figure(collect_records(metrics), png=png, pdf=pdf, dpi=dpi)

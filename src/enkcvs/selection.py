@@ -1,0 +1,50 @@
+"""Sample selection and ensemble voting: NKCVS (Algorithm 1) and E-NKCVS (Algorithm 2, Eq. contains)."""
+
+import numpy as np
+import pandas as pd
+
+
+def assemble_iteration(folds: list[pd.DataFrame], *, num_samples: int, num_classes: int) -> pd.DataFrame:
+    """Join the K held-out prediction tables of one iteration into one row per sample, checking completeness.
+
+    Parameters
+    ----------
+    folds : K tables with columns ``sample``, ``given``, ``predicted`` and ``prob_0`` .. ``prob_{Q-1}``.
+    num_samples : N, the number of training samples every iteration must cover exactly once.
+    num_classes : Q.
+
+    Returns
+    -------
+    Table of N rows sorted by ``sample``.
+    """
+    frame = pd.concat(folds, ignore_index=True)
+    prob_columns = [f"prob_{c}" for c in range(num_classes)]
+    missing_columns = {"sample", "given", "predicted", *prob_columns} - set(frame.columns)
+    if missing_columns:
+        raise ValueError(f"prediction tables lack columns {sorted(missing_columns)} (expected Q = {num_classes})")
+    counts = np.bincount(frame["sample"].to_numpy(), minlength=num_samples)
+    if len(counts) != num_samples or (counts != 1).any():
+        raise ValueError(
+            f"the folds of an iteration must predict each of the {num_samples} samples exactly once: "
+            f"{int((counts[:num_samples] == 0).sum())} missing, {int((counts > 1).sum())} repeated, "
+            f"{max(len(counts) - num_samples, 0)} out of range"
+        )
+    return frame.sort_values("sample", ignore_index=True)
+
+
+def selected_in_iteration(*, predicted: np.ndarray, given: np.ndarray) -> np.ndarray:
+    """Algorithm 1, lines 10-11: a sample enters T_i when its held-out prediction equals its given label.
+
+    ``predicted`` and ``given`` have shape (N,) or (M, N) / (N,); returns a bool array of the broadcast shape.
+    """
+    return np.asarray(predicted) == np.asarray(given)
+
+
+def selection_votes(*, predicted: np.ndarray, given: np.ndarray) -> np.ndarray:
+    """Eq. contains, left-hand side: sum_{i=1..M} I(e in T_i) for every sample. ``predicted`` (M, N) -> (N,) int."""
+    return selected_in_iteration(predicted=predicted, given=given).sum(axis=0)
+
+
+def ensemble_selection(*, votes: np.ndarray, threshold: int) -> np.ndarray:
+    """Eq. contains: keep a sample when it was selected in at least ``threshold`` (t) iterations. (N,) -> (N,) bool."""
+    return np.asarray(votes) >= threshold

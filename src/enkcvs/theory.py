@@ -1,0 +1,51 @@
+"""Expected precision and recall of E-NKCVS: Theorem 1 (corrected, see PAPER-NOTES) and Corollary 1."""
+
+from math import comb
+
+import numpy as np
+
+
+def selection_probability(c: np.ndarray, *, iterations: int, threshold: int) -> np.ndarray:
+    """B(c) = sum_{k=t..M} binom(M, k) c^k (1 - c)^(M - k): the chance of >= t selections in M independent iterations.
+
+    ``c`` is the per-iteration selection probability (C_ij for true class i, given label j); any shape.
+    """
+    c = np.asarray(c, dtype=float)
+    return sum(
+        comb(iterations, k) * c**k * (1.0 - c) ** (iterations - k) for k in range(threshold, iterations + 1)
+    )
+
+
+def theorem1_precision_recall(
+    *, prior: np.ndarray, transition: np.ndarray, confusion: np.ndarray, iterations: int, threshold: int
+) -> dict[str, float]:
+    """Theorem 1 (corrected): expected precision and recall of the set selected by Algorithm 2.
+
+    P(SS) = sum_ij p_i T_ij B(C_ij), P(CSS) = sum_i p_i T_ii B(C_ii), P(CS) = sum_i p_i T_ii;
+    precision = P(CSS)/P(SS), recall = P(CSS)/P(CS).
+
+    Parameters
+    ----------
+    prior : (Q,) p_i = P(y* = i).
+    transition : (Q, Q) noise matrix T_ij = P(y = j | y* = i).
+    confusion : (Q, Q) classifier confusion C_ij = P(y_hat = j | y* = i).
+    iterations, threshold : M and t.
+    """
+    prior, transition = np.asarray(prior, float), np.asarray(transition, float)
+    selected = selection_probability(confusion, iterations=iterations, threshold=threshold)
+    p_ss = float((prior[:, None] * transition * selected).sum())
+    p_css = float((prior * np.diag(transition) * np.diag(selected)).sum())
+    p_cs = float((prior * np.diag(transition)).sum())
+    return {
+        "precision": p_css / p_ss if p_ss else float("nan"),
+        "recall": p_css / p_cs if p_cs else float("nan"),
+    }
+
+
+def corollary_precision_recall(*, rate: float, accuracy: float, num_classes: int) -> dict[str, float]:
+    """Corollary 1 (Eq. prec-rec-sym): symmetric T and C, M = t = 1.
+
+    precision = (1-eps) q / ((1-eps) q + eps (1-q)/(Q-1)), recall = q.
+    """
+    clean = (1.0 - rate) * accuracy
+    return {"precision": clean / (clean + rate * (1.0 - accuracy) / (num_classes - 1)), "recall": accuracy}

@@ -1,0 +1,119 @@
+"""Self-describing, atomically written artifacts (parquet with provenance, JSON) and the dataset ``.npz``."""
+
+import json
+import os
+import stat
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from enkcvs.datasets import SOURCES, TRAIN_SIZES, Dataset, load_dataset, load_source, save_dataset
+from enkcvs.io import atomic_path, provenance, read_json, read_table, write_json, write_table
+
+
+def _frame():
+    return pd.DataFrame(
+        {
+            "sample": np.arange(4, dtype=np.int64),
+            "given": np.array([2, 0, 1, 1], dtype=np.int64),
+            "selected": [True, False, True, False],
+            "beta": np.array([0.0, 0.25, 0.5, 1.0], dtype=np.float64),
+            "name": ["a", "b", "c", "d"],
+        }
+    )
+
+
+def test_table_round_trip_keeps_frame_and_metadata(tmp_path):
+    metadata = {"seed": 3, "noise": "sym0.2", "recipe": {"lr": 0.01, "milestones": [10, 30]}, "best_epoch": None}
+    path = tmp_path / "deep" / "dir" / "table.parquet"  # parents are created
+    write_table(_frame(), path, metadata=metadata)
+    frame, meta = read_table(path)
+    pd.testing.assert_frame_equal(frame, _frame())
+    assert meta == metadata
+
+
+def test_table_without_provenance_reads_empty_metadata(tmp_path):
+    path = tmp_path / "plain.parquet"
+    _frame().to_parquet(path)
+    assert read_table(path)[1] == {}
+
+
+def test_provenance_adds_package_versions():
+    meta = provenance(seed=1)
+    assert meta["seed"] == 1
+    assert {"python", "numpy", "pandas", "pyarrow"} <= set(meta["versions"])
+    json.dumps(meta)  # must be storable as JSON metadata
+
+
+def test_atomic_path_leaves_nothing_when_the_block_raises(tmp_path):
+    target = tmp_path / "out.json"
+    with pytest.raises(RuntimeError, match="boom"):
+        with atomic_path(target) as tmp:
+            tmp.write_text("partial")
+            raise RuntimeError("boom")
+    assert list(tmp_path.iterdir()) == []  # neither the target nor the temporary file
+
+
+def test_atomic_path_keeps_the_old_file_when_the_block_raises(tmp_path):
+    target = tmp_path / "out.json"
+    target.write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic_path(target) as tmp:
+            tmp.write_text("new")
+            raise RuntimeError
+    assert target.read_text() == "old"
+    assert list(tmp_path.iterdir()) == [target]
+
+
+def test_atomic_path_renames_on_success(tmp_path):
+    target = tmp_path / "out.txt"
+    with atomic_path(target) as tmp:
+        assert tmp != target and tmp.parent == target.parent  # same file system: the rename is atomic
+        tmp.write_text("done")
+        assert not target.exists()  # nothing visible until the block succeeds
+    assert target.read_text() == "done"
+    assert list(tmp_path.iterdir()) == [target]
+
+
+def test_atomic_outputs_respect_the_umask(tmp_path):
+    """Artifacts should get ordinary permissions (0o666 & ~umask), not mkstemp's private 0o600."""
+    old = os.umask(0o022)
+    try:
+        write_json({"a": 1}, tmp_path / "out.json")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "out.json").stat().st_mode) == 0o644
+
+
+def test_write_json_round_trip_sorted_and_newline_terminated(tmp_path):
+    payload = {"b": [1, 2.5], "a": {"z": None, "y": "text"}}
+    path = tmp_path / "sub" / "metrics.json"
+    write_json(payload, path)
+    assert read_json(path) == payload
+    text = path.read_text()
+    assert text.endswith("}\n") and text.index('"a"') < text.index('"b"')
+    assert list(path.parent.iterdir()) == [path]
+
+
+def test_dataset_npz_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    dataset = Dataset(
+        x_train=rng.uniform(size=(6, 1, 8, 8)).astype(np.float32),
+        y_train=np.arange(6, dtype=np.int64) % 3,
+        x_test=rng.uniform(size=(3, 1, 8, 8)).astype(np.float32),
+        y_test=np.arange(3, dtype=np.int64),
+        class_names=("zero", "one", "two"),
+    )
+    save_dataset(dataset, tmp_path / "d.npz")
+    loaded = load_dataset(tmp_path / "d.npz")
+    for field in ("x_train", "y_train", "x_test", "y_test"):
+        np.testing.assert_array_equal(getattr(loaded, field), getattr(dataset, field))
+        assert getattr(loaded, field).dtype == getattr(dataset, field).dtype
+    assert loaded.class_names == dataset.class_names and loaded.num_classes == 3
+
+
+def test_load_source_rejects_unknown_name():
+    with pytest.raises(KeyError, match="unknown dataset source 'cifar10'"):
+        load_source("cifar10")
+    assert set(TRAIN_SIZES) == set(SOURCES)  # the config check knows every source's size

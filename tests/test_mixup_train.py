@@ -1,0 +1,194 @@
+"""Mixup (Eq. mixup), the shared training loop, the model registry and the final-training sets (Eq. full-loss)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import torch.nn.functional as F
+
+from enkcvs.methods import METHODS, final_training_set
+from enkcvs.mixup import mixup, mixup_lambda
+from enkcvs.models import MODELS, create_model
+from enkcvs.recipe import Recipe
+from enkcvs.train import predict_proba, soft_cross_entropy, train_model
+from enkcvs.weights import full_loss_sample_weights
+
+CPU = torch.device("cpu")
+RECIPE = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=5, batch_size=32)
+
+
+@pytest.fixture(autouse=True)
+def _single_thread():
+    """Bit-identical CPU runs need a fixed thread count; restore the caller's afterwards."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.3, 1.0, 4.0])
+def test_mixup_lambda_lies_in_half_to_one(alpha):
+    rng = np.random.default_rng(0)
+    draws = np.array([mixup_lambda(alpha=alpha, rng=rng) for _ in range(2000)])
+    assert np.all(draws >= 0.5) and np.all(draws <= 1.0)
+    assert draws.std() > 0  # it is a draw, not a constant
+
+
+def test_mixup_lambda_is_folded_beta():
+    """lambda' = max(lambda, 1 - lambda) with lambda ~ Beta(alpha, alpha): replay the same stream by hand."""
+    expected = np.random.default_rng(4).beta(0.3, 0.3, size=50)
+    rng = np.random.default_rng(4)
+    draws = [mixup_lambda(alpha=0.3, rng=rng) for _ in range(50)]
+    np.testing.assert_allclose(draws, np.maximum(expected, 1 - expected))
+
+
+def test_mixup_is_the_convex_combination_with_the_partner():
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(6, 1, 4, 4, generator=generator)
+    targets = torch.rand(6, 3, generator=generator)
+    partner = torch.tensor([3, 0, 5, 1, 2, 4])
+    mixed_x, mixed_t = mixup(x, targets, lam=0.7, partner=partner)
+    for i, j in enumerate(partner.tolist()):
+        torch.testing.assert_close(mixed_x[i], 0.7 * x[i] + 0.3 * x[j])
+        torch.testing.assert_close(mixed_t[i], 0.7 * targets[i] + 0.3 * targets[j])
+    # Weighted soft targets mix linearly, so the total target mass is preserved under a permutation partner.
+    torch.testing.assert_close(mixed_t.sum(), targets.sum())
+
+
+def test_soft_cross_entropy_equals_cross_entropy_on_one_hot():
+    generator = torch.Generator().manual_seed(1)
+    logits = torch.randn(8, 5, generator=generator)
+    labels = torch.randint(0, 5, (8,), generator=generator)
+    soft = soft_cross_entropy(logits, F.one_hot(labels, 5).float())
+    torch.testing.assert_close(soft, F.cross_entropy(logits, labels))
+
+
+def _train(x, labels, *, seed=0, recipe=RECIPE, validation=None):
+    targets = np.eye(labels.max() + 1, dtype=np.float32)[labels]
+    return train_model(recipe=recipe, x=x, targets=targets, seed=seed, validation=validation, device=CPU)
+
+
+def _state_equal(a, b):
+    sa, sb = a.state_dict(), b.state_dict()
+    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def test_train_model_fits_separable_data_and_is_bit_identical(make_separable_images):
+    x, labels = make_separable_images(seed=0, num_samples=200, num_classes=4)
+    first, second = _train(x, labels), _train(x, labels)
+    probabilities = predict_proba(first.model, x, device=CPU)
+    assert probabilities.shape == (200, 4) and probabilities.dtype == np.float32
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=1e-5)
+    assert np.mean(probabilities.argmax(axis=1) == labels) >= 0.95
+    assert len(first.train_loss) == RECIPE.epochs and first.best_epoch == RECIPE.epochs  # no validation: last epoch
+    assert first.train_loss == second.train_loss
+    assert _state_equal(first.model, second.model)
+    assert not first.model.training  # returned in eval mode
+
+
+def test_train_model_seed_changes_the_run(make_separable_images):
+    x, labels = make_separable_images(seed=0, num_samples=200, num_classes=4)
+    assert not _state_equal(_train(x, labels, seed=0).model, _train(x, labels, seed=1).model)
+
+
+def test_train_model_keeps_the_best_validation_epoch(make_separable_images):
+    """Appendix, Eq. para_val: the kept weights are those of the first epoch with the best validation accuracy.
+
+    Validation never draws from the training streams, so the kept model must equal a run stopped at that epoch."""
+    x, labels = make_separable_images(seed=0, num_samples=200, num_classes=4)
+    x_val, y_val = make_separable_images(seed=100, num_samples=60, num_classes=4)
+    rng = np.random.default_rng(0)
+    y_val = np.where(rng.uniform(size=60) < 0.7, np.random.default_rng(9).integers(0, 4, 60), y_val)  # noisy labels
+    result = _train(x, labels, validation=(x_val, y_val))
+    history = result.validation_accuracy
+    assert len(history) == RECIPE.epochs
+    assert result.best_epoch == int(np.argmax(history)) + 1  # argmax: the first of tied maxima
+    kept_accuracy = np.mean(predict_proba(result.model, x_val, device=CPU).argmax(axis=1) == y_val)
+    assert kept_accuracy == pytest.approx(max(history))
+    assert result.best_epoch < RECIPE.epochs, "fixture should make an earlier epoch the best one"
+    stopped = _train(x, labels, recipe=Recipe(**{**RECIPE.__dict__, "epochs": result.best_epoch}))
+    assert _state_equal(result.model, stopped.model)
+    assert not _state_equal(result.model, _train(x, labels).model)
+
+
+def test_create_model_rejects_unknown_name():
+    with pytest.raises(KeyError, match="unknown model 'resnet9000'"):
+        create_model("resnet9000", input_shape=(1, 8, 8), num_classes=3)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("shape", [(1, 8, 8), (1, 28, 28), (3, 12, 12)])
+def test_registered_models_map_images_to_class_logits(name, shape):
+    model = create_model(name, input_shape=shape, num_classes=7).eval()
+    assert model(torch.zeros(2, *shape)).shape == (2, 7)
+
+
+def test_unknown_optimizer_raises(make_separable_images):
+    x, labels = make_separable_images(seed=0, num_samples=20, num_classes=2)
+    with pytest.raises(ValueError, match="unknown optimizer 'rmsprop'"):
+        _train(x, labels, recipe=Recipe(model="mlp", optimizer="rmsprop", lr=0.1, epochs=1))
+
+
+def test_recipe_dict_round_trip():
+    recipe = Recipe.from_dict({"model": "cnn4", "optimizer": "sgd", "lr": 0.01, "epochs": 50, "milestones": [10, 30]})
+    assert recipe.milestones == (10, 30)
+    assert Recipe.from_dict(recipe.to_dict()) == recipe
+    assert recipe.to_dict()["milestones"] == [10, 30]
+
+
+def _selection_table(seed=0, n=30, num_classes=4):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "sample": np.arange(n),
+            "selected": rng.uniform(size=n) < 0.6,
+            "pseudo": rng.integers(0, num_classes, n),
+            "beta": rng.uniform(0, 0.7, n),
+        }
+    )
+
+
+GIVEN = np.random.default_rng(1).integers(0, 4, 30)
+
+
+def test_final_training_set_ce_uses_all_samples_one_hot():
+    indices, targets = final_training_set(method="ce", given=GIVEN, num_classes=4)
+    np.testing.assert_array_equal(indices, np.arange(30))
+    np.testing.assert_array_equal(targets, np.eye(4)[GIVEN])
+
+
+def test_final_training_set_ss_only_uses_selected_one_hot():
+    selection = _selection_table()
+    indices, targets = final_training_set(method="ss_only", given=GIVEN, num_classes=4, selection=selection)
+    np.testing.assert_array_equal(indices, np.flatnonzero(selection["selected"]))
+    np.testing.assert_array_equal(targets, np.eye(4)[GIVEN[indices]])
+
+
+@pytest.mark.parametrize("gamma", [0.2, 0.5])
+def test_final_training_set_enkcvs_rows_carry_full_loss_weights(gamma):
+    """Row sums are the weights w_i (soft targets sum to 1); selected rows point at the given label only."""
+    selection = _selection_table()
+    indices, targets = final_training_set(
+        method="enkcvs", given=GIVEN, num_classes=4, selection=selection, gamma=gamma
+    )
+    selected = selection["selected"].to_numpy()
+    weights = full_loss_sample_weights(selected=selected, gamma=gamma)
+    np.testing.assert_array_equal(indices, np.arange(30))
+    np.testing.assert_allclose(targets.sum(axis=1), weights, rtol=1e-6)
+    np.testing.assert_allclose(targets[selected], np.eye(4)[GIVEN[selected]] * weights[selected, None], rtol=1e-6)
+    # Non-selected: beta on the given label, 1 - beta on the pseudo label (both scaled by w).
+    rows = np.flatnonzero(~selected & (selection["pseudo"].to_numpy() != GIVEN))
+    beta = selection["beta"].to_numpy()
+    np.testing.assert_allclose(targets[rows, GIVEN[rows]], beta[rows] * weights[rows], rtol=1e-5)
+
+
+@pytest.mark.parametrize("method", ["ss_only", "enkcvs"])
+def test_final_training_set_selection_methods_need_a_table(method):
+    with pytest.raises(ValueError, match="needs a selection table"):
+        final_training_set(method=method, given=GIVEN, num_classes=4)
+
+
+def test_final_training_set_rejects_unknown_method():
+    with pytest.raises(ValueError, match="unknown method 'dividemix'"):
+        final_training_set(method="dividemix", given=GIVEN, num_classes=4)
+    assert set(METHODS) == {"ce", "ss_only", "enkcvs"}

@@ -1,0 +1,166 @@
+"""The workflow end to end on the tiny config: every rule runs for real and the outputs' contents are checked."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from enkcvs.io import read_json, read_table
+
+pytestmark = pytest.mark.workflow
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "tests" / "config" / "tiny.yaml"
+
+
+def snakemake(workdir: Path, *args: str, config: Path = TINY) -> subprocess.CompletedProcess:
+    """Run Snakemake on the repository's workflow with ``workdir`` as working directory."""
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
+               "--configfile", str(config), "--cores", "2", *args]
+    return subprocess.run(command, capture_output=True, text=True, cwd=workdir)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory) -> Path:
+    """The tiny config run once to completion; tests read its outputs."""
+    workdir = tmp_path_factory.mktemp("tiny")
+    done = snakemake(workdir)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return workdir
+
+
+def planned_jobs(dry_run_output: str) -> list[tuple[str, str]]:
+    """(rule, wildcards) of every job a dry run lists."""
+    jobs, rule = [], None
+    for line in dry_run_output.splitlines():
+        line = line.strip()
+        if line.startswith("rule ") or line.startswith("localrule "):
+            rule = line.split()[1].rstrip(":")
+        elif line.startswith("wildcards:") and rule:
+            jobs.append((rule, line))
+    return jobs
+
+
+def test_fold_predictions_cover_each_sample_once_per_iteration(tiny_run):
+    labels, _ = read_table(tiny_run / "results/noise/digits/sym0.4/seed1.parquet")
+    for m in (1, 2):
+        folds = [read_table(tiny_run / f"results/folds/digits/sym0.4/seed1/K2/m{m}/k{k}.parquet") for k in (1, 2)]
+        samples = np.concatenate([frame["sample"].to_numpy() for frame, _ in folds])
+        assert np.array_equal(np.sort(samples), labels["sample"].to_numpy())
+        for frame, meta in folds:
+            assert {meta[key] for key in ("dataset", "noise", "seed", "K", "m")} == {"digits", "sym0.4", "1", "2", str(m)}
+            assert meta["recipe"]["model"] == "cnn4" and "torch" in meta["versions"]
+            probabilities = frame[[f"prob_{c}" for c in range(10)]].to_numpy()
+            np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=1e-5)
+            assert np.array_equal(probabilities.argmax(axis=1), frame["predicted"].to_numpy())
+            assert np.array_equal(frame["given"].to_numpy(), labels["given"].to_numpy()[frame["sample"]])
+    iteration_folds = [
+        read_table(tiny_run / f"results/folds/digits/sym0.4/seed1/K2/m{m}/k1.parquet")[0]["sample"] for m in (1, 2)
+    ]
+    assert not np.array_equal(np.sort(iteration_folds[0]), np.sort(iteration_folds[1])), "folds must differ across m"
+
+
+def test_selection_metrics_match_the_selection_table(tiny_run):
+    base = tiny_run / "results/selection/digits/asym0.3/seed2/K2/M2/t1"
+    selection, _ = read_table(base / "selection.parquet")
+    metrics = read_json(base / "metrics.json")
+    labels, _ = read_table(tiny_run / "results/noise/digits/asym0.3/seed2.parquet")
+    clean = labels["true"].to_numpy() == labels["given"].to_numpy()
+    selected = selection["selected"].to_numpy()
+    assert metrics["SS"] == selected.sum() and metrics["CS"] == clean.sum()
+    assert metrics["CSS"] == (selected & clean).sum()
+    assert metrics["precision"] == pytest.approx(metrics["CSS"] / metrics["SS"])
+    assert metrics["recall"] == pytest.approx(metrics["CSS"] / metrics["CS"])
+    assert np.array_equal(selected, selection["votes"].to_numpy() >= 1)
+    assert ((selection["beta"] >= 0) & (selection["beta"] <= np.log(2) / np.log(10) + 1e-12)).all()
+    assert 0 < metrics["theorem1"]["precision"] <= 1 and 0 < metrics["theorem1"]["recall"] <= 1
+
+
+def test_table2_cells_are_mean_and_std_of_the_seed_results(tiny_run):
+    table = pd.read_csv(tiny_run / "results/report/table2.csv")
+    for method, path in (("ce", "ce.json"), ("enkcvs", "K2/M2/t1/enkcvs.json")):
+        accuracies = [
+            100 * read_json(tiny_run / f"results/final/digits/sym0.4/seed{seed}/{path}")["test_accuracy"]
+            for seed in (1, 2)
+        ]
+        row = table[(table["method"] == method) & (table["noise_kind"] == "sym")].iloc[0]
+        assert row["mean"] == pytest.approx(np.mean(accuracies))
+        assert row["std"] == pytest.approx(np.std(accuracies, ddof=1))
+        assert row["runs"] == 2
+        assert f"{np.mean(accuracies):.3f} ± {np.std(accuracies, ddof=1):.3f}" in (
+            tiny_run / "results/report/table2.md"
+        ).read_text()
+    assert "\\toprule" in (tiny_run / "results/report/table2.tex").read_text()
+
+
+def test_table1_rows_are_seed_means_of_the_metrics(tiny_run):
+    table = pd.read_csv(tiny_run / "results/report/table1.csv")
+    metrics = [read_json(tiny_run / f"results/selection/digits/sym0.4/seed{s}/K2/M2/t1/metrics.json") for s in (1, 2)]
+    row = table[table["noise_kind"] == "sym"].iloc[0]
+    assert row["SS"] == pytest.approx(np.mean([m["SS"] for m in metrics]))
+    assert row["precision"] == pytest.approx(100 * np.mean([m["precision"] for m in metrics]))
+    assert row["theorem1_recall"] == pytest.approx(100 * np.mean([m["theorem1"]["recall"] for m in metrics]))
+
+
+def test_figures_are_rendered(tiny_run):
+    for name in ("sensitivity", "theory"):
+        assert (tiny_run / f"results/report/{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (tiny_run / f"results/report/{name}.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_rerun_after_a_complete_run_has_nothing_to_do(tiny_run):
+    done = snakemake(tiny_run, "-n")
+    assert done.returncode == 0 and "Nothing to be done" in done.stdout + done.stderr
+
+
+def test_changing_one_datasets_epochs_reruns_only_its_jobs(tiny_run, tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["datasets"]["other"] = json.loads(json.dumps(config["datasets"]["digits"]))
+    # safe_dump sorts keys: reordering a config's keys must not rerun anything either.
+    base = tmp_path / "base.yaml"
+    base.write_text(yaml.safe_dump(config))
+    added = [(rule, w) for rule, w in planned_jobs(snakemake(tiny_run, "-n", config=base).stdout)
+             if rule.startswith("train")]
+    assert added and all("dataset=other" in w for _, w in added)
+    config["datasets"]["digits"]["recipe"]["epochs"] = 4
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    trained = [(rule, w) for rule, w in planned_jobs(snakemake(tiny_run, "-n", config=changed).stdout)
+               if rule.startswith("train")]
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    every_digits_job = [job for job in planned_jobs(snakemake(fresh, "-n", config=changed).stdout)
+                        if job[0].startswith("train") and "dataset=digits" in job[1]]
+    assert sorted(job for job in trained if "dataset=digits" in job[1]) == sorted(every_digits_job)
+    assert sorted(job for job in trained if "dataset=other" in job[1]) == sorted(added)
+    assert len(trained) == len(every_digits_job) + len(added)
+
+
+def test_changing_a_report_setting_retrains_nothing(tiny_run, tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["report"]["decimals"] = 1
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    rules = {rule for rule, _ in planned_jobs(snakemake(tiny_run, "-n", config=changed).stdout)}
+    dry = snakemake(tiny_run, "-n", config=changed)
+    assert "table1" in dry.stdout and "table2" in dry.stdout
+    assert not any(rule.startswith("train") or rule == "select_samples" for rule in rules)
+
+
+def test_lint_is_clean():
+    done = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Congratulations, your workflow is in a good condition!" in done.stdout + done.stderr
+
+
+def test_jobs_import_the_library_through_the_scripts_link_without_an_install():
+    """A conda env has no enkcvs installed: the script folder's link must resolve to src/enkcvs."""
+    probe = "import sys; sys.path.append('workflow/scripts'); import enkcvs; print(enkcvs.__file__)"
+    done = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()).resolve() == REPO / "src" / "enkcvs" / "__init__.py"

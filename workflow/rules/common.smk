@@ -1,0 +1,138 @@
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+# The library lives in src/. Snakemake itself imports it from there, whatever environment it runs in; jobs import it
+# through the link workflow/scripts/enkcvs -> src/enkcvs (Snakemake puts a script's folder on its sys.path), so a
+# conda env needs only third-party packages.
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+
+from enkcvs.config import config_problems
+from enkcvs.methods import SELECTION_METHODS
+
+
+validate(config, schema="../schemas/config.schema.yaml")
+_problems = config_problems(config)
+if _problems:
+    raise WorkflowError("invalid config:\n  " + "\n  ".join(_problems))
+
+
+wildcard_constraints:
+    dataset=r"[A-Za-z][A-Za-z0-9_]*",
+    noise=r"(sym|asym)0(\.[0-9]+)?",
+    seed=r"[0-9]+",
+    K=r"[1-9][0-9]*",
+    M=r"[1-9][0-9]*",
+    t=r"[1-9][0-9]*",
+    m=r"[1-9][0-9]*",
+    k=r"[1-9][0-9]*",
+    method="|".join(SELECTION_METHODS),
+
+
+SELECTION = config["selection"]
+SENSITIVITY = config["sensitivity"]
+
+
+def canonical(value):
+    """``value`` with mapping keys sorted at every level: Snakemake compares params by their text, so reordering keys
+    in a config file (or spelling out a default) must not rerun jobs."""
+    if isinstance(value, dict):
+        return {key: canonical(value[key]) for key in sorted(value)}
+    return value
+
+
+def get_dataset_setting(key):
+    """Params-function factory: one key of the wildcard dataset's config entry (keeps params sliced per dataset)."""
+    return lambda wildcards: canonical(config["datasets"][wildcards.dataset][key])
+
+
+def get_fold_predictions(wildcards):
+    """The M x K held-out prediction tables that one selection (K, M, t) votes over."""
+    return expand(
+        rules.train_fold.output.predictions,
+        dataset=wildcards.dataset,
+        noise=wildcards.noise,
+        seed=wildcards.seed,
+        K=wildcards.K,
+        m=range(1, int(wildcards.M) + 1),
+        k=range(1, int(wildcards.K) + 1),
+    )
+
+
+def main_settings():
+    """(dataset, noise, seed) of every run of Tables 1-2."""
+    return [
+        (name, noise, seed)
+        for name, dataset in config["datasets"].items()
+        for noise in dataset["noise"]
+        for seed in config["seeds"]
+    ]
+
+
+def sensitivity_points():
+    """(K, M, t) of Figure 1: K sweeps at M = t = 1 and at the main (M, t); an M sweep at the main K with t = M - 1."""
+    points = {(K, 1, 1) for K in SENSITIVITY["K"]}
+    points |= {(K, SELECTION["M"], SELECTION["t"]) for K in SENSITIVITY["K"]}
+    points |= {(SELECTION["K"], M, M - 1) for M in SENSITIVITY["M"]}
+    return sorted(points)
+
+
+def selection_outputs(output, settings, points, **fields):
+    """Paths of a per-selection output for every (dataset, noise, seed) x (K, M, t); ``fields`` fill the rest."""
+    return [
+        output.format(dataset=dataset, noise=noise, seed=seed, K=K, M=M, t=t, **fields)
+        for dataset, noise, seed in settings
+        for K, M, t in points
+    ]
+
+
+def final_outputs(methods, settings, points):
+    """Paths of final-model results: ``ce`` once per setting, selection methods once per (K, M, t)."""
+    paths = []
+    for method in methods:
+        if method == "ce":
+            paths += [
+                rules.train_final_ce.output.result.format(dataset=dataset, noise=noise, seed=seed)
+                for dataset, noise, seed in settings
+            ]
+        else:
+            paths += selection_outputs(rules.train_final_selected.output.result, settings, points, method=method)
+    return paths
+
+
+MAIN_POINT = [(SELECTION["K"], SELECTION["M"], SELECTION["t"])]
+
+
+def sensitivity_settings():
+    if not SENSITIVITY["enabled"]:
+        return []
+    return [(SENSITIVITY["dataset"], noise, SENSITIVITY["seed"]) for noise in SENSITIVITY["noise"]]
+
+
+def get_table1_metrics(wildcards):
+    return selection_outputs(rules.select_samples.output.metrics, main_settings(), MAIN_POINT)
+
+
+def get_table2_results(wildcards):
+    return final_outputs(config["methods"], main_settings(), MAIN_POINT)
+
+
+def get_sensitivity_metrics(wildcards):
+    return selection_outputs(rules.select_samples.output.metrics, sensitivity_settings(), sensitivity_points())
+
+
+def get_sensitivity_results(wildcards):
+    return final_outputs(["ss_only"], sensitivity_settings(), sensitivity_points())
+
+
+def get_theory_metrics(wildcards):
+    return sorted(set(get_table1_metrics(wildcards) + get_sensitivity_metrics(wildcards)))
+
+
+def get_final_output():
+    outputs = [*rules.table1.output, *rules.table2.output, *rules.theory_figure.output]
+    if SENSITIVITY["enabled"]:
+        outputs += rules.sensitivity_figure.output
+    return outputs

@@ -1,0 +1,41 @@
+rule train_final_ce:
+    input:
+        dataset=rules.prepare_dataset.output.dataset,
+        labels=rules.inject_noise.output.labels,
+    output:
+        result="results/final/{dataset}/{noise}/seed{seed}/ce.json",
+    log:
+        "logs/final/{dataset}/{noise}/seed{seed}/ce.log",
+    params:
+        method="ce",
+        recipe=get_dataset_setting("recipe"),
+        gamma=None,
+    threads: 1
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/train.yaml"
+    script:
+        "../scripts/train_final.py"
+
+
+rule train_final_selected:
+    input:
+        dataset=rules.prepare_dataset.output.dataset,
+        labels=rules.inject_noise.output.labels,
+        selection=rules.select_samples.output.selection,
+    output:
+        result="results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.json",
+    log:
+        "logs/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.log",
+    params:
+        method=lambda wildcards: wildcards.method,
+        recipe=get_dataset_setting("recipe"),
+        gamma=lambda wildcards: config["gamma"] if wildcards.method == "enkcvs" else None,
+    threads: 1
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/train.yaml"
+    script:
+        "../scripts/train_final.py"

@@ -1,0 +1,17 @@
+rule train_fold:
+    input:
+        dataset=rules.prepare_dataset.output.dataset,
+        labels=rules.inject_noise.output.labels,
+    output:
+        predictions="results/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.parquet",
+    log:
+        "logs/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.log",
+    params:
+        recipe=get_dataset_setting("recipe"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/train.yaml"
+    script:
+        "../scripts/train_fold.py"

@@ -1,0 +1,13 @@
+rule inject_noise:
+    input:
+        dataset=rules.prepare_dataset.output.dataset,
+    output:
+        labels="results/noise/{dataset}/{noise}/seed{seed}.parquet",
+    log:
+        "logs/noise/{dataset}/{noise}/seed{seed}.log",
+    params:
+        asymmetric_map=get_dataset_setting("asymmetric_map"),
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/inject_noise.py"

@@ -1,0 +1,14 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from enkcvs.report import render_sensitivity_figure
+
+render_sensitivity_figure(
+    metrics=list(snakemake.input.metrics),
+    results=list(snakemake.input.results),
+    selection=dict(snakemake.params.selection),
+    png=snakemake.output.png,
+    pdf=snakemake.output.pdf,
+    dpi=snakemake.params.dpi,
+)

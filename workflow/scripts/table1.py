@@ -1,0 +1,13 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from enkcvs.report import render_table1
+
+render_table1(
+    metrics=list(snakemake.input.metrics),
+    markdown=snakemake.output.markdown,
+    csv=snakemake.output.csv,
+    latex=snakemake.output.latex,
+    decimals=snakemake.params.decimals,
+)

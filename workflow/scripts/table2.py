@@ -1,0 +1,14 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from enkcvs.report import render_table2
+
+render_table2(
+    results=list(snakemake.input.results),
+    methods=list(snakemake.params.methods),
+    markdown=snakemake.output.markdown,
+    csv=snakemake.output.csv,
+    latex=snakemake.output.latex,
+    decimals=snakemake.params.decimals,
+)
