@@ -13,7 +13,7 @@ $(BIN)/.installed: requirements.lock pyproject.toml
 	touch $@
 
 run: $(BIN)/.installed
-	$(BIN)/snakemake --cores all
+	SNAKEMAKE=$(BIN)/snakemake workflow/run.sh --cores all
 
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest

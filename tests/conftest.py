@@ -5,7 +5,10 @@ outside the repository. Factories are exposed as fixtures that return callables 
 tests can build several variants without importing from ``conftest``.
 """
 
+import subprocess
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -72,3 +75,34 @@ def make_prediction_folds():
 def make_separable_images():
     """Factory: ``make_separable_images(seed=, num_samples=, num_classes=)`` -> (x (N,1,8,8), labels (N,))."""
     return _make_separable_images
+
+
+REPO = Path(__file__).resolve().parents[1]
+TINY_CONFIG = REPO / "tests" / "config" / "tiny.yaml"
+
+
+def _run_snakemake(workdir: Path, *args: str, config: Path = TINY_CONFIG) -> subprocess.CompletedProcess:
+    """Run Snakemake on the repository's workflow in ``workdir`` (2 cores unless ``args`` say otherwise)."""
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
+               "--configfile", str(config), "--cores", "2", *args]
+    return subprocess.run(command, capture_output=True, text=True, cwd=workdir)
+
+
+@pytest.fixture(scope="session")
+def run_snakemake():
+    """``run_snakemake(workdir, *args, config=...)`` -> CompletedProcess."""
+    return _run_snakemake
+
+
+@pytest.fixture(scope="session")
+def tiny_config() -> Path:
+    return TINY_CONFIG
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory) -> Path:
+    """The tiny config run once to completion (a working directory with results/); tests only read it."""
+    workdir = tmp_path_factory.mktemp("tiny")
+    done = _run_snakemake(workdir)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return workdir

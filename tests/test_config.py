@@ -1,4 +1,5 @@
-"""Bad configs stop the workflow before any job, with a message naming the key and the fix."""
+"""Bad configs stop Snakemake before it schedules any job, with a message naming the offending key (and, for the
+cross-key rules, the fix); nothing is written under results/."""
 
 import copy
 import subprocess
@@ -7,79 +8,116 @@ from pathlib import Path
 
 import pytest
 import yaml
-from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
-
-from enkcvs.config import config_problems
 
 REPO = Path(__file__).resolve().parents[1]
-SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
-DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+pytestmark = pytest.mark.workflow
+
+BASE = yaml.safe_load((REPO / "tests" / "config" / "tiny.yaml").read_text())
+DELETE = object()
 
 
-def check(config: dict) -> None:
-    """What common.smk does before scheduling: the schema (with defaults), then the cross-key checks."""
-    validate(config, schema=str(SCHEMA))
-    problems = config_problems(config)
-    if problems:
-        raise WorkflowError("\n".join(problems))
-
-
-def edited(path: str, value) -> dict:
-    """The default config with the dotted ``path`` set to ``value`` (``...`` deletes the key)."""
-    config = copy.deepcopy(DEFAULT)
+def edited(path: str, value) -> str:
+    """The tiny config as YAML with the dotted ``path`` set to ``value`` (``DELETE`` removes the key)."""
+    config = copy.deepcopy(BASE)
     *parents, last = path.split(".")
     node = config
     for key in parents:
         node = node[key]
-    if value is ...:
+    if value is DELETE:
         del node[last]
     else:
         node[last] = value
-    return config
+    return yaml.safe_dump(config)
 
 
-def test_the_default_config_is_valid():
-    check(copy.deepcopy(DEFAULT))
-
-
-@pytest.mark.parametrize(
-    ("path", "value", "message"),
-    [
-        ("datasets.digits.source", "imagenet", "imagenet"),
-        ("datasets.digits.recipe.model", "resnet9000", "resnet9000"),
-        ("selection.K", 1, "minimum of 2"),
-        ("selection.K", 2000, "K = 2000 exceeds the 1500 training samples of datasets.digits"),
-        ("selection.t", 4, "selection.t = 4 exceeds selection.M = 3"),
-        ("selection.t", 0, "minimum of 1"),
-        ("datasets.digits.noise", ["sym1.2"], "sym1.2"),
-        ("datasets.digits.asymmetric_map", None, "datasets.digits.asymmetric_map is not set"),
-        ("selection.M", ..., "'M' is a required property"),
-        ("seeds", "1", "is not of type 'array'"),
-        ("seeds", [], "should be non-empty"),
-        ("gamma", 1.5, "maximum of 1"),
-        ("datasets.digits.recipe.epochs", 0, "minimum of 1"),
-        ("datasets.digits.recipe.lr", "fast", "not of type 'number'"),
-        ("datasets.digits.recipe.milestones", [10, 500], "milestones [10, 500] lie past recipe.epochs"),
-        ("datasets.digits.colour", "blue", "'colour' was unexpected"),
-        ("methods", ["ce", "magic"], "magic"),
-        ("sensitivity.dataset", "cifar10", "sensitivity.dataset 'cifar10' is not under datasets"),
-    ],
+DUPLICATE_DATASET = (
+    "datasets:\n"
+    "  digits: {source: sklearn_digits, noise: [sym0.2], recipe: {model: mlp, optimizer: sgd, lr: 0.1, epochs: 1}}\n"
+    "  digits: {source: sklearn_digits, noise: [sym0.4], recipe: {model: mlp, optimizer: sgd, lr: 0.1, epochs: 1}}\n"
+    "seeds: [1]\nselection: {K: 2, M: 1, t: 1}\n"
 )
-def test_bad_values_name_the_key(path, value, message):
-    with pytest.raises(WorkflowError) as error:
-        check(edited(path, value))
-    assert message in str(error.value) + str(error.value.__cause__ or "")
+
+# (case, config text, fragments the error must contain: the key's location and what is wrong)
+CASES = [
+    # unknown keys at every level
+    ("unknown top-level key", edited("colour", "blue"), ["'colour' was unexpected"]),
+    ("unknown dataset key", edited("datasets.digits.colour", "blue"), ["'colour' was unexpected", "['digits']"]),
+    ("unknown recipe key", edited("datasets.digits.recipe.dropout", 0.5), ["'dropout' was unexpected", "['recipe']"]),
+    ("unknown selection key", edited("selection.T", 2), ["'T' was unexpected", "['selection']"]),
+    ("unknown sensitivity key", edited("sensitivity.Q", 3), ["'Q' was unexpected", "['sensitivity']"]),
+    ("unknown report key", edited("report.font", "serif"), ["'font' was unexpected", "['report']"]),
+    # wrong types
+    ("seeds not a list", edited("seeds", "1"), ["is not of type 'array'", "['seeds']"]),
+    ("K not an integer", edited("selection.K", "ten"), ["is not of type 'integer'", "['selection']['K']"]),
+    ("lr not a number", edited("datasets.digits.recipe.lr", "fast"), ["not of type 'number'", "['lr']"]),
+    ("milestones not a list", edited("datasets.digits.recipe.milestones", 5), ["not of type 'array'", "['milestones']"]),
+    ("datasets not a mapping", edited("datasets", ["digits"]), ["is not of type 'object'", "['datasets']"]),
+    ("enabled not a boolean", edited("sensitivity.enabled", "yes"), ["not of type 'boolean'", "['enabled']"]),
+    ("noise not a list", edited("datasets.digits.noise", "sym0.2"), ["not of type 'array'", "['noise']"]),
+    # out of range
+    ("K below 2", edited("selection.K", 1), ["minimum of 2", "['selection']['K']"]),
+    ("M below 1", edited("selection.M", 0), ["minimum of 1", "['selection']['M']"]),
+    ("t below 1", edited("selection.t", 0), ["minimum of 1", "['selection']['t']"]),
+    ("gamma above 1", edited("gamma", 1.5), ["maximum of 1", "['gamma']"]),
+    ("gamma negative", edited("gamma", -0.1), ["minimum of 0", "['gamma']"]),
+    ("mixup alpha zero", edited("datasets.digits.recipe.mixup_alpha", 0), ["minimum of 0", "['mixup_alpha']"]),
+    ("noise rate 1.2", edited("datasets.digits.noise", ["sym1.2"]), ["'sym1.2' does not match", "['noise']"]),
+    ("epochs zero", edited("datasets.digits.recipe.epochs", 0), ["minimum of 1", "['epochs']"]),
+    ("lr zero", edited("datasets.digits.recipe.lr", 0), ["minimum of 0", "['lr']"]),
+    ("validation share 0.9", edited("datasets.digits.recipe.validation_fraction", 0.9), ["maximum of 0.5"]),
+    ("batch of one", edited("datasets.digits.recipe.batch_size", 1), ["minimum of 2", "['batch_size']"]),
+    ("negative seed", edited("seeds", [-1]), ["minimum of 0", "['seeds']"]),
+    # empty, duplicated, missing
+    ("empty seed list", edited("seeds", []), ["should be non-empty", "['seeds']"]),
+    ("seed listed twice", edited("seeds", [1, 1]), ["non-unique elements", "['seeds']"]),
+    ("no datasets", edited("datasets", {}), ["should be non-empty", "['datasets']"]),
+    ("duplicate dataset name", DUPLICATE_DATASET, ["line 3: duplicate key 'digits' (first on line 2): keep one"]),
+    ("noise listed twice", edited("datasets.digits.noise", ["sym0.4", "sym0.4"]),
+     ["datasets.digits.noise lists a setting twice"]),
+    ("missing selection.M", edited("selection.M", DELETE), ["'M' is a required property", "['selection']"]),
+    ("missing datasets", edited("datasets", DELETE), ["'datasets' is a required property"]),
+    ("missing recipe lr", edited("datasets.digits.recipe.lr", DELETE), ["'lr' is a required property"]),
+    # values that do not exist or do not fit together
+    ("noise that does not parse", edited("datasets.digits.noise", ["gauss0.2"]), ["'gauss0.2' does not match"]),
+    ("asymmetric noise without a map", edited("datasets.digits.asymmetric_map", None),
+     ["datasets.digits.noise has 'asym0.3' but datasets.digits.asymmetric_map is not set: set it to one of"]),
+    ("unknown asymmetric map", edited("datasets.digits.asymmetric_map", "svhn"), ["'svhn' is not one of"]),
+    ("t above M", edited("selection.t", 3), ["selection.t = 3 exceeds selection.M = 2: choose 1 <= t <= M"]),
+    ("K above the samples", edited("selection.K", 2000),
+     ["K = 2000 exceeds the 1500 training samples of datasets.digits: lower selection.K"]),
+    ("unknown method", edited("methods", ["ce", "magic"]), ["'magic' is not one of", "['methods']"]),
+    ("unknown source", edited("datasets.digits.source", "imagenet"), ["'imagenet' is not one of", "['source']"]),
+    ("unknown model", edited("datasets.digits.recipe.model", "resnet9000"), ["'resnet9000' is not one of"]),
+    ("milestone past the epochs", edited("datasets.digits.recipe.milestones", [2, 50]),
+     ["datasets.digits.recipe.milestones [2, 50] lie past recipe.epochs"]),
+    ("sensitivity on an unknown dataset", edited("sensitivity.dataset", "cifar10"),
+     ["sensitivity.dataset 'cifar10' is not under datasets: choose one of ['digits']"]),
+    ("sensitivity noise not run", edited("sensitivity.noise", ["sym0.8"]),
+     ["sensitivity.noise 'sym0.8' is not in datasets.digits.noise"]),
+    ("M sweep below 2", edited("sensitivity.M", [1]), ["minimum of 2", "['sensitivity']['M']"]),
+]
 
 
-def test_snakemake_stops_before_scheduling_and_writes_nothing(tmp_path):
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump(edited("selection.t", 9)))
+@pytest.mark.parametrize(("case", "text", "fragments"), CASES, ids=[case for case, _, _ in CASES])
+def test_a_bad_config_stops_snakemake_before_any_job(tmp_path, case, text, fragments):
+    config = tmp_path / "config.yaml"
+    config.write_text(text)
     done = subprocess.run(
         [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
-         "--configfile", str(bad), "--cores", "1"],
+         "--configfile", str(config), "--cores", "1"],
         capture_output=True, text=True,
     )
     assert done.returncode != 0
-    assert "selection.t = 9 exceeds selection.M = 3: choose 1 <= t <= M" in done.stderr
-    assert not (tmp_path / "results").exists()
+    for fragment in fragments:
+        assert fragment in done.stderr, done.stderr[-2000:]
+    assert not (tmp_path / "results").exists() and not (tmp_path / "logs").exists()
+
+
+def test_the_shipped_configs_are_valid(tmp_path):
+    for config in (REPO / "config" / "config.yaml", *sorted((REPO / "tests" / "config").glob("*.yaml"))):
+        done = subprocess.run(
+            [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
+             "--configfile", str(config), "-n", "--quiet", "rules"],
+            capture_output=True, text=True,
+        )
+        assert done.returncode == 0, (config, done.stderr[-2000:])

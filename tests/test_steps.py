@@ -1,12 +1,16 @@
-"""Workflow steps on a tiny dataset: determinism of fold predictions and loud failures on incomplete inputs."""
+"""Workflow steps on a tiny dataset: deterministic outputs, and loud failures (naming the file and the defect) on
+corrupt inputs and training faults, with no output written."""
 
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
-from enkcvs.datasets import Dataset, save_dataset
+from enkcvs.datasets import Dataset, load_dataset, save_dataset
 from enkcvs.io import read_table, write_table
-from enkcvs.steps import make_noisy_labels, select_samples, train_fold
+from enkcvs.recipe import Recipe
+from enkcvs.steps import make_noisy_labels, select_samples, train_final, train_fold
+from enkcvs.train import train_model
 
 RECIPE = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 2, "batch_size": 32}
 
@@ -26,7 +30,7 @@ def tiny_inputs(tmp_path):
 def run_fold(base, iteration, fold, output):
     train_fold(dataset=base / "data.npz", labels=base / "labels.parquet", recipe=RECIPE, seed=3, num_folds=2,
                iteration=iteration, fold=fold, threads=1, output=output,
-               provenance_fields={"m": str(iteration), "k": str(fold)})
+               provenance_fields={"K": "2", "m": str(iteration), "k": str(fold)})
 
 
 def test_same_seed_gives_byte_identical_prediction_files(tiny_inputs):
@@ -35,21 +39,98 @@ def test_same_seed_gives_byte_identical_prediction_files(tiny_inputs):
     assert (tiny_inputs / "a.parquet").read_bytes() == (tiny_inputs / "b.parquet").read_bytes()
 
 
-def test_selection_refuses_an_incomplete_or_duplicated_iteration(tiny_inputs):
-    paths = []
-    for fold in (1, 2):
-        paths.append(tiny_inputs / f"k{fold}.parquet")
-        run_fold(tiny_inputs, 1, fold, paths[-1])
-    outputs = {"table": tiny_inputs / "sel.parquet", "metrics": tiny_inputs / "m.json"}
-    common = {"labels": tiny_inputs / "labels.parquet", "threshold": 1,
-              "provenance_fields": {"noise": "sym0.2"}, **outputs}
-    with pytest.raises(ValueError, match="exactly once"):
-        select_samples(predictions=paths[:1], **common)
-    frame, meta = read_table(paths[1])
-    write_table(pd.concat([frame, frame.iloc[:1]]), tiny_inputs / "dup.parquet", metadata=meta)
-    with pytest.raises(ValueError, match="exactly once"):
-        select_samples(predictions=[paths[0], tiny_inputs / "dup.parquet"], **common)
-    assert not outputs["table"].exists() and not outputs["metrics"].exists()
-    select_samples(predictions=paths, **common)
-    selection, _ = read_table(outputs["table"])
+@pytest.fixture
+def one_iteration(tiny_inputs):
+    """The two fold tables of iteration 1 (K = 2) and the keyword arguments of a selection over them."""
+    paths = [tiny_inputs / f"k{fold}.parquet" for fold in (1, 2)]
+    for fold, path in enumerate(paths, start=1):
+        run_fold(tiny_inputs, 1, fold, path)
+    outputs = {"table": tiny_inputs / "out" / "selection.parquet", "metrics": tiny_inputs / "out" / "metrics.json"}
+    arguments = {"labels": tiny_inputs / "labels.parquet", "threshold": 1,
+                 "provenance_fields": {"noise": "sym0.2"}, **outputs}
+    return paths, arguments
+
+
+def corrupt(path, edit):
+    """Rewrite a fold table through ``edit(frame) -> frame``, keeping its metadata, into a new file."""
+    frame, meta = read_table(path)
+    target = path.with_name("corrupt-" + path.name)
+    write_table(edit(frame), target, metadata=meta)
+    return target
+
+
+def test_a_complete_iteration_is_selected(one_iteration):
+    paths, arguments = one_iteration
+    select_samples(predictions=paths, **arguments)
+    selection, _ = read_table(arguments["table"])
     assert len(selection) == 60 and selection["selected"].sum() > 0
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda f: f.iloc[1:], r"1 missing"),
+        (lambda f: pd.concat([f, f.iloc[:1]]), r"1 duplicated samples"),
+        (lambda f: f.drop(columns="prob_2"), r"missing columns \['prob_2'\]"),
+        (lambda f: f.assign(prob_3=0.0), r"4 probability columns for Q = 3"),
+        (lambda f: f.assign(given=f["given"].where(f.index > 0, 7)), r"'given' labels outside 0..2"),
+        (lambda f: f.assign(predicted=-1), r"'predicted' labels outside 0..2"),
+        (lambda f: f.assign(prob_0=np.nan), r"not finite or do not sum to 1"),
+    ],
+)
+def test_a_corrupt_fold_table_fails_naming_the_file_and_defect(one_iteration, edit, message):
+    paths, arguments = one_iteration
+    bad = corrupt(paths[1], edit)
+    with pytest.raises(ValueError, match=message) as error:
+        select_samples(predictions=[paths[0], bad], **arguments)
+    assert str(bad) in str(error.value)
+    assert not arguments["table"].exists() and not arguments["metrics"].exists()
+
+
+def test_aggregation_never_runs_over_an_incomplete_fold_set(one_iteration):
+    paths, arguments = one_iteration
+    with pytest.raises(ValueError, match=r"iteration 1 has folds \[1\] of K = 2"):
+        select_samples(predictions=paths[:1], **arguments)
+    with pytest.raises(ValueError, match="both hold fold k = 1"):
+        select_samples(predictions=[paths[0], paths[0]], **arguments)
+    assert not arguments["table"].exists()
+
+
+def test_a_truncated_dataset_archive_fails_naming_the_file(tiny_inputs):
+    archive = tiny_inputs / "data.npz"
+    archive.write_bytes(archive.read_bytes()[:500])
+    with pytest.raises(ValueError, match=r"data.npz is truncated or corrupt.*delete it and rerun"):
+        load_dataset(archive)
+    with pytest.raises(ValueError, match="truncated or corrupt"):
+        run_fold(tiny_inputs, 1, 1, tiny_inputs / "never.parquet")
+    assert not (tiny_inputs / "never.parquet").exists()
+
+
+def test_labels_out_of_range_fail_naming_the_file(tiny_inputs):
+    labels = tiny_inputs / "labels.parquet"
+    frame, meta = read_table(labels)
+    write_table(frame.assign(given=frame["given"] + 5), labels, metadata=meta)
+    with pytest.raises(ValueError, match=r"labels.parquet: 'given' labels outside 0..2"):
+        train_final(dataset=tiny_inputs / "data.npz", labels=labels, selection=None, method="ce", recipe=RECIPE,
+                    gamma=0.2, seed=1, threads=1, output=tiny_inputs / "never.json", provenance_fields={})
+    assert not (tiny_inputs / "never.json").exists()
+
+
+def test_a_non_finite_loss_stops_training_at_its_epoch_and_batch():
+    x = np.ones((40, 1, 4, 4), dtype=np.float32)
+    x[25] = np.nan  # sample 25 poisons whichever batch draws it in the first epoch
+    targets = np.eye(3, dtype=np.float32)[np.arange(40) % 3]
+    recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=2, batch_size=8, mixup_alpha=None)
+    with pytest.raises(FloatingPointError, match=r"non-finite loss nan at epoch 1, batch [1-5]: lower recipe.lr"):
+        train_model(recipe=recipe, x=x, targets=targets, seed=0)
+
+
+def test_out_of_memory_names_the_batch_size_to_lower(monkeypatch):
+    def exhausted(*args, **kwargs):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr("enkcvs.train.soft_cross_entropy", exhausted)
+    recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1, batch_size=16)
+    x, targets = np.zeros((32, 1, 4, 4), dtype=np.float32), np.eye(2, dtype=np.float32)[np.arange(32) % 2]
+    with pytest.raises(MemoryError, match=r"epoch 1, batch 1 with batch_size 16: lower recipe.batch_size \(e.g. to 8\)"):
+        train_model(recipe=recipe, x=x, targets=targets, seed=0)

@@ -15,23 +15,6 @@ from enkcvs.io import read_json, read_table
 pytestmark = pytest.mark.workflow
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = REPO / "tests" / "config" / "tiny.yaml"
-
-
-def snakemake(workdir: Path, *args: str, config: Path = TINY) -> subprocess.CompletedProcess:
-    """Run Snakemake on the repository's workflow with ``workdir`` as working directory."""
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-               "--configfile", str(config), "--cores", "2", *args]
-    return subprocess.run(command, capture_output=True, text=True, cwd=workdir)
-
-
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory) -> Path:
-    """The tiny config run once to completion; tests read its outputs."""
-    workdir = tmp_path_factory.mktemp("tiny")
-    done = snakemake(workdir)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return workdir
 
 
 def planned_jobs(dry_run_output: str) -> list[tuple[str, str]]:
@@ -113,41 +96,41 @@ def test_figures_are_rendered(tiny_run):
         assert (tiny_run / f"results/report/{name}.pdf").read_bytes()[:5] == b"%PDF-"
 
 
-def test_rerun_after_a_complete_run_has_nothing_to_do(tiny_run):
-    done = snakemake(tiny_run, "-n")
+def test_rerun_after_a_complete_run_has_nothing_to_do(tiny_run, run_snakemake):
+    done = run_snakemake(tiny_run, "-n")
     assert done.returncode == 0 and "Nothing to be done" in done.stdout + done.stderr
 
 
-def test_changing_one_datasets_epochs_reruns_only_its_jobs(tiny_run, tmp_path):
-    config = yaml.safe_load(TINY.read_text())
+def test_changing_one_datasets_epochs_reruns_only_its_jobs(tiny_run, tmp_path, run_snakemake, tiny_config):
+    config = yaml.safe_load(tiny_config.read_text())
     config["datasets"]["other"] = json.loads(json.dumps(config["datasets"]["digits"]))
     # safe_dump sorts keys: reordering a config's keys must not rerun anything either.
     base = tmp_path / "base.yaml"
     base.write_text(yaml.safe_dump(config))
-    added = [(rule, w) for rule, w in planned_jobs(snakemake(tiny_run, "-n", config=base).stdout)
+    added = [(rule, w) for rule, w in planned_jobs(run_snakemake(tiny_run, "-n", config=base).stdout)
              if rule.startswith("train")]
     assert added and all("dataset=other" in w for _, w in added)
     config["datasets"]["digits"]["recipe"]["epochs"] = 4
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
-    trained = [(rule, w) for rule, w in planned_jobs(snakemake(tiny_run, "-n", config=changed).stdout)
+    trained = [(rule, w) for rule, w in planned_jobs(run_snakemake(tiny_run, "-n", config=changed).stdout)
                if rule.startswith("train")]
     fresh = tmp_path / "fresh"
     fresh.mkdir()
-    every_digits_job = [job for job in planned_jobs(snakemake(fresh, "-n", config=changed).stdout)
+    every_digits_job = [job for job in planned_jobs(run_snakemake(fresh, "-n", config=changed).stdout)
                         if job[0].startswith("train") and "dataset=digits" in job[1]]
     assert sorted(job for job in trained if "dataset=digits" in job[1]) == sorted(every_digits_job)
     assert sorted(job for job in trained if "dataset=other" in job[1]) == sorted(added)
     assert len(trained) == len(every_digits_job) + len(added)
 
 
-def test_changing_a_report_setting_retrains_nothing(tiny_run, tmp_path):
-    config = yaml.safe_load(TINY.read_text())
+def test_changing_a_report_setting_retrains_nothing(tiny_run, tmp_path, run_snakemake, tiny_config):
+    config = yaml.safe_load(tiny_config.read_text())
     config["report"]["decimals"] = 1
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
-    rules = {rule for rule, _ in planned_jobs(snakemake(tiny_run, "-n", config=changed).stdout)}
-    dry = snakemake(tiny_run, "-n", config=changed)
+    rules = {rule for rule, _ in planned_jobs(run_snakemake(tiny_run, "-n", config=changed).stdout)}
+    dry = run_snakemake(tiny_run, "-n", config=changed)
     assert "table1" in dry.stdout and "table2" in dry.stdout
     assert not any(rule.startswith("train") or rule == "select_samples" for rule in rules)
 

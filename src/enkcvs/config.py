@@ -1,6 +1,9 @@
 """Checks of a workflow config that a JSON schema cannot express; run before any job is scheduled."""
 
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from enkcvs.datasets import TRAIN_SIZES
 from enkcvs.noise import ASYMMETRIC_MAPS, parse_noise
@@ -47,3 +50,27 @@ def config_problems(config: dict[str, Any]) -> list[str]:
                 if noise not in known:
                     problems.append(f"sensitivity.noise {noise!r} is not in datasets.{sensitivity['dataset']}.noise")
     return problems
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A YAML loader that refuses a key given twice in one mapping (plain YAML keeps the last silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first on line {seen[key] + 1})", key_node.start_mark
+                )
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
+
+
+def duplicate_key_problems(path: str | Path) -> list[str]:
+    """Keys given twice in one mapping of a YAML config file (e.g. two datasets of the same name)."""
+    try:
+        yaml.load(Path(path).read_text(), Loader=_UniqueKeyLoader)
+    except yaml.constructor.ConstructorError as error:
+        return [f"{path}, line {error.problem_mark.line + 1}: {error.problem}: keep one of them"]
+    return []

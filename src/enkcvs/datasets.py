@@ -8,9 +8,12 @@ Each loader applies a fixed, documented train/test split (see ``config/README.md
   class stored class by class: the first 400 of each class train, the last 100 of each class test (4,000 / 1,000).
 """
 
+import json
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -74,8 +77,8 @@ def load_source(name: str) -> Dataset:
     return SOURCES[name]()
 
 
-def save_dataset(dataset: Dataset, path: str | Path) -> None:
-    """Write ``dataset`` to an ``.npz`` file atomically."""
+def save_dataset(dataset: Dataset, path: str | Path, *, metadata: dict[str, Any] | None = None) -> None:
+    """Write ``dataset`` to an ``.npz`` file atomically; ``metadata`` (provenance) is kept as a JSON string."""
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as handle:
             np.savez(
@@ -85,16 +88,26 @@ def save_dataset(dataset: Dataset, path: str | Path) -> None:
                 x_test=dataset.x_test,
                 y_test=dataset.y_test,
                 class_names=np.array(dataset.class_names),
+                provenance=np.array(json.dumps(metadata or {}, sort_keys=True)),
             )
 
 
 def load_dataset(path: str | Path) -> Dataset:
-    """Read a dataset written by :func:`save_dataset`."""
-    with np.load(path) as arrays:
-        return Dataset(
-            x_train=arrays["x_train"],
-            y_train=arrays["y_train"],
-            x_test=arrays["x_test"],
-            y_test=arrays["y_test"],
-            class_names=tuple(str(c) for c in arrays["class_names"]),
-        )
+    """Read a dataset written by :func:`save_dataset`; a truncated or corrupt file raises ``ValueError`` naming it."""
+    try:
+        with np.load(path) as arrays:
+            dataset = Dataset(
+                x_train=arrays["x_train"],
+                y_train=arrays["y_train"],
+                x_test=arrays["x_test"],
+                y_test=arrays["y_test"],
+                class_names=tuple(str(c) for c in arrays["class_names"]),
+            )
+    except (zipfile.BadZipFile, EOFError, KeyError, ValueError, OSError) as error:
+        raise ValueError(
+            f"{path} is truncated or corrupt ({type(error).__name__}: {error}): delete it and rerun to rebuild it"
+        ) from error
+    labels = np.concatenate([dataset.y_train, dataset.y_test])
+    if labels.min() < 0 or labels.max() >= dataset.num_classes:
+        raise ValueError(f"{path} has labels outside 0..{dataset.num_classes - 1}: delete it and rerun")
+    return dataset

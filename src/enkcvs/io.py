@@ -1,9 +1,11 @@
 """Self-describing artifacts written atomically: parquet tables carry their provenance in the file metadata."""
 
 import contextlib
+import functools
 import json
 import os
 import platform
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from importlib.metadata import PackageNotFoundError, version
@@ -27,9 +29,31 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+@functools.cache
+def git_state() -> dict[str, Any]:
+    """Commit of the repository the library runs from, and whether its tracked files differ from it.
+
+    ``{"commit": "unknown"}`` where the library does not run from a git checkout (an installed wheel, a tarball).
+    """
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return {"commit": "unknown"}
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        changes = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {"commit": "unknown"}
+    return {"commit": commit, "dirty": bool(changes.strip())}
+
+
 def provenance(**fields: Any) -> dict[str, Any]:
-    """What produced an artifact: the given fields (config slice, seed, wildcards) plus package versions."""
-    return {**fields, "versions": package_versions()}
+    """What produced an artifact: the given fields (config slice, seed, wildcards), package versions, git commit."""
+    return {**fields, "versions": package_versions(), "git": git_state()}
 
 
 @contextlib.contextmanager
@@ -65,6 +89,12 @@ def read_table(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     table = pq.read_table(path)
     raw = (table.schema.metadata or {}).get(PROVENANCE_KEY)
     return table.to_pandas(), (json.loads(raw) if raw else {})
+
+
+def read_table_metadata(path: str | Path) -> dict[str, Any]:
+    """The provenance metadata of a parquet written by :func:`write_table`, without reading its rows."""
+    raw = (pq.read_schema(path).metadata or {}).get(PROVENANCE_KEY)
+    return json.loads(raw) if raw else {}
 
 
 def write_json(payload: dict[str, Any], path: str | Path) -> None:

@@ -16,6 +16,7 @@ def collect_records(paths: list[PathLike]) -> pd.DataFrame:
     frame = pd.json_normalize([read_json(path) for path in paths])
     if frame.empty:
         return frame
+    frame["source"] = [str(path) for path in paths]
     specs = frame["noise"].map(parse_noise)
     frame["noise_kind"] = specs.map(lambda spec: spec.kind)
     frame["noise_rate"] = specs.map(lambda spec: spec.rate)
@@ -23,6 +24,11 @@ def collect_records(paths: list[PathLike]) -> pd.DataFrame:
         if column in frame:
             frame[column] = pd.to_numeric(frame[column]).astype("Int64")
     return frame
+
+
+def _join_sources(paths: pd.Series) -> str:
+    """The result files behind one table row, so every cell can be traced (and audited) back to them."""
+    return ";".join(sorted(paths))
 
 
 def table1(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -38,6 +44,7 @@ def table1(metrics: pd.DataFrame) -> pd.DataFrame:
         recall=("recall", "mean"),
         theorem1_precision=("theorem1.precision", "mean"),
         theorem1_recall=("theorem1.recall", "mean"),
+        sources=("source", _join_sources),
     ).reset_index()
     for column in ("precision", "recall", "theorem1_precision", "theorem1_recall"):
         table[column] *= 100.0
@@ -49,14 +56,16 @@ def table2(results: pd.DataFrame, *, methods: list[str]) -> pd.DataFrame:
     method. Every configured method appears for every setting; a method without runs has count 0 and NaN values."""
     results = results.assign(accuracy=results["test_accuracy"] * 100.0)
     stats = (
-        results.groupby(["dataset", "noise_kind", "noise_rate", "method"])["accuracy"]
-        .agg(mean="mean", std="std", runs="count")
+        results.groupby(["dataset", "noise_kind", "noise_rate", "method"])
+        .agg(mean=("accuracy", "mean"), std=("accuracy", "std"), runs=("accuracy", "count"),
+             sources=("source", _join_sources))
         .reset_index()
     )
     settings = results[["dataset", "noise_kind", "noise_rate"]].drop_duplicates()
     grid = settings.merge(pd.DataFrame({"method": methods}), how="cross")
     table = grid.merge(stats, how="left", on=["dataset", "noise_kind", "noise_rate", "method"])
     table["runs"] = table["runs"].fillna(0).astype(int)
+    table["sources"] = table["sources"].fillna("")
     return table.sort_values(["dataset", "noise_kind", "noise_rate", "method"], ignore_index=True)
 
 
@@ -77,9 +86,9 @@ def format_table2(table: pd.DataFrame, *, decimals: int) -> pd.DataFrame:
 
 def write_table(frame: pd.DataFrame, *, markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int,
                 readable: pd.DataFrame | None = None) -> None:
-    """Write ``frame`` as CSV (full precision) and ``readable`` (default: ``frame`` rounded) as Markdown and
-    booktabs LaTeX."""
-    readable = frame.round(decimals) if readable is None else readable
+    """Write ``frame`` as CSV (full precision, with its ``sources``) and ``readable`` (default: ``frame`` rounded,
+    without sources) as Markdown and booktabs LaTeX."""
+    readable = frame.drop(columns="sources").round(decimals) if readable is None else readable
     with atomic_path(csv) as tmp:
         frame.to_csv(tmp, index=False)
     with atomic_path(markdown) as tmp:

@@ -4,6 +4,34 @@ import numpy as np
 import pandas as pd
 
 
+def prediction_table_problems(frame: pd.DataFrame, *, num_samples: int, num_classes: int) -> list[str]:
+    """Defects of one fold's prediction table (empty when sound): missing columns, a class count other than Q,
+    samples outside 0..N-1 or repeated, labels outside 0..Q-1, probability rows that are not distributions."""
+    prob_columns = [f"prob_{c}" for c in range(num_classes)]
+    missing = [c for c in ("sample", "given", "predicted", *prob_columns) if c not in frame.columns]
+    extra = sorted(c for c in frame.columns if c.startswith("prob_") and c not in prob_columns)
+    problems = []
+    if missing:
+        problems.append(f"missing columns {missing}")
+    if extra:
+        problems.append(f"has {len(prob_columns) + len(extra)} probability columns for Q = {num_classes} classes")
+    if missing or extra:
+        return problems
+    samples = frame["sample"].to_numpy()
+    if ((samples < 0) | (samples >= num_samples)).any():
+        problems.append(f"sample indices outside 0..{num_samples - 1}")
+    if len(np.unique(samples)) != len(samples):
+        problems.append(f"{len(samples) - len(np.unique(samples))} duplicated samples")
+    for column in ("given", "predicted"):
+        labels = frame[column].to_numpy()
+        if ((labels < 0) | (labels >= num_classes)).any():
+            problems.append(f"'{column}' labels outside 0..{num_classes - 1}")
+    probabilities = frame[prob_columns].to_numpy()
+    if not np.isfinite(probabilities).all() or not np.allclose(probabilities.sum(axis=1), 1.0, atol=1e-3):
+        problems.append("probability rows that are not finite or do not sum to 1")
+    return problems
+
+
 def assemble_iteration(folds: list[pd.DataFrame], *, num_samples: int, num_classes: int) -> pd.DataFrame:
     """Join the K held-out prediction tables of one iteration into one row per sample, checking completeness.
 

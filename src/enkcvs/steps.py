@@ -12,12 +12,12 @@ import pandas as pd
 
 from enkcvs.datasets import load_dataset, load_source, save_dataset
 from enkcvs.folds import kfold_assignment, validation_split
-from enkcvs.io import provenance, read_table, write_json, write_table
+from enkcvs.io import provenance, read_table, read_table_metadata, write_json, write_table
 from enkcvs.metrics import accuracy, class_prior, confusion_matrix, precision_recall, selection_set_sizes
 from enkcvs.noise import ASYMMETRIC_MAPS, empirical_transition_matrix, inject_noise, parse_noise
 from enkcvs.recipe import Recipe
 from enkcvs.rng import Purpose, derive_seed, generator
-from enkcvs.selection import assemble_iteration, ensemble_selection, selection_votes
+from enkcvs.selection import assemble_iteration, ensemble_selection, prediction_table_problems, selection_votes
 from enkcvs.theory import corollary_precision_recall, theorem1_precision_recall
 from enkcvs.weights import entropy_weight, label_entropy, predicted_label_distribution, pseudo_labels
 
@@ -26,7 +26,7 @@ PathLike = str | Path
 
 def prepare_dataset(*, source: str, output: PathLike) -> None:
     """Load a packaged dataset source and store it as the project's ``.npz``."""
-    save_dataset(load_source(source), output)
+    save_dataset(load_source(source), output, metadata=provenance(source=source))
 
 
 def make_noisy_labels(
@@ -43,8 +43,13 @@ def make_noisy_labels(
 
 
 def _load_labels(path: PathLike) -> tuple[pd.DataFrame, int]:
+    """The noisy-label table and Q, checked: labels outside 0..Q-1 raise ``ValueError`` naming the file."""
     labels, meta = read_table(path)
-    return labels, int(meta["num_classes"])
+    num_classes = int(meta["num_classes"])
+    for column in ("true", "given"):
+        if not labels[column].between(0, num_classes - 1).all():
+            raise ValueError(f"{path}: '{column}' labels outside 0..{num_classes - 1}: delete it and rerun")
+    return labels, num_classes
 
 
 def train_fold(
@@ -101,6 +106,49 @@ def train_fold(
     write_table(frame, output, metadata=meta)
 
 
+def _group_by_iteration(predictions: list[PathLike]) -> dict[int, list[PathLike]]:
+    """Prediction files by iteration m (from their metadata), checked to be iterations 1..M of folds 1..K each."""
+    by_iteration: dict[int, dict[int, PathLike]] = {}
+    num_folds = set()
+    for path in predictions:
+        meta = read_table_metadata(path)
+        m, k = int(meta["m"]), int(meta["k"])
+        num_folds.add(int(meta["K"]))
+        folds = by_iteration.setdefault(m, {})
+        if k in folds:
+            raise ValueError(f"{path} and {folds[k]} both hold fold k = {k} of iteration m = {m}")
+        folds[k] = path
+    if len(num_folds) != 1:
+        raise ValueError(f"the prediction tables were made for different K: {sorted(num_folds)}")
+    (K,) = num_folds
+    if sorted(by_iteration) != list(range(1, len(by_iteration) + 1)):
+        raise ValueError(f"the prediction tables cover iterations {sorted(by_iteration)}, not 1..M")
+    for m, folds in by_iteration.items():
+        if sorted(folds) != list(range(1, K + 1)):
+            raise ValueError(f"iteration {m} has folds {sorted(folds)} of K = {K}: aggregation needs every fold")
+    return {m: [folds[k] for k in sorted(folds)] for m, folds in by_iteration.items()}
+
+
+def _assemble_checked(
+    paths: list[PathLike], *, labels: PathLike, given: np.ndarray, num_classes: int
+) -> pd.DataFrame:
+    """One iteration's K tables, each checked, joined into N rows; errors name the file and the defect."""
+    frames = []
+    for path in paths:
+        frame = read_table(path)[0]
+        problems = prediction_table_problems(frame, num_samples=len(given), num_classes=num_classes)
+        if problems:
+            raise ValueError(f"{path}: " + "; ".join(problems) + ". Delete it and rerun to rebuild it.")
+        frames.append(frame)
+    try:
+        iteration = assemble_iteration(frames, num_samples=len(given), num_classes=num_classes)
+    except ValueError as error:
+        raise ValueError(f"{', '.join(map(str, paths))}: {error}") from None
+    if not np.array_equal(iteration["given"].to_numpy(), given):
+        raise ValueError(f"{', '.join(map(str, paths))}: given labels differ from those in {labels}")
+    return iteration
+
+
 def select_samples(
     *,
     predictions: list[PathLike],
@@ -122,18 +170,10 @@ def select_samples(
     """
     label_table, num_classes = _load_labels(labels)
     given, true = label_table["given"].to_numpy(), label_table["true"].to_numpy()
-    by_iteration: dict[int, list[pd.DataFrame]] = {}
-    for path in predictions:
-        frame, meta = read_table(path)
-        by_iteration.setdefault(int(meta["m"]), []).append(frame)
-    if sorted(by_iteration) != list(range(1, len(by_iteration) + 1)):
-        raise ValueError(f"prediction tables cover iterations {sorted(by_iteration)}, not 1..M")
-    iterations = []
-    for m, frames in sorted(by_iteration.items()):
-        frame = assemble_iteration(frames, num_samples=len(given), num_classes=num_classes)
-        if not np.array_equal(frame["given"].to_numpy(), given):
-            raise ValueError(f"iteration {m}: the prediction tables' given labels differ from {labels}")
-        iterations.append(frame)
+    iterations = [
+        _assemble_checked(paths, labels=labels, given=given, num_classes=num_classes)
+        for _, paths in sorted(_group_by_iteration(predictions).items())
+    ]
     predicted = np.stack([frame["predicted"].to_numpy() for frame in iterations])  # (M, N)
     prob_columns = [f"prob_{c}" for c in range(num_classes)]
     mean_probabilities = np.mean([frame[prob_columns].to_numpy() for frame in iterations], axis=0)  # (N, Q)

@@ -94,12 +94,21 @@ def train_model(
                 offsets = torch.randint(1, len(batch), (len(batch),), generator=batch_order)
                 partner = ((torch.arange(len(batch)) + offsets) % len(batch)).to(device)
                 xb, tb = mixup(xb, tb, lam=mixup_lambda(alpha=recipe.mixup_alpha, rng=rng), partner=partner)
-            loss = soft_cross_entropy(model(xb), tb)
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"non-finite loss {loss.item()} at epoch {epoch}, batch {batch_number}")
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
+            try:
+                loss = soft_cross_entropy(model(xb), tb)
+                if not torch.isfinite(loss):
+                    raise FloatingPointError(
+                        f"non-finite loss {loss.item()} at epoch {epoch}, batch {batch_number}: lower recipe.lr "
+                        "or check the inputs for NaN/inf"
+                    )
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+            except torch.OutOfMemoryError as error:
+                raise MemoryError(
+                    f"out of {device.type} memory at epoch {epoch}, batch {batch_number} with batch_size "
+                    f"{recipe.batch_size}: lower recipe.batch_size (e.g. to {max(recipe.batch_size // 2, 2)})"
+                ) from error
             losses.append(loss.detach())
         schedule.step()
         result.train_loss.append(float(torch.stack(losses).mean()) if losses else float("nan"))

@@ -9,12 +9,14 @@ from snakemake.utils import validate
 # conda env needs only third-party packages.
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
-from enkcvs.config import config_problems
+from enkcvs.config import config_problems, duplicate_key_problems
 from enkcvs.methods import SELECTION_METHODS
 
 
-validate(config, schema="../schemas/config.schema.yaml")
-_problems = config_problems(config)
+_problems = [problem for path in workflow.configfiles for problem in duplicate_key_problems(path)]
+if not _problems:
+    validate(config, schema="../schemas/config.schema.yaml")
+    _problems = config_problems(config)
 if _problems:
     raise WorkflowError("invalid config:\n  " + "\n  ".join(_problems))
 
