@@ -1,6 +1,9 @@
 """Workflow steps on a tiny dataset: deterministic outputs, and loud failures (naming the file and the defect) on
 corrupt inputs and training faults, with no output written."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -134,3 +137,11 @@ def test_out_of_memory_names_the_batch_size_to_lower(monkeypatch):
     x, targets = np.zeros((32, 1, 4, 4), dtype=np.float32), np.eye(2, dtype=np.float32)[np.arange(32) % 2]
     with pytest.raises(MemoryError, match=r"epoch 1, batch 1 with batch_size 16: lower recipe.batch_size \(e.g. to 8\)"):
         train_model(recipe=recipe, x=x, targets=targets, seed=0)
+
+
+def test_selection_and_report_steps_never_import_torch():
+    """Hundreds of aggregation and report jobs each start a process: they must not pay torch's import."""
+    probe = ("import sys, enkcvs.steps, enkcvs.report, enkcvs.selection, enkcvs.weights, enkcvs.theory; "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in {'torch', 'torchvision', 'transformers'}))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
