@@ -147,3 +147,40 @@ def test_jobs_import_the_library_through_the_scripts_link_without_an_install():
     done = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert Path(done.stdout.strip()).resolve() == REPO / "src" / "enkcvs" / "__init__.py"
+
+
+def planned_after(run_snakemake, tiny_run, tmp_path, tiny_config, edit) -> list[tuple[str, str]]:
+    """Jobs a dry run plans over the finished tiny run after ``edit(config)``."""
+    config = yaml.safe_load(tiny_config.read_text())
+    edit(config)
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    return planned_jobs(run_snakemake(tiny_run, "-n", config=changed).stdout)
+
+
+def test_raising_m_trains_only_the_new_iteration(tiny_run, tmp_path, run_snakemake, tiny_config):
+    planned = planned_after(run_snakemake, tiny_run, tmp_path, tiny_config,
+                            lambda config: config["selection"].update(M=3))
+    folds = [w for rule, w in planned if rule == "train_fold"]
+    assert folds and all("m=3," in w for w in folds)
+    assert len(folds) == 2 * 2 * 2  # K = 2 folds x 2 noise settings x 2 seeds
+    assert all("M=3" in w for rule, w in planned if rule in {"select_samples", "train_final_selected"})
+
+
+def test_adding_a_seed_adds_only_its_jobs(tiny_run, tmp_path, run_snakemake, tiny_config):
+    planned = planned_after(run_snakemake, tiny_run, tmp_path, tiny_config,
+                            lambda config: config.update(seeds=[1, 2, 3]))
+    work = [w for rule, w in planned if rule not in {"table1", "table2", "theory_figure", "all"}]
+    assert work and all("seed=3" in w for w in work)
+
+
+@pytest.mark.parametrize(("key", "value"), [("t", 2), ("gamma", 0.5)])
+def test_changing_t_or_gamma_retrains_no_fold_model(tiny_run, tmp_path, run_snakemake, tiny_config, key, value):
+    def edit(config):
+        if key == "t":
+            config["selection"]["t"] = value
+        else:
+            config["gamma"] = value
+
+    rules = {rule for rule, _ in planned_after(run_snakemake, tiny_run, tmp_path, tiny_config, edit)}
+    assert "train_final_selected" in rules and "train_fold" not in rules and "train_final_ce" not in rules
