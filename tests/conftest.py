@@ -106,3 +106,30 @@ def tiny_run(tmp_path_factory) -> Path:
     done = _run_snakemake(workdir)
     assert done.returncode == 0, done.stderr[-4000:]
     return workdir
+
+
+@pytest.fixture
+def tiny_inputs(tmp_path):
+    """A prepared seeded 3-class dataset of 60 (1, 4, 4) images (``data.npz``) with symmetric noise
+    (``labels.parquet``, seed 3) in ``tmp_path``."""
+    from enkcvs.datasets import Dataset, save_dataset
+    from enkcvs.steps import make_noisy_labels
+
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(3), 20)
+    x = (rng.normal(size=(60, 1, 4, 4)) + y[:, None, None, None]).astype(np.float32)
+    save_dataset(Dataset(x, y, x[:9], y[:9], ("a", "b", "c")), tmp_path / "data.npz")
+    make_noisy_labels(dataset=tmp_path / "data.npz", noise="sym0.2", seed=3, asymmetric_map=None,
+                      output=tmp_path / "labels.parquet")
+    return tmp_path
+
+
+@pytest.fixture
+def single_thread():
+    """Bit-identical CPU runs need a fixed thread count; restore the caller's afterwards."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

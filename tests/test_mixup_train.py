@@ -17,13 +17,7 @@ CPU = torch.device("cpu")
 RECIPE = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=5, batch_size=32)
 
 
-@pytest.fixture(autouse=True)
-def _single_thread():
-    """Bit-identical CPU runs need a fixed thread count; restore the caller's afterwards."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("single_thread")
 
 
 @pytest.mark.parametrize("alpha", [0.1, 0.3, 1.0, 4.0])
@@ -191,4 +185,4 @@ def test_final_training_set_selection_methods_need_a_table(method):
 def test_final_training_set_rejects_unknown_method():
     with pytest.raises(ValueError, match="unknown method 'dividemix'"):
         final_training_set(method="dividemix", given=GIVEN, num_classes=4)
-    assert set(METHODS) == {"ce", "ss_only", "enkcvs"}
+    assert set(METHODS) == {"ce", "sl", "gce", "coteaching", "ss_only", "enkcvs"}

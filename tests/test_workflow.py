@@ -184,3 +184,38 @@ def test_changing_t_or_gamma_retrains_no_fold_model(tiny_run, tmp_path, run_snak
 
     rules = {rule for rule, _ in planned_after(run_snakemake, tiny_run, tmp_path, tiny_config, edit)}
     assert "train_final_selected" in rules and "train_fold" not in rules and "train_final_ce" not in rules
+
+
+def test_table2_sets_reproduced_beside_published(tiny_run):
+    table = pd.read_csv(tiny_run / "results/report/table2.csv")
+    row = table[(table["method"] == "sl") & (table["noise_kind"] == "sym")].iloc[0]
+    assert row["paper_dataset"] == "MNIST" and row["published"] == 99.0  # the paper's MNIST sym 0.4 SL cell
+    assert row["difference"] == pytest.approx(row["mean"] - 99.0)
+    asym = table[(table["method"] == "sl") & (table["noise_kind"] == "asym")].iloc[0]
+    assert np.isnan(asym["published"]) and np.isnan(asym["difference"])  # the paper has no asym 0.3 column
+    assert set(table["method"]) == {"ce", "sl", "gce", "coteaching", "enkcvs"}
+    markdown = (tiny_run / "results/report/table2.md").read_text()
+    assert "sl published" in markdown and "99.0 ± 0.1" in markdown and "**" in markdown
+
+
+def test_baseline_results_record_their_options(tiny_run):
+    coteaching = read_json(tiny_run / "results/final/digits/sym0.4/seed1/coteaching.json")
+    assert coteaching["options"] == {"forget_rate": 0.4, "warmup_epochs": 10}  # forget rate = the noise rate
+    assert read_json(tiny_run / "results/final/digits/sym0.4/seed1/sl.json")["options"] == {"alpha": 0.1, "beta": 1.0}
+
+
+def test_table3_and_dataset_summary(tiny_run):
+    table3 = pd.read_csv(tiny_run / "results/report/table3.csv")
+    divide_mix = table3[table3["method"] == "DivideMix"].iloc[0]
+    assert divide_mix["Clothing-1M source"].startswith("quoted from") and divide_mix["Clothing-1M reproduced"] == "not run"
+    summary = pd.read_csv(tiny_run / "results/report/datasets.csv")
+    assert summary.set_index("dataset").loc["digits", ["train", "test", "classes"]].tolist() == [1500, 297, 10]
+
+
+def test_snakemake_report_gathers_tables_and_figures(tiny_run, run_snakemake, tmp_path):
+    report = tmp_path / "report.html"
+    done = run_snakemake(tiny_run, "--report", str(report))
+    assert done.returncode == 0, done.stderr[-3000:]
+    html = report.read_text(errors="replace")
+    for name in ("table1.csv", "table2.csv", "table3.csv", "datasets.csv", "sensitivity.png", "theory.png"):
+        assert name in html

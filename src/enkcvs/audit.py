@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from enkcvs.methods import SELECTION_METHODS
+from enkcvs.methods import BASELINE_METHODS, SELECTION_METHODS
 from enkcvs.report import collect_records, table1, table2
 
 REPORT = "results/report"
@@ -49,7 +49,7 @@ REL_TOL = 1e-9
 NOISE_LABELS = "results/noise/{dataset}/{noise}/seed{seed}.parquet"
 FOLD = "results/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.parquet"
 SELECTION_DIR = "results/selection/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}"
-FINAL_CE = "results/final/{dataset}/{noise}/seed{seed}/ce.json"
+FINAL_BASELINE = "results/final/{dataset}/{noise}/seed{seed}/{method}.json"
 FINAL_SELECTED = "results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.json"
 
 
@@ -244,7 +244,7 @@ def _check_final_result(audit: Audit, where: str, row: pd.Series, record: dict[s
             )
     method = record.get("method")
     selected = method in SELECTION_METHODS
-    if not selected and method != "ce":
+    if not selected and method not in BASELINE_METHODS:
         audit.problems.append(f"{source} (source of {where}): unknown method {method!r}")
         return
     names = ("dataset", "noise", "seed", *(("K", "M", "t") if selected else ()))
@@ -252,7 +252,7 @@ def _check_final_result(audit: Audit, where: str, row: pd.Series, record: dict[s
     if fields is None:
         audit.problems.append(f"{source} (source of {where}): lacks one of {', '.join(names)}")
         return
-    _check_location(audit, source, where, (FINAL_SELECTED if selected else FINAL_CE).format(**fields, method=method))
+    _check_location(audit, source, where, (FINAL_SELECTED if selected else FINAL_BASELINE).format(**fields, method=method))
     inputs = [NOISE_LABELS.format(**fields)]
     if selected:
         inputs.append(f"{SELECTION_DIR.format(**fields)}/selection.parquet")

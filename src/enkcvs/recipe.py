@@ -32,3 +32,18 @@ class Recipe:
         values = asdict(self)
         values["milestones"] = list(self.milestones)
         return values
+
+
+@dataclass(frozen=True)
+class CoTeaching:
+    """Co-teaching's settings (Han et al. 2018; PAPER-NOTES, Baselines): the share of each batch a network forgets
+    (drops as likely noisy) once warmed up, reached linearly over the first ``warmup_epochs`` epochs."""
+
+    forget_rate: float  # tau in [0, 1); the paper sets it to the noise rate
+    warmup_epochs: int = 10  # T_k: epochs over which the forget rate rises linearly from 0 to tau
+
+    def __post_init__(self):
+        if not 0 <= self.forget_rate < 1:
+            raise ValueError(f"co-teaching forget_rate must lie in [0, 1), got {self.forget_rate}")
+        if isinstance(self.warmup_epochs, bool) or not isinstance(self.warmup_epochs, int) or self.warmup_epochs < 0:
+            raise ValueError(f"co-teaching warmup_epochs must be a non-negative integer, got {self.warmup_epochs!r}")

@@ -2,9 +2,18 @@
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
+from enkcvs.comparison import (
+    compare_table1,
+    compare_table2,
+    dataset_summary,
+    describe_dataset,
+    format_comparison,
+    format_comparison_table1,
+    table3,
+)
+from enkcvs.datasets import load_dataset
 from enkcvs.io import atomic_path, read_json
 from enkcvs.noise import parse_noise
 
@@ -69,26 +78,12 @@ def table2(results: pd.DataFrame, *, methods: list[str]) -> pd.DataFrame:
     return table.sort_values(["dataset", "noise_kind", "noise_rate", "method"], ignore_index=True)
 
 
-def format_table2(table: pd.DataFrame, *, decimals: int) -> pd.DataFrame:
-    """Wide Table 2 for reading: one row per dataset and noise, one ``mean ± std`` column per method."""
-
-    def cell(row: pd.Series) -> str:
-        if row["runs"] == 0:
-            return "missing"
-        std = "n/a" if np.isnan(row["std"]) else f"{row['std']:.{decimals}f}"
-        return f"{row['mean']:.{decimals}f} ± {std}"
-
-    wide = table.assign(cell=table.apply(cell, axis=1)).pivot(
-        index=["dataset", "noise_kind", "noise_rate"], columns="method", values="cell"
-    )
-    return wide[list(dict.fromkeys(table["method"]))].reset_index().rename_axis(columns=None)
-
-
 def write_table(frame: pd.DataFrame, *, markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int,
                 readable: pd.DataFrame | None = None) -> None:
     """Write ``frame`` as CSV (full precision, with its ``sources``) and ``readable`` (default: ``frame`` rounded,
     without sources) as Markdown and booktabs LaTeX."""
-    readable = frame.drop(columns="sources").round(decimals) if readable is None else readable
+    if readable is None:
+        readable = frame.drop(columns="sources", errors="ignore").round(decimals)
     with atomic_path(csv) as tmp:
         frame.to_csv(tmp, index=False)
     with atomic_path(markdown) as tmp:
@@ -161,18 +156,46 @@ def theory_figure(metrics: pd.DataFrame, *, png: PathLike, pdf: PathLike, dpi: i
     plt.close(figure)
 
 
-def render_table1(*, metrics: list[PathLike], markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int) -> None:
-    """Table 1 from the selection metrics JSONs."""
-    write_table(table1(collect_records(metrics)), markdown=markdown, csv=csv, latex=latex, decimals=decimals)
+def _write_text(path: PathLike, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+
+
+def render_table1(
+    *, metrics: list[PathLike], paper_names: dict[str, str | None], markdown: PathLike, csv: PathLike,
+    latex: PathLike, decimals: int
+) -> None:
+    """Table 1 from the selection metrics JSONs: CSV of the reproduced rows (with their sources); Markdown and LaTeX
+    with reproduced, published and difference side by side."""
+    reproduced = table1(collect_records(metrics))
+    readable = format_comparison_table1(compare_table1(reproduced, paper_names=paper_names), decimals=decimals)
+    write_table(reproduced, markdown=markdown, csv=csv, latex=latex, decimals=decimals, readable=readable)
 
 
 def render_table2(
-    *, results: list[PathLike], methods: list[str], markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int
+    *, results: list[PathLike], methods: list[str], paper_names: dict[str, str | None], markdown: PathLike,
+    csv: PathLike, latex: PathLike, decimals: int
 ) -> None:
-    """Table 2 from the final-model JSONs: long numeric CSV, wide ``mean ± std`` Markdown and LaTeX."""
-    table = table2(collect_records(results), methods=methods)
-    readable = format_table2(table, decimals=decimals)
-    write_table(table, markdown=markdown, csv=csv, latex=latex, decimals=decimals, readable=readable)
+    """Table 2 from the final-model JSONs: long CSV (reproduced, published, difference, sources); wide Markdown and
+    LaTeX with ``mean ± std`` beside the published value and the difference, the best reproduced mean in bold."""
+    comparison = compare_table2(table2(collect_records(results), methods=methods), paper_names=paper_names)
+    with atomic_path(csv) as tmp:
+        comparison.to_csv(tmp, index=False)
+    _write_text(markdown, format_comparison(comparison, decimals=decimals).to_markdown(index=False) + "\n")
+    _write_text(latex, format_comparison(comparison, decimals=decimals, bold="latex").to_latex(index=False))
+
+
+def render_table3(*, markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int) -> None:
+    """Table 3 (Clothing-1M, WebVision) as published, each row's source marked; these runs need the user's data."""
+    write_table(table3(None, decimals=decimals), markdown=markdown, csv=csv, latex=latex, decimals=decimals)
+
+
+def render_dataset_summary(
+    *, datasets: dict[str, PathLike], markdown: PathLike, csv: PathLike, latex: PathLike
+) -> None:
+    """Sizes, classes and input shape of every prepared dataset."""
+    summary = dataset_summary({name: describe_dataset(load_dataset(path)) for name, path in datasets.items()})
+    write_table(summary, markdown=markdown, csv=csv, latex=latex, decimals=0)
 
 
 def render_sensitivity_figure(

@@ -13,6 +13,7 @@ class Purpose(IntEnum):
     VALIDATION = 2
     INIT = 3
     FINAL = 4
+    PEER = 5  # co-teaching's second network
 
 
 def derive_seed(seed: int, purpose: Purpose, *keys: int) -> int:

@@ -231,11 +231,15 @@ def train_final(
     threads: int,
     output: PathLike,
     provenance_fields: dict[str, Any],
+    options: dict[str, Any] | None = None,
 ) -> None:
-    """Train a final model of ``method`` from scratch and write its clean test accuracy (last epoch) as JSON."""
+    """Train a final model of ``method`` from scratch and write its clean test accuracy (last epoch) as JSON.
+
+    ``options`` are the method's hyperparameters (see :func:`enkcvs.methods.training_options`), recorded in the JSON.
+    """
     import torch
 
-    from enkcvs.methods import final_training_set
+    from enkcvs.methods import final_training_set, training_options
     from enkcvs.train import predict_proba, train_model
 
     torch.set_num_threads(threads)
@@ -249,14 +253,20 @@ def train_final(
         gamma=gamma,
     )
     recipe_ = Recipe.from_dict(recipe)
+    options = dict(options or {})
     result = train_model(
-        recipe=recipe_, x=data.x_train[indices], targets=targets, seed=derive_seed(seed, Purpose.FINAL)
+        recipe=recipe_,
+        x=data.x_train[indices],
+        targets=targets,
+        seed=derive_seed(seed, Purpose.FINAL),
+        **training_options(method=method, options=options),
     )
     predicted = predict_proba(result.model, data.x_test).argmax(axis=1)
     write_json(
         provenance(
             **{**provenance_fields, "method": method},
             gamma=gamma if method == "enkcvs" else None,
+            options=options,
             recipe=recipe_.to_dict(),
             train_samples=len(indices),
             test_accuracy=accuracy(true=data.y_test, predicted=predicted),

@@ -1,4 +1,5 @@
-"""The one training loop shared by fold models and final models, and prediction with class probabilities.
+"""The one training loop shared by fold models, final models and the baselines, and prediction with class
+probabilities.
 
 Data live as tensors on the device; batches, mixup and the loss run on whole batches (no per-sample Python).
 """
@@ -11,19 +12,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from enkcvs import losses
+from enkcvs.losses import soft_cross_entropy  # noqa: F401  (kept importable as enkcvs.train.soft_cross_entropy)
 from enkcvs.mixup import mixup, mixup_lambda
 from enkcvs.models import create_model
-from enkcvs.recipe import Recipe
+from enkcvs.recipe import CoTeaching, Recipe
+from enkcvs.rng import Purpose, derive_seed
 
 
 def default_device() -> torch.device:
     """CUDA when present (the device ``CUDA_VISIBLE_DEVICES`` exposes first), else the CPU."""
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
-def soft_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """Batch mean of -sum_k target_k log softmax(logits)_k. ``targets`` (B, Q) may carry per-sample weights."""
-    return -(targets * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
 
 
 @dataclass
@@ -32,8 +31,9 @@ class TrainingResult:
 
     model: nn.Module
     best_epoch: int  # 1-based epoch whose weights were kept
-    train_loss: list[float] = field(default_factory=list)  # mean batch loss per epoch
+    train_loss: list[float] = field(default_factory=list)  # mean batch loss per epoch (co-teaching: see train_model)
     validation_accuracy: list[float] = field(default_factory=list)  # against the noisy labels, per epoch
+    peer: nn.Module | None = None  # co-teaching's second network (weights of the same kept epoch); None otherwise
 
 
 def _optimizer(recipe: Recipe, parameters) -> torch.optim.Optimizer:
@@ -44,6 +44,45 @@ def _optimizer(recipe: Recipe, parameters) -> torch.optim.Optimizer:
     raise ValueError(f"unknown optimizer {recipe.optimizer!r}; use 'sgd' or 'adam'")
 
 
+def forget_rate_schedule(epoch: int, *, forget_rate: float, warmup_epochs: int) -> float:
+    """Co-teaching's share of a batch to forget at 1-based ``epoch`` (Han et al. 2018, Algorithm 1, R(T) = 1 - r):
+    r(epoch) = forget_rate * min(epoch / warmup_epochs, 1), i.e. rising linearly to ``forget_rate`` at epoch
+    ``warmup_epochs`` and constant after it (``warmup_epochs`` = 0: constant from the start). The authors' code
+    starts from 0 at the first epoch instead (linspace over 0-based epochs); PAPER-NOTES only fixes the linear rise."""
+    return forget_rate * min(epoch / warmup_epochs, 1.0) if warmup_epochs else forget_rate
+
+
+def small_loss_indices(losses: torch.Tensor, *, keep: int) -> torch.Tensor:
+    """Indices of the ``keep`` smallest entries of the per-sample ``losses`` (B,), smallest first; ties keep the
+    lower index first, so the choice is deterministic."""
+    return torch.argsort(losses, stable=True)[:keep]
+
+
+def co_teaching_losses(
+    logits: tuple[torch.Tensor, torch.Tensor], targets: torch.Tensor, *, forget_rate: float
+) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """One co-teaching exchange (Han et al. 2018, Algorithm 1, lines 4-8) on a batch seen by both networks.
+
+    Each network keeps its round((1 - forget_rate) B) smallest-loss samples (at least one) as likely clean, and its
+    peer is updated on them, as in the authors' code: the networks run on the whole batch (batch norm included), then
+    the cross-entropy is averaged over the peer's kept samples.
+
+    Returns
+    -------
+    The loss each network steps on (network 1's first), and the mean per-sample cross-entropy of both networks over
+    the whole batch: that is checked for NaN/inf (a forgotten sample must not hide one) and recorded as train loss.
+    """
+    per_sample = [losses.cross_entropy_per_sample(net_logits, targets) for net_logits in logits]
+    keep = max(1, round((1.0 - forget_rate) * len(targets)))
+    kept = [small_loss_indices(loss.detach(), keep=keep) for loss in per_sample]
+    return [per_sample[0][kept[1]].mean(), per_sample[1][kept[0]].mean()], torch.cat(per_sample).mean()
+
+
+def _new_model(recipe: Recipe, *, input_shape, num_classes: int, device: torch.device) -> nn.Module:
+    model = create_model(recipe.model, input_shape=input_shape, num_classes=num_classes).to(device)
+    return model.to(memory_format=torch.channels_last)
+
+
 def train_model(
     *,
     recipe: Recipe,
@@ -52,6 +91,9 @@ def train_model(
     seed: int,
     validation: tuple[np.ndarray, np.ndarray] | None = None,
     device: torch.device | None = None,
+    loss: str = "ce",
+    loss_params: dict[str, float] | None = None,
+    co_teaching: CoTeaching | None = None,
 ) -> TrainingResult:
     """Train a fresh model of ``recipe.model`` with mixup and a milestone lr schedule.
 
@@ -64,63 +106,99 @@ def train_model(
     validation : optional (x_val (V, C, H, W), labels (V,)); the epoch with the best accuracy on it is kept
         (Appendix, Eq. para_val). Without it the last epoch is kept.
     device : defaults to :func:`default_device`.
+    loss : batch loss by name, see :func:`enkcvs.losses.make_loss` ("ce", "sl", "gce"); mixup applies to all.
+    loss_params : the loss's parameters (``sl``: alpha, beta; ``gce``: q).
+    co_teaching : when given, train two networks by co-teaching (Han et al. 2018) instead of one: the second is
+        initialised from a seed derived from ``seed``, each has its own optimizer and schedule, both see the same
+        batches, and each is updated on the samples its peer finds small-loss under plain cross-entropy (``loss``
+        must stay "ce"). Co-teaching trains *without* mixup: small-loss selection ranks each sample by its own loss
+        against its own label, which a mixed pair no longer has. The validation set picks the epoch by network 1;
+        ``train_loss`` holds both networks' mean cross-entropy over every sample of each batch.
 
     Returns
     -------
-    The model (eval mode) with the kept weights, and the per-epoch history.
+    The model (eval mode) with the kept weights, and the per-epoch history; with co-teaching, network 1 as ``model``
+    and network 2 (same kept epoch) as ``peer``.
     """
     device = device or default_device()
+    if co_teaching is not None and (loss != "ce" or loss_params):
+        raise ValueError(f"co-teaching trains with plain cross-entropy; got loss={loss!r}, loss_params={loss_params}")
+    loss_function = losses.make_loss(loss, **(loss_params or {}))
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     batch_order = torch.Generator(device="cpu").manual_seed(seed)
-    model = create_model(recipe.model, input_shape=x.shape[1:], num_classes=targets.shape[1]).to(device)
-    model = model.to(memory_format=torch.channels_last)
+    shape = {"input_shape": x.shape[1:], "num_classes": targets.shape[1], "device": device}
+    models = [_new_model(recipe, **shape)]
+    if co_teaching is not None:
+        torch.manual_seed(derive_seed(seed, Purpose.PEER))
+        models.append(_new_model(recipe, **shape))
     x_all = torch.as_tensor(x, device=device).contiguous(memory_format=torch.channels_last)
     t_all = torch.as_tensor(targets, device=device)
-    optimizer = _optimizer(recipe, model.parameters())
-    schedule = torch.optim.lr_scheduler.MultiStepLR(optimizer, list(recipe.milestones), gamma=recipe.lr_decay)
-    result = TrainingResult(model=model, best_epoch=recipe.epochs)
-    best_accuracy, best_state = -1.0, None
+    optimizers = [_optimizer(recipe, model.parameters()) for model in models]
+    schedules = [
+        torch.optim.lr_scheduler.MultiStepLR(optimizer, list(recipe.milestones), gamma=recipe.lr_decay)
+        for optimizer in optimizers
+    ]
+    result = TrainingResult(model=models[0], best_epoch=recipe.epochs, peer=models[1] if co_teaching else None)
+    best_accuracy, best_states = -1.0, None
     for epoch in range(1, recipe.epochs + 1):
-        model.train()
+        for model in models:
+            model.train()
+        forget_rate = (
+            forget_rate_schedule(epoch, forget_rate=co_teaching.forget_rate, warmup_epochs=co_teaching.warmup_epochs)
+            if co_teaching is not None
+            else 0.0
+        )
         order = torch.randperm(len(x_all), generator=batch_order).to(device)
-        losses = []
+        batch_losses = []
         for batch_number, batch in enumerate(order.split(recipe.batch_size), start=1):
             if len(batch) < 2:  # batch norm needs two samples
                 continue
             xb, tb = x_all[batch], t_all[batch]
-            if recipe.mixup_alpha:
-                # Each sample's partner is a random *other* sample of the batch (PAPER-NOTES, Mixup).
-                offsets = torch.randint(1, len(batch), (len(batch),), generator=batch_order)
-                partner = ((torch.arange(len(batch)) + offsets) % len(batch)).to(device)
-                xb, tb = mixup(xb, tb, lam=mixup_lambda(alpha=recipe.mixup_alpha, rng=rng), partner=partner)
             try:
-                loss = soft_cross_entropy(model(xb), tb)
-                if not torch.isfinite(loss):
-                    raise FloatingPointError(
-                        f"non-finite loss {loss.item()} at epoch {epoch}, batch {batch_number}: lower recipe.lr "
-                        "or check the inputs for NaN/inf"
+                if co_teaching is not None:
+                    step_losses, batch_loss = co_teaching_losses(
+                        (models[0](xb), models[1](xb)), tb, forget_rate=forget_rate
                     )
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
+                else:
+                    if recipe.mixup_alpha:
+                        # Each sample's partner is a random *other* sample of the batch (PAPER-NOTES, Mixup).
+                        offsets = torch.randint(1, len(batch), (len(batch),), generator=batch_order)
+                        partner = ((torch.arange(len(batch)) + offsets) % len(batch)).to(device)
+                        xb, tb = mixup(xb, tb, lam=mixup_lambda(alpha=recipe.mixup_alpha, rng=rng), partner=partner)
+                    step_losses = [loss_function(models[0](xb), tb)]
+                    batch_loss = step_losses[0]
+                watched = torch.stack([batch_loss, *step_losses])
+                if not torch.isfinite(watched).all():
+                    raise FloatingPointError(
+                        f"non-finite loss {watched[~torch.isfinite(watched)][0].item()} at epoch {epoch}, batch "
+                        f"{batch_number}: lower recipe.lr or check the inputs for NaN/inf"
+                    )
+                for optimizer, step_loss in zip(optimizers, step_losses):
+                    optimizer.zero_grad(set_to_none=True)
+                    step_loss.backward()
+                    optimizer.step()
             except torch.OutOfMemoryError as error:
                 raise MemoryError(
                     f"out of {device.type} memory at epoch {epoch}, batch {batch_number} with batch_size "
                     f"{recipe.batch_size}: lower recipe.batch_size (e.g. to {max(recipe.batch_size // 2, 2)})"
                 ) from error
-            losses.append(loss.detach())
-        schedule.step()
-        result.train_loss.append(float(torch.stack(losses).mean()) if losses else float("nan"))
+            batch_losses.append(batch_loss.detach())
+        for schedule in schedules:
+            schedule.step()
+        result.train_loss.append(float(torch.stack(batch_losses).mean()) if batch_losses else float("nan"))
         if validation is not None:
-            accuracy = float(np.mean(predict_proba(model, validation[0], device=device).argmax(1) == validation[1]))
+            accuracy = float(
+                np.mean(predict_proba(models[0], validation[0], device=device).argmax(1) == validation[1])
+            )
             result.validation_accuracy.append(accuracy)
             if accuracy > best_accuracy:
                 best_accuracy, result.best_epoch = accuracy, epoch
-                best_state = copy.deepcopy(model.state_dict())
-    if best_state is not None:
-        model.load_state_dict(best_state)
-    model.eval()
+                best_states = [copy.deepcopy(model.state_dict()) for model in models]
+    for index, model in enumerate(models):
+        if best_states is not None:
+            model.load_state_dict(best_states[index])
+        model.eval()
     return result
 
 

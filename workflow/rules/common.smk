@@ -10,7 +10,8 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from enkcvs.config import config_problems, duplicate_key_problems
-from enkcvs.methods import SELECTION_METHODS
+from enkcvs.methods import BASELINE_METHODS, SELECTION_METHODS
+from enkcvs.noise import parse_noise
 
 
 _problems = [problem for path in workflow.configfiles for problem in duplicate_key_problems(path)]
@@ -31,6 +32,7 @@ wildcard_constraints:
     m=r"[1-9][0-9]*",
     k=r"[1-9][0-9]*",
     method="|".join(SELECTION_METHODS),
+    baseline="|".join(BASELINE_METHODS),
 
 
 SELECTION = config["selection"]
@@ -48,6 +50,19 @@ def canonical(value):
 def get_dataset_setting(key):
     """Params-function factory: one key of the wildcard dataset's config entry (keeps params sliced per dataset)."""
     return lambda wildcards: canonical(config["datasets"][wildcards.dataset][key])
+
+
+def get_baseline_options(wildcards):
+    """Hyperparameters of one baseline on one dataset; Co-teaching's forget rate defaults to the noise rate."""
+    settings = config["datasets"][wildcards.dataset]["baselines"]
+    if wildcards.baseline in ("sl", "gce"):
+        return canonical(settings[wildcards.baseline])
+    if wildcards.baseline == "coteaching":
+        forget_rate = settings["coteaching"]["forget_rate"]
+        if forget_rate is None:
+            forget_rate = parse_noise(wildcards.noise).rate
+        return {"forget_rate": forget_rate, "warmup_epochs": settings["coteaching"]["warmup_epochs"]}
+    return {}
 
 
 def get_fold_predictions(wildcards):
@@ -91,12 +106,12 @@ def selection_outputs(output, settings, points, **fields):
 
 
 def final_outputs(methods, settings, points):
-    """Paths of final-model results: ``ce`` once per setting, selection methods once per (K, M, t)."""
+    """Paths of final-model results: baselines once per setting, selection methods once per (K, M, t)."""
     paths = []
     for method in methods:
-        if method == "ce":
+        if method in BASELINE_METHODS:
             paths += [
-                rules.train_final_ce.output.result.format(dataset=dataset, noise=noise, seed=seed)
+                rules.train_final_baseline.output.result.format(dataset=dataset, noise=noise, seed=seed, baseline=method)
                 for dataset, noise, seed in settings
             ]
         else:
@@ -133,8 +148,24 @@ def get_theory_metrics(wildcards):
     return sorted(set(get_table1_metrics(wildcards) + get_sensitivity_metrics(wildcards)))
 
 
+def get_paper_names(wildcards):
+    """Our dataset -> the paper's dataset its report rows are compared with (None: no comparison)."""
+    return {name: dataset["paper_name"] for name, dataset in sorted(config["datasets"].items())}
+
+
+def get_prepared_datasets(wildcards):
+    """Every configured dataset's prepared file, in the order of ``sorted(config["datasets"])``."""
+    return [rules.prepare_dataset.output.dataset.format(dataset=name) for name in sorted(config["datasets"])]
+
+
 def get_final_output():
-    outputs = [*rules.table1.output, *rules.table2.output, *rules.theory_figure.output]
+    outputs = [
+        *rules.table1.output,
+        *rules.table2.output,
+        *rules.table3.output,
+        *rules.dataset_summary.output,
+        *rules.theory_figure.output,
+    ]
     if SENSITIVITY["enabled"]:
         outputs += rules.sensitivity_figure.output
     return outputs

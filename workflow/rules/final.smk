@@ -1,15 +1,16 @@
-rule train_final_ce:
+rule train_final_baseline:
     input:
         dataset=rules.prepare_dataset.output.dataset,
         labels=rules.inject_noise.output.labels,
     output:
-        result="results/final/{dataset}/{noise}/seed{seed}/ce.json",
+        result="results/final/{dataset}/{noise}/seed{seed}/{baseline}.json",
     log:
-        "logs/final/{dataset}/{noise}/seed{seed}/ce.log",
+        "logs/final/{dataset}/{noise}/seed{seed}/{baseline}.log",
     params:
-        method="ce",
+        method=lambda wildcards: wildcards.baseline,
         recipe=get_dataset_setting("recipe"),
         gamma=None,
+        options=get_baseline_options,
     threads: 1
     resources:
         mem_mb=2000,
@@ -32,6 +33,7 @@ rule train_final_selected:
         method=lambda wildcards: wildcards.method,
         recipe=get_dataset_setting("recipe"),
         gamma=lambda wildcards: config["gamma"] if wildcards.method == "enkcvs" else None,
+        options={},
     threads: 1
     resources:
         mem_mb=2000,

@@ -3,12 +3,13 @@ rule table1:
         metrics=get_table1_metrics,
     output:
         markdown="results/report/table1.md",
-        csv="results/report/table1.csv",
+        csv=report("results/report/table1.csv", caption="../report/table1.rst", category="Tables"),
         latex="results/report/table1.tex",
     log:
         "logs/report/table1.log",
     params:
         decimals=config["report"]["decimals"],
+        paper_names=get_paper_names,
     conda:
         "../../envs/report.yaml"
     script:
@@ -20,17 +21,50 @@ rule table2:
         results=get_table2_results,
     output:
         markdown="results/report/table2.md",
-        csv="results/report/table2.csv",
+        csv=report("results/report/table2.csv", caption="../report/table2.rst", category="Tables"),
         latex="results/report/table2.tex",
     log:
         "logs/report/table2.log",
     params:
         decimals=config["report"]["decimals"],
         methods=config["methods"],
+        paper_names=get_paper_names,
     conda:
         "../../envs/report.yaml"
     script:
         "../scripts/table2.py"
+
+
+rule table3:
+    output:
+        markdown="results/report/table3.md",
+        csv=report("results/report/table3.csv", caption="../report/table3.rst", category="Tables"),
+        latex="results/report/table3.tex",
+    log:
+        "logs/report/table3.log",
+    params:
+        decimals=config["report"]["decimals"],
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/table3.py"
+
+
+rule dataset_summary:
+    input:
+        datasets=get_prepared_datasets,
+    output:
+        markdown="results/report/datasets.md",
+        csv=report("results/report/datasets.csv", caption="../report/datasets.rst", category="Tables"),
+        latex="results/report/datasets.tex",
+    log:
+        "logs/report/datasets.log",
+    params:
+        names=sorted(config["datasets"]),
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/dataset_summary.py"
 
 
 rule sensitivity_figure:
@@ -38,7 +72,7 @@ rule sensitivity_figure:
         metrics=get_sensitivity_metrics,
         results=get_sensitivity_results,
     output:
-        png="results/report/sensitivity.png",
+        png=report("results/report/sensitivity.png", caption="../report/sensitivity.rst", category="Figures"),
         pdf="results/report/sensitivity.pdf",
     log:
         "logs/report/sensitivity.log",
@@ -55,7 +89,7 @@ rule theory_figure:
     input:
         metrics=get_theory_metrics,
     output:
-        png="results/report/theory.png",
+        png=report("results/report/theory.png", caption="../report/theory.rst", category="Figures"),
         pdf="results/report/theory.pdf",
     log:
         "logs/report/theory.log",

@@ -10,4 +10,5 @@ render_table1(
     csv=snakemake.output.csv,
     latex=snakemake.output.latex,
     decimals=snakemake.params.decimals,
+    paper_names=dict(snakemake.params.paper_names),
 )

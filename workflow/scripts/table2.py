@@ -11,4 +11,5 @@ render_table2(
     csv=snakemake.output.csv,
     latex=snakemake.output.latex,
     decimals=snakemake.params.decimals,
+    paper_names=dict(snakemake.params.paper_names),
 )

@@ -11,6 +11,7 @@ train_final(
     method=snakemake.params.method,
     recipe=snakemake.params.recipe,
     gamma=snakemake.params.gamma,
+    options=dict(snakemake.params.options),
     seed=int(snakemake.wildcards.seed),
     threads=snakemake.threads,
     output=snakemake.output.result,

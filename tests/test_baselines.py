@@ -1,0 +1,344 @@
+"""The paper's baselines (PAPER-NOTES, Baselines): SL and GCE losses on hand-computed values, co-teaching's schedule,
+small-loss exchange and training in the shared loop, the method -> training options mapping, and train_final."""
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from enkcvs.io import read_json
+from enkcvs.losses import (
+    LOSSES,
+    generalized_cross_entropy,
+    make_loss,
+    soft_cross_entropy,
+    symmetric_cross_entropy,
+)
+from enkcvs.methods import BASELINE_METHODS, METHODS, SELECTION_METHODS, final_training_set, training_options
+from enkcvs.recipe import CoTeaching, Recipe
+from enkcvs.steps import train_final
+from enkcvs.train import (
+    co_teaching_losses,
+    forget_rate_schedule,
+    predict_proba,
+    small_loss_indices,
+    train_model,
+)
+
+CPU = torch.device("cpu")
+
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+
+# --- SL and GCE on values computed by hand -------------------------------------------------------------------------
+
+LOGITS = [[2.0, 0.5, -1.0], [0.1, 0.2, 1.5]]
+
+
+def _softmax(row):
+    exps = [math.exp(v) for v in row]
+    return [e / sum(exps) for e in exps]
+
+
+def test_symmetric_cross_entropy_on_one_hot_targets_by_hand():
+    """One-hot target y: CE = -log p_y and RCE = -(1 - p_y) log 1e-4 (log 0 clipped to log 1e-4)."""
+    labels = [0, 2]
+    alpha, beta = 0.1, 1.0
+    expected = 0.0
+    for row, y in zip(LOGITS, labels):
+        p = _softmax(row)
+        expected += alpha * -math.log(p[y]) + beta * -(1 - p[y]) * math.log(1e-4)
+    expected /= 2
+    targets = F.one_hot(torch.tensor(labels), 3).float()
+    value = symmetric_cross_entropy(torch.tensor(LOGITS), targets, alpha=alpha, beta=beta)
+    assert value.item() == pytest.approx(expected, rel=1e-6)
+
+
+def test_symmetric_cross_entropy_on_a_soft_target_clips_only_zero_entries():
+    """Soft (mixup) target t = (0.7, 0.3, 0): RCE = -(p_0 log 0.7 + p_1 log 0.3 + p_2 log 1e-4)."""
+    p = _softmax(LOGITS[0])
+    t = [0.7, 0.3, 0.0]
+    ce = -sum(tk * math.log(pk) for tk, pk in zip(t, p))
+    rce = -(p[0] * math.log(0.7) + p[1] * math.log(0.3) + p[2] * math.log(1e-4))
+    value = symmetric_cross_entropy(torch.tensor(LOGITS[:1]), torch.tensor([t]), alpha=6.0, beta=0.1)
+    assert value.item() == pytest.approx(6.0 * ce + 0.1 * rce, rel=1e-6)
+
+
+def test_symmetric_cross_entropy_with_beta_zero_is_scaled_cross_entropy():
+    targets = F.one_hot(torch.tensor([1, 0]), 3).float()
+    logits = torch.tensor(LOGITS)
+    torch.testing.assert_close(
+        symmetric_cross_entropy(logits, targets, alpha=0.5, beta=0.0), 0.5 * soft_cross_entropy(logits, targets)
+    )
+
+
+def test_generalized_cross_entropy_by_hand():
+    """GCE = sum_k t_k (1 - p_k^q) / q: (1 - p_y^q) / q on one-hot rows, batch mean."""
+    q = 0.7
+    labels = [1, 2]
+    expected = sum((1 - _softmax(row)[y] ** q) / q for row, y in zip(LOGITS, labels)) / 2
+    targets = F.one_hot(torch.tensor(labels), 3).float()
+    assert generalized_cross_entropy(torch.tensor(LOGITS), targets, q=q).item() == pytest.approx(expected, rel=1e-6)
+    soft = [0.6, 0.0, 0.4]
+    p = _softmax(LOGITS[1])
+    by_hand = sum(tk * (1 - pk**q) / q for tk, pk in zip(soft, p))
+    value = generalized_cross_entropy(torch.tensor(LOGITS[1:]), torch.tensor([soft]), q=q)
+    assert value.item() == pytest.approx(by_hand, rel=1e-6)
+
+
+def test_generalized_cross_entropy_approaches_cross_entropy_as_q_goes_to_zero():
+    generator = torch.Generator().manual_seed(0)
+    logits = torch.randn(16, 5, generator=generator)
+    targets = F.one_hot(torch.randint(0, 5, (16,), generator=generator), 5).float()
+    ce = soft_cross_entropy(logits, targets).item()
+    gaps = [abs(generalized_cross_entropy(logits, targets, q=q).item() - ce) for q in (0.5, 0.1, 1e-3)]
+    assert gaps[0] > gaps[1] > gaps[2] and gaps[2] < 1e-2 * ce
+
+
+@pytest.mark.parametrize("q", [0.0, -0.1, 1.5])
+def test_generalized_cross_entropy_rejects_q_outside_zero_one(q):
+    with pytest.raises(ValueError, match="0 < q <= 1"):
+        generalized_cross_entropy(torch.zeros(2, 3), torch.eye(3)[:2], q=q)
+
+
+def test_make_loss_binds_parameters_and_rejects_bad_names():
+    logits, targets = torch.tensor(LOGITS), torch.eye(3)[[0, 2]]
+    assert set(LOSSES) == {"ce", "sl", "gce"}
+    assert make_loss("ce") is soft_cross_entropy
+    torch.testing.assert_close(
+        make_loss("sl", alpha=0.1, beta=1.0)(logits, targets),
+        symmetric_cross_entropy(logits, targets, alpha=0.1, beta=1.0),
+    )
+    torch.testing.assert_close(make_loss("gce")(logits, targets), generalized_cross_entropy(logits, targets, q=0.7))
+    with pytest.raises(ValueError, match=r"unknown loss 'focal'; known losses: \['ce', 'sl', 'gce'\]"):
+        make_loss("focal")
+    with pytest.raises(ValueError, match=r"loss 'sl' takes parameters \['alpha', 'beta'\], got \['alpha'\]"):
+        make_loss("sl", alpha=0.1)
+    with pytest.raises(ValueError, match=r"loss 'ce' takes parameters \[\], got \['q'\]"):
+        make_loss("ce", q=0.7)
+    with pytest.raises(ValueError, match=r"loss 'gce' takes parameters \['q'\], got \['alpha'\]"):
+        make_loss("gce", alpha=1.0)
+
+
+# --- Co-teaching ---------------------------------------------------------------------------------------------------
+
+
+def test_small_loss_indices_picks_the_smallest_losses():
+    losses = torch.tensor([0.5, 3.0, 0.1, 2.0, 0.2, 0.5])
+    assert small_loss_indices(losses, keep=3).tolist() == [2, 4, 0]
+    assert small_loss_indices(losses, keep=4).tolist() == [2, 4, 0, 5]  # tie: lower index first
+    assert small_loss_indices(losses, keep=6).tolist() == [2, 4, 0, 5, 3, 1]
+    assert small_loss_indices(losses, keep=0).tolist() == []
+
+
+def test_forget_rate_schedule_rises_linearly_over_the_warmup():
+    rates = [forget_rate_schedule(epoch, forget_rate=0.4, warmup_epochs=10) for epoch in range(1, 13)]
+    np.testing.assert_allclose(rates, [0.04, 0.08, 0.12, 0.16, 0.2, 0.24, 0.28, 0.32, 0.36, 0.4, 0.4, 0.4])
+    assert forget_rate_schedule(1, forget_rate=0.3, warmup_epochs=0) == 0.3
+
+
+def test_co_teaching_updates_each_network_on_its_peers_small_loss_samples():
+    """Net 1 finds samples 0, 1 clean, net 2 finds samples 2, 3 clean (forget half): net 2 learns from 0, 1."""
+    targets = torch.eye(3)[[0, 1, 2, 0]]
+    confident, wrong = 5.0, -5.0
+    logits_1 = torch.tensor([[confident, 0, 0], [0, confident, 0], [wrong, 0, 0], [wrong, 0, 0]])
+    logits_2 = torch.tensor([[wrong, 0, 0], [0, wrong, 0], [0, 0, confident], [confident, 0, 0]])
+    (loss_1, loss_2), batch_loss = co_teaching_losses((logits_1, logits_2), targets, forget_rate=0.5)
+    labels = targets.argmax(1)
+    torch.testing.assert_close(loss_1, F.cross_entropy(logits_1[2:], labels[2:]))  # net 2's clean samples
+    torch.testing.assert_close(loss_2, F.cross_entropy(logits_2[:2], labels[:2]))  # net 1's clean samples
+    everything = torch.cat([F.cross_entropy(logits_1, labels, reduction="none"),
+                            F.cross_entropy(logits_2, labels, reduction="none")])
+    torch.testing.assert_close(batch_loss, everything.mean())
+    # round((1 - 0.6) * 4) = 2 samples are kept as well; a forget rate near 1 still keeps one sample.
+    (loss_1, _), _ = co_teaching_losses((logits_1, logits_2), targets, forget_rate=0.6)
+    torch.testing.assert_close(loss_1, F.cross_entropy(logits_1[2:], labels[2:]))
+    (loss_1, _), _ = co_teaching_losses((logits_1, logits_2), targets, forget_rate=0.99)
+    torch.testing.assert_close(loss_1, F.cross_entropy(logits_1[2:3], labels[2:3]))
+
+
+@pytest.mark.parametrize(("forget_rate", "warmup"), [(1.0, 10), (-0.1, 10), (0.2, -1), (0.2, 2.5)])
+def test_co_teaching_settings_are_checked(forget_rate, warmup):
+    with pytest.raises(ValueError, match="co-teaching"):
+        CoTeaching(forget_rate=forget_rate, warmup_epochs=warmup)
+
+
+RECIPE = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=4, batch_size=32)
+CO_TEACHING = CoTeaching(forget_rate=0.2, warmup_epochs=2)
+
+
+def _state_equal(a, b):
+    sa, sb = a.state_dict(), b.state_dict()
+    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def _co_teach(x, labels, **kwargs):
+    targets = np.eye(labels.max() + 1, dtype=np.float32)[labels]
+    return train_model(recipe=RECIPE, x=x, targets=targets, seed=3, device=CPU, co_teaching=CO_TEACHING, **kwargs)
+
+
+def test_co_teaching_trains_two_different_networks_reproducibly(make_separable_images):
+    x, labels = make_separable_images(seed=0, num_samples=200, num_classes=4)
+    first, second = _co_teach(x, labels), _co_teach(x, labels)
+    assert first.peer is not None and not first.model.training and not first.peer.training
+    assert not _state_equal(first.model, first.peer)  # different initialisations, different updates
+    assert _state_equal(first.model, second.model) and _state_equal(first.peer, second.peer)
+    assert first.train_loss == second.train_loss and len(first.train_loss) == RECIPE.epochs
+    assert first.best_epoch == RECIPE.epochs  # no validation: last epoch
+    for model in (first.model, first.peer):
+        assert np.mean(predict_proba(model, x, device=CPU).argmax(axis=1) == labels) >= 0.95
+    assert train_model(recipe=RECIPE, x=x, targets=np.eye(4, dtype=np.float32)[labels], seed=3, device=CPU).peer is None
+
+
+def test_co_teaching_keeps_the_best_validation_epoch_for_both_networks(make_separable_images):
+    x, labels = make_separable_images(seed=0, num_samples=200, num_classes=4)
+    x_val, y_val = make_separable_images(seed=100, num_samples=60, num_classes=4)
+    noisy = np.random.default_rng(0).uniform(size=60) < 0.7
+    y_val = np.where(noisy, np.random.default_rng(9).integers(0, 4, 60), y_val)
+    result = _co_teach(x, labels, validation=(x_val, y_val))
+    assert result.best_epoch == int(np.argmax(result.validation_accuracy)) + 1
+    assert result.best_epoch < RECIPE.epochs, "fixture should make an earlier epoch the best one"
+    kept_accuracy = np.mean(predict_proba(result.model, x_val, device=CPU).argmax(axis=1) == y_val)
+    assert kept_accuracy == pytest.approx(max(result.validation_accuracy))
+    # The kept epoch applies to both networks: a run stopped there ends with the same pair.
+    stopped = train_model(recipe=Recipe(**{**RECIPE.__dict__, "epochs": result.best_epoch}), x=x,
+                          targets=np.eye(4, dtype=np.float32)[labels], seed=3, device=CPU, co_teaching=CO_TEACHING)
+    assert _state_equal(result.model, stopped.model) and _state_equal(result.peer, stopped.peer)
+
+
+def test_co_teaching_stops_on_a_non_finite_loss():
+    x = np.ones((40, 1, 4, 4), dtype=np.float32)
+    x[25] = np.nan
+    targets = np.eye(3, dtype=np.float32)[np.arange(40) % 3]
+    recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=2, batch_size=8)
+    with pytest.raises(FloatingPointError, match=r"non-finite loss nan at epoch 1, batch [1-5]: lower recipe.lr"):
+        train_model(recipe=recipe, x=x, targets=targets, seed=0, device=CPU, co_teaching=CoTeaching(forget_rate=0.5))
+
+
+def test_co_teaching_out_of_memory_names_the_batch_size_to_lower(monkeypatch):
+    def exhausted(*args, **kwargs):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr("enkcvs.losses.cross_entropy_per_sample", exhausted)
+    recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1, batch_size=16)
+    x, targets = np.zeros((32, 1, 4, 4), dtype=np.float32), np.eye(2, dtype=np.float32)[np.arange(32) % 2]
+    message = r"epoch 1, batch 1 with batch_size 16: lower recipe.batch_size \(e.g. to 8\)"
+    with pytest.raises(MemoryError, match=message):
+        train_model(recipe=recipe, x=x, targets=targets, seed=0, device=CPU, co_teaching=CO_TEACHING)
+
+
+def test_co_teaching_refuses_another_loss():
+    with pytest.raises(ValueError, match="co-teaching trains with plain cross-entropy"):
+        train_model(recipe=RECIPE, x=np.zeros((4, 1, 4, 4), np.float32), targets=np.eye(2, dtype=np.float32),
+                    seed=0, device=CPU, loss="gce", co_teaching=CO_TEACHING)
+
+
+@pytest.mark.parametrize(("loss", "params"), [("sl", {"alpha": 0.1, "beta": 1.0}), ("gce", {"q": 0.7})])
+def test_robust_losses_train_in_the_shared_loop(make_separable_images, loss, params):
+    x, labels = make_separable_images(seed=0, num_samples=200, num_classes=4)
+    targets = np.eye(4, dtype=np.float32)[labels]
+    run = lambda: train_model(recipe=RECIPE, x=x, targets=targets, seed=0, device=CPU, loss=loss, loss_params=params)
+    first, second = run(), run()
+    assert _state_equal(first.model, second.model) and first.train_loss == second.train_loss
+    assert np.mean(predict_proba(first.model, x, device=CPU).argmax(axis=1) == labels) >= 0.95
+    ce = train_model(recipe=RECIPE, x=x, targets=targets, seed=0, device=CPU)
+    assert first.train_loss != ce.train_loss  # the loss is really swapped
+
+
+# --- Methods -------------------------------------------------------------------------------------------------------
+
+
+def test_baselines_and_selection_methods_partition_the_methods():
+    assert set(BASELINE_METHODS) == {"ce", "sl", "gce", "coteaching"}
+    assert set(BASELINE_METHODS).isdisjoint(SELECTION_METHODS)
+    assert set(BASELINE_METHODS) | set(SELECTION_METHODS) == set(METHODS)
+
+
+def test_training_options_map_methods_to_train_model_arguments():
+    assert training_options(method="sl", options={"alpha": 0.01, "beta": 1}) == {
+        "loss": "sl", "loss_params": {"alpha": 0.01, "beta": 1.0}}
+    assert training_options(method="gce", options={"q": 0.7}) == {"loss": "gce", "loss_params": {"q": 0.7}}
+    assert training_options(method="coteaching", options={"forget_rate": 0.4, "warmup_epochs": 10}) == {
+        "co_teaching": CoTeaching(forget_rate=0.4, warmup_epochs=10)}
+    for method in ("ce", "ss_only", "enkcvs"):
+        assert training_options(method=method, options={}) == {}
+
+
+@pytest.mark.parametrize(
+    ("method", "options", "message"),
+    [
+        ("sl", {"alpha": 0.1}, r"method 'sl' takes options \['alpha', 'beta'\]: missing \['beta'\]"),
+        ("gce", {"q": 0.7, "alpha": 1}, r"method 'gce' takes options \['q'\]: unknown \['alpha'\]"),
+        ("coteaching", {"forget_rate": 0.2}, r"missing \['warmup_epochs'\]"),
+        ("ce", {"q": 0.7}, r"method 'ce' takes options \[\]: unknown \['q'\]"),
+        ("enkcvs", {"gamma": 0.2}, r"unknown \['gamma'\]"),
+        ("dividemix", {}, r"unknown method 'dividemix'"),
+        ("coteaching", {"forget_rate": 1.0, "warmup_epochs": 10}, r"forget_rate must lie in \[0, 1\)"),
+    ],
+)
+def test_training_options_reject_bad_options(method, options, message):
+    with pytest.raises(ValueError, match=message):
+        training_options(method=method, options=options)
+
+
+@pytest.mark.parametrize("method", BASELINE_METHODS)
+def test_final_training_set_baselines_use_every_sample_one_hot(method):
+    given = np.random.default_rng(1).integers(0, 4, 30)
+    indices, targets = final_training_set(method=method, given=given, num_classes=4)
+    np.testing.assert_array_equal(indices, np.arange(30))
+    np.testing.assert_array_equal(targets, np.eye(4)[given])
+
+
+def test_methods_module_never_imports_torch():
+    """The workflow imports enkcvs.methods to plan jobs: it must stay torch-free."""
+    probe = "import sys, enkcvs.methods; print(sorted(m for m in sys.modules if m.split('.')[0] == 'torch'))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+# --- train_final ---------------------------------------------------------------------------------------------------
+
+STEP_RECIPE = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 2, "batch_size": 32}
+
+
+
+
+def _train_final(base, method, options, output):
+    train_final(dataset=base / "data.npz", labels=base / "labels.parquet", selection=None, method=method,
+                recipe=STEP_RECIPE, gamma=0.2, seed=1, threads=1, output=output,
+                provenance_fields={"dataset": "tiny"}, options=options)
+
+
+@pytest.mark.parametrize(
+    ("method", "options"),
+    [
+        ("sl", {"alpha": 0.1, "beta": 1.0}),
+        ("gce", {"q": 0.7}),
+        ("coteaching", {"forget_rate": 0.2, "warmup_epochs": 10}),
+    ],
+)
+def test_train_final_records_the_baselines_options(tiny_inputs, method, options):
+    output = tiny_inputs / f"{method}.json"
+    _train_final(tiny_inputs, method, options, output)
+    result = read_json(output)
+    assert result["method"] == method and result["options"] == options
+    assert result["train_samples"] == 60 and result["gamma"] is None
+    assert 0.0 <= result["test_accuracy"] <= 1.0 and math.isfinite(result["final_train_loss"])
+
+
+def test_train_final_without_options_records_none_given(tiny_inputs):
+    output = tiny_inputs / "ce.json"
+    train_final(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", selection=None, method="ce",
+                recipe=STEP_RECIPE, gamma=0.2, seed=1, threads=1, output=output, provenance_fields={})
+    assert read_json(output)["options"] == {}
+
+
+def test_train_final_rejects_missing_options_and_writes_nothing(tiny_inputs):
+    with pytest.raises(ValueError, match=r"method 'sl' takes options \['alpha', 'beta'\]: missing \['beta'\]"):
+        _train_final(tiny_inputs, "sl", {"alpha": 0.1}, tiny_inputs / "never.json")
+    assert not (tiny_inputs / "never.json").exists()

@@ -1,0 +1,12 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from enkcvs.report import render_dataset_summary
+
+render_dataset_summary(
+    datasets=dict(zip(snakemake.params.names, snakemake.input.datasets)),
+    markdown=snakemake.output.markdown,
+    csv=snakemake.output.csv,
+    latex=snakemake.output.latex,
+)
