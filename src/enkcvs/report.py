@@ -79,17 +79,20 @@ def table2(results: pd.DataFrame, *, methods: list[str]) -> pd.DataFrame:
 
 
 def write_table(frame: pd.DataFrame, *, markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int,
-                readable: pd.DataFrame | None = None) -> None:
-    """Write ``frame`` as CSV (full precision, with its ``sources``) and ``readable`` (default: ``frame`` rounded,
-    without sources) as Markdown and booktabs LaTeX."""
+                readable: pd.DataFrame | None = None, readable_latex: pd.DataFrame | None = None) -> None:
+    """Write ``frame`` as CSV (full precision, with its ``sources``), ``readable`` (default: ``frame`` rounded,
+    without sources) as Markdown, and ``readable_latex`` (default: ``readable``, e.g. with LaTeX bold instead of
+    Markdown's) as booktabs LaTeX."""
     if readable is None:
         readable = frame.drop(columns="sources", errors="ignore").round(decimals)
+    if readable_latex is None:
+        readable_latex = readable
     with atomic_path(csv) as tmp:
         frame.to_csv(tmp, index=False)
     with atomic_path(markdown) as tmp:
         tmp.write_text(readable.to_markdown(index=False, floatfmt=f".{decimals}f") + "\n")
     with atomic_path(latex) as tmp:
-        tmp.write_text(readable.to_latex(index=False, float_format=f"%.{decimals}f"))
+        tmp.write_text(readable_latex.to_latex(index=False, float_format=f"%.{decimals}f"))
 
 
 def _save_figure(figure, *, png: PathLike, pdf: PathLike, dpi: int) -> None:
@@ -156,11 +159,6 @@ def theory_figure(metrics: pd.DataFrame, *, png: PathLike, pdf: PathLike, dpi: i
     plt.close(figure)
 
 
-def _write_text(path: PathLike, text: str) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(text)
-
-
 def render_table1(
     *, metrics: list[PathLike], paper_names: dict[str, str | None], markdown: PathLike, csv: PathLike,
     latex: PathLike, decimals: int
@@ -179,10 +177,11 @@ def render_table2(
     """Table 2 from the final-model JSONs: long CSV (reproduced, published, difference, sources); wide Markdown and
     LaTeX with ``mean ± std`` beside the published value and the difference, the best reproduced mean in bold."""
     comparison = compare_table2(table2(collect_records(results), methods=methods), paper_names=paper_names)
-    with atomic_path(csv) as tmp:
-        comparison.to_csv(tmp, index=False)
-    _write_text(markdown, format_comparison(comparison, decimals=decimals).to_markdown(index=False) + "\n")
-    _write_text(latex, format_comparison(comparison, decimals=decimals, bold="latex").to_latex(index=False))
+    write_table(
+        comparison, markdown=markdown, csv=csv, latex=latex, decimals=decimals,
+        readable=format_comparison(comparison, decimals=decimals),
+        readable_latex=format_comparison(comparison, decimals=decimals, bold="latex"),
+    )
 
 
 def render_table3(*, markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int) -> None:
