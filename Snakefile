@@ -1,5 +1,6 @@
 # E-NKCVS reproduction workflow (IJCAI-21). Path scheme, wildcards always in this order:
-#   results/data/{dataset}.npz
+#   results/data/{dataset}.npz (user-supplied data: results/data/{dataset}.layout.json first)
+#   results/tokens/{dataset}/{tokenizer}.npz (text datasets)
 #   results/noise/{dataset}/{noise}/seed{seed}.parquet
 #   results/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.parquet
 #   results/selection/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{selection.parquet,metrics.json}
@@ -13,7 +14,11 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# A config file given with --configfile replaces the default one as a whole (Snakemake would otherwise merge it into
+# the default key by key, keeping the default's datasets).
+if not workflow.overwrite_configfiles:
+
+    configfile: f"{workflow.basedir}/config/config.yaml"
 
 
 report: "workflow/report/workflow.rst"

@@ -13,6 +13,7 @@ from enkcvs.comparison import (
     format_comparison_table1,
     table3,
 )
+from enkcvs.datasets import Dataset
 
 NAMES = {"mnist5k": "MNIST", "digits": None}
 
@@ -186,16 +187,18 @@ def test_table3_with_reproduced_values():
 
 
 def test_dataset_summary():
-    class Tiny:  # duck-typed enkcvs.datasets.Dataset
-        x_train = np.zeros((6, 1, 8, 8), dtype=np.float32)
-        y_train = np.zeros(6, dtype=np.int64)
-        y_test = np.zeros(3, dtype=np.int64)
-        num_classes = 10
-
-    summary = dataset_summary({"digits": describe_dataset(Tiny()),
-                               "trec": {"train": 5500, "test": 500, "classes": 6, "shape": None}})
+    names = tuple("abcdefghij")
+    images = Dataset(np.zeros((6, 1, 8, 8), np.float32), np.zeros(6, np.int64), np.zeros((3, 1, 8, 8), np.float32),
+                     np.zeros(3, np.int64), names)
+    text = Dataset(np.array(["q"] * 5), np.zeros(5, np.int64), np.array(["q"]), np.zeros(1, np.int64), names[:6],
+                   modality="text")
+    files = Dataset(np.array(["a.jpg"] * 4), np.zeros(4, np.int64), np.array(["b.jpg"] * 2), np.zeros(2, np.int64),
+                    names[:2], modality="image_files", image_root="/data", image_transform={"resize": 256, "crop": 224})
+    summary = dataset_summary({"digits": describe_dataset(images), "trec": describe_dataset(text),
+                               "clothing": describe_dataset(files)})
     assert summary.columns.tolist() == ["dataset", "train", "test", "classes", "input shape"]
     assert summary.iloc[0].tolist() == ["digits", 6, 3, 10, "1 × 8 × 8"]
-    assert summary.iloc[1].tolist() == ["trec", 5500, 500, 6, "—"]
+    assert summary.iloc[1].tolist() == ["trec", 5, 1, 6, "—"]
+    assert summary.iloc[2].tolist() == ["clothing", 4, 2, 2, "3 × 224 × 224"]
     with pytest.raises(KeyError, match="shape"):
         dataset_summary({"x": {"train": 1, "test": 1, "classes": 2}})

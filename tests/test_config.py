@@ -95,6 +95,19 @@ CASES = [
     ("sensitivity noise not run", edited("sensitivity.noise", ["sym0.8"]),
      ["sensitivity.noise 'sym0.8' is not in datasets.digits.noise"]),
     ("M sweep below 2", edited("sensitivity.M", [1]), ["minimum of 2", "['sensitivity']['M']"]),
+    # sources, their options and the models that fit them
+    ("option the source does not take", edited("datasets.digits.source_options", {"root": "data"}),
+     ["datasets.digits.source_options ['root'] are not options of source 'sklearn_digits': it takes none"]),
+    ("unknown source option", edited("datasets.digits.source_options", {"mirror": "x"}), ["'mirror' was unexpected"]),
+    ("text model on images", edited("datasets.digits.recipe.model", "text_classifier"),
+     ["datasets.digits.recipe.model 'text_classifier' does not fit image data of source 'sklearn_digits'"]),
+    ("super-class map without super-classes", edited("datasets.digits.asymmetric_map", "cifar100_pairs"),
+     ["datasets.digits.asymmetric_map 'cifar100_pairs' needs CIFAR-100's super-classes"]),
+    ("per-dataset t above M", edited("datasets.digits.selection", {"K": 2, "M": 2, "t": 3}),
+     ["datasets.digits.selection.t = 3 exceeds datasets.digits.selection.M = 2"]),
+    ("unknown augmentation", edited("datasets.digits.recipe.augment", "rotate"), ["'rotate' is not one of"]),
+    ("real noise without a forget rate", edited("datasets.digits.noise", ["real"]),
+     ["datasets.digits.noise has 'real' (unknown noise rate), so co-teaching's forget rate cannot default to it"]),
 ]
 
 

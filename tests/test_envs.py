@@ -30,8 +30,11 @@ def test_every_package_is_pinned_and_agrees_with_pyproject(env):
     spec = yaml.safe_load(env.read_text())
     assert "conda-forge" in spec["channels"]
     pins = pyproject_pins()
-    for dependency in spec["dependencies"]:
-        name, _, version = dependency.partition("=")
+    conda = [d for d in spec["dependencies"] if isinstance(d, str)]
+    from_pip = [r for d in spec["dependencies"] if isinstance(d, dict) for r in d["pip"]]  # PyPI-only packages
+    assert not from_pip or any(d.startswith("pip ") for d in conda), f"{env.name}: a pip section needs pip itself"
+    for dependency in conda + from_pip:
+        name, _, version = dependency.replace("==", "=").partition("=")
         name, version = name.strip(), version.strip()
         assert re.fullmatch(r"[0-9][0-9A-Za-z.]*", version), f"{env.name}: {dependency!r} is not pinned"
         if name in pins:

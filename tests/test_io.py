@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from enkcvs.datasets import SOURCES, TRAIN_SIZES, Dataset, load_dataset, load_source, save_dataset
+from enkcvs.datasets import Dataset, load_dataset, save_dataset
+from enkcvs.sources import load_source
 from enkcvs.io import atomic_path, provenance, read_json, read_table, write_json, write_table
 
 
@@ -113,7 +114,8 @@ def test_dataset_npz_round_trip(tmp_path):
     assert loaded.class_names == dataset.class_names and loaded.num_classes == 3
 
 
-def test_load_source_rejects_unknown_name():
-    with pytest.raises(KeyError, match="unknown dataset source 'cifar10'"):
-        load_source("cifar10")
-    assert set(TRAIN_SIZES) == set(SOURCES)  # the config check knows every source's size
+def test_load_source_rejects_unknown_names_and_options():
+    with pytest.raises(KeyError, match="unknown dataset source 'cifar1000'"):
+        load_source("cifar1000")
+    with pytest.raises(TypeError, match=r"source 'sklearn_digits' takes the options \[\], not \['root'\]"):
+        load_source("sklearn_digits", root="x")

@@ -10,6 +10,7 @@ from enkcvs.noise import (
     empirical_transition_matrix,
     inject_noise,
     parse_noise,
+    superclass_asymmetric_map,
     symmetric_transition_matrix,
 )
 
@@ -185,3 +186,32 @@ def test_empirical_transition_absent_class_row_is_zero():
         true_labels=np.array([0, 0, 2]), noisy_labels=np.array([0, 2, 2]), num_classes=3
     )
     np.testing.assert_allclose(empirical, [[0.5, 0.0, 0.5], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+
+
+# Q = 12 classes in 4 super-classes of 3, 3, 4 and 2 members (not contiguous, as CIFAR-100's are not).
+SUPERCLASSES = np.array([0, 1, 2, 0, 1, 2, 0, 1, 2, 2, 3, 3])
+
+
+def test_superclass_pairs_swap_one_seeded_pair_inside_each_superclass():
+    mapping = superclass_asymmetric_map(superclasses=SUPERCLASSES, variant="cifar100_pairs", seed=5)
+    assert len(mapping) == 2 * 4  # one pair per super-class
+    for source, target in mapping.items():
+        assert mapping[target] == source and source != target
+        assert SUPERCLASSES[source] == SUPERCLASSES[target]
+    assert mapping == superclass_asymmetric_map(superclasses=SUPERCLASSES, variant="cifar100_pairs", seed=5)
+    others = [superclass_asymmetric_map(superclasses=SUPERCLASSES, variant="cifar100_pairs", seed=s) for s in range(9)]
+    assert len({tuple(sorted(m.items())) for m in others}) > 1  # the pairs are part of the seeded draw
+
+
+def test_superclass_next_flips_each_class_to_the_next_of_its_superclass():
+    mapping = superclass_asymmetric_map(superclasses=SUPERCLASSES, variant="cifar100_next", seed=0)
+    assert mapping == {0: 3, 3: 6, 6: 0, 1: 4, 4: 7, 7: 1, 2: 5, 5: 8, 8: 9, 9: 2, 10: 11, 11: 10}
+    with pytest.raises(ValueError, match="unknown super-class map 'cifar100_random'"):
+        superclass_asymmetric_map(superclasses=SUPERCLASSES, variant="cifar100_random", seed=0)
+
+
+def test_real_noise_injects_nothing_and_has_no_rate():
+    spec = parse_noise("real")
+    assert spec.kind == "real" and np.isnan(spec.rate)
+    labels = np.array([0, 1, 2, 1])
+    np.testing.assert_array_equal(inject_noise(labels, spec=spec, num_classes=3, seed=0), labels)

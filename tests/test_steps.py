@@ -1,6 +1,7 @@
 """Workflow steps on a tiny dataset: deterministic outputs, and loud failures (naming the file and the defect) on
 corrupt inputs and training faults, with no output written."""
 
+import json
 import subprocess
 import sys
 
@@ -135,3 +136,41 @@ def test_selection_and_report_steps_never_import_torch():
              "print(sorted(m for m in sys.modules if m.split('.')[0] in {'torch', 'torchvision', 'transformers'}))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_real_noise_keeps_the_labels_and_selection_scores_nothing(tiny_inputs):
+    from enkcvs.steps import make_noisy_labels
+
+    tmp_path = tiny_inputs
+    make_noisy_labels(dataset=tmp_path / "data.npz", noise="real", seed=3, asymmetric_map=None,
+                      output=tmp_path / "labels.parquet")
+    labels = read_table(tmp_path / "labels.parquet")[0]
+    assert (labels["true"] == -1).all() and (labels["given"] == load_dataset(tmp_path / "data.npz").y_train).all()
+    paths = [tmp_path / f"k{fold}.parquet" for fold in (1, 2)]
+    for fold, path in enumerate(paths, start=1):
+        run_fold(tmp_path, 1, fold, path)
+    select_samples(predictions=paths, labels=tmp_path / "labels.parquet", threshold=1,
+                   table=tmp_path / "selection.parquet", metrics=tmp_path / "metrics.json",
+                   provenance_fields={"noise": "real"})
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["true_labels_known"] is False and "precision" not in metrics and "theorem1" not in metrics
+    assert metrics["selected"] == int(read_table(tmp_path / "selection.parquet")[0]["selected"].sum())
+
+
+def test_superclass_noise_stays_inside_superclasses_and_is_recorded(tmp_path):
+    from enkcvs.datasets import Dataset, save_dataset
+    from enkcvs.io import read_table_metadata
+    from enkcvs.steps import make_noisy_labels
+
+    superclasses = np.array([0, 0, 1, 1, 1, 2])
+    y = np.repeat(np.arange(6), 10)
+    x = np.zeros((60, 1, 2, 2), np.uint8)
+    save_dataset(Dataset(x, y, x[:6], y[:6], tuple("abcdef"), superclasses=superclasses), tmp_path / "data.npz")
+    make_noisy_labels(dataset=tmp_path / "data.npz", noise="asym0.4", seed=1, asymmetric_map="cifar100_pairs",
+                      output=tmp_path / "labels.parquet")
+    labels = read_table(tmp_path / "labels.parquet")[0]
+    flipped = labels[labels["true"] != labels["given"]]
+    assert len(flipped) == 4 * 4  # two pairs (super-classes 0 and 1; 2 has one class), 4 of 10 flipped each
+    assert (superclasses[flipped["true"]] == superclasses[flipped["given"]]).all()
+    mapping = read_table_metadata(tmp_path / "labels.parquet")["mapping"]
+    assert {int(s): t for s, t in mapping.items()} == dict(zip(flipped["true"], flipped["given"]))

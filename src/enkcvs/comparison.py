@@ -354,13 +354,15 @@ def table3(
 
 
 def describe_dataset(dataset) -> dict:
-    """The :func:`dataset_summary` entry of an :class:`enkcvs.datasets.Dataset` (images (N, C, H, W))."""
-    return {
-        "train": len(dataset.y_train),
-        "test": len(dataset.y_test),
-        "classes": dataset.num_classes,
-        "shape": tuple(int(n) for n in dataset.x_train.shape[1:]),
-    }
+    """The :func:`dataset_summary` entry of an :class:`enkcvs.datasets.Dataset`: the input shape is (C, H, W) of
+    in-memory images, (3, crop, crop) of image files, and None for text."""
+    if dataset.modality == "text":
+        shape = None
+    elif dataset.modality == "image_files":
+        shape = (3, dataset.image_transform["crop"], dataset.image_transform["crop"])
+    else:
+        shape = tuple(int(n) for n in dataset.x_train.shape[1:])
+    return {"train": len(dataset.y_train), "test": len(dataset.y_test), "classes": dataset.num_classes, "shape": shape}
 
 
 def dataset_summary(datasets: Mapping[str, Mapping]) -> pd.DataFrame:

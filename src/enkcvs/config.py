@@ -5,22 +5,57 @@ from typing import Any
 
 import yaml
 
-from enkcvs.datasets import TRAIN_SIZES
-from enkcvs.noise import ASYMMETRIC_MAPS, parse_noise
+from enkcvs.noise import ASYMMETRIC_MAPS, SUPERCLASS_MAPS, parse_noise
+from enkcvs.sources import SOURCES
+
+
+def _source_problems(key: str, dataset: dict[str, Any], source) -> list[str]:
+    """Problems between a dataset entry and its source: options, data location, model and asymmetric map."""
+    problems = []
+    options = dataset.get("source_options", {})
+    unknown = sorted(set(options) - set(source.options))
+    if unknown:
+        problems.append(
+            f"{key}.source_options {unknown} are not options of source {dataset['source']!r}: "
+            f"it takes {list(source.options) or 'none'}"
+        )
+    if source.layout_problems is not None and dataset.get("enabled", True) and "root" not in options:
+        problems.append(
+            f"{key} ({dataset['source']}) cannot be downloaded: set {key}.source_options.root to your copy in the "
+            f"official layout, or set {key}.enabled: false"
+        )
+    is_text_model = dataset["recipe"]["model"] == "text_classifier"
+    if is_text_model != (source.modality == "text"):
+        problems.append(
+            f"{key}.recipe.model {dataset['recipe']['model']!r} does not fit {source.modality} data of source "
+            f"{dataset['source']!r}: use text_classifier for text sources and an image model otherwise"
+        )
+    if source.modality == "text" and dataset["recipe"].get("mixup_alpha", 0.3) is not None:
+        problems.append(f"{key}.recipe.mixup_alpha must be null: mixup cannot mix token ids")
+    if dataset.get("asymmetric_map") in SUPERCLASS_MAPS and dataset["source"] != "cifar100":
+        problems.append(f"{key}.asymmetric_map {dataset['asymmetric_map']!r} needs CIFAR-100's super-classes")
+    return problems
 
 
 def config_problems(config: dict[str, Any]) -> list[str]:
     """Every cross-key problem of a schema-valid config, each naming the key and the fix (empty when fine)."""
     problems = []
-    selection = config["selection"]
-    if selection["t"] > selection["M"]:
-        problems.append(f"selection.t = {selection['t']} exceeds selection.M = {selection['M']}: choose 1 <= t <= M")
+    for key, selection in [
+        ("selection", config["selection"]),
+        *((f"datasets.{name}.selection", d["selection"]) for name, d in config["datasets"].items() if "selection" in d),
+    ]:
+        if selection["t"] > selection["M"]:
+            problems.append(f"{key}.t = {selection['t']} exceeds {key}.M = {selection['M']}: choose 1 <= t <= M")
     for name, dataset in config["datasets"].items():
         key = f"datasets.{name}"
-        size = TRAIN_SIZES[dataset["source"]]
+        source = SOURCES[dataset["source"]]
+        problems += _source_problems(key, dataset, source)
+        selection = dataset.get("selection", config["selection"])
         largest_k = max([selection["K"], *config["sensitivity"]["K"]])
-        if largest_k > size:
-            problems.append(f"K = {largest_k} exceeds the {size} training samples of {key}: lower selection.K")
+        if source.train_size is not None and largest_k > source.train_size:
+            problems.append(
+                f"K = {largest_k} exceeds the {source.train_size} training samples of {key}: lower selection.K"
+            )
         if len(set(dataset["noise"])) != len(dataset["noise"]):
             problems.append(f"{key}.noise lists a setting twice: remove the duplicate")
         for noise in dataset["noise"]:
@@ -29,10 +64,17 @@ def config_problems(config: dict[str, Any]) -> list[str]:
             except ValueError as error:
                 problems.append(f"{key}.noise: {error}")
                 continue
-            if spec.kind == "asym" and dataset.get("asymmetric_map") not in ASYMMETRIC_MAPS:
+            known_maps = [*ASYMMETRIC_MAPS, *SUPERCLASS_MAPS]
+            if spec.kind == "asym" and dataset.get("asymmetric_map") not in known_maps:
                 problems.append(
                     f"{key}.noise has {noise!r} but {key}.asymmetric_map is not set: set it to one of "
-                    f"{sorted(ASYMMETRIC_MAPS)} or drop the asymmetric setting"
+                    f"{sorted(known_maps)} or drop the asymmetric setting"
+                )
+            coteaching = dataset.get("baselines", {}).get("coteaching", {})
+            if spec.kind == "real" and coteaching.get("forget_rate") is None and "coteaching" in config["methods"]:
+                problems.append(
+                    f"{key}.noise has 'real' (unknown noise rate), so co-teaching's forget rate cannot default to "
+                    f"it: set {key}.baselines.coteaching.forget_rate"
                 )
         milestones = dataset["recipe"]["milestones"]
         if any(epoch > dataset["recipe"]["epochs"] for epoch in milestones):

@@ -1,7 +1,8 @@
 """Label-noise injection (Section 2, Definitions 1-2; exact counts as decided in PAPER-NOTES).
 
-A noise setting is written ``sym0.2`` (symmetric, epsilon = 0.2) or ``asym0.4`` (asymmetric); that string is also the
-``{noise}`` wildcard of the workflow.
+A noise setting is written ``sym0.2`` (symmetric, epsilon = 0.2), ``asym0.4`` (asymmetric) or ``real`` (the dataset's
+labels are noisy already, as Clothing-1M's and WebVision's: nothing is injected and the true labels are unknown); that
+string is also the ``{noise}`` wildcard of the workflow.
 """
 
 import re
@@ -19,12 +20,16 @@ ASYMMETRIC_MAPS: dict[str, dict[int, int]] = {
     "trec": {0: 2, 2: 0, 1: 3, 3: 1, 4: 3},
 }
 
-NOISE_PATTERN = re.compile(r"(?P<kind>sym|asym)(?P<rate>0(\.\d+)?)")
+#: Asymmetric maps built from the dataset's super-classes (CIFAR-100's coarse labels; PAPER-NOTES, "Asymmetric noise").
+SUPERCLASS_MAPS = ("cifar100_pairs", "cifar100_next")
+
+NOISE_PATTERN = re.compile(r"(?P<kind>sym|asym)(?P<rate>0(\.\d+)?)|(?P<real>real)")
 
 
 @dataclass(frozen=True)
 class NoiseSpec:
-    """A parsed noise setting: ``kind`` is ``"sym"`` or ``"asym"``, ``rate`` is epsilon in [0, 1)."""
+    """A parsed noise setting: ``kind`` is ``"sym"``, ``"asym"`` or ``"real"``; ``rate`` is epsilon in [0, 1) (NaN,
+    unknown, for ``"real"``)."""
 
     kind: str
     rate: float
@@ -36,8 +41,10 @@ def parse_noise(spec: str) -> NoiseSpec:
     if match is None:
         raise ValueError(
             f"noise setting {spec!r} does not parse: write 'sym' or 'asym' followed by a rate in [0, 1), "
-            "e.g. 'sym0.2' or 'asym0.4'"
+            "e.g. 'sym0.2' or 'asym0.4', or 'real' for labels that are noisy already"
         )
+    if match["real"]:
+        return NoiseSpec(kind="real", rate=float("nan"))
     return NoiseSpec(kind=match["kind"], rate=float(match["rate"]))
 
 
@@ -58,6 +65,38 @@ def asymmetric_transition_matrix(*, rate: float, num_classes: int, mapping: dict
     return matrix
 
 
+def superclass_asymmetric_map(*, superclasses: np.ndarray, variant: str, seed: int) -> dict[int, int]:
+    """The asymmetric map of a dataset with super-classes (CIFAR-100's "flip two sub-classes within each
+    super-class", Appendix; PAPER-NOTES decides the reading).
+
+    Parameters
+    ----------
+    superclasses : (Q,) super-class of each class.
+    variant : ``"cifar100_pairs"`` (default reading): in each super-class, one seeded pair of its sub-classes flip
+        into each other; ``"cifar100_next"`` (common in the literature): each class flips to the next class of its
+        super-class, circularly, in class order.
+    seed : the run's seed (the pairs are part of the noise draw).
+
+    Returns
+    -------
+    source -> target class.
+    """
+    rng = generator(seed, Purpose.NOISE, 1)
+    mapping = {}
+    for superclass in np.unique(superclasses):
+        members = np.flatnonzero(superclasses == superclass)
+        if len(members) < 2:
+            continue
+        if variant == "cifar100_pairs":
+            first, second = (int(c) for c in rng.choice(members, size=2, replace=False))
+            mapping |= {first: second, second: first}
+        elif variant == "cifar100_next":
+            mapping |= {int(c): int(members[(i + 1) % len(members)]) for i, c in enumerate(members)}
+        else:
+            raise ValueError(f"unknown super-class map {variant!r}; use one of {SUPERCLASS_MAPS}")
+    return mapping
+
+
 def inject_noise(
     labels: np.ndarray, *, spec: NoiseSpec, num_classes: int, seed: int, mapping: dict[int, int] | None = None
 ) -> np.ndarray:
@@ -76,6 +115,8 @@ def inject_noise(
     (N,) int64 array of given (noisy) labels.
     """
     labels = np.asarray(labels, dtype=np.int64)
+    if spec.kind == "real":
+        return labels.copy()
     if spec.kind == "asym" and mapping is None:
         raise ValueError("asymmetric noise needs a class mapping (the dataset's 'asymmetric_map')")
     rng = generator(seed, Purpose.NOISE)

@@ -19,12 +19,16 @@ class Recipe:
     lr_decay: float = 0.1  # lr factor at each milestone
     mixup_alpha: float | None = 0.3  # Beta(alpha, alpha) of Eq. mixup; None trains without mixup
     validation_fraction: float = 0.1  # share of a fold's training data held out to pick the best epoch
+    augment: str | None = None  # batch augmentation by name in enkcvs.augment.AUGMENTATIONS; None: none
+    model_options: dict[str, Any] = field(default_factory=dict)  # passed to the model builder (e.g. pretrained)
+    loader_workers: int = 4  # DataLoader worker processes for datasets streamed from disk (image_files)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "Recipe":
         """Build from a config mapping (lists become tuples)."""
         values = dict(values)
         values["milestones"] = tuple(values.get("milestones", ()))
+        values["model_options"] = dict(values.get("model_options") or {})
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:

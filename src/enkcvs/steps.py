@@ -4,49 +4,131 @@ The thin scripts under ``workflow/scripts`` call exactly one of these. Steps tha
 the selection and report steps start fast.
 """
 
+import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from enkcvs.datasets import load_dataset, load_source, save_dataset
+from enkcvs.datasets import Dataset, load_dataset, save_dataset
 from enkcvs.folds import kfold_assignment, validation_split
-from enkcvs.io import provenance, read_table, read_table_metadata, write_json, write_table
+from enkcvs.io import atomic_path, provenance, read_table, read_table_metadata, write_json, write_table
 from enkcvs.metrics import accuracy, class_prior, confusion_matrix, precision_recall, selection_set_sizes
-from enkcvs.noise import ASYMMETRIC_MAPS, empirical_transition_matrix, inject_noise, parse_noise
+from enkcvs.noise import (
+    ASYMMETRIC_MAPS,
+    SUPERCLASS_MAPS,
+    empirical_transition_matrix,
+    inject_noise,
+    parse_noise,
+    superclass_asymmetric_map,
+)
 from enkcvs.recipe import Recipe
 from enkcvs.rng import Purpose, derive_seed, generator
 from enkcvs.selection import assemble_iteration, ensemble_selection, prediction_table_problems, selection_votes
+from enkcvs.sources import get_source, load_source
 from enkcvs.theory import corollary_precision_recall, theorem1_precision_recall
 from enkcvs.weights import entropy_weight, label_entropy, predicted_label_distribution, pseudo_labels
 
 PathLike = str | Path
 
 
-def prepare_dataset(*, source: str, output: PathLike) -> None:
-    """Load a packaged dataset source and store it as the project's ``.npz``."""
-    save_dataset(load_source(source), output, metadata=provenance(source=source))
+def check_layout(*, source: str, options: dict[str, Any], output: PathLike) -> None:
+    """Verify a user-supplied dataset's folder layout (Clothing-1M, WebVision) before anything trains on it.
+
+    Raises ``FileNotFoundError`` listing everything missing; on success writes a JSON record of the check.
+    """
+    problems = get_source(source).layout_problems(**options)
+    if problems:
+        raise FileNotFoundError(
+            f"the {source} folder {options.get('root')!r} is not in the official layout:\n  "
+            + "\n  ".join(problems)
+            + "\npoint source_options.root at your copy in the official layout"
+        )
+    write_json(provenance(source=source, options=options), output)
+
+
+def prepare_dataset(*, source: str, options: dict[str, Any], output: PathLike) -> None:
+    """Load a dataset source (downloading it where allowed) and store it as the project's ``.npz``."""
+    save_dataset(load_source(source, **options), output, metadata=provenance(source=source, options=options))
+
+
+def tokenize_dataset(*, dataset: PathLike, checkpoint: str, max_length: int, output: PathLike) -> None:
+    """Tokenise a text dataset once per (dataset, checkpoint): ``.npz`` with ``train`` (N, 2, L) and ``test``
+    (N_test, 2, L) int64 arrays (token ids and attention mask), reused by every fold and final job."""
+    from enkcvs.text import tokenize
+
+    data = load_dataset(dataset)
+    if data.modality != "text":
+        raise ValueError(f"{dataset} holds {data.modality} data; only text datasets are tokenised")
+    arrays = {
+        split: tokenize(list(texts), checkpoint=checkpoint, max_length=max_length)
+        for split, texts in (("train", data.x_train), ("test", data.x_test))
+    }
+    meta = provenance(checkpoint=checkpoint, max_length=max_length)
+    with atomic_path(output) as tmp, open(tmp, "wb") as handle:
+        np.savez(handle, **arrays, provenance=np.array(json.dumps(meta, sort_keys=True)))
+
+
+def _inputs(data: Dataset, tokens: PathLike | None, *, split: str, indices: np.ndarray | None = None, train=False):
+    """The model inputs of ``split`` ("train"/"test"), restricted to ``indices``: an array for in-memory data (token
+    ids for text), a streamed Dataset for image files (random crops and flips when ``train``)."""
+    if data.modality == "image_files":
+        from enkcvs.sources.web import image_files_dataset
+
+        paths = getattr(data, f"x_{split}")
+        return image_files_dataset(
+            root=data.image_root,
+            paths=paths if indices is None else paths[indices],
+            transform=data.image_transform,
+            train=train,
+        )
+    if data.modality == "text":
+        if tokens is None:
+            raise ValueError("a text dataset needs its tokens file (the tokenise rule's output)")
+        with np.load(tokens) as arrays:
+            x = arrays[split]
+    else:
+        x = getattr(data, f"x_{split}")
+    return x if indices is None else x[indices]
 
 
 def make_noisy_labels(
     *, dataset: PathLike, noise: str, seed: int, asymmetric_map: str | None, output: PathLike
 ) -> None:
-    """Write the noisy training labels of one (dataset, noise, seed): columns ``sample``, ``true``, ``given``."""
+    """Write the noisy training labels of one (dataset, noise, seed): columns ``sample``, ``true``, ``given``.
+
+    ``true`` is -1 (unknown) for ``real`` noise: the dataset's own labels are the given ones.
+    """
     data = load_dataset(dataset)
     spec = parse_noise(noise)
-    mapping = ASYMMETRIC_MAPS[asymmetric_map] if spec.kind == "asym" else None
+    mapping = None
+    if spec.kind == "asym" and asymmetric_map in SUPERCLASS_MAPS:
+        if data.superclasses is None:
+            raise ValueError(f"asymmetric_map {asymmetric_map!r} needs super-classes, which {dataset} does not have")
+        mapping = superclass_asymmetric_map(superclasses=data.superclasses, variant=asymmetric_map, seed=seed)
+    elif spec.kind == "asym":
+        mapping = ASYMMETRIC_MAPS[asymmetric_map]
     given = inject_noise(data.y_train, spec=spec, num_classes=data.num_classes, seed=seed, mapping=mapping)
-    frame = pd.DataFrame({"sample": np.arange(len(given)), "true": data.y_train, "given": given})
-    meta = provenance(noise=noise, seed=seed, asymmetric_map=asymmetric_map, num_classes=data.num_classes)
+    true = np.full_like(given, -1) if spec.kind == "real" else data.y_train
+    frame = pd.DataFrame({"sample": np.arange(len(given)), "true": true, "given": given})
+    meta = provenance(
+        noise=noise,
+        seed=seed,
+        asymmetric_map=asymmetric_map,
+        mapping={str(source): target for source, target in sorted((mapping or {}).items())},
+        num_classes=data.num_classes,
+    )
     write_table(frame, output, metadata=meta)
 
 
 def _load_labels(path: PathLike) -> tuple[pd.DataFrame, int]:
-    """The noisy-label table and Q, checked: labels outside 0..Q-1 raise ``ValueError`` naming the file."""
+    """The noisy-label table and Q, checked: labels outside 0..Q-1 (true labels: or all -1, unknown) raise
+    ``ValueError`` naming the file."""
     labels, meta = read_table(path)
     num_classes = int(meta["num_classes"])
-    for column in ("true", "given"):
+    true_unknown = (labels["true"] == -1).all()
+    for column in ("given",) if true_unknown else ("true", "given"):
         if not labels[column].between(0, num_classes - 1).all():
             raise ValueError(f"{path}: '{column}' labels outside 0..{num_classes - 1}: delete it and rerun")
     return labels, num_classes
@@ -64,11 +146,13 @@ def train_fold(
     threads: int,
     output: PathLike,
     provenance_fields: dict[str, Any],
+    tokens: PathLike | None = None,
 ) -> None:
     """Algorithm 1, lines 4-9, for fold k of iteration m: train on D minus D_k (10% held out to pick the best epoch
     by noisy-label accuracy) and predict D_k. ``iteration`` and ``fold`` are 1-based.
 
-    Writes a table with ``sample``, ``given``, ``predicted`` and ``prob_0..prob_{Q-1}``.
+    Writes a table with ``sample``, ``given``, ``predicted`` and ``prob_0..prob_{Q-1}``. ``tokens`` is the text
+    dataset's tokenised file (:func:`tokenize_dataset`).
     """
     import torch
 
@@ -88,12 +172,14 @@ def train_fold(
     )
     result = train_model(
         recipe=recipe_,
-        x=data.x_train[train_idx],
+        x=_inputs(data, tokens, split="train", indices=train_idx, train=True),
         targets=np.eye(num_classes, dtype=np.float32)[given[train_idx]],
         seed=derive_seed(seed, Purpose.INIT, num_folds, iteration, fold),
-        validation=(data.x_train[val_idx], given[val_idx]) if len(val_idx) else None,
+        validation=(_inputs(data, tokens, split="train", indices=val_idx), given[val_idx]) if len(val_idx) else None,
     )
-    probabilities = predict_proba(result.model, data.x_train[held_out])
+    probabilities = predict_proba(
+        result.model, _inputs(data, tokens, split="train", indices=held_out), workers=recipe_.loader_workers
+    )
     frame = pd.DataFrame({"sample": held_out, "given": given[held_out], "predicted": probabilities.argmax(axis=1)})
     frame = frame.join(pd.DataFrame(probabilities, columns=[f"prob_{c}" for c in range(num_classes)]))
     meta = provenance(
@@ -129,9 +215,7 @@ def _group_by_iteration(predictions: list[PathLike]) -> dict[int, list[PathLike]
     return {m: [folds[k] for k in sorted(folds)] for m, folds in by_iteration.items()}
 
 
-def _assemble_checked(
-    paths: list[PathLike], *, labels: PathLike, given: np.ndarray, num_classes: int
-) -> pd.DataFrame:
+def _assemble_checked(paths: list[PathLike], *, labels: PathLike, given: np.ndarray, num_classes: int) -> pd.DataFrame:
     """One iteration's K tables, each checked, joined into N rows; errors name the file and the defect."""
     frames = []
     for path in paths:
@@ -195,6 +279,9 @@ def select_samples(
     )
     write_table(selection, table, metadata=provenance(**provenance_fields, threshold=threshold))
 
+    if (true == -1).all():  # 'real' noise: no true labels, so nothing to score the selection against
+        write_json(provenance(**provenance_fields, selected=int(selected.sum()), true_labels_known=False), metrics)
+        return
     sizes = selection_set_sizes(selected=selected, given=given, true=true)
     spec = parse_noise(provenance_fields["noise"])
     q = [accuracy(true=true, predicted=row) for row in predicted]
@@ -211,6 +298,7 @@ def select_samples(
             **provenance_fields,
             **sizes,
             **precision_recall(sizes=sizes),
+            true_labels_known=True,
             iteration_accuracy=q,
             theorem1=theory,
             corollary=corollary,
@@ -232,10 +320,12 @@ def train_final(
     output: PathLike,
     provenance_fields: dict[str, Any],
     options: dict[str, Any] | None = None,
+    tokens: PathLike | None = None,
 ) -> None:
     """Train a final model of ``method`` from scratch and write its clean test accuracy (last epoch) as JSON.
 
-    ``options`` are the method's hyperparameters (see :func:`enkcvs.methods.training_options`), recorded in the JSON.
+    ``options`` are the method's hyperparameters (see :func:`enkcvs.methods.training_options`), recorded in the JSON;
+    ``tokens`` is a text dataset's tokenised file.
     """
     import torch
 
@@ -256,12 +346,13 @@ def train_final(
     options = dict(options or {})
     result = train_model(
         recipe=recipe_,
-        x=data.x_train[indices],
+        x=_inputs(data, tokens, split="train", indices=indices, train=True),
         targets=targets,
         seed=derive_seed(seed, Purpose.FINAL),
         **training_options(method=method, options=options),
     )
-    predicted = predict_proba(result.model, data.x_test).argmax(axis=1)
+    test_inputs = _inputs(data, tokens, split="test")
+    predicted = predict_proba(result.model, test_inputs, workers=recipe_.loader_workers).argmax(axis=1)
     write_json(
         provenance(
             **{**provenance_fields, "method": method},

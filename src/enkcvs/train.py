@@ -1,7 +1,9 @@
 """The one training loop shared by fold models, final models and the baselines, and prediction with class
 probabilities.
 
-Data live as tensors on the device; batches, mixup and the loss run on whole batches (no per-sample Python).
+In-memory data (images, token ids) live as tensors on the device; batches, augmentation, mixup and the loss run on
+whole batches (no per-sample Python). Datasets too large for memory (image files) are streamed by a DataLoader with
+worker processes instead.
 """
 
 import copy
@@ -11,8 +13,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.data import DataLoader
 
 from enkcvs import losses
+from enkcvs.augment import AUGMENTATIONS
 from enkcvs.losses import soft_cross_entropy  # noqa: F401  (kept importable as enkcvs.train.soft_cross_entropy)
 from enkcvs.mixup import mixup, mixup_lambda
 from enkcvs.models import create_model
@@ -78,18 +82,50 @@ def co_teaching_losses(
     return [per_sample[0][kept[1]].mean(), per_sample[1][kept[0]].mean()], torch.cat(per_sample).mean()
 
 
+#: Inputs of :func:`train_model` and :func:`predict_proba`: an array held in memory, or a torch Dataset of
+#: (input, position) pairs streamed from disk (see :func:`enkcvs.sources.web.image_files_dataset`).
+Inputs = np.ndarray | torch.utils.data.Dataset
+
+
 def _new_model(recipe: Recipe, *, input_shape, num_classes: int, device: torch.device) -> nn.Module:
-    model = create_model(recipe.model, input_shape=input_shape, num_classes=num_classes).to(device)
-    return model.to(memory_format=torch.channels_last)
+    model = create_model(recipe.model, input_shape=input_shape, num_classes=num_classes, **recipe.model_options)
+    return model.to(device).to(memory_format=torch.channels_last)
+
+
+def _resident(x: np.ndarray, device: torch.device) -> torch.Tensor:
+    """An in-memory input array as a device tensor; images channels_last (uint8 images stay uint8 until batched)."""
+    tensor = torch.as_tensor(x, device=device)
+    return tensor.contiguous(memory_format=torch.channels_last) if tensor.ndim == 4 else tensor
+
+
+def _model_input(batch: torch.Tensor) -> torch.Tensor:
+    """A batch as the model takes it: uint8 images scaled to [0, 1]; float images and token ids unchanged."""
+    return batch.float().div_(255) if batch.dtype == torch.uint8 else batch
+
+
+def _input_shape(x: Inputs) -> tuple[int, ...]:
+    return tuple(x.shape[1:]) if isinstance(x, np.ndarray) else tuple(x[0][0].shape)
+
+
+def _loader(x: torch.utils.data.Dataset, *, batch_size: int, workers: int, device, generator=None) -> DataLoader:
+    return DataLoader(
+        x,
+        batch_size=batch_size,
+        shuffle=generator is not None,
+        generator=generator,
+        num_workers=workers,
+        pin_memory=device.type == "cuda",
+        persistent_workers=workers > 0 and generator is not None,
+    )
 
 
 def train_model(
     *,
     recipe: Recipe,
-    x: np.ndarray,
+    x: Inputs,
     targets: np.ndarray,
     seed: int,
-    validation: tuple[np.ndarray, np.ndarray] | None = None,
+    validation: tuple[Inputs, np.ndarray] | None = None,
     device: torch.device | None = None,
     loss: str = "ce",
     loss_params: dict[str, float] | None = None,
@@ -100,10 +136,12 @@ def train_model(
     Parameters
     ----------
     recipe : the dataset's training recipe.
-    x : (N, C, H, W) float32 inputs.
+    x : the N training inputs: images (N, C, H, W) float32 in [0, 1] or uint8, token ids (N, 2, L) int64 (ids and
+        attention mask), or a torch Dataset of (input, position in 0..N-1) streamed by a DataLoader with
+        ``recipe.loader_workers`` workers.
     targets : (N, Q) soft targets, each row scaled by the sample's loss weight (one-hot rows for plain CE).
-    seed : seeds initialisation, batch order and mixup.
-    validation : optional (x_val (V, C, H, W), labels (V,)); the epoch with the best accuracy on it is kept
+    seed : seeds initialisation, batch order, augmentation and mixup.
+    validation : optional (inputs as ``x`` (V, ...), labels (V,)); the epoch with the best accuracy on it is kept
         (Appendix, Eq. para_val). Without it the last epoch is kept.
     device : defaults to :func:`default_device`.
     loss : batch loss by name, see :func:`enkcvs.losses.make_loss` ("ce", "sl", "gce"); mixup applies to all.
@@ -123,17 +161,39 @@ def train_model(
     device = device or default_device()
     if co_teaching is not None and (loss != "ce" or loss_params):
         raise ValueError(f"co-teaching trains with plain cross-entropy; got loss={loss!r}, loss_params={loss_params}")
+    if recipe.mixup_alpha and isinstance(x, np.ndarray) and x.dtype.kind in "iu" and x.ndim != 4:
+        raise ValueError("mixup cannot mix token ids: set recipe.mixup_alpha: null for text datasets")
     loss_function = losses.make_loss(loss, **(loss_params or {}))
+    augment = AUGMENTATIONS[recipe.augment] if recipe.augment else None
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     batch_order = torch.Generator(device="cpu").manual_seed(seed)
-    shape = {"input_shape": x.shape[1:], "num_classes": targets.shape[1], "device": device}
+    shape = {"input_shape": _input_shape(x), "num_classes": targets.shape[1], "device": device}
     models = [_new_model(recipe, **shape)]
     if co_teaching is not None:
         torch.manual_seed(derive_seed(seed, Purpose.PEER))
         models.append(_new_model(recipe, **shape))
-    x_all = torch.as_tensor(x, device=device).contiguous(memory_format=torch.channels_last)
     t_all = torch.as_tensor(targets, device=device)
+    if isinstance(x, np.ndarray):
+        x_all = _resident(x, device)
+
+        def epoch_batches():
+            order = torch.randperm(len(x_all), generator=batch_order).to(device)
+            return ((x_all[batch], batch) for batch in order.split(recipe.batch_size))
+
+    else:
+        loader = _loader(
+            x,
+            batch_size=recipe.batch_size,
+            workers=recipe.loader_workers,
+            device=device,
+            generator=torch.Generator().manual_seed(derive_seed(seed, Purpose.FOLDS)),
+        )
+
+        def epoch_batches():
+            for images, positions in loader:
+                yield images.to(device, non_blocking=True), positions.to(device)
+
     optimizers = [_optimizer(recipe, model.parameters()) for model in models]
     schedules = [
         torch.optim.lr_scheduler.MultiStepLR(optimizer, list(recipe.milestones), gamma=recipe.lr_decay)
@@ -149,12 +209,15 @@ def train_model(
             if co_teaching is not None
             else 0.0
         )
-        order = torch.randperm(len(x_all), generator=batch_order).to(device)
         batch_losses = []
-        for batch_number, batch in enumerate(order.split(recipe.batch_size), start=1):
+        for batch_number, (xb, batch) in enumerate(epoch_batches(), start=1):
             if len(batch) < 2:  # batch norm needs two samples
                 continue
-            xb, tb = x_all[batch], t_all[batch]
+            xb, tb = _model_input(xb), t_all[batch]
+            if xb.ndim == 4:
+                xb = xb.contiguous(memory_format=torch.channels_last)
+                if augment is not None:
+                    xb = augment(xb, generator=batch_order)
             try:
                 if co_teaching is not None:
                     step_losses, batch_loss = co_teaching_losses(
@@ -189,7 +252,10 @@ def train_model(
         result.train_loss.append(float(torch.stack(batch_losses).mean()) if batch_losses else float("nan"))
         if validation is not None:
             accuracy = float(
-                np.mean(predict_proba(models[0], validation[0], device=device).argmax(1) == validation[1])
+                np.mean(
+                    predict_proba(models[0], validation[0], device=device, workers=recipe.loader_workers).argmax(1)
+                    == validation[1]
+                )
             )
             result.validation_accuracy.append(accuracy)
             if accuracy > best_accuracy:
@@ -204,11 +270,20 @@ def train_model(
 
 @torch.no_grad()
 def predict_proba(
-    model: nn.Module, x: np.ndarray, *, device: torch.device | None = None, batch_size: int = 1024
+    model: nn.Module, x: Inputs, *, device: torch.device | None = None, batch_size: int = 1024, workers: int = 4
 ) -> np.ndarray:
-    """Class probabilities of ``model`` (eval mode) for inputs (N, C, H, W). Returns (N, Q) float32."""
+    """Class probabilities of ``model`` (eval mode) for N inputs as :func:`train_model` takes them (a streamed
+    Dataset is read in order by ``workers`` processes). Returns (N, Q) float32."""
     device = device or default_device()
     model.eval()
-    inputs = torch.as_tensor(x, device=device).contiguous(memory_format=torch.channels_last)
-    probabilities = [F.softmax(model(chunk), dim=1) for chunk in inputs.split(batch_size)]
+    if isinstance(x, np.ndarray):
+        chunks = _resident(x, device).split(batch_size)
+    else:
+        chunks = (images.to(device) for images, _ in _loader(x, batch_size=batch_size, workers=workers, device=device))
+    probabilities = []
+    for chunk in chunks:
+        chunk = _model_input(chunk)
+        if chunk.ndim == 4:
+            chunk = chunk.contiguous(memory_format=torch.channels_last)
+        probabilities.append(F.softmax(model(chunk), dim=1))
     return torch.cat(probabilities).float().cpu().numpy()

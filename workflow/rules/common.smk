@@ -12,6 +12,8 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from enkcvs.config import config_problems, duplicate_key_problems
 from enkcvs.methods import BASELINE_METHODS, SELECTION_METHODS
 from enkcvs.noise import parse_noise
+from enkcvs.sources import SOURCES
+from enkcvs.text import checkpoint_slug
 
 
 _problems = [problem for path in workflow.configfiles for problem in duplicate_key_problems(path)]
@@ -24,7 +26,7 @@ if _problems:
 
 wildcard_constraints:
     dataset=r"[A-Za-z][A-Za-z0-9_]*",
-    noise=r"(sym|asym)0(\.[0-9]+)?",
+    noise=r"(sym|asym)0(\.[0-9]+)?|real",
     seed=r"[0-9]+",
     K=r"[1-9][0-9]*",
     M=r"[1-9][0-9]*",
@@ -33,10 +35,12 @@ wildcard_constraints:
     k=r"[1-9][0-9]*",
     method="|".join(SELECTION_METHODS),
     baseline="|".join(BASELINE_METHODS),
+    tokenizer=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
 
 
 SELECTION = config["selection"]
 SENSITIVITY = config["sensitivity"]
+DATASETS = {name: dataset for name, dataset in config["datasets"].items() if dataset["enabled"]}
 
 
 def canonical(value):
@@ -50,6 +54,35 @@ def canonical(value):
 def get_dataset_setting(key):
     """Params-function factory: one key of the wildcard dataset's config entry (keeps params sliced per dataset)."""
     return lambda wildcards: canonical(config["datasets"][wildcards.dataset][key])
+
+
+def get_layout_check(wildcards):
+    """A user-supplied dataset's layout check (it must pass before the data rule reads anything); none otherwise."""
+    if SOURCES[config["datasets"][wildcards.dataset]["source"]].layout_problems is None:
+        return []
+    return rules.check_layout.output.record.format(dataset=wildcards.dataset)
+
+
+def get_source_options(wildcards):
+    """The options a dataset's source takes; a relative root is resolved here, where jobs and config agree on it."""
+    options = dict(config["datasets"][wildcards.dataset]["source_options"])
+    if "root" in options:
+        options["root"] = str(Path(options["root"]).expanduser().resolve())
+    return canonical(options)
+
+
+def get_model_name(wildcards):
+    """A text dataset's transformers checkpoint (Hub name, local folder or packaged name)."""
+    return config["datasets"][wildcards.dataset]["recipe"]["model_options"].get("checkpoint", "all-MiniLM-L6-v2")
+
+
+def get_text_inputs(wildcards):
+    """``{"tokens": path}`` for a text dataset (its tokenised file), ``{}`` otherwise; used with ``unpack``."""
+    dataset = config["datasets"][wildcards.dataset]
+    if SOURCES[dataset["source"]].modality != "text":
+        return {}
+    slug = checkpoint_slug(get_model_name(wildcards))
+    return {"tokens": rules.tokenize.output.tokens.format(dataset=wildcards.dataset, tokenizer=slug)}
 
 
 def get_baseline_options(wildcards):
@@ -78,30 +111,40 @@ def get_fold_predictions(wildcards):
     )
 
 
-def main_settings():
-    """(dataset, noise, seed) of every run of Tables 1-2."""
+def main_settings(*, real):
+    """(dataset, noise, seed) of every main run of the enabled datasets: with injected noise (Tables 1-2) or, with
+    ``real``, on labels that are noisy already (Table 3)."""
     return [
         (name, noise, seed)
-        for name, dataset in config["datasets"].items()
+        for name, dataset in DATASETS.items()
         for noise in dataset["noise"]
+        if (noise == "real") == real
         for seed in config["seeds"]
     ]
 
 
-def sensitivity_points():
+def main_point(dataset):
+    """The main (K, M, t) of a dataset: its own ``selection`` or the global one."""
+    selection = config["datasets"][dataset].get("selection", SELECTION)
+    return [(selection["K"], selection["M"], selection["t"])]
+
+
+def sensitivity_points(dataset):
     """(K, M, t) of Figure 1: K sweeps at M = t = 1 and at the main (M, t); an M sweep at the main K with t = M - 1."""
+    [(main_K, main_M, main_t)] = main_point(dataset)
     points = {(K, 1, 1) for K in SENSITIVITY["K"]}
-    points |= {(K, SELECTION["M"], SELECTION["t"]) for K in SENSITIVITY["K"]}
-    points |= {(SELECTION["K"], M, M - 1) for M in SENSITIVITY["M"]}
+    points |= {(K, main_M, main_t) for K in SENSITIVITY["K"]}
+    points |= {(main_K, M, M - 1) for M in SENSITIVITY["M"]}
     return sorted(points)
 
 
 def selection_outputs(output, settings, points, **fields):
-    """Paths of a per-selection output for every (dataset, noise, seed) x (K, M, t); ``fields`` fill the rest."""
+    """Paths of a per-selection output for every (dataset, noise, seed) x (K, M, t) of ``points(dataset)``;
+    ``fields`` fill the rest."""
     return [
         output.format(dataset=dataset, noise=noise, seed=seed, K=K, M=M, t=t, **fields)
         for dataset, noise, seed in settings
-        for K, M, t in points
+        for K, M, t in points(dataset)
     ]
 
 
@@ -119,9 +162,6 @@ def final_outputs(methods, settings, points):
     return paths
 
 
-MAIN_POINT = [(SELECTION["K"], SELECTION["M"], SELECTION["t"])]
-
-
 def sensitivity_settings():
     if not SENSITIVITY["enabled"]:
         return []
@@ -129,19 +169,23 @@ def sensitivity_settings():
 
 
 def get_table1_metrics(wildcards):
-    return selection_outputs(rules.select_samples.output.metrics, main_settings(), MAIN_POINT)
+    return selection_outputs(rules.select_samples.output.metrics, main_settings(real=False), main_point)
 
 
 def get_table2_results(wildcards):
-    return final_outputs(config["methods"], main_settings(), MAIN_POINT)
+    return final_outputs(config["methods"], main_settings(real=False), main_point)
+
+
+def get_table3_results(wildcards):
+    return final_outputs(config["methods"], main_settings(real=True), main_point)
 
 
 def get_sensitivity_metrics(wildcards):
-    return selection_outputs(rules.select_samples.output.metrics, sensitivity_settings(), sensitivity_points())
+    return selection_outputs(rules.select_samples.output.metrics, sensitivity_settings(), sensitivity_points)
 
 
 def get_sensitivity_results(wildcards):
-    return final_outputs(["ss_only"], sensitivity_settings(), sensitivity_points())
+    return final_outputs(["ss_only"], sensitivity_settings(), sensitivity_points)
 
 
 def get_theory_metrics(wildcards):
@@ -150,22 +194,20 @@ def get_theory_metrics(wildcards):
 
 def get_paper_names(wildcards):
     """Our dataset -> the paper's dataset its report rows are compared with (None: no comparison)."""
-    return {name: dataset["paper_name"] for name, dataset in sorted(config["datasets"].items())}
+    return {name: dataset["paper_name"] for name, dataset in sorted(DATASETS.items())}
 
 
 def get_prepared_datasets(wildcards):
-    """Every configured dataset's prepared file, in the order of ``sorted(config["datasets"])``."""
-    return [rules.prepare_dataset.output.dataset.format(dataset=name) for name in sorted(config["datasets"])]
+    """Every enabled dataset's prepared file, in the order of ``sorted(DATASETS)``."""
+    return [rules.prepare_dataset.output.dataset.format(dataset=name) for name in sorted(DATASETS)]
 
 
 def get_final_output():
-    outputs = [
-        *rules.table1.output,
-        *rules.table2.output,
-        *rules.table3.output,
-        *rules.dataset_summary.output,
-        *rules.theory_figure.output,
-    ]
+    """Table 3 and the dataset summary always; Tables 1-2 and the theory figure when some run injects noise (runs on
+    'real' noise have no true labels to score); Figure 1 when enabled."""
+    outputs = [*rules.table3.output, *rules.dataset_summary.output]
+    if main_settings(real=False):
+        outputs += [*rules.table1.output, *rules.table2.output, *rules.theory_figure.output]
     if SENSITIVITY["enabled"]:
         outputs += rules.sensitivity_figure.output
     return outputs

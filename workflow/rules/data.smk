@@ -1,11 +1,44 @@
+rule check_layout:
+    output:
+        record="results/data/{dataset}.layout.json",
+    log:
+        "logs/data/{dataset}.layout.log",
+    params:
+        source=get_dataset_setting("source"),
+        options=get_source_options,
+    conda:
+        "../../envs/data.yaml"
+    script:
+        "../scripts/check_layout.py"
+
+
 rule prepare_dataset:
+    input:
+        layout=get_layout_check,
     output:
         dataset="results/data/{dataset}.npz",
     log:
         "logs/data/{dataset}.log",
     params:
         source=get_dataset_setting("source"),
+        options=get_source_options,
     conda:
         "../../envs/data.yaml"
     script:
         "../scripts/prepare_dataset.py"
+
+
+rule tokenize:
+    input:
+        dataset=rules.prepare_dataset.output.dataset,
+    output:
+        tokens="results/tokens/{dataset}/{tokenizer}.npz",
+    log:
+        "logs/tokens/{dataset}/{tokenizer}.log",
+    params:
+        model_name=get_model_name,
+        max_length=get_dataset_setting("max_length"),
+    conda:
+        "../../envs/text.yaml"
+    script:
+        "../scripts/tokenize.py"

@@ -1,5 +1,6 @@
 rule train_final_baseline:
     input:
+        unpack(get_text_inputs),
         dataset=rules.prepare_dataset.output.dataset,
         labels=rules.inject_noise.output.labels,
     output:
@@ -22,6 +23,7 @@ rule train_final_baseline:
 
 rule train_final_selected:
     input:
+        unpack(get_text_inputs),
         dataset=rules.prepare_dataset.output.dataset,
         labels=rules.inject_noise.output.labels,
         selection=rules.select_samples.output.selection,

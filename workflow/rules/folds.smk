@@ -1,5 +1,6 @@
 rule train_fold:
     input:
+        unpack(get_text_inputs),
         dataset=rules.prepare_dataset.output.dataset,
         labels=rules.inject_noise.output.labels,
     output:

@@ -36,6 +36,8 @@ rule table2:
 
 
 rule table3:
+    input:
+        results=get_table3_results,
     output:
         markdown="results/report/table3.md",
         csv=report("results/report/table3.csv", caption="../report/table3.rst", category="Tables"),
@@ -44,6 +46,8 @@ rule table3:
         "logs/report/table3.log",
     params:
         decimals=config["report"]["decimals"],
+        methods=config["methods"],
+        paper_names=get_paper_names,
     conda:
         "../../envs/report.yaml"
     script:
@@ -77,7 +81,7 @@ rule sensitivity_figure:
     log:
         "logs/report/sensitivity.log",
     params:
-        selection=canonical(SELECTION),
+        selection=lambda wildcards: dict(zip("KMt", main_point(SENSITIVITY["dataset"])[0])),
         dpi=config["report"]["dpi"],
     conda:
         "../../envs/report.yaml"

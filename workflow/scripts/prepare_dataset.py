@@ -4,4 +4,6 @@ sys.stderr = open(snakemake.log[0], "w")
 
 from enkcvs.steps import prepare_dataset
 
-prepare_dataset(source=snakemake.params.source, output=snakemake.output.dataset)
+prepare_dataset(
+    source=snakemake.params.source, options=dict(snakemake.params.options), output=snakemake.output.dataset
+)

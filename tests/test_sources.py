@@ -1,0 +1,396 @@
+"""Dataset sources on miniature, format-faithful copies of the official files (``source_fixtures``), offline."""
+
+import hashlib
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from urllib.error import URLError
+
+import numpy as np
+import pytest
+from source_fixtures import (
+    CIFAR10_NAMES,
+    write_cifar10_archive,
+    write_cifar100_archive,
+    write_clothing1m_tree,
+    write_mnist_raw,
+    write_python2_pickle,
+    write_trec_files,
+    write_webvision_tree,
+)
+
+from enkcvs.datasets import load_dataset, save_dataset
+from enkcvs.noise import ASYMMETRIC_MAPS
+from enkcvs.sources import torchvision_sets, trec, web
+
+torchvision = pytest.importorskip("torchvision")
+
+
+def _patch_cifar_md5s(monkeypatch, cls, md5):
+    """Make torchvision's class expect the fixture files' md5s: its real checksum code then runs on them."""
+    monkeypatch.setattr(cls, "train_list", [[name, md5[name]] for name, _ in cls.train_list])
+    monkeypatch.setattr(cls, "test_list", [[name, md5[name]] for name, _ in cls.test_list])
+    monkeypatch.setattr(cls, "meta", {**cls.meta, "md5": md5[cls.meta["filename"]]})
+
+
+def _offline(*args, **kwargs):
+    raise URLError("offline")
+
+
+def _assert_written(dataset, written):
+    for field in ("x_train", "y_train", "x_test", "y_test"):
+        np.testing.assert_array_equal(getattr(dataset, field), getattr(written, field))
+        assert getattr(dataset, field).dtype.kind == getattr(written, field).dtype.kind
+    assert dataset.y_train.dtype == dataset.y_test.dtype == np.int64
+
+
+# --- MNIST, CIFAR (torchvision) ---------------------------------------------------------------------------------
+
+
+def test_import_of_sources_stays_free_of_torch():
+    code = "import sys, enkcvs.sources; print(sorted({'torch', 'torchvision', 'PIL'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_mnist_reads_the_idx_files_as_uint8_nchw(tmp_path, monkeypatch):
+    written = write_mnist_raw(tmp_path, num_train=20, num_test=10, seed=1)
+    # files present: download=True must not fetch anything
+    monkeypatch.setattr("torchvision.datasets.mnist.download_and_extract_archive", _offline)
+    dataset = torchvision_sets.load_mnist(root=str(tmp_path), download=True)
+    _assert_written(dataset, written)
+    assert dataset.x_train.shape == (20, 1, 28, 28) and dataset.x_train.dtype == np.uint8
+    assert dataset.class_names == tuple(torchvision.datasets.MNIST.classes)
+    assert dataset.modality == "image" and dataset.superclasses is None
+
+
+def test_mnist_missing_file_names_folder_file_and_fix(tmp_path):
+    write_mnist_raw(tmp_path, num_train=4, num_test=2, seed=0)
+    os.remove(tmp_path / "MNIST" / "raw" / "t10k-labels-idx1-ubyte")
+    with pytest.raises(FileNotFoundError) as error:
+        torchvision_sets.load_mnist(root=str(tmp_path), download=False)
+    message = str(error.value)
+    assert f"in {tmp_path / 'MNIST' / 'raw'}: t10k-labels-idx1-ubyte (missing)." in message
+    assert "Expected files: train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte" in message
+    assert "Fix: set source_options.download: true, or place the official idx files" in message
+
+
+def test_mnist_failed_download_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr("torchvision.datasets.mnist.download_and_extract_archive", _offline)
+    with pytest.raises(RuntimeError, match=r"MNIST: download into .* failed .*train-images-idx3-ubyte \(missing\)"):
+        torchvision_sets.load_mnist(root=str(tmp_path), download=True)
+
+
+def test_cifar10_reads_the_official_pickles_through_torchvision_md5_checks(tmp_path, monkeypatch):
+    written = write_cifar10_archive(tmp_path, num_train=23, num_test=7, seed=2)
+    _patch_cifar_md5s(monkeypatch, torchvision.datasets.CIFAR10, written.md5)
+    dataset = torchvision_sets.load_cifar10(root=str(tmp_path), download=False)
+    _assert_written(dataset, written)
+    assert dataset.x_train.shape == (23, 3, 32, 32) and dataset.x_train.dtype == np.uint8
+    assert dataset.x_train.flags.c_contiguous
+    assert dataset.class_names == CIFAR10_NAMES
+
+
+def test_cifar10_files_failing_their_md5_raise_naming_them(tmp_path):
+    write_cifar10_archive(tmp_path, num_train=5, num_test=2, seed=0)  # md5s differ from torchvision's constants
+    with pytest.raises(FileNotFoundError) as error:
+        torchvision_sets.load_cifar10(root=str(tmp_path), download=False)
+    message = str(error.value)
+    assert f"CIFAR10 files missing or corrupt in {tmp_path / 'cifar-10-batches-py'}: " in message
+    assert "data_batch_1 (fails its md5 check)" in message and "batches.meta (fails its md5 check)" in message
+    assert "Fix: set source_options.download: true, or place the files of cifar-10-python.tar.gz" in message
+
+
+def test_cifar10_failed_download_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr("torchvision.datasets.cifar.download_and_extract_archive", _offline)
+    with pytest.raises(RuntimeError, match=r"CIFAR10: download into .* failed \(URLError.*data_batch_1 \(missing\)"):
+        torchvision_sets.load_cifar10(root=str(tmp_path), download=True)
+
+
+def test_cifar100_derives_superclasses_from_the_training_labels(tmp_path, monkeypatch):
+    written = write_cifar100_archive(tmp_path, num_train=100, num_test=20, seed=3)
+    _patch_cifar_md5s(monkeypatch, torchvision.datasets.CIFAR100, written.md5)
+    dataset = torchvision_sets.load_cifar100(root=str(tmp_path), download=False)
+    _assert_written(dataset, written)
+    assert dataset.num_classes == 100 and dataset.class_names[:2] == ("fine_0", "fine_1")
+    np.testing.assert_array_equal(dataset.superclasses, written.superclasses)
+    assert dataset.superclasses.shape == (100,) and dataset.superclasses.dtype == np.int64
+    assert np.bincount(dataset.superclasses).tolist() == [5] * 20
+
+
+def test_cifar100_inconsistent_superclasses_raise(tmp_path, monkeypatch):
+    written = write_cifar100_archive(tmp_path, num_train=100, num_test=4, seed=3)
+    path = tmp_path / "cifar-100-python" / "train"
+    with open(path, "rb") as handle:
+        entry = pickle.load(handle, encoding="bytes")
+    first = entry[b"fine_labels"].index(7)
+    entry[b"fine_labels"].append(7)  # one more image of fine class 7, under another coarse label
+    entry[b"coarse_labels"].append((entry[b"coarse_labels"][first] + 1) % 20)
+    entry[b"data"] = np.vstack([entry[b"data"], entry[b"data"][:1]])
+    write_python2_pickle(path, entry)
+    md5 = {**written.md5, "train": hashlib.md5(path.read_bytes()).hexdigest()}
+    _patch_cifar_md5s(monkeypatch, torchvision.datasets.CIFAR100, md5)
+    with pytest.raises(ValueError, match=rf"{path}: every fine class 0..99 needs exactly one coarse label; fine "
+                                         r"classes \[7\] have \[2\] coarse labels"):
+        torchvision_sets.load_cifar100(root=str(tmp_path), download=False)
+
+
+# --- TREC ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def trec_files(tmp_path, monkeypatch):
+    """Fixture TREC files in tmp_path/trec, with the module's md5s replaced by theirs."""
+    written = write_trec_files(tmp_path / "trec", num_train=24, num_test=12, seed=4)
+    monkeypatch.setattr(trec, "MD5", written.md5)
+    return written
+
+
+def test_trec_reads_iso_8859_1_questions_and_coarse_labels(tmp_path, trec_files):
+    dataset = trec.load_trec(root=str(tmp_path / "trec"), download=False)
+    _assert_written(dataset, trec_files)
+    assert dataset.modality == "text" and dataset.x_train.dtype.kind == "U"
+    assert dataset.class_names == ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
+    assert "What is question 0 of train_5500.label about the café ?" == dataset.x_train[0]
+    assert dataset.x_train[-1] == "Who wrote \x85 the last question ?"  # byte 0x85 does not split the line
+    assert set(ASYMMETRIC_MAPS["trec"]) | set(ASYMMETRIC_MAPS["trec"].values()) <= set(range(dataset.num_classes))
+
+
+def test_trec_unparsable_line_names_file_and_line(tmp_path, monkeypatch):
+    root = tmp_path / "trec"
+    written = write_trec_files(root, num_train=5, num_test=3, seed=0)
+    path = root / trec.TRAIN_FILE
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = b"QUESTION:what without a known class ?"
+    path.write_bytes(b"\n".join(lines))
+    monkeypatch.setattr(trec, "MD5", {**written.md5, trec.TRAIN_FILE: hashlib.md5(path.read_bytes()).hexdigest()})
+    with pytest.raises(ValueError, match=rf"{path}, line 3: expected 'COARSE:fine question'"):
+        trec.load_trec(root=str(root), download=False)
+
+
+def test_trec_missing_file_without_download_names_file_folder_and_fix(tmp_path, trec_files):
+    os.remove(tmp_path / "trec" / trec.TEST_FILE)
+    with pytest.raises(FileNotFoundError) as error:
+        trec.load_trec(root=str(tmp_path / "trec"), download=False)
+    assert str(error.value).startswith(f"TREC file TREC_10.label not found in {tmp_path / 'trec'}. Fix: point "
+                                       "source_options.root at a folder with the official files")
+    assert str(error.value).endswith("or set source_options.download: true")
+
+
+def test_trec_wrong_md5_without_download_names_expected_and_actual(tmp_path):
+    written = write_trec_files(tmp_path, num_train=3, num_test=2, seed=0)  # the official md5s apply
+    expected, actual = trec.MD5[trec.TRAIN_FILE], written.md5[trec.TRAIN_FILE]
+    with pytest.raises(FileNotFoundError, match=f"fails its md5 check: expected {expected}, got {actual}"):
+        trec.load_trec(root=str(tmp_path), download=False)
+
+
+def _fake_download(content: bytes | None, *, fail: bool):
+    """A stand-in for torchvision's download_url writing ``content`` (None: nothing), then raising if ``fail``."""
+    def download_url(url, root, filename, md5=None):
+        os.makedirs(root, exist_ok=True)
+        if content is not None:
+            with open(os.path.join(root, filename), "wb") as handle:
+                handle.write(content)
+        if fail:
+            raise URLError("connection reset")
+    return download_url
+
+
+@pytest.mark.parametrize("content, fail, message", [
+    (b"<html>moved</html>", False, (r"downloaded from https://.*/train_5500.label fails its md5 check: expected "
+                                   r"[0-9a-f]{32}, got [0-9a-f]{32}; deleted it")),
+    (b"ABBR:exp Wha", True, r"fails its md5 check"),  # partial file, then a network error
+    (None, True, r"could not download TREC file train_5500.label from .* \(URLError: <urlopen error connection"),
+])
+def test_trec_failed_download_leaves_nothing_a_rerun_trusts(tmp_path, monkeypatch, content, fail, message):
+    monkeypatch.setattr("torchvision.datasets.utils.download_url", _fake_download(content, fail=fail))
+    with pytest.raises(RuntimeError, match=message):
+        trec.load_trec(root=str(tmp_path), download=True)
+    assert not (tmp_path / trec.TRAIN_FILE).exists()
+    with pytest.raises(FileNotFoundError, match="not found"):
+        trec.load_trec(root=str(tmp_path), download=False)
+
+
+def test_trec_downloads_missing_files(tmp_path, monkeypatch, trec_files):
+    official = {name: (tmp_path / "trec" / name).read_bytes() for name in trec.MD5}
+    calls = []
+
+    def download_url(url, root, filename, md5=None):
+        calls.append((url, filename, md5))
+        _fake_download(official[filename], fail=False)(url, root, filename)
+
+    monkeypatch.setattr("torchvision.datasets.utils.download_url", download_url)
+    dataset = trec.load_trec(root=str(tmp_path / "fresh"), download=True)
+    _assert_written(dataset, trec_files)
+    assert calls == [(trec.URL + name, name, trec.MD5[name]) for name in (trec.TRAIN_FILE, trec.TEST_FILE)]
+
+
+# --- Clothing-1M, WebVision (user-supplied) ---------------------------------------------------------------------
+
+
+def test_clothing1m_reads_the_official_lists(tmp_path):
+    written = write_clothing1m_tree(tmp_path / "c1m", num_train=12, num_test=6, seed=5)
+    assert web.clothing1m_layout_problems(root=str(tmp_path / "c1m"), resize=1) == []
+    dataset = web.load_clothing1m(root=str(tmp_path / "c1m"), resize=16, crop=12)
+    _assert_written(dataset, written)
+    assert dataset.modality == "image_files" and dataset.image_root == str(tmp_path / "c1m")
+    assert dataset.image_transform == {"resize": 16, "crop": 12, "train_crop": "center"}
+    assert dataset.class_names[0] == "T-Shirt" and dataset.num_classes == 14
+
+
+def _drop_first_key_label(root):
+    path = root / "noisy_label_kv.txt"
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[1:]))
+
+
+@pytest.mark.parametrize("damage, expected", [
+    (lambda root: os.remove(root / "noisy_label_kv.txt"),
+     "missing file {root}/noisy_label_kv.txt (noisy label of each image, '<image path> <label>' per line)"),
+    (lambda root: os.remove(root / "clean_test_key_list.txt"),
+     "missing file {root}/clean_test_key_list.txt (the clean test images, one path per line)"),
+    (lambda root: shutil.rmtree(root / "images"), "missing folder {root}/images (the images the list files name)"),
+    (lambda root: os.remove(root / "images/3/03/000003.jpg"),
+     ("1 of 12 images listed in {root}/noisy_train_key_list.txt are missing under {root}, e.g. "
+     "images/3/03/000003.jpg")),
+    (_drop_first_key_label,
+     ("1 of 12 images listed in {root}/noisy_train_key_list.txt have no label in {root}/noisy_label_kv.txt, e.g. "
+     "images/0/00/000000.jpg")),
+    (lambda root: (root / "clean_label_kv.txt").write_text("images/0/00/000000.jpg 14\n"),
+     "{root}/clean_label_kv.txt, line 1: expected '<image path> <label 0..13>', got 'images/0/00/000000.jpg 14'"),
+])
+def test_clothing1m_layout_problem_names_exactly_what_is_missing(tmp_path, damage, expected):
+    root = tmp_path / "c1m"
+    write_clothing1m_tree(root, num_train=12, num_test=6, seed=5)
+    damage(root)
+    assert web.clothing1m_layout_problems(root=str(root)) == [expected.format(root=root)]
+    with pytest.raises(FileNotFoundError) as error:
+        web.load_clothing1m(root=str(root))
+    assert str(error.value).split("\n") == [
+        f"Clothing-1M under {root} is not in its official layout:", f"- {expected.format(root=root)}",
+        ("Fix: point source_options.root at the official Clothing-1M folder (noisy_label_kv.txt, "
+        "noisy_train_key_list.txt, clean_label_kv.txt, clean_test_key_list.txt, images/)")]
+
+
+def test_clothing1m_missing_root_and_many_missing_images(tmp_path):
+    assert web.clothing1m_layout_problems(root=str(tmp_path / "none")) == [
+        f"missing folder {tmp_path / 'none'} (the Clothing-1M root)"]
+    root = tmp_path / "c1m"
+    written = write_clothing1m_tree(root, num_train=12, num_test=6, seed=5)
+    for path in written.x_train[:7]:
+        os.remove(root / path)
+    (problem,) = web.clothing1m_layout_problems(root=str(root))
+    assert problem.startswith(f"7 of 12 images listed in {root}/noisy_train_key_list.txt are missing under {root}")
+    assert problem.endswith("e.g. " + ", ".join(written.x_train[:5]))  # the first 5 only
+
+
+def test_webvision_keeps_the_first_classes_and_prefixes_test_paths(tmp_path):
+    root = tmp_path / "wv"
+    written = write_webvision_tree(root, num_train=16, num_test=8, num_classes=6, seed=6)
+    assert web.webvision_layout_problems(root=str(root), num_classes=3) == []
+    dataset = web.load_webvision(root=str(root), num_classes=3, resize=16, crop=12)
+    train, test = written.y_train < 3, written.y_test < 3
+    assert 0 < train.sum() < 16 and 0 < test.sum() < 8  # the fixture has both kinds
+    np.testing.assert_array_equal(dataset.x_train, written.x_train[train])
+    np.testing.assert_array_equal(dataset.y_train, written.y_train[train])
+    np.testing.assert_array_equal(dataset.x_test, written.x_test[test])
+    np.testing.assert_array_equal(dataset.y_test, written.y_test[test])
+    assert all(path.startswith("val_images_256/") for path in dataset.x_test)
+    assert dataset.class_names == ("class_0", "class_1", "class_2") and dataset.modality == "image_files"
+    assert dataset.image_transform == {"resize": 16, "crop": 12, "train_crop": "random"}
+    assert dataset.image_root == str(root)
+
+
+@pytest.mark.parametrize("damage, expected", [
+    (lambda root: os.remove(root / "info/val_filelist.txt"),
+     ("missing file {root}/info/val_filelist.txt (the validation images in val_images_256/, '<file name> <label>' "
+     "per line)")),
+    (lambda root: shutil.rmtree(root / "google"), ("missing folder {root}/google (the images "
+                                                  "info/train_filelist_google.txt names)")),
+    (lambda root: os.remove(root / "val_images_256/000001.jpg"),
+     ("1 of 8 images listed in {root}/info/val_filelist.txt are missing under {root}, e.g. "
+     "val_images_256/000001.jpg")),
+])
+def test_webvision_layout_problem_names_exactly_what_is_missing(tmp_path, damage, expected):
+    root = tmp_path / "wv"
+    write_webvision_tree(root, num_train=16, num_test=8, num_classes=6, seed=6)
+    damage(root)
+    assert web.webvision_layout_problems(root=str(root), num_classes=6) == [expected.format(root=root)]
+    with pytest.raises(FileNotFoundError, match="Fix: point source_options.root at the official WebVision folder"):
+        web.load_webvision(root=str(root), num_classes=6)
+
+
+def test_webvision_rejects_a_class_count_outside_the_lists(tmp_path):
+    with pytest.raises(ValueError, match="num_classes must be in 1..1000, not 0"):
+        web.webvision_layout_problems(root=str(tmp_path), num_classes=0)
+
+
+@pytest.mark.parametrize("train_crop", ["center", "random"])
+@pytest.mark.parametrize("train", [True, False])
+def test_image_files_dataset_yields_normalised_crops_and_indices(tmp_path, train, train_crop):
+    import torch
+
+    written = write_clothing1m_tree(tmp_path, num_train=4, num_test=2, seed=7, image_size=(20, 14))
+    transform = {"resize": 16, "crop": 12, "train_crop": train_crop}
+    images = web.image_files_dataset(root=str(tmp_path), paths=written.x_train, transform=transform, train=train)
+    assert len(images) == 4
+    image, index = images[2]
+    assert index == 2 and image.shape == (3, 12, 12) and image.dtype == torch.float32
+    assert image.min() < 0  # normalised with ImageNet's mean, not in [0, 1]
+    if not train:
+        torch.testing.assert_close(images[2][0], image)  # testing is deterministic
+    batch, indices = next(iter(torch.utils.data.DataLoader(pickle.loads(pickle.dumps(images)), batch_size=4)))
+    assert batch.shape == (4, 3, 12, 12) and indices.tolist() == [0, 1, 2, 3]
+
+
+def test_image_files_dataset_rejects_an_unknown_crop(tmp_path):
+    with pytest.raises(ValueError, match="train_crop is 'center' or 'random', not 'left'"):
+        web.image_files_dataset(root=str(tmp_path), paths=np.array([], dtype=str),
+                                transform={"resize": 16, "crop": 12, "train_crop": "left"}, train=True)
+
+
+# --- the prepared form ------------------------------------------------------------------------------------------
+
+
+def _mnist(root, monkeypatch):
+    write_mnist_raw(root, num_train=6, num_test=3, seed=0)
+    return torchvision_sets.load_mnist(root=str(root), download=False)
+
+
+def _cifar100(root, monkeypatch):
+    written = write_cifar100_archive(root, num_train=100, num_test=5, seed=0)
+    _patch_cifar_md5s(monkeypatch, torchvision.datasets.CIFAR100, written.md5)
+    return torchvision_sets.load_cifar100(root=str(root), download=False)
+
+
+def _trec(root, monkeypatch):
+    monkeypatch.setattr(trec, "MD5", write_trec_files(root, num_train=6, num_test=3, seed=0).md5)
+    return trec.load_trec(root=str(root), download=False)
+
+
+def _clothing1m(root, monkeypatch):
+    write_clothing1m_tree(root, num_train=6, num_test=3, seed=0)
+    return web.load_clothing1m(root=str(root))
+
+
+def _webvision(root, monkeypatch):
+    write_webvision_tree(root, num_train=6, num_test=3, num_classes=2, seed=0)
+    return web.load_webvision(root=str(root), num_classes=2)
+
+
+@pytest.mark.parametrize("load", [_mnist, _cifar100, _trec, _clothing1m, _webvision])
+def test_loaded_dataset_survives_save_and_load(tmp_path, monkeypatch, load):
+    dataset = load(tmp_path / "raw", monkeypatch)
+    save_dataset(dataset, tmp_path / "data.npz")
+    again = load_dataset(tmp_path / "data.npz")
+    for field in ("x_train", "y_train", "x_test", "y_test"):
+        np.testing.assert_array_equal(getattr(again, field), getattr(dataset, field))
+        assert getattr(again, field).dtype == getattr(dataset, field).dtype
+    for field in ("class_names", "modality", "image_root", "image_transform"):
+        assert getattr(again, field) == getattr(dataset, field)
+    if dataset.superclasses is None:
+        assert again.superclasses is None
+    else:
+        np.testing.assert_array_equal(again.superclasses, dataset.superclasses)
+        assert again.superclasses.dtype == np.int64

@@ -1,0 +1,12 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from enkcvs.steps import tokenize_dataset
+
+tokenize_dataset(
+    dataset=snakemake.input.dataset,
+    checkpoint=snakemake.params.model_name,
+    max_length=snakemake.params.max_length,
+    output=snakemake.output.tokens,
+)
