@@ -6,6 +6,8 @@
 #   results/selection/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{selection.parquet,metrics.json}
 #   results/final/{dataset}/{noise}/seed{seed}/ce.json
 #   results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.json
+#   results/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/confident_learning.csv
+#   results/issues/{dataset}/{label_issues.parquet,summary.md,examples.png}, results/oof/{name}/...
 #   results/report/...
 # logs/ mirrors results/.
 
@@ -31,6 +33,7 @@ include: "workflow/rules/folds.smk"
 include: "workflow/rules/select.smk"
 include: "workflow/rules/final.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/issues.smk"
 
 
 rule all:

@@ -43,6 +43,7 @@ def test_paper_dag_builds_without_data_and_counts_every_job(tmp_path, run_snakem
     assert counts["train_fold"] == main_folds + sweep_folds == 7200
     assert counts["prepare_dataset"] == len(enabled) == 4
     assert counts["tokenize"] == 1  # TREC, once for its checkpoint
+    assert counts["compare_confident_learning"] == counts["inject_noise"] == 140
     assert "check_layout" not in counts  # Clothing-1M and WebVision stay off until the user points at their data
     assert {"table1", "table2", "table3", "sensitivity_figure", "theory_figure", "dataset_summary"} <= set(counts)
 

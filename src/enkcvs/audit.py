@@ -301,7 +301,7 @@ def _audit_table2_row(audit: Audit, where: str, row: pd.Series) -> None:
     if listed != row["runs"]:
         audit.problems.append(f"{where}: lists {listed} sources for {int(row['runs'])} runs")
     if complete:
-        recompute = lambda frame: table2(frame, methods=[row["method"]])  # noqa: E731
+        recompute = lambda frame: table2(frame, methods=[row["method"]])
         recomputed = _recomputed_row(audit, where, recompute, records)
         if recomputed is not None:
             _compare_row(audit, where, row, recomputed, TABLE2_KEYS, TABLE2_VALUES)

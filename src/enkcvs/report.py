@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from enkcvs.comparison import (
@@ -14,7 +15,7 @@ from enkcvs.comparison import (
     table3,
 )
 from enkcvs.datasets import load_dataset
-from enkcvs.io import atomic_path, read_json
+from enkcvs.io import atomic_path, read_json, read_table
 from enkcvs.noise import parse_noise
 
 PathLike = str | Path
@@ -217,3 +218,68 @@ def render_sensitivity_figure(
 def render_theory_figure(*, metrics: list[PathLike], png: PathLike, pdf: PathLike, dpi: int) -> None:
     """Theory-vs-measured figure from every selection metrics JSON."""
     theory_figure(collect_records(metrics), png=png, pdf=pdf, dpi=dpi)
+
+
+CONFIDENT_LEARNING_SCORES = ["kept_precision", "kept_recall", "flagged_precision", "flagged_recall"]
+
+
+def confident_learning_table(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The E-NKCVS vs confident-learning comparison: per dataset, noise and method, the mean over seeds of the kept
+    and flagged sets' sizes, precision and recall (fractions), with the number of seeds."""
+    frame = pd.concat(frames, ignore_index=True)
+    order = list(dict.fromkeys(frame["method"]))
+    table = (
+        frame.groupby(["dataset", "noise", "method"], sort=False)
+        .agg(seeds=("seed", "nunique"), kept=("kept", "mean"), flagged=("flagged", "mean"),
+             **{score: (score, "mean") for score in CONFIDENT_LEARNING_SCORES})
+        .reset_index()
+    )
+    table["method"] = pd.Categorical(table["method"], categories=order, ordered=True)
+    return table.sort_values(["dataset", "noise", "method"], ignore_index=True).astype({"method": str})
+
+
+def render_confident_learning(
+    *, tables: list[PathLike], markdown: PathLike, csv: PathLike, latex: PathLike, png: PathLike, pdf: PathLike,
+    decimals: int, dpi: int
+) -> None:
+    """The comparison table (precision and recall in %; Markdown, CSV, LaTeX) and figure from every setting's
+    comparison file."""
+    from enkcvs.confident import comparison_figure
+
+    table = confident_learning_table([read_table(path)[0] for path in tables])
+    percent = table.assign(**{score: table[score] * 100.0 for score in CONFIDENT_LEARNING_SCORES})
+    write_table(percent, markdown=markdown, csv=csv, latex=latex, decimals=decimals)
+    comparison_figure(table, png=png, pdf=pdf, dpi=dpi)
+
+
+def render_label_issue_grid(*, dataset: PathLike, table: PathLike, top: int, png: PathLike, dpi: int) -> None:
+    """The ``top`` most likely mislabeled images in a grid, each titled "given -> pseudo" with its rank."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    data = load_dataset(dataset)
+    issues = read_table(table)[0].head(top)
+    columns = min(len(issues), 8)
+    rows = -(-len(issues) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(1.6 * columns, 1.9 * rows), squeeze=False)
+    for axis in axes.flat:
+        axis.axis("off")
+    for axis, row in zip(axes.flat, issues.itertuples()):
+        axis.imshow(_image(data, row.sample), cmap="gray")
+        axis.set_title(f"#{row.rank}: {row.given} -> {row.pseudo}", fontsize=7)
+    with atomic_path(png) as tmp:
+        figure.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(figure)
+
+
+def _image(data, sample: int) -> np.ndarray:
+    """A training image as (H, W) or (H, W, 3) for display: from memory, or read from its file."""
+    if data.modality == "image_files":
+        from PIL import Image
+
+        with Image.open(Path(data.image_root) / data.x_train[sample]) as image:
+            return np.asarray(image.convert("RGB"))
+    image = np.moveaxis(data.x_train[sample], 0, -1)
+    return image[..., 0] if image.shape[-1] == 1 else image

@@ -61,10 +61,12 @@ def tokenize_dataset(*, dataset: PathLike, checkpoint: str, max_length: int, out
     data = load_dataset(dataset)
     if data.modality != "text":
         raise ValueError(f"{dataset} holds {data.modality} data; only text datasets are tokenised")
-    arrays = {
-        split: tokenize(list(texts), checkpoint=checkpoint, max_length=max_length)
-        for split, texts in (("train", data.x_train), ("test", data.x_test))
-    }
+    arrays = {"train": tokenize(list(data.x_train), checkpoint=checkpoint, max_length=max_length)}
+    arrays["test"] = (  # a user's own data has no test split
+        tokenize(list(data.x_test), checkpoint=checkpoint, max_length=max_length)
+        if len(data.x_test)
+        else arrays["train"][:0]
+    )
     meta = provenance(checkpoint=checkpoint, max_length=max_length)
     with atomic_path(output) as tmp, open(tmp, "wb") as handle:
         np.savez(handle, **arrays, provenance=np.array(json.dumps(meta, sort_keys=True)))
@@ -233,6 +235,17 @@ def _assemble_checked(paths: list[PathLike], *, labels: PathLike, given: np.ndar
     return iteration
 
 
+def _load_iterations(predictions: list[PathLike], *, labels: PathLike) -> tuple[pd.DataFrame, int, list[pd.DataFrame]]:
+    """The noisy-label table, Q, and the M iterations' held-out predictions, each joined into N rows (checked)."""
+    label_table, num_classes = _load_labels(labels)
+    given = label_table["given"].to_numpy()
+    iterations = [
+        _assemble_checked(paths, labels=labels, given=given, num_classes=num_classes)
+        for _, paths in sorted(_group_by_iteration(predictions).items())
+    ]
+    return label_table, num_classes, iterations
+
+
 def select_samples(
     *,
     predictions: list[PathLike],
@@ -252,12 +265,8 @@ def select_samples(
     table : output parquet, one row per sample.
     metrics : output JSON with |CS|, |SS|, |CSS|, precision, recall, per-iteration accuracy and Theorem 1.
     """
-    label_table, num_classes = _load_labels(labels)
+    label_table, num_classes, iterations = _load_iterations(predictions, labels=labels)
     given, true = label_table["given"].to_numpy(), label_table["true"].to_numpy()
-    iterations = [
-        _assemble_checked(paths, labels=labels, given=given, num_classes=num_classes)
-        for _, paths in sorted(_group_by_iteration(predictions).items())
-    ]
     predicted = np.stack([frame["predicted"].to_numpy() for frame in iterations])  # (M, N)
     prob_columns = [f"prob_{c}" for c in range(num_classes)]
     mean_probabilities = np.mean([frame[prob_columns].to_numpy() for frame in iterations], axis=0)  # (N, Q)
@@ -365,3 +374,91 @@ def train_final(
         ),
         output,
     )
+
+
+def compare_confident_learning(
+    *, predictions: list[PathLike], labels: PathLike, threshold: int, output: PathLike, provenance_fields: dict
+) -> None:
+    """E-NKCVS (M = 1 and the configured M, t) beside cleanlab's ``find_label_issues`` methods on the very same
+    out-of-fold probabilities: precision and recall of the kept and of the flagged set, one row per method."""
+    from enkcvs.confident import compare_with_confident_learning
+
+    label_table, num_classes, iterations = _load_iterations(predictions, labels=labels)
+    prob_columns = [f"prob_{c}" for c in range(num_classes)]
+    frame = compare_with_confident_learning(
+        probabilities=np.stack([iteration[prob_columns].to_numpy() for iteration in iterations]),
+        given=label_table["given"].to_numpy(),
+        true=label_table["true"].to_numpy(),
+        threshold=threshold,
+    )
+    for position, key in enumerate(("dataset", "noise", "seed")):
+        frame.insert(position, key, provenance_fields[key])
+    write_table(frame, output, metadata=provenance(**provenance_fields, threshold=threshold))
+
+
+def write_label_issues(*, dataset: PathLike, selection: PathLike, top: int, table: PathLike, summary: PathLike) -> None:
+    """A dataset's samples ranked from most to least likely mislabeled (fewest votes, then the lowest mean predicted
+    probability of the given label), with class names, and a Markdown summary with the top ``top`` rows."""
+    from enkcvs.oof import issue_ranks
+
+    data = load_dataset(dataset)
+    frame, meta = read_table(selection)
+    names = np.array(data.class_names)
+    issues = pd.DataFrame(
+        {
+            "sample": frame["sample"],
+            "given": names[frame["given"]],
+            "pseudo": names[frame["pseudo"]],
+            "votes": frame["votes"],
+            "iterations": int(meta["M"]),
+            "beta": frame["beta"],
+            "prob_given": frame["prob_given"],
+            "selected": frame["selected"],
+            "rank": issue_ranks(votes=frame["votes"].to_numpy(), prob_given=frame["prob_given"].to_numpy()),
+        }
+    ).sort_values("rank", ignore_index=True)
+    if data.modality in ("text", "image_files"):
+        issues.insert(1, "text" if data.modality == "text" else "path", data.x_train[issues["sample"]])
+    fields = {key: meta[key] for key in ("dataset", "noise", "seed", "K", "M", "threshold")}
+    write_table(issues, table, metadata=provenance(**fields, selection=str(selection)))
+    flagged = int((~issues["selected"]).sum())
+    lines = [
+        f"# Label issues: {fields['dataset']}",
+        "",
+        (
+            f"E-NKCVS with K = {fields['K']}, M = {fields['M']}, t = {fields['threshold']} (noise setting "
+            f"{fields['noise']}, seed {fields['seed']}): {flagged} of {len(issues)} samples "
+            f"({100 * flagged / len(issues):.1f}%) were selected in fewer than t iterations and are flagged as likely "
+            "mislabeled. The full ranking is `label_issues.parquet` (rank 1 = most likely mislabeled)."
+        ),
+        "",
+        issues.head(top).drop(columns="selected").to_markdown(index=False, floatfmt=".3f"),
+        "",
+    ]
+    with atomic_path(summary) as tmp:
+        tmp.write_text("\n".join(lines))
+
+
+def select_out_of_fold(
+    *,
+    probabilities: PathLike,
+    labels: PathLike,
+    true_labels: PathLike | None,
+    settings: dict[str, Any],
+    table: PathLike,
+    metrics: PathLike,
+) -> None:
+    """E-NKCVS on the user's own out-of-fold probabilities (no training): the ranked label-issue table and, with
+    true labels, precision, recall and the corrected Theorem 1's prediction."""
+    from enkcvs.oof import load_labels, load_probabilities, select
+
+    result = select(
+        probabilities=load_probabilities(probabilities),
+        labels=load_labels(labels, column=settings.get("label_column")),
+        threshold=settings["threshold"],
+        true_labels=None if true_labels is None else load_labels(true_labels, column=settings.get("true_label_column")),
+    )
+    meta = provenance(probabilities=str(probabilities), labels=str(labels), true_labels=str(true_labels), **settings)
+    write_table(result.to_frame(), table, metadata=meta)
+    scores = {"precision": result.precision, "recall": result.recall, "theorem1": result.theorem1}
+    write_json({**meta, "iterations": result.iterations, "selected": int(result.selected.sum()), **scores}, metrics)

@@ -34,7 +34,7 @@ def label_entropy(distribution: np.ndarray) -> np.ndarray:
     """H(P) = -E_P[log P] in nats (Section 3.2). (N, Q) -> (N,)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(distribution > 0, distribution * np.log(distribution), 0.0)
-    return -terms.sum(axis=1)
+    return 0.0 - terms.sum(axis=1)  # not -sum: a certain sample's entropy is +0.0, never printed as -0.000
 
 
 def entropy_weight(*, entropy: np.ndarray, num_classes: int) -> np.ndarray:

@@ -36,6 +36,7 @@ wildcard_constraints:
     method="|".join(SELECTION_METHODS),
     baseline="|".join(BASELINE_METHODS),
     tokenizer=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    name=r"[A-Za-z][A-Za-z0-9_]*",
 
 
 SELECTION = config["selection"]
@@ -64,10 +65,12 @@ def get_layout_check(wildcards):
 
 
 def get_source_options(wildcards):
-    """The options a dataset's source takes; a relative root is resolved here, where jobs and config agree on it."""
+    """The options a dataset's source takes; a relative root or path is resolved here (against the working
+    directory), where jobs and config agree on it."""
     options = dict(config["datasets"][wildcards.dataset]["source_options"])
-    if "root" in options:
-        options["root"] = str(Path(options["root"]).expanduser().resolve())
+    for key in ("root", "path"):
+        if key in options:
+            options[key] = str(Path(options[key]).expanduser().resolve())
     return canonical(options)
 
 
@@ -168,16 +171,54 @@ def sensitivity_settings():
     return [(SENSITIVITY["dataset"], noise, SENSITIVITY["seed"]) for noise in SENSITIVITY["noise"]]
 
 
+def evaluated(settings):
+    """The settings whose dataset has a clean test set (a user's own data has none: no final models for it)."""
+    return [setting for setting in settings if SOURCES[config["datasets"][setting[0]]["source"]].has_test]
+
+
 def get_table1_metrics(wildcards):
     return selection_outputs(rules.select_samples.output.metrics, main_settings(real=False), main_point)
 
 
 def get_table2_results(wildcards):
-    return final_outputs(config["methods"], main_settings(real=False), main_point)
+    return final_outputs(config["methods"], evaluated(main_settings(real=False)), main_point)
 
 
 def get_table3_results(wildcards):
-    return final_outputs(config["methods"], main_settings(real=True), main_point)
+    return final_outputs(config["methods"], evaluated(main_settings(real=True)), main_point)
+
+
+def get_comparison_tables(wildcards):
+    """E-NKCVS beside confident learning for every main setting with known true labels."""
+    return selection_outputs(rules.compare_confident_learning.output.table, main_settings(real=False), main_point)
+
+
+def issue_datasets():
+    return [name for name, dataset in DATASETS.items() if dataset["find_issues"]]
+
+
+def get_issue_selection(wildcards):
+    """The selection a dataset's label issues are read from: its first noise setting and first seed, main (K, M, t)."""
+    dataset = config["datasets"][wildcards.dataset]
+    [(K, M, t)] = main_point(wildcards.dataset)
+    return rules.select_samples.output.selection.format(
+        dataset=wildcards.dataset, noise=dataset["noise"][0], seed=config["seeds"][0], K=K, M=M, t=t
+    )
+
+
+def get_oof_inputs(wildcards):
+    """The files of one set of the user's own out-of-fold predictions (``oof.<name>``)."""
+    entry = config["oof"][wildcards.name]
+    inputs = {"probabilities": entry["probabilities"], "labels": entry["labels"]}
+    if entry.get("true_labels"):
+        inputs["true_labels"] = entry["true_labels"]
+    return inputs
+
+
+def get_oof_settings(wildcards):
+    """Columns and threshold of ``oof.<name>`` (the file paths are inputs)."""
+    entry = config["oof"][wildcards.name]
+    return canonical({key: value for key, value in entry.items() if key not in ("probabilities", "labels", "true_labels")})
 
 
 def get_sensitivity_metrics(wildcards):
@@ -203,11 +244,21 @@ def get_prepared_datasets(wildcards):
 
 
 def get_final_output():
-    """Table 3 and the dataset summary always; Tables 1-2 and the theory figure when some run injects noise (runs on
-    'real' noise have no true labels to score); Figure 1 when enabled."""
+    """Table 3 and the dataset summary always; Table 1, the theory figure and the confident-learning comparison when
+    some run injects noise (runs on 'real' noise have no true labels to score), Table 2 when such a run also has a
+    test set; Figure 1 when enabled; label issues of the datasets that ask for them and of the user's own OOF sets."""
     outputs = [*rules.table3.output, *rules.dataset_summary.output]
     if main_settings(real=False):
-        outputs += [*rules.table1.output, *rules.table2.output, *rules.theory_figure.output]
+        outputs += [*rules.table1.output, *rules.theory_figure.output]
+    if evaluated(main_settings(real=False)):
+        outputs += rules.table2.output
     if SENSITIVITY["enabled"]:
         outputs += rules.sensitivity_figure.output
+    if config["compare_confident_learning"] and main_settings(real=False):
+        outputs += rules.confident_learning_report.output
+    for name in issue_datasets():
+        outputs += expand(rules.label_issues.output, dataset=name)
+        if DATASETS[name]["source"] not in ("trec", "text_table", "table"):  # images only
+            outputs += expand(rules.label_issue_grid.output, dataset=name)
+    outputs += expand(rules.select_out_of_fold.output, name=sorted(config["oof"]))
     return outputs

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from enkcvs.datasets import Dataset
-from enkcvs.sources import packaged, torchvision_sets, trec, web
+from enkcvs.sources import own, packaged, torchvision_sets, trec, web
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,8 @@ class Source:
     options: tuple[str, ...] = ()  # keyword options load() accepts
     layout_problems: Callable[..., list[str]] | None = None  # user-supplied data: what is missing (empty when fine)
     modality: str = "image"  # what the loaded Dataset holds (enkcvs.datasets.MODALITIES)
+    has_test: bool = True  # a clean test split exists (a user's own data has none: label issues only)
+    required: tuple[str, ...] = ()  # options without a default
 
 
 SOURCES: dict[str, Source] = {
@@ -39,6 +41,29 @@ SOURCES: dict[str, Source] = {
         ("root", "num_classes", "resize", "crop"),
         web.webvision_layout_problems,
         "image_files",
+    ),
+    "table": Source(
+        own.load_table,
+        None,
+        ("path", "label_column", "feature_columns"),
+        has_test=False,
+        required=("path", "label_column"),
+    ),
+    "image_folder": Source(
+        own.load_image_folder,
+        None,
+        ("root", "resize", "crop"),
+        modality="image_files",
+        has_test=False,
+        required=("root",),
+    ),
+    "text_table": Source(
+        own.load_text_table,
+        None,
+        ("path", "text_column", "label_column"),
+        modality="text",
+        has_test=False,
+        required=("path", "text_column", "label_column"),
     ),
 }
 

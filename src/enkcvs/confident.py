@@ -1,0 +1,131 @@
+"""E-NKCVS side by side with confident learning (cleanlab) on the very same out-of-fold probabilities.
+
+The two score different sets (PAPER-NOTES, Notation): the paper's precision and recall are those of the *kept* (clean
+selected) set, cleanlab's those of the *flagged* (detected label errors) set. Every row here carries both, so the
+methods compare on either scale. cleanlab is imported only where it is called: nothing else in the package needs it.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from enkcvs.metrics import precision_recall, selection_set_sizes
+from enkcvs.oof import select
+from enkcvs.report import _save_figure
+
+PathLike = str | Path
+#: ``filter_by`` values of :func:`cleanlab.filter.find_label_issues` compared here.
+CLEANLAB_METHODS = ("prune_by_noise_rate", "prune_by_class", "both", "confident_learning", "predicted_neq_given")
+SCORE_COLUMNS = ("kept", "flagged", "kept_precision", "kept_recall", "flagged_precision", "flagged_recall")
+
+
+def cleanlab_flags(*, probabilities: np.ndarray, labels: np.ndarray, method: str) -> np.ndarray:
+    """Label issues found by confident learning: ``cleanlab.filter.find_label_issues(filter_by=method)``.
+
+    Parameters
+    ----------
+    probabilities : (N, Q) out-of-fold predicted probabilities.
+    labels : (N,) given labels in 0..Q-1.
+    method : one of :data:`CLEANLAB_METHODS`.
+
+    Returns
+    -------
+    (N,) bool, True where cleanlab flags the given label as an error.
+    """
+    if method not in CLEANLAB_METHODS:
+        raise ValueError(f"unknown cleanlab method {method!r}: choose one of {CLEANLAB_METHODS}")
+    from cleanlab.filter import find_label_issues
+
+    # n_jobs=1: the result does not depend on it, and a process pool per call costs more than it saves at these sizes
+    return find_label_issues(labels=labels, pred_probs=probabilities, filter_by=method, n_jobs=1)
+
+
+def kept_and_flagged_scores(*, flagged: np.ndarray, given: np.ndarray, true: np.ndarray) -> dict[str, float]:
+    """Both scorings of one detection: the kept set (not flagged) as the paper scores SS, the flagged set as cleanlab.
+
+    ``kept_precision`` = clean kept / kept and ``kept_recall`` = clean kept / clean (Eq. prec-rec);
+    ``flagged_precision`` = noisy flagged / flagged and ``flagged_recall`` = noisy flagged / noisy. NaN where a
+    denominator is 0. ``flagged``, ``given``, ``true`` are (N,).
+    """
+    flagged = np.asarray(flagged, dtype=bool)
+    sizes = selection_set_sizes(selected=~flagged, given=given, true=true)
+    kept = precision_recall(sizes=sizes)
+    noisy = np.asarray(given) != np.asarray(true)
+    hits = int((noisy & flagged).sum())
+    return {
+        "kept": sizes["SS"],
+        "flagged": int(flagged.sum()),
+        "kept_precision": kept["precision"],
+        "kept_recall": kept["recall"],
+        "flagged_precision": hits / flagged.sum() if flagged.any() else float("nan"),
+        "flagged_recall": hits / noisy.sum() if noisy.any() else float("nan"),
+    }
+
+
+def compare_with_confident_learning(
+    *, probabilities: np.ndarray, given: np.ndarray, true: np.ndarray, threshold: int | None = None
+) -> pd.DataFrame:
+    """E-NKCVS and each cleanlab method on the same OOF probabilities, scored both ways.
+
+    Rows: ``E-NKCVS (M=1)`` (iteration 1, t = 1); ``E-NKCVS (M=<M>, t=<t>)`` when M > 1; ``cleanlab <method>`` on
+    iteration 1 (the predictions E-NKCVS M=1 uses); when M > 1, ``cleanlab <method> (mean of <M>)`` on the mean of
+    the M iterations' probabilities.
+
+    Parameters
+    ----------
+    probabilities : (M, N, Q) out-of-fold probabilities, one slice per repetition of the cross-validation.
+    given, true : (N,) given and true labels in 0..Q-1.
+    threshold : t for the M-iteration row (default as :func:`enkcvs.oof.select`).
+
+    Returns
+    -------
+    One row per method: ``method`` and the columns of :func:`kept_and_flagged_scores`.
+    """
+    ensemble = select(probabilities=probabilities, labels=given, threshold=threshold, true_labels=true)  # checks all
+    stack = np.asarray(probabilities, dtype=float)  # (M, N, Q)
+    stack = stack[None] if stack.ndim == 2 else stack
+    iterations = len(stack)
+    single = ensemble if iterations == 1 else select(probabilities=stack[0], labels=given, threshold=1)
+    flags = {"E-NKCVS (M=1)": ~single.selected}
+    if iterations > 1:
+        flags[f"E-NKCVS (M={iterations}, t={ensemble.threshold})"] = ~ensemble.selected
+    sources = {"": stack[0]} | ({f" (mean of {iterations})": stack.mean(axis=0)} if iterations > 1 else {})
+    for suffix, source in sources.items():
+        for method in CLEANLAB_METHODS:
+            flags[f"cleanlab {method}{suffix}"] = cleanlab_flags(probabilities=source, labels=given, method=method)
+    rows = [{"method": name, **kept_and_flagged_scores(flagged=f, given=given, true=true)} for name, f in flags.items()]
+    return pd.DataFrame(rows, columns=["method", *SCORE_COLUMNS])
+
+
+def comparison_figure(frame: pd.DataFrame, *, png: PathLike, pdf: PathLike, dpi: int) -> None:
+    """Precision against recall per method, scatter with a legend: the flagged set (cleanlab's scoring) in the left
+    panel, the kept set (the paper's) in the right one. ``frame`` has the columns of
+    :func:`compare_with_confident_learning`, scores as fractions in [0, 1] (plotted as %); rows may repeat a method."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [("flagged", "flagged set: detected label errors"), ("kept", "kept set: selected samples (SS)")]
+    figure, axes = plt.subplots(1, len(panels), figsize=(10, 4.5))
+    colours = plt.get_cmap("tab20").colors
+    methods = list(dict.fromkeys(frame["method"]))  # a frame may repeat methods (several settings): one colour each
+    for ax, (kind, title) in zip(axes, panels):
+        for row, name in enumerate(frame["method"]):
+            colour = colours[methods.index(name) % len(colours)]
+            if name.startswith("E-NKCVS"):  # large hollow circles: a cleanlab point on the same spot stays visible
+                style = {"s": 110, "facecolors": "none", "edgecolors": colour, "linewidths": 2}
+            else:
+                style = {"s": 35, "color": colour, "marker": "D" if "(mean of" in name else "s"}
+            x, y = frame[f"{kind}_recall"].iloc[row], frame[f"{kind}_precision"].iloc[row]
+            ax.scatter(100.0 * x, 100.0 * y, label=name, **style)
+        ax.set_xlabel(f"{kind}-set recall (%)")
+        ax.set_ylabel(f"{kind}-set precision (%)")
+        ax.set_title(title, fontsize="medium")
+        ax.grid(alpha=0.3)
+    handles = dict(zip(*reversed(axes[0].get_legend_handles_labels())))  # one entry per method
+    figure.tight_layout()
+    figure.legend(handles.values(), handles.keys(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize="small")
+    _save_figure(figure, png=png, pdf=pdf, dpi=dpi)
+    plt.close(figure)

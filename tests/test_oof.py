@@ -1,0 +1,187 @@
+"""E-NKCVS on user-supplied out-of-fold probabilities (enkcvs.oof): selection, ranking, input checks, loaders."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import enkcvs
+from enkcvs.io import read_json, read_table, write_table
+from enkcvs.oof import issue_ranks, load_labels, load_probabilities, select
+from enkcvs.steps import select_samples
+
+
+def make_planted(*, seed: int, num_samples: int = 600, num_classes: int = 4, rate: float = 0.15, iterations: int = 3):
+    """(probabilities (M, N, Q), given (N,), true (N,)): exactly round(rate N) labels flipped to another class; each
+    repetition's OOF probabilities lean to the true class (Dirichlet; argmax accuracy ~0.8), drawn independently."""
+    rng = np.random.default_rng(seed)
+    true = rng.permutation(np.arange(num_samples) % num_classes)
+    given = true.copy()
+    flipped = rng.choice(num_samples, size=round(rate * num_samples), replace=False)
+    given[flipped] = (true[flipped] + rng.integers(1, num_classes, size=len(flipped))) % num_classes
+    concentration = np.full((num_samples, num_classes), 0.5)
+    concentration[np.arange(num_samples), true] += 2.0
+    draws = rng.gamma(concentration, size=(iterations, num_samples, num_classes))  # Dirichlet rows, vectorised
+    return draws / draws.sum(axis=2, keepdims=True), given, true
+
+
+def test_planted_errors_are_flagged_and_ranked_first():
+    probabilities, given, true = make_planted(seed=1)
+    result = select(probabilities=probabilities, labels=given, true_labels=true)
+    assert (result.iterations, result.threshold) == (3, 2)
+    planted, flagged = given != true, ~result.selected
+    assert (planted & flagged).sum() / planted.sum() > 0.8
+    assert (~planted & ~flagged).sum() / (~flagged).sum() > 0.95
+    top = result.rank <= round(0.15 * len(given))
+    assert planted[top].mean() > 0.8
+    # Eq. prec-rec scores the kept set; Theorem 1 from the empirical T and C predicts it closely.
+    assert result.precision == pytest.approx((~planted & ~flagged).sum() / (~flagged).sum())
+    assert result.recall == pytest.approx((~planted & ~flagged).sum() / (~planted).sum())
+    assert result.theorem1["precision"] == pytest.approx(result.precision, abs=0.03)
+    assert result.theorem1["recall"] == pytest.approx(result.recall, abs=0.03)
+
+
+# Hand-checked: M = 2, Q = 3, N = 5. Argmaxes: s0 [0, 0]; s1 [1, 2]; s2 [0, 1]; s3 and s4 [1, 1].
+HAND_GIVEN = np.array([0, 1, 2, 0, 0])
+HAND_PROBABILITIES = np.array(
+    [
+        [[0.8, 0.1, 0.1], [0.1, 0.5, 0.4], [0.5, 0.3, 0.2], [0.1, 0.8, 0.1], [0.1, 0.8, 0.1]],
+        [[0.6, 0.3, 0.1], [0.1, 0.2, 0.7], [0.2, 0.7, 0.1], [0.3, 0.6, 0.1], [0.3, 0.6, 0.1]],
+    ]
+)
+
+
+def test_hand_example_votes_pseudo_labels_beta_and_rank():
+    result = select(probabilities=HAND_PROBABILITIES, labels=HAND_GIVEN)
+    np.testing.assert_array_equal(result.votes, [2, 1, 0, 0, 0])
+    np.testing.assert_array_equal(result.selected, [True, False, False, False, False])  # t = 2, the default for M > 1
+    # Ties (s1: 1 vs 2, s2: 0 vs 1) go to the higher mean probability: 0.55 > 0.35 and 0.5 > 0.35.
+    np.testing.assert_array_equal(result.pseudo_labels, [0, 2, 1, 1, 1])
+    half = np.log(2) / np.log(3)
+    np.testing.assert_allclose(result.beta, [0.0, half, half, 0.0, 0.0])
+    np.testing.assert_allclose(result.prob_given, [0.7, 0.35, 0.15, 0.2, 0.2])
+    # Fewest votes first, then lowest prob_given, then index (s3 before its twin s4).
+    np.testing.assert_array_equal(result.rank, [5, 4, 1, 2, 3])
+    np.testing.assert_array_equal(issue_ranks(votes=result.votes, prob_given=result.prob_given), result.rank)
+    assert result.precision is None and result.theorem1 is None and result.class_names is None
+    assert select(probabilities=HAND_PROBABILITIES, labels=HAND_GIVEN, threshold=1).selected.tolist() == [
+        True, True, False, False, False
+    ]
+
+
+def test_agrees_with_the_workflow_selection_step(tmp_path):
+    """The same predictions through steps.select_samples (fold tables, K = 1) give the same table and metrics."""
+    probabilities, given, true = make_planted(seed=2, num_samples=80, num_classes=3)
+    write_table(pd.DataFrame({"sample": np.arange(80), "true": true, "given": given}), tmp_path / "labels.parquet",
+                metadata={"num_classes": 3})
+    paths = []
+    for m, iteration in enumerate(probabilities, start=1):
+        frame = pd.DataFrame({"sample": np.arange(80), "given": given, "predicted": iteration.argmax(axis=1)})
+        frame[[f"prob_{c}" for c in range(3)]] = iteration
+        paths.append(tmp_path / f"m{m}.parquet")
+        write_table(frame, paths[-1], metadata={"m": m, "k": 1, "K": 1})
+    select_samples(predictions=paths, labels=tmp_path / "labels.parquet", threshold=2, table=tmp_path / "s.parquet",
+                   metrics=tmp_path / "s.json", provenance_fields={"noise": "sym0.15"})
+    expected, metrics = read_table(tmp_path / "s.parquet")[0], read_json(tmp_path / "s.json")
+    result = select(probabilities=list(probabilities), labels=given, threshold=2, true_labels=true)
+    frame = result.to_frame().sort_values("sample", ignore_index=True)
+    for column in ("given", "votes", "selected", "pseudo", "beta", "prob_given"):
+        np.testing.assert_allclose(frame[column].to_numpy(float), expected[column].to_numpy(float), err_msg=column)
+    assert (result.precision, result.recall) == pytest.approx((metrics["precision"], metrics["recall"]))
+    assert result.theorem1 == pytest.approx(metrics["theorem1"])
+
+
+def test_package_level_select_and_to_frame_order():
+    assert enkcvs.select is select
+    frame = enkcvs.select(probabilities=HAND_PROBABILITIES[0], labels=HAND_GIVEN).to_frame()
+    assert list(frame.columns) == ["sample", "given", "pseudo", "votes", "iterations", "beta", "prob_given",
+                                   "selected", "rank"]
+    assert frame["rank"].tolist() == [1, 2, 3, 4, 5] and (frame["iterations"] == 1).all()
+
+
+def test_string_labels_are_mapped_with_a_warning():
+    names = np.array(["cat", "dog", "eel"])
+    with pytest.warns(UserWarning, match=r"labels are strings; mapped to 0..2 as \{'cat': 0, 'dog': 1, 'eel': 2\}"):
+        result = select(probabilities=HAND_PROBABILITIES, labels=names[HAND_GIVEN], true_labels=names[[0, 1, 2, 1, 0]])
+    np.testing.assert_array_equal(result.votes, [2, 1, 0, 0, 0])
+    assert result.class_names == ("cat", "dog", "eel") and result.precision == 1.0
+    frame = result.to_frame()
+    assert frame["given"].tolist() == ["eel", "cat", "cat", "dog", "cat"] and frame["pseudo"].iloc[0] == "dog"
+    assert result.to_frame(labels_as_names=False)["given"].tolist() == [2, 0, 0, 1, 0]
+    # class_names fixes the order (no warning): here the reverse of the sorted one.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reverse = select(probabilities=HAND_PROBABILITIES, labels=names[2 - HAND_GIVEN], class_names=names[::-1])
+    np.testing.assert_array_equal(reverse.votes, [2, 1, 0, 0, 0])
+
+
+def _bad(probabilities=HAND_PROBABILITIES, labels=HAND_GIVEN, **kwargs):
+    return select(probabilities=probabilities, labels=labels, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"probabilities": HAND_PROBABILITIES[0, 0]}, r"must be \(N, Q\) or \(M, N, Q\); got shape \(3,\)"),
+        ({"probabilities": HAND_PROBABILITIES - 0.2}, r"negative entries .* apply softmax"),
+        ({"probabilities": np.where(HAND_PROBABILITIES == 0.8, np.nan, HAND_PROBABILITIES)}, r"3 NaN or infinite"),
+        ({"probabilities": HAND_PROBABILITIES * [[[1.0], [1.0], [2.0], [1.0], [1.0]]]},
+         r"2 probability rows do not sum to 1 \(tolerance 0.001; worst sum 2\): .*apply softmax"),
+        ({"labels": HAND_GIVEN[:4]}, r"labels must have shape \(N,\) = \(5,\) .*; got shape \(4,\)"),
+        ({"true_labels": HAND_GIVEN[:4]}, r"true_labels must have shape \(N,\) = \(5,\)"),
+        ({"probabilities": [HAND_PROBABILITIES[0], HAND_PROBABILITIES[1][:, :2]]},
+         r"differ in Q \(classes\): \[3, 2\]"),
+        ({"labels": [0, 1, 3, 0, -1]}, r"2 labels lie outside 0..2 .*e.g. \[3, -1\]"),
+        ({"labels": list("abcdb")}, r"labels have 4 distinct values but the probabilities have Q = 3 columns"),
+        ({"threshold": 3}, r"threshold t = 3 is not an integer in 1..M = 1..2 .*pass t between 1 and 2"),
+        ({"class_names": ["a", "b"]}, r"class_names must be Q = 3 distinct names"),
+    ],
+)
+def test_bad_inputs_fail_before_any_work_naming_problem_and_fix(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        _bad(**arguments)
+
+
+def test_loaders_read_npy_parquet_and_csv(tmp_path):
+    probabilities, given, _ = make_planted(seed=3, num_samples=12, num_classes=3, iterations=2)
+    np.save(tmp_path / "p.npy", probabilities)
+    np.testing.assert_array_equal(load_probabilities(tmp_path / "p.npy"), probabilities)
+    # Long table, rows shuffled: sorted back by iteration, then sample.
+    frame = pd.concat(
+        pd.DataFrame({"iteration": m + 1, "sample": np.arange(12), **{f"prob_{c}": p[:, c] for c in range(3)}})
+        for m, p in enumerate(probabilities)
+    ).sample(frac=1.0, random_state=0)
+    frame.to_parquet(tmp_path / "p.parquet")
+    frame.to_csv(tmp_path / "p.csv", index=False)
+    np.testing.assert_allclose(load_probabilities(tmp_path / "p.parquet"), probabilities)
+    np.testing.assert_allclose(load_probabilities(tmp_path / "p.csv"), probabilities)
+    single = frame[frame["iteration"] == 1].drop(columns="iteration")
+    single.to_csv(tmp_path / "one.csv", index=False)
+    np.testing.assert_allclose(load_probabilities(tmp_path / "one.csv"), probabilities[0])
+
+    labels = pd.DataFrame({"sample": np.arange(12), "noisy": np.array(list("abc"))[given]}).iloc[::-1]
+    labels.to_csv(tmp_path / "l.csv", index=False)
+    labels.to_parquet(tmp_path / "l.parquet")
+    np.save(tmp_path / "l.npy", given)
+    np.testing.assert_array_equal(load_labels(tmp_path / "l.npy"), given)
+    for name in ("l.csv", "l.parquet"):
+        assert load_labels(tmp_path / name).tolist() == np.array(list("abc"))[given].tolist()
+
+
+def test_loader_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no probabilities file at .*missing.npy"):
+        load_probabilities(tmp_path / "missing.npy")
+    (tmp_path / "p.txt").write_text("0.5 0.5\n")
+    with pytest.raises(ValueError, match=r"unknown extension '.txt' for probabilities; use .npy, .parquet or .csv"):
+        load_probabilities(tmp_path / "p.txt")
+    pd.DataFrame({"sample": [0, 1], "p0": [0.5, 0.5], "prob_1": [0.5, 0.5]}).to_csv(tmp_path / "p.csv", index=False)
+    with pytest.raises(ValueError, match=r"expected columns prob_0..prob_\{Q-1\}.*found columns \['sample', 'p0'"):
+        load_probabilities(tmp_path / "p.csv")
+    pd.DataFrame({"sample": [0, 1], "given": [1, 0], "true": [1, 1]}).to_parquet(tmp_path / "l.parquet")
+    with pytest.raises(ValueError, match=r"no label column 'noisy'; the file has columns \['sample', 'given', 'true'\]"):
+        load_labels(tmp_path / "l.parquet", column="noisy")
+    with pytest.raises(ValueError, match=r"no label column None"):
+        load_labels(tmp_path / "l.parquet")
+    with pytest.raises(FileNotFoundError, match="no labels file"):
+        load_labels(tmp_path / "l.csv")

@@ -1,0 +1,104 @@
+"""A user's own data through the workflow: a table with planted label errors and an image folder (no test sets), and
+a set of the user's own out-of-fold probabilities selected without training."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from PIL import Image
+
+pytestmark = pytest.mark.workflow
+
+CLASSES = np.array(["cat", "dog", "owl"])
+
+
+@pytest.fixture(scope="module")
+def own_run(tmp_path_factory, run_snakemake):
+    """One run over a planted-error table, a tiny image folder and an OOF set; returns (workdir, planted rows)."""
+    workdir = tmp_path_factory.mktemp("own")
+    rng = np.random.default_rng(0)
+    true = np.repeat(np.arange(3), 100)
+    features = rng.normal(size=(300, 5)) + 3.0 * np.eye(3, 5)[true]
+    planted = rng.choice(300, size=30, replace=False)
+    given = true.copy()
+    given[planted] = (true[planted] + rng.integers(1, 3, size=30)) % 3
+    table = pd.DataFrame(features, columns=[f"x{i}" for i in range(5)]).assign(animal=CLASSES[given])
+    table.to_csv(workdir / "animals.csv", index=False)
+    for name in CLASSES:
+        (workdir / "photos" / name).mkdir(parents=True)
+        for i in range(6):
+            colour = tuple(int(c) for c in rng.integers(0, 255, size=3))
+            Image.new("RGB", (10, 9), colour).save(workdir / "photos" / name / f"{i}.png")
+    probabilities = np.full((300, 3), 0.1)
+    probabilities[np.arange(300), true] = 0.8
+    np.save(workdir / "oof.npy", probabilities)
+    pd.DataFrame({"label": given}).to_csv(workdir / "labels.csv", index=False)
+    np.save(workdir / "true.npy", true)
+    recipe = {"model": "mlp", "optimizer": "sgd", "lr": 0.05, "epochs": 8, "batch_size": 32}
+    config = {
+        "datasets": {
+            "animals": {"source": "table", "source_options": {"path": "animals.csv", "label_column": "animal"},
+                        "noise": ["real"], "find_issues": True, "recipe": recipe},
+            "photos": {"source": "image_folder", "source_options": {"root": "photos", "resize": 10, "crop": 8},
+                       "noise": ["real"], "find_issues": True,
+                       "recipe": {**recipe, "model": "cnn4", "epochs": 1, "loader_workers": 0}},
+        },
+        "seeds": [1],
+        "selection": {"K": 3, "M": 2, "t": 2},
+        "methods": ["ce", "enkcvs"],
+        "oof": {"mine": {"probabilities": "oof.npy", "labels": "labels.csv", "label_column": "label",
+                         "true_labels": "true.npy", "threshold": 1}},
+    }
+    (workdir / "own.yaml").write_text(yaml.safe_dump(config))
+    done = run_snakemake(workdir, config=workdir / "own.yaml")
+    assert done.returncode == 0, done.stderr[-4000:]
+    return workdir, planted
+
+
+def test_planted_label_errors_rank_first(own_run):
+    workdir, planted = own_run
+    issues = pd.read_parquet(workdir / "results" / "issues" / "animals" / "label_issues.parquet")
+    assert len(issues) == 300 and list(issues["rank"]) == list(range(1, 301))
+    assert set(issues["given"]) == set(CLASSES) and (issues["iterations"] == 2).all()
+    flagged = set(issues.loc[~issues["selected"], "sample"])
+    assert len(flagged & set(planted)) >= 0.8 * len(planted)  # most planted errors are found
+    assert len(set(issues["sample"].head(30)) & set(planted)) >= 20  # and ranked first
+    summary = (workdir / "results" / "issues" / "animals" / "summary.md").read_text()
+    assert "flagged as likely mislabeled" in summary and "| rank" not in summary.split("\n")[0]
+
+
+def test_image_folder_issues_come_with_an_example_grid(own_run):
+    workdir, _ = own_run
+    issues = pd.read_parquet(workdir / "results" / "issues" / "photos" / "label_issues.parquet")
+    assert len(issues) == 18 and issues["path"].str.endswith(".png").all()
+    assert (workdir / "results" / "issues" / "photos" / "examples.png").stat().st_size > 0
+
+
+def test_own_data_without_a_test_set_trains_no_final_model(own_run):
+    workdir, _ = own_run
+    assert not (workdir / "results" / "final").exists()
+    assert not (workdir / "results" / "report" / "table2.md").exists()
+
+
+def test_own_out_of_fold_probabilities_are_selected_without_training(own_run):
+    workdir, planted = own_run
+    issues = pd.read_parquet(workdir / "results" / "oof" / "mine" / "label_issues.parquet")
+    assert set(issues.loc[~issues["selected"], "sample"]) == set(planted)  # the probabilities point at the truth
+    metrics = json.loads((workdir / "results" / "oof" / "mine" / "metrics.json").read_text())
+    assert metrics["precision"] == 1.0 and metrics["recall"] == 1.0 and metrics["iterations"] == 1
+
+
+def test_a_label_column_that_does_not_exist_is_named(tmp_path, run_snakemake):
+    pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "y": [0, 1, 0, 1]}).to_csv(tmp_path / "t.csv", index=False)
+    config = {"datasets": {"t": {"source": "table", "source_options": {"path": "t.csv", "label_column": "label"},
+                                 "noise": ["real"], "find_issues": True,
+                                 "recipe": {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 1}}},
+              "seeds": [1], "selection": {"K": 2, "M": 1, "t": 1}, "methods": ["ce"]}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    done = run_snakemake(tmp_path, config=tmp_path / "c.yaml")
+    assert done.returncode != 0
+    log = Path(tmp_path / "logs" / "data" / "t.log").read_text()
+    assert "has no column 'label'" in log and not (tmp_path / "results" / "data" / "t.npz").exists()

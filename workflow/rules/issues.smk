@@ -1,0 +1,88 @@
+rule label_issues:
+    input:
+        dataset=rules.prepare_dataset.output.dataset,
+        selection=get_issue_selection,
+    output:
+        table="results/issues/{dataset}/label_issues.parquet",
+        summary=report("results/issues/{dataset}/summary.md", caption="../report/issues.rst", category="Label issues"),
+    log:
+        "logs/issues/{dataset}.log",
+    params:
+        top=config["report"]["top_issues"],
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/label_issues.py"
+
+
+rule label_issue_grid:
+    input:
+        dataset=rules.prepare_dataset.output.dataset,
+        table=rules.label_issues.output.table,
+    output:
+        png=report(
+            "results/issues/{dataset}/examples.png", caption="../report/issue_grid.rst", category="Label issues"
+        ),
+    log:
+        "logs/issues/{dataset}.grid.log",
+    params:
+        top=config["report"]["top_issues"],
+        dpi=config["report"]["dpi"],
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/label_issue_grid.py"
+
+
+rule select_out_of_fold:
+    input:
+        unpack(get_oof_inputs),
+    output:
+        table="results/oof/{name}/label_issues.parquet",
+        metrics="results/oof/{name}/metrics.json",
+    log:
+        "logs/oof/{name}.log",
+    params:
+        settings=get_oof_settings,
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/select_out_of_fold.py"
+
+
+rule compare_confident_learning:
+    input:
+        predictions=get_fold_predictions,
+        labels=rules.inject_noise.output.labels,
+    output:
+        table="results/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/confident_learning.parquet",
+    log:
+        "logs/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}.log",
+    conda:
+        "../../envs/compare.yaml"
+    script:
+        "../scripts/compare_confident_learning.py"
+
+
+rule confident_learning_report:
+    input:
+        tables=get_comparison_tables,
+    output:
+        markdown="results/report/confident_learning.md",
+        csv=report(
+            "results/report/confident_learning.parquet", caption="../report/confident_learning.rst", category="Tables"
+        ),
+        latex="results/report/confident_learning.tex",
+        png=report(
+            "results/report/confident_learning.png", caption="../report/confident_learning.rst", category="Figures"
+        ),
+        pdf="results/report/confident_learning.pdf",
+    log:
+        "logs/report/confident_learning.log",
+    params:
+        decimals=config["report"]["decimals"],
+        dpi=config["report"]["dpi"],
+    conda:
+        "../../envs/compare.yaml"
+    script:
+        "../scripts/confident_learning_report.py"

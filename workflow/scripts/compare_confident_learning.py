@@ -1,0 +1,13 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from enkcvs.steps import compare_confident_learning
+
+compare_confident_learning(
+    predictions=list(snakemake.input.predictions),
+    labels=snakemake.input.labels,
+    threshold=int(snakemake.wildcards.t),
+    output=snakemake.output.table,
+    provenance_fields=dict(snakemake.wildcards),
+)

@@ -1,0 +1,16 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from enkcvs.report import render_confident_learning
+
+render_confident_learning(
+    tables=list(snakemake.input.tables),
+    markdown=snakemake.output.markdown,
+    csv=snakemake.output.csv,
+    latex=snakemake.output.latex,
+    png=snakemake.output.png,
+    pdf=snakemake.output.pdf,
+    decimals=snakemake.params.decimals,
+    dpi=snakemake.params.dpi,
+)
