@@ -17,6 +17,7 @@ CASES = {
     "resnet44": ((3, 32, 32), {}),
     "resnet50": ((3, 64, 64), {"pretrained": False}),
     "inception_resnet_v2": ((3, 75, 75), {"pretrained": False}),
+    "torchvision_backbone": ((3, 32, 32), {"architecture": "mobilenet_v3_small", "pretrained": False}),
 }
 
 
@@ -63,6 +64,13 @@ def test_text_classifier_ignores_padding_past_the_batchs_longest_text():
         uncut = model.model(input_ids=padded[:, 0], attention_mask=padded[:, 1]).logits
         torch.testing.assert_close(model(padded), uncut)
         torch.testing.assert_close(model(batch[1:]), uncut[1:])  # alone, the short text is cut to 2 tokens
+
+
+def test_torchvision_backbone_replaces_the_last_linear_layer_and_rejects_unknown_names():
+    model = create_model("torchvision_backbone", input_shape=(3, 32, 32), num_classes=7, pretrained=False)
+    assert model.fc.out_features == 7  # resnet18's head
+    with pytest.raises(ValueError, match="unknown torchvision architecture 'resnet9000'"):
+        create_model("torchvision_backbone", input_shape=(3, 32, 32), num_classes=7, architecture="resnet9000")
 
 
 def test_resnet44_has_44_weighted_layers():

@@ -168,6 +168,25 @@ def _require_rgb(model: str, input_shape: tuple[int, ...]) -> None:
         raise ValueError(f"{model} takes 3-channel images, got input_shape {tuple(input_shape)}")
 
 
+def _torchvision_classifier(architecture: str, *, weights, num_classes: int) -> nn.Module:
+    """torchvision's ``architecture`` with ``weights`` (a weights enum member; None: random initialisation), its last
+    linear layer replaced by a fresh Q-class one (``fc`` of a ResNet, ``classifier[-1]`` of a MobileNet, ...)."""
+    from torchvision.models import get_model
+
+    model = get_model(architecture, weights=None)
+    if weights is not None:
+        try:
+            model.load_state_dict(weights.get_state_dict(progress=False))
+        except Exception as exc:  # any download or cache failure: say how to fix it rather than train from scratch
+            cache = f"{torch.hub.get_dir()}/checkpoints"
+            raise RuntimeError(_pretrained_failure(architecture, f"{weights} ({weights.url})", cache)) from exc
+    name = [name for name, module in model.named_modules() if isinstance(module, nn.Linear)][-1]
+    parent, _, attribute = name.rpartition(".")
+    head = model.get_submodule(name)
+    setattr(model.get_submodule(parent), attribute, nn.Linear(head.in_features, num_classes))
+    return model
+
+
 @register_model
 def resnet50(*, input_shape: tuple[int, int, int], num_classes: int, pretrained: bool = True) -> nn.Module:
     """torchvision's ResNet-50 (the paper's Clothing-1M network) with ImageNet weights (IMAGENET1K_V1) unless
@@ -178,21 +197,32 @@ def resnet50(*, input_shape: tuple[int, int, int], num_classes: int, pretrained:
     RuntimeError : the ImageNet weights cannot be fetched (never falls back to random initialisation silently).
     """
     from torchvision.models import ResNet50_Weights
-    from torchvision.models import resnet50 as torchvision_resnet50
 
     _require_rgb("resnet50", input_shape)
-    model = torchvision_resnet50(weights=None)
-    if pretrained:
-        weights = ResNet50_Weights.IMAGENET1K_V1
-        try:
-            model.load_state_dict(weights.get_state_dict(progress=False))
-        except Exception as exc:  # any download or cache failure: say how to fix it rather than train from scratch
-            cache = f"{torch.hub.get_dir()}/checkpoints"
-            raise RuntimeError(
-                _pretrained_failure("resnet50", f"ResNet50_Weights.IMAGENET1K_V1 ({weights.url})", cache)
-            ) from exc
-    model.fc = nn.Linear(model.fc.in_features, num_classes)
-    return model
+    weights = ResNet50_Weights.IMAGENET1K_V1 if pretrained else None
+    return _torchvision_classifier("resnet50", weights=weights, num_classes=num_classes)
+
+
+@register_model
+def torchvision_backbone(
+    *, input_shape: tuple[int, int, int], num_classes: int, architecture: str = "resnet18", pretrained: bool = True
+) -> nn.Module:
+    """Any torchvision classification model by name (``torchvision.models.list_models()``, e.g. "resnet18",
+    "efficientnet_b0", "convnext_tiny") with its default ImageNet weights unless ``pretrained`` is False, the last
+    linear layer replaced by a fresh Q-class one: for a user's own image folder.
+
+    Raises
+    ------
+    ValueError : an unknown architecture. RuntimeError : the weights cannot be fetched.
+    """
+    import torchvision.models
+
+    _require_rgb(architecture, input_shape)
+    known = torchvision.models.list_models(module=torchvision.models)  # classifiers only, not detection etc.
+    if architecture not in known:
+        raise ValueError(f"unknown torchvision architecture {architecture!r}; choose one of {known}")
+    weights = torchvision.models.get_model_weights(architecture).DEFAULT if pretrained else None
+    return _torchvision_classifier(architecture, weights=weights, num_classes=num_classes)
 
 
 @register_model
