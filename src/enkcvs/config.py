@@ -74,7 +74,8 @@ def config_problems(config: dict[str, Any]) -> list[str]:
                     f"{sorted(known_maps)} or drop the asymmetric setting"
                 )
             coteaching = dataset.get("baselines", {}).get("coteaching", {})
-            if spec.kind == "real" and coteaching.get("forget_rate") is None and "coteaching" in config["methods"]:
+            trains_coteaching = "coteaching" in config["methods"] and source.has_test  # own data: no final models
+            if spec.kind == "real" and coteaching.get("forget_rate") is None and trains_coteaching:
                 problems.append(
                     f"{key}.noise has 'real' (unknown noise rate), so co-teaching's forget rate cannot default to "
                     f"it: set {key}.baselines.coteaching.forget_rate"
