@@ -225,3 +225,15 @@ def test_mixup_refuses_token_ids():
     tokens = np.zeros((8, 2, 5), dtype=np.int64)
     with pytest.raises(ValueError, match="mixup cannot mix token ids: set recipe.mixup_alpha: null"):
         _train(tokens, np.arange(8) % 2, recipe=Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1))
+
+
+def test_bf16_autocast_trains_and_predicts_in_float32(make_separable_images):
+    x, labels = make_separable_images(seed=3, num_samples=200, num_classes=4)
+    recipe = Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=3, batch_size=32, bf16=True)
+    result = _train(x, labels, recipe=recipe)
+    assert all(p.dtype == torch.float32 for p in result.model.parameters())  # autocast leaves the weights fp32
+    probabilities = predict_proba(result.model, x, device=CPU, bf16=True)
+    assert probabilities.dtype == np.float32 and np.allclose(probabilities.sum(axis=1), 1.0, atol=1e-5)
+    assert np.mean(probabilities.argmax(1) == labels) > 0.9
+    fp32 = predict_proba(result.model, x, device=CPU)
+    assert 0 < np.abs(probabilities - fp32).max() < 0.05  # bf16 really ran, and stays close to fp32

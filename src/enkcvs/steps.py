@@ -180,7 +180,10 @@ def train_fold(
         validation=(_inputs(data, tokens, split="train", indices=val_idx), given[val_idx]) if len(val_idx) else None,
     )
     probabilities = predict_proba(
-        result.model, _inputs(data, tokens, split="train", indices=held_out), workers=recipe_.loader_workers
+        result.model,
+        _inputs(data, tokens, split="train", indices=held_out),
+        workers=recipe_.loader_workers,
+        bf16=recipe_.bf16,
     )
     frame = pd.DataFrame({"sample": held_out, "given": given[held_out], "predicted": probabilities.argmax(axis=1)})
     frame = frame.join(pd.DataFrame(probabilities, columns=[f"prob_{c}" for c in range(num_classes)]))
@@ -361,7 +364,9 @@ def train_final(
         **training_options(method=method, options=options),
     )
     test_inputs = _inputs(data, tokens, split="test")
-    predicted = predict_proba(result.model, test_inputs, workers=recipe_.loader_workers).argmax(axis=1)
+    predicted = predict_proba(result.model, test_inputs, workers=recipe_.loader_workers, bf16=recipe_.bf16).argmax(
+        axis=1
+    )
     write_json(
         provenance(
             **{**provenance_fields, "method": method},

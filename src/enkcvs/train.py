@@ -103,6 +103,12 @@ def _model_input(batch: torch.Tensor) -> torch.Tensor:
     return batch.float().div_(255) if batch.dtype == torch.uint8 else batch
 
 
+def _autocast(device: torch.device, *, enabled: bool):
+    """bfloat16 autocast of forward passes (``recipe.bf16``): convolutions and matrix products run in bf16, weights,
+    gradients, optimizer state and the loss stay fp32; disabled, it changes nothing."""
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=enabled)
+
+
 def _input_shape(x: Inputs) -> tuple[int, ...]:
     return tuple(x.shape[1:]) if isinstance(x, np.ndarray) else tuple(x[0][0].shape)
 
@@ -220,8 +226,10 @@ def train_model(
                     xb = augment(xb, generator=batch_order)
             try:
                 if co_teaching is not None:
+                    with _autocast(device, enabled=recipe.bf16):
+                        logits = (models[0](xb), models[1](xb))
                     step_losses, batch_loss = co_teaching_losses(
-                        (models[0](xb), models[1](xb)), tb, forget_rate=forget_rate
+                        tuple(net_logits.float() for net_logits in logits), tb, forget_rate=forget_rate
                     )
                 else:
                     if recipe.mixup_alpha:
@@ -229,7 +237,9 @@ def train_model(
                         offsets = torch.randint(1, len(batch), (len(batch),), generator=batch_order)
                         partner = ((torch.arange(len(batch)) + offsets) % len(batch)).to(device)
                         xb, tb = mixup(xb, tb, lam=mixup_lambda(alpha=recipe.mixup_alpha, rng=rng), partner=partner)
-                    step_losses = [loss_function(models[0](xb), tb)]
+                    with _autocast(device, enabled=recipe.bf16):
+                        logits = models[0](xb)
+                    step_losses = [loss_function(logits.float(), tb)]
                     batch_loss = step_losses[0]
                 watched = torch.stack([batch_loss, *step_losses])
                 if not torch.isfinite(watched).all():
@@ -253,7 +263,9 @@ def train_model(
         if validation is not None:
             accuracy = float(
                 np.mean(
-                    predict_proba(models[0], validation[0], device=device, workers=recipe.loader_workers).argmax(1)
+                    predict_proba(
+                        models[0], validation[0], device=device, workers=recipe.loader_workers, bf16=recipe.bf16
+                    ).argmax(1)
                     == validation[1]
                 )
             )
@@ -270,10 +282,16 @@ def train_model(
 
 @torch.no_grad()
 def predict_proba(
-    model: nn.Module, x: Inputs, *, device: torch.device | None = None, batch_size: int = 1024, workers: int = 4
+    model: nn.Module,
+    x: Inputs,
+    *,
+    device: torch.device | None = None,
+    batch_size: int = 1024,
+    workers: int = 4,
+    bf16: bool = False,
 ) -> np.ndarray:
     """Class probabilities of ``model`` (eval mode) for N inputs as :func:`train_model` takes them (a streamed
-    Dataset is read in order by ``workers`` processes). Returns (N, Q) float32."""
+    Dataset is read in order by ``workers`` processes; ``bf16`` as ``recipe.bf16``). Returns (N, Q) float32."""
     device = device or default_device()
     model.eval()
     if isinstance(x, np.ndarray):
@@ -285,5 +303,7 @@ def predict_proba(
         chunk = _model_input(chunk)
         if chunk.ndim == 4:
             chunk = chunk.contiguous(memory_format=torch.channels_last)
-        probabilities.append(F.softmax(model(chunk), dim=1))
+        with _autocast(device, enabled=bf16):
+            logits = model(chunk)
+        probabilities.append(F.softmax(logits.float(), dim=1))
     return torch.cat(probabilities).float().cpu().numpy()
