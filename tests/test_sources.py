@@ -285,6 +285,19 @@ def test_clothing1m_missing_root_and_many_missing_images(tmp_path):
     assert problem.endswith("e.g. " + ", ".join(written.x_train[:5]))  # the first 5 only
 
 
+def test_layout_checks_raise_the_loaders_error_and_pass_a_complete_copy(tmp_path):
+    write_clothing1m_tree(tmp_path / "c1m", num_train=4, num_test=2)
+    write_webvision_tree(tmp_path / "wv", num_train=4, num_test=2, num_classes=3)
+    web.check_clothing1m_layout(root=str(tmp_path / "c1m"), resize=256)  # other source options are ignored
+    web.check_webvision_layout(root=str(tmp_path / "wv"), num_classes=3)
+    os.remove(tmp_path / "c1m" / "clean_test_key_list.txt")
+    with pytest.raises(FileNotFoundError) as checked:
+        web.check_clothing1m_layout(root=str(tmp_path / "c1m"))
+    with pytest.raises(FileNotFoundError) as loaded:
+        web.load_clothing1m(root=str(tmp_path / "c1m"))
+    assert str(checked.value) == str(loaded.value) and "clean_test_key_list.txt" in str(checked.value)
+
+
 def test_webvision_keeps_the_first_classes_and_prefixes_test_paths(tmp_path):
     root = tmp_path / "wv"
     written = write_webvision_tree(root, num_train=16, num_test=8, num_classes=6, seed=6)

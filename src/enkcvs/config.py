@@ -22,7 +22,7 @@ def _source_problems(key: str, dataset: dict[str, Any], source) -> list[str]:
     missing = [option for option in source.required if option not in options]
     if missing:
         problems.append(f"{key}.source_options needs {missing} for source {dataset['source']!r}: set them")
-    if source.layout_problems is not None and dataset.get("enabled", True) and "root" not in options:
+    if source.check_layout is not None and dataset.get("enabled", True) and "root" not in options:
         problems.append(
             f"{key} ({dataset['source']}) cannot be downloaded: set {key}.source_options.root to your copy in the "
             f"official layout, or set {key}.enabled: false"

@@ -68,21 +68,48 @@ class SelectionResult:
         """One row per sample, most likely mislabelled first: ``sample``, ``given``, ``pseudo``, ``votes``,
         ``iterations``, ``beta``, ``prob_given``, ``selected``, ``rank``. ``given`` and ``pseudo`` hold the class
         names where there are names and ``labels_as_names``, else the class indices."""
-        names = np.array(self.class_names, dtype=object) if labels_as_names and self.class_names else None
-        frame = pd.DataFrame(
-            {
-                "sample": np.arange(len(self.rank)),
-                "given": self.given if names is None else names[self.given],
-                "pseudo": self.pseudo_labels if names is None else names[self.pseudo_labels],
-                "votes": self.votes,
-                "iterations": self.iterations,
-                "beta": self.beta,
-                "prob_given": self.prob_given,
-                "selected": self.selected,
-                "rank": self.rank,
-            }
+        return label_issue_table(
+            given=self.given,
+            pseudo=self.pseudo_labels,
+            votes=self.votes,
+            iterations=self.iterations,
+            beta=self.beta,
+            prob_given=self.prob_given,
+            selected=self.selected,
+            class_names=self.class_names if labels_as_names else None,
         )
-        return frame.iloc[np.argsort(self.rank)].reset_index(drop=True)
+
+
+def label_issue_table(
+    *,
+    given: np.ndarray,
+    pseudo: np.ndarray,
+    votes: np.ndarray,
+    iterations: int,
+    beta: np.ndarray,
+    prob_given: np.ndarray,
+    selected: np.ndarray,
+    class_names: Sequence[Hashable] | None = None,
+) -> pd.DataFrame:
+    """Every sample with its E-NKCVS outcome, most likely mislabelled first (:func:`issue_ranks`): columns
+    ``sample``, ``given``, ``pseudo`` (class names where ``class_names`` are given, else indices), ``votes``,
+    ``iterations``, ``beta``, ``prob_given``, ``selected``, ``rank``. All arrays (N,)."""
+    names = np.array(class_names, dtype=object) if class_names else None
+    rank = issue_ranks(votes=votes, prob_given=prob_given)
+    frame = pd.DataFrame(
+        {
+            "sample": np.arange(len(rank)),
+            "given": given if names is None else names[given],
+            "pseudo": pseudo if names is None else names[pseudo],
+            "votes": votes,
+            "iterations": iterations,
+            "beta": beta,
+            "prob_given": prob_given,
+            "selected": selected,
+            "rank": rank,
+        }
+    )
+    return frame.iloc[np.argsort(rank)].reset_index(drop=True)
 
 
 def select(

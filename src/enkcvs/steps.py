@@ -36,15 +36,9 @@ PathLike = str | Path
 def check_layout(*, source: str, options: dict[str, Any], output: PathLike) -> None:
     """Verify a user-supplied dataset's folder layout (Clothing-1M, WebVision) before anything trains on it.
 
-    Raises ``FileNotFoundError`` listing everything missing; on success writes a JSON record of the check.
+    Raises ``FileNotFoundError`` listing everything missing (the source's own error); on success writes a JSON record.
     """
-    problems = get_source(source).layout_problems(**options)
-    if problems:
-        raise FileNotFoundError(
-            f"the {source} folder {options.get('root')!r} is not in the official layout:\n  "
-            + "\n  ".join(problems)
-            + "\npoint source_options.root at your copy in the official layout"
-        )
+    get_source(source).check_layout(**options)
     write_json(provenance(source=source, options=options), output)
 
 
@@ -72,27 +66,26 @@ def tokenize_dataset(*, dataset: PathLike, checkpoint: str, max_length: int, out
         np.savez(handle, **arrays, provenance=np.array(json.dumps(meta, sort_keys=True)))
 
 
-def _inputs(data: Dataset, tokens: PathLike | None, *, split: str, indices: np.ndarray | None = None, train=False):
-    """The model inputs of ``split`` ("train"/"test"), restricted to ``indices``: an array for in-memory data (token
-    ids for text), a streamed Dataset for image files (random crops and flips when ``train``)."""
-    if data.modality == "image_files":
-        from enkcvs.sources.web import image_files_dataset
+def _split_inputs(data: Dataset, tokens: PathLike | None, *, split: str) -> np.ndarray:
+    """The whole ``split``'s ("train"/"test") inputs, read once per job: images, token ids (from ``tokens``, the
+    tokenise rule's file) for text, or image paths for image files."""
+    if data.modality != "text":
+        return getattr(data, f"x_{split}")
+    if tokens is None:
+        raise ValueError("a text dataset needs its tokens file (the tokenise rule's output)")
+    with np.load(tokens) as arrays:
+        return arrays[split]
 
-        paths = getattr(data, f"x_{split}")
-        return image_files_dataset(
-            root=data.image_root,
-            paths=paths if indices is None else paths[indices],
-            transform=data.image_transform,
-            train=train,
-        )
-    if data.modality == "text":
-        if tokens is None:
-            raise ValueError("a text dataset needs its tokens file (the tokenise rule's output)")
-        with np.load(tokens) as arrays:
-            x = arrays[split]
-    else:
-        x = getattr(data, f"x_{split}")
-    return x if indices is None else x[indices]
+
+def _subset(data: Dataset, x: np.ndarray, indices: np.ndarray | None = None, *, train: bool = False):
+    """The model inputs of samples ``indices`` of ``x`` (from :func:`_split_inputs`): an array for in-memory data,
+    a streamed Dataset for image files (random crops and flips when ``train``)."""
+    x = x if indices is None else x[indices]
+    if data.modality != "image_files":
+        return x
+    from enkcvs.sources.web import image_files_dataset
+
+    return image_files_dataset(root=data.image_root, paths=x, transform=data.image_transform, train=train)
 
 
 def make_noisy_labels(
@@ -162,6 +155,7 @@ def train_fold(
 
     torch.set_num_threads(threads)
     data = load_dataset(dataset)
+    x_train = _split_inputs(data, tokens, split="train")
     label_table, num_classes = _load_labels(labels)
     given = label_table["given"].to_numpy()
     recipe_ = Recipe.from_dict(recipe)
@@ -174,14 +168,14 @@ def train_fold(
     )
     result = train_model(
         recipe=recipe_,
-        x=_inputs(data, tokens, split="train", indices=train_idx, train=True),
+        x=_subset(data, x_train, train_idx, train=True),
         targets=np.eye(num_classes, dtype=np.float32)[given[train_idx]],
         seed=derive_seed(seed, Purpose.INIT, num_folds, iteration, fold),
-        validation=(_inputs(data, tokens, split="train", indices=val_idx), given[val_idx]) if len(val_idx) else None,
+        validation=(_subset(data, x_train, val_idx), given[val_idx]) if len(val_idx) else None,
     )
     probabilities = predict_proba(
         result.model,
-        _inputs(data, tokens, split="train", indices=held_out),
+        _subset(data, x_train, held_out),
         workers=recipe_.loader_workers,
         bf16=recipe_.bf16,
     )
@@ -358,12 +352,12 @@ def train_final(
     options = dict(options or {})
     result = train_model(
         recipe=recipe_,
-        x=_inputs(data, tokens, split="train", indices=indices, train=True),
+        x=_subset(data, _split_inputs(data, tokens, split="train"), indices, train=True),
         targets=targets,
         seed=derive_seed(seed, Purpose.FINAL),
         **training_options(method=method, options=options),
     )
-    test_inputs = _inputs(data, tokens, split="test")
+    test_inputs = _subset(data, _split_inputs(data, tokens, split="test"))
     predicted = predict_proba(result.model, test_inputs, workers=recipe_.loader_workers, bf16=recipe_.bf16).argmax(
         axis=1
     )
@@ -404,24 +398,20 @@ def compare_confident_learning(
 def write_label_issues(*, dataset: PathLike, selection: PathLike, top: int, table: PathLike, summary: PathLike) -> None:
     """A dataset's samples ranked from most to least likely mislabeled (fewest votes, then the lowest mean predicted
     probability of the given label), with class names, and a Markdown summary with the top ``top`` rows."""
-    from enkcvs.oof import issue_ranks
+    from enkcvs.oof import label_issue_table
 
     data = load_dataset(dataset)
     frame, meta = read_table(selection)
-    names = np.array(data.class_names)
-    issues = pd.DataFrame(
-        {
-            "sample": frame["sample"],
-            "given": names[frame["given"]],
-            "pseudo": names[frame["pseudo"]],
-            "votes": frame["votes"],
-            "iterations": int(meta["M"]),
-            "beta": frame["beta"],
-            "prob_given": frame["prob_given"],
-            "selected": frame["selected"],
-            "rank": issue_ranks(votes=frame["votes"].to_numpy(), prob_given=frame["prob_given"].to_numpy()),
-        }
-    ).sort_values("rank", ignore_index=True)
+    issues = label_issue_table(
+        given=frame["given"].to_numpy(),
+        pseudo=frame["pseudo"].to_numpy(),
+        votes=frame["votes"].to_numpy(),
+        iterations=int(meta["M"]),
+        beta=frame["beta"].to_numpy(),
+        prob_given=frame["prob_given"].to_numpy(),
+        selected=frame["selected"].to_numpy(),
+        class_names=data.class_names,
+    )
     if data.modality in ("text", "image_files"):
         issues.insert(1, "text" if data.modality == "text" else "path", data.x_train[issues["sample"]])
     fields = {key: meta[key] for key in ("dataset", "noise", "seed", "K", "M", "threshold")}

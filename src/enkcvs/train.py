@@ -99,8 +99,10 @@ def _resident(x: np.ndarray, device: torch.device) -> torch.Tensor:
 
 
 def _model_input(batch: torch.Tensor) -> torch.Tensor:
-    """A batch as the model takes it: uint8 images scaled to [0, 1]; float images and token ids unchanged."""
-    return batch.float().div_(255) if batch.dtype == torch.uint8 else batch
+    """A batch as the model takes it: uint8 images scaled to [0, 1], images channels_last; token ids unchanged."""
+    if batch.dtype == torch.uint8:
+        batch = batch.float().div_(255)
+    return batch.contiguous(memory_format=torch.channels_last) if batch.ndim == 4 else batch
 
 
 def _autocast(device: torch.device, *, enabled: bool):
@@ -220,10 +222,8 @@ def train_model(
             if len(batch) < 2:  # batch norm needs two samples
                 continue
             xb, tb = _model_input(xb), t_all[batch]
-            if xb.ndim == 4:
-                xb = xb.contiguous(memory_format=torch.channels_last)
-                if augment is not None:
-                    xb = augment(xb, generator=batch_order)
+            if augment is not None and xb.ndim == 4:
+                xb = augment(xb, generator=batch_order)
             try:
                 if co_teaching is not None:
                     with _autocast(device, enabled=recipe.bf16):
@@ -300,10 +300,7 @@ def predict_proba(
         chunks = (images.to(device) for images, _ in _loader(x, batch_size=batch_size, workers=workers, device=device))
     probabilities = []
     for chunk in chunks:
-        chunk = _model_input(chunk)
-        if chunk.ndim == 4:
-            chunk = chunk.contiguous(memory_format=torch.channels_last)
         with _autocast(device, enabled=bf16):
-            logits = model(chunk)
+            logits = model(_model_input(chunk))
         probabilities.append(F.softmax(logits.float(), dim=1))
     return torch.cat(probabilities).float().cpu().numpy()

@@ -59,7 +59,7 @@ def get_dataset_setting(key):
 
 def get_layout_check(wildcards):
     """A user-supplied dataset's layout check (it must pass before the data rule reads anything); none otherwise."""
-    if SOURCES[config["datasets"][wildcards.dataset]["source"]].layout_problems is None:
+    if SOURCES[config["datasets"][wildcards.dataset]["source"]].check_layout is None:
         return []
     return rules.check_layout.output.record.format(dataset=wildcards.dataset)
 

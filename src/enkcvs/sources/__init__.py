@@ -19,7 +19,7 @@ class Source:
     load: Callable[..., Dataset]  # load(**options) -> Dataset
     train_size: int | None  # training samples (checked against K before any job runs); None: the user's copy decides
     options: tuple[str, ...] = ()  # keyword options load() accepts
-    layout_problems: Callable[..., list[str]] | None = None  # user-supplied data: what is missing (empty when fine)
+    check_layout: Callable[..., None] | None = None  # user-supplied data: raise naming everything missing
     modality: str = "image"  # what the loaded Dataset holds (enkcvs.datasets.MODALITIES)
     has_test: bool = True  # a clean test split exists (a user's own data has none: label issues only)
     required: tuple[str, ...] = ()  # options without a default
@@ -33,13 +33,13 @@ SOURCES: dict[str, Source] = {
     "cifar100": Source(torchvision_sets.load_cifar100, 50000, ("root", "download")),
     "trec": Source(trec.load_trec, 5452, ("root", "download"), modality="text"),
     "clothing1m": Source(
-        web.load_clothing1m, None, ("root", "resize", "crop"), web.clothing1m_layout_problems, "image_files"
+        web.load_clothing1m, None, ("root", "resize", "crop"), web.check_clothing1m_layout, "image_files"
     ),
     "webvision": Source(
         web.load_webvision,
         None,
         ("root", "num_classes", "resize", "crop"),
-        web.webvision_layout_problems,
+        web.check_webvision_layout,
         "image_files",
     ),
     "table": Source(

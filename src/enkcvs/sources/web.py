@@ -31,6 +31,9 @@ WEBVISION_TRAIN_LIST = os.path.join("info", "train_filelist_google.txt")
 WEBVISION_TEST_LIST = os.path.join("info", "val_filelist.txt")
 WEBVISION_TEST_FOLDER = "val_images_256"
 WEBVISION_NUM_CLASSES = 1000  # labels in the official lists; mini-WebVision keeps the first 50
+#: What each layout holds, as the layout errors name it.
+CLOTHING1M_LAYOUT = ", ".join(CLOTHING1M_FILES) + ", images/"
+WEBVISION_LAYOUT = f"{WEBVISION_TRAIN_LIST}, {WEBVISION_TEST_LIST}, google/, {WEBVISION_TEST_FOLDER}/"
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 SHOWN = 5  # missing images named in a problem message
@@ -47,6 +50,11 @@ def clothing1m_layout_problems(*, root: str, **ignored_options) -> list[str]:
     return _read_clothing1m(root)[0]
 
 
+def check_clothing1m_layout(*, root: str, **ignored_options) -> None:
+    """Raise ``FileNotFoundError`` listing everything missing from a Clothing-1M folder (the loader's error too)."""
+    _raise_for(clothing1m_layout_problems(root=root), name="Clothing-1M", root=root, layout=CLOTHING1M_LAYOUT)
+
+
 def load_clothing1m(*, root: str, resize: int = 256, crop: int = 224) -> Dataset:
     """Clothing-1M: the noisy training set with its noisy labels and the clean test set, as image paths.
 
@@ -61,7 +69,7 @@ def load_clothing1m(*, root: str, resize: int = 256, crop: int = 224) -> Dataset
     int64 0..13.
     """
     problems, (train, test) = _read_clothing1m(root)
-    _raise_for(problems, name="Clothing-1M", root=root, layout=", ".join(CLOTHING1M_FILES) + ", images/")
+    _raise_for(problems, name="Clothing-1M", root=root, layout=CLOTHING1M_LAYOUT)
     return _dataset(train, test, root=root, class_names=CLOTHING1M_CLASSES,
                     image_transform={"resize": resize, "crop": crop, "train_crop": "center"})
 
@@ -69,6 +77,12 @@ def load_clothing1m(*, root: str, resize: int = 256, crop: int = 224) -> Dataset
 def webvision_layout_problems(*, root: str, num_classes: int = 50, **ignored_options) -> list[str]:
     """What is missing from a WebVision folder for its first ``num_classes`` classes (empty when fine)."""
     return _read_webvision(root, num_classes=num_classes)[0]
+
+
+def check_webvision_layout(*, root: str, num_classes: int = 50, **ignored_options) -> None:
+    """Raise ``FileNotFoundError`` listing everything missing from a WebVision folder (the loader's error too)."""
+    problems = webvision_layout_problems(root=root, num_classes=num_classes)
+    _raise_for(problems, name="WebVision", root=root, layout=WEBVISION_LAYOUT)
 
 
 def load_webvision(*, root: str, num_classes: int = 50, resize: int = 320, crop: int = 299) -> Dataset:
@@ -86,8 +100,7 @@ def load_webvision(*, root: str, num_classes: int = 50, resize: int = 320, crop:
     int64 0..num_classes-1, class names ``class_0``...
     """
     problems, (train, test) = _read_webvision(root, num_classes=num_classes)
-    layout = f"{WEBVISION_TRAIN_LIST}, {WEBVISION_TEST_LIST}, google/, {WEBVISION_TEST_FOLDER}/"
-    _raise_for(problems, name="WebVision", root=root, layout=layout)
+    _raise_for(problems, name="WebVision", root=root, layout=WEBVISION_LAYOUT)
     return _dataset(train, test, root=root, class_names=tuple(f"class_{c}" for c in range(num_classes)),
                     image_transform={"resize": resize, "crop": crop, "train_crop": "random"})
 
