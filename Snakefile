@@ -36,6 +36,10 @@ include: "workflow/rules/report.smk"
 include: "workflow/rules/issues.smk"
 
 
+localrules:
+    all,
+
+
 rule all:
     input:
         get_final_output(),

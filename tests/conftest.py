@@ -5,6 +5,11 @@ outside the repository. Factories are exposed as fixtures that return callables 
 tests can build several variants without importing from ``conftest``.
 """
 
+import functools
+import importlib.metadata
+import json
+import os
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -13,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 
 def _make_labels(*, seed: int, n_per_class: int | Sequence[int], num_classes: int) -> np.ndarray:
@@ -23,9 +29,7 @@ def _make_labels(*, seed: int, n_per_class: int | Sequence[int], num_classes: in
     return np.random.default_rng(seed).permutation(labels)
 
 
-def _make_prediction_folds(
-    *, seed: int, num_samples: int, num_folds: int, num_classes: int
-) -> list[pd.DataFrame]:
+def _make_prediction_folds(*, seed: int, num_samples: int, num_folds: int, num_classes: int) -> list[pd.DataFrame]:
     """K held-out prediction tables (``sample``, ``given``, ``predicted``, ``prob_*``) covering 0..N-1 once, each
     fold's rows in shuffled order, as one NKCVS iteration would write them."""
     rng = np.random.default_rng(seed)
@@ -79,19 +83,130 @@ def make_separable_images():
 
 REPO = Path(__file__).resolve().parents[1]
 TINY_CONFIG = REPO / "tests" / "config" / "tiny.yaml"
+IMPORT_PROBE = REPO / "tests" / "import_probe"  # its sitecustomize.py logs the packages each job imports
+# conda-forge names of PyPI packages where they differ
+CONDA_NAMES = {"torch": "pytorch"}
 
 
-def _run_snakemake(workdir: Path, *args: str, config: Path = TINY_CONFIG) -> subprocess.CompletedProcess:
-    """Run Snakemake on the repository's workflow in ``workdir`` (2 cores unless ``args`` say otherwise)."""
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-               "--configfile", str(config), "--cores", "2", *args]
-    return subprocess.run(command, capture_output=True, text=True, cwd=workdir)
+def _run_snakemake(
+    workdir: Path, *args: str, config: Path = TINY_CONFIG, import_log: Path | None = None, timeout: float | None = None
+) -> subprocess.CompletedProcess:
+    """Run Snakemake on the repository's workflow in ``workdir`` (2 cores unless ``args`` say otherwise), killed
+    after ``timeout`` seconds if given; with ``import_log``, every Python process of the run logs there the
+    third-party packages it imports."""
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "-d",
+        str(workdir),
+        "--configfile",
+        str(config),
+        "--cores",
+        "2",
+        *args,
+    ]
+    env = None  # the caller's environment, unchanged
+    if import_log is not None:
+        python_path = [str(IMPORT_PROBE), *filter(None, [os.environ.get("PYTHONPATH")])]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(python_path), "ENKCVS_IMPORT_LOG": str(import_log)}
+    return subprocess.run(command, check=False, capture_output=True, text=True, cwd=workdir, env=env, timeout=timeout)
 
 
 @pytest.fixture(scope="session")
-def run_snakemake():
+def import_log(tmp_path_factory) -> Path:
+    """The folder where every workflow run of this test session logs its jobs' imports (one JSON file a process)."""
+    return tmp_path_factory.mktemp("import_log", numbered=False)
+
+
+@pytest.fixture(scope="session")
+def run_snakemake(import_log):
     """``run_snakemake(workdir, *args, config=...)`` -> CompletedProcess."""
-    return _run_snakemake
+    return functools.partial(_run_snakemake, import_log=import_log)
+
+
+def _rule_environments() -> dict[str, tuple[Path, Path | None]]:
+    """Every rule of workflow/rules/*.smk -> (its rules file, the env file its ``conda:`` names, or None)."""
+    environments = {}
+    for rules_file in sorted((REPO / "workflow" / "rules").glob("*.smk")):
+        blocks = re.findall(r"^rule (\w+):(.*?)(?=^rule |\Z)", rules_file.read_text(), flags=re.DOTALL | re.MULTILINE)
+        for name, body in blocks:
+            match = re.search(r"conda:\s*\n\s*\"([^\"]+)\"", body)
+            environments[name] = (rules_file, (rules_file.parent / match[1]).resolve() if match else None)
+    return environments
+
+
+@pytest.fixture(scope="session")
+def conda_names() -> dict[str, str]:
+    """PyPI name -> conda-forge name, where they differ."""
+    return CONDA_NAMES
+
+
+@pytest.fixture(scope="session")
+def rule_environments() -> dict[str, tuple[Path, Path | None]]:
+    """rule -> (its rules file, the env file its ``conda:`` directive names, or None)."""
+    return _rule_environments()
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _env_packages(env: Path) -> set[str]:
+    """The (normalised) names of every package an env file lists, conda and pip."""
+    dependencies = yaml.safe_load(env.read_text())["dependencies"]
+    requirements = [d for d in dependencies if isinstance(d, str)]
+    requirements += [r for d in dependencies if isinstance(d, dict) for r in d.get("pip") or []]
+    return {_normalise(re.split(r"[\s=<>!~\[]", r.strip(), maxsplit=1)[0]) for r in requirements}
+
+
+def _check_envs_cover_imports(import_log: Path) -> dict[str, set[str]]:
+    """Read the import log; assert that each rule's env file lists (under its conda name, or in its pip section)
+    the distribution of every third-party module the rule's jobs imported. Returns rule -> imported modules."""
+    imported: dict[str, set[str]] = {}
+    for path in sorted(import_log.glob("*.json")):
+        record = json.loads(path.read_text())
+        if record["rule"] is not None:  # not a job (Snakemake itself, say): its env is the test's own
+            imported.setdefault(record["rule"], set()).update(record["modules"])
+    distributions = importlib.metadata.packages_distributions()
+    environments = _rule_environments()
+    problems = []
+    for rule, modules in sorted(imported.items()):
+        if environments.get(rule, (None, None))[1] is None:
+            problems.append(f"rule {rule}: no rule of that name with a conda env in workflow/rules/*.smk")
+            continue
+        env = environments[rule][1]
+        listed = _env_packages(env)
+        for module in sorted(modules):
+            names = distributions.get(module)
+            if not names:
+                problems.append(f"rule {rule} imports {module}, which no installed distribution provides")
+                continue
+            conda = {_normalise(CONDA_NAMES.get(_normalise(name), name)) for name in names}
+            if not conda & listed:
+                name = names[0]
+                problems.append(
+                    f"rule {rule} imports {module}, but {env.relative_to(REPO)} lists none of {sorted(conda)}: add "
+                    f"'{CONDA_NAMES.get(_normalise(name), _normalise(name))} ={importlib.metadata.version(name)}' "
+                    "to its dependencies (or its pip: section if conda-forge lacks it), pinned as in pyproject.toml"
+                )
+    assert not problems, "env files miss packages their rules import:\n  " + "\n  ".join(problems)
+    return imported
+
+
+@pytest.fixture(scope="session")
+def assert_envs_cover_imports(import_log):
+    """``assert_envs_cover_imports()``: after workflow runs, assert that every rule's env file lists each third-party
+    package its jobs imported so far in this session (``tests/import_probe``); returns rule -> imported modules."""
+    return functools.partial(_check_envs_cover_imports, import_log)
+
+
+def pytest_collection_modifyitems(items):
+    """Tests that use ``assert_envs_cover_imports`` run last, so they check every workflow run of the session (the
+    tiny run, the own-data and paper-data runs, whichever were selected), not only those before them."""
+    items.sort(key=lambda item: "assert_envs_cover_imports" in getattr(item, "fixturenames", ()))
 
 
 @pytest.fixture(scope="session")
@@ -100,10 +215,10 @@ def tiny_config() -> Path:
 
 
 @pytest.fixture(scope="session")
-def tiny_run(tmp_path_factory) -> Path:
+def tiny_run(tmp_path_factory, run_snakemake) -> Path:
     """The tiny config run once to completion (a working directory with results/); tests only read it."""
     workdir = tmp_path_factory.mktemp("tiny")
-    done = _run_snakemake(workdir)
+    done = run_snakemake(workdir)
     assert done.returncode == 0, done.stderr[-4000:]
     return workdir
 
@@ -119,8 +234,9 @@ def tiny_inputs(tmp_path):
     y = np.repeat(np.arange(3), 20)
     x = (rng.normal(size=(60, 1, 4, 4)) + y[:, None, None, None]).astype(np.float32)
     save_dataset(Dataset(x, y, x[:9], y[:9], ("a", "b", "c")), tmp_path / "data.npz")
-    make_noisy_labels(dataset=tmp_path / "data.npz", noise="sym0.2", seed=3, asymmetric_map=None,
-                      output=tmp_path / "labels.parquet")
+    make_noisy_labels(
+        dataset=tmp_path / "data.npz", noise="sym0.2", seed=3, asymmetric_map=None, output=tmp_path / "labels.parquet"
+    )
     return tmp_path
 
 

@@ -108,6 +108,11 @@ CASES = [
     ("unknown augmentation", edited("datasets.digits.recipe.augment", "rotate"), ["'rotate' is not one of"]),
     ("real noise without a forget rate", edited("datasets.digits.noise", ["real"]),
      ["datasets.digits.noise has 'real' (unknown noise rate), so co-teaching's forget rate cannot default to it"]),
+    # cluster resources
+    ("GPU model without GPUs", edited("gpu", {"model": "a100"}),
+     ["gpu.model is 'a100' but gpu.per_training_job is 0: set per_training_job >= 1"]),
+    ("GPU count not an integer", edited("gpu", {"per_training_job": "one"}), ["not of type 'integer'"]),
+    ("GPU model with a quote", edited("gpu", {"per_training_job": 1, "model": "'a100'"}), ["does not match"]),
 ]
 
 

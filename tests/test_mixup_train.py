@@ -237,3 +237,15 @@ def test_bf16_autocast_trains_and_predicts_in_float32(make_separable_images):
     assert np.mean(probabilities.argmax(1) == labels) > 0.9
     fp32 = predict_proba(result.model, x, device=CPU)
     assert 0 < np.abs(probabilities - fp32).max() < 0.05  # bf16 really ran, and stays close to fp32
+
+
+def test_the_default_device_is_whichever_gpu_the_scheduler_exposes(monkeypatch):
+    """No hard-coded index: 'cuda' means the first device CUDA_VISIBLE_DEVICES lets the job see."""
+    import torch
+
+    from enkcvs.train import default_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert default_device() == torch.device("cuda") and default_device().index is None
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert default_device() == torch.device("cpu")

@@ -30,8 +30,9 @@ def _write_config(path: Path, config: dict) -> Path:
     return path
 
 
-def test_paper_dag_builds_without_data_and_counts_every_job(tmp_path, run_snakemake):
-    done = run_snakemake(tmp_path, "-n", "--quiet", "rules", config=REPO / "config" / "paper.yaml")
+@pytest.mark.parametrize("profile", [[], ["--profile", str(REPO / "profiles" / "slurm")]], ids=["local", "slurm"])
+def test_paper_dag_builds_without_data_and_counts_every_job(tmp_path, run_snakemake, profile):
+    done = run_snakemake(tmp_path, "-n", "--quiet", "rules", *profile, config=REPO / "config" / "paper.yaml")
     assert done.returncode == 0, done.stderr[-3000:]
     counts = _job_counts(done.stdout + done.stderr)
     enabled = {name: d for name, d in PAPER["datasets"].items() if d.get("enabled", True)}

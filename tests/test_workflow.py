@@ -135,6 +135,15 @@ def test_changing_a_report_setting_retrains_nothing(tiny_run, tmp_path, run_snak
     assert not any(rule.startswith("train") or rule == "select_samples" for rule in rules)
 
 
+def test_gpu_requests_and_the_cluster_profile_rerun_nothing(tiny_run, tmp_path, run_snakemake, tiny_config):
+    """Resources are no rerun trigger: a finished local run moves to a GPU cluster without retraining."""
+    planned = planned_after(run_snakemake, tiny_run, tmp_path, tiny_config,
+                            lambda config: config.update(gpu={"per_training_job": 2, "model": "a100"}))
+    assert planned == []
+    on_slurm = run_snakemake(tiny_run, "-n", "--profile", str(REPO / "profiles" / "slurm"))
+    assert on_slurm.returncode == 0 and "Nothing to be done" in on_slurm.stdout + on_slurm.stderr
+
+
 def test_lint_is_clean():
     done = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -95,6 +95,11 @@ def config_problems(config: dict[str, Any]) -> list[str]:
             for noise in sensitivity["noise"]:
                 if noise not in known:
                     problems.append(f"sensitivity.noise {noise!r} is not in datasets.{sensitivity['dataset']}.noise")
+    gpu = config["gpu"]
+    if gpu["model"] is not None and gpu["per_training_job"] == 0:
+        problems.append(
+            f"gpu.model is {gpu['model']!r} but gpu.per_training_job is 0: set per_training_job >= 1 or drop the model"
+        )
     return problems
 
 

@@ -44,6 +44,13 @@ SENSITIVITY = config["sensitivity"]
 DATASETS = {name: dataset for name, dataset in config["datasets"].items() if dataset["enabled"]}
 
 
+# What each training job asks of a cluster besides memory: config gpu (resources are no rerun trigger, so changing
+# them retrains nothing). The SLURM executor turns gpu=N into --gpus=N, and adds the model as --gpus=MODEL:N.
+TRAINING_GPUS = {"gpu": config["gpu"]["per_training_job"]}
+if config["gpu"]["model"] is not None:
+    TRAINING_GPUS["gpu_model"] = config["gpu"]["model"]
+
+
 def canonical(value):
     """``value`` with mapping keys sorted at every level: Snakemake compares params by their text, so reordering keys
     in a config file (or spelling out a default) must not rerun jobs."""

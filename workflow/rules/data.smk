@@ -1,3 +1,8 @@
+# On a cluster these run in the Snakemake process itself (cheap, and downloads need the login node's network).
+localrules:
+    check_layout, prepare_dataset, tokenize,
+
+
 rule check_layout:
     output:
         record="results/data/{dataset}.layout.json",

@@ -15,6 +15,7 @@ rule train_final_baseline:
     threads: 1
     resources:
         mem_mb=2000,
+        **TRAINING_GPUS,
     conda:
         "../../envs/train.yaml"
     script:
@@ -39,6 +40,7 @@ rule train_final_selected:
     threads: 1
     resources:
         mem_mb=2000,
+        **TRAINING_GPUS,
     conda:
         "../../envs/train.yaml"
     script:

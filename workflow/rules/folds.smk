@@ -12,6 +12,7 @@ rule train_fold:
     threads: 1
     resources:
         mem_mb=2000,
+        **TRAINING_GPUS,
     conda:
         "../../envs/train.yaml"
     script:

@@ -1,3 +1,8 @@
+# Report rules: on a cluster they run in the Snakemake process, not through the queue.
+localrules:
+    confident_learning_report, label_issue_grid,
+
+
 rule label_issues:
     input:
         dataset=rules.prepare_dataset.output.dataset,

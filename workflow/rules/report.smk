@@ -1,3 +1,8 @@
+# Seconds of pandas and matplotlib each: on a cluster they run in the Snakemake process, not through the queue.
+localrules:
+    table1, table2, table3, dataset_summary, sensitivity_figure, theory_figure,
+
+
 rule table1:
     input:
         metrics=get_table1_metrics,
