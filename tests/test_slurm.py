@@ -114,20 +114,16 @@ def test_training_jobs_ask_for_the_configured_gpu(slurm_run):
         assert (requested_gpus(job) == "gres:gpu:fake:1") == wants_gpu, (job, log)
 
 
+def retrain_folds(run_snakemake, workdir: Path, *options: str) -> str:
+    """Retrain the four fold models (nothing else) with extra Snakemake ``options``; the run's output."""
+    done = run_profile(run_snakemake, workdir, workdir / "config.yaml", *FOLDS, "--forcerun", "train_fold", *options)
+    return done.stdout + done.stderr
+
+
 def test_fold_jobs_as_one_array(slurm_run, run_snakemake):
     workdir, _ = slurm_run
-    done = run_profile(
-        run_snakemake,
-        workdir,
-        workdir / "config.yaml",
-        *FOLDS,
-        "--forcerun",
-        "train_fold",
-        "--slurm-array-jobs",
-        "train_fold",
-    )
-    (array,) = SUBMITTED_ARRAY.findall(done.stdout + done.stderr)
-    tasks = {job: state for job, (comment, state) in slurm_jobs().items() if job.startswith(f"{array}_")}
+    (array,) = SUBMITTED_ARRAY.findall(retrain_folds(run_snakemake, workdir, "--slurm-array-jobs", "train_fold"))
+    tasks = {job: state for job, (_, state) in slurm_jobs().items() if job.startswith(f"{array}_")}
     assert tasks == {f"{array}_{task}": "COMPLETED" for task in (1, 2, 3, 4)}
 
 
@@ -135,23 +131,9 @@ def test_fold_jobs_grouped_into_one_submission(slurm_run, run_snakemake):
     """Four folds in one SLURM job; a per-submission GPU limit runs them in series on the one GPU."""
     workdir, _ = slurm_run
     before = {fold: (workdir / fold).stat().st_mtime_ns for fold in FOLDS}
-    done = run_profile(
-        run_snakemake,
-        workdir,
-        workdir / "config.yaml",
-        *FOLDS,
-        "--forcerun",
-        "train_fold",
-        "--groups",
-        "train_fold=folds",
-        "--group-components",
-        "folds=4",
-        "--resources",
-        "gpu=1",
-        "--set-resource-scopes",
-        "gpu=local",
-    )
-    ((job, log),) = SUBMITTED.findall(done.stdout + done.stderr)
+    grouped = ["--groups", "train_fold=folds", "--group-components", "folds=4"]
+    one_gpu = ["--resources", "gpu=1", "--set-resource-scopes", "gpu=local"]
+    ((job, log),) = SUBMITTED.findall(retrain_folds(run_snakemake, workdir, *grouped, *one_gpu))
     assert "group_folds" in log and slurm_jobs()[job][1] == "COMPLETED"
     assert requested_gpus(job) == "gres:gpu:fake:1"
     assert all((workdir / fold).stat().st_mtime_ns > before[fold] for fold in FOLDS)
