@@ -19,11 +19,16 @@ state=$(realpath -m "$2")
 cannot() { echo "cannot start a test SLURM cluster: $*" >&2; exit 3; }
 packages=(slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge)
 
-# SLURM reads slurm.conf (and gres.conf beside it) from /etc/slurm inside jobs whatever SLURM_CONF says.
+MARKER="# Written by tests/slurm/cluster.sh"
+
+# SLURM reads slurm.conf (and gres.conf beside it) from /etc/slurm inside jobs whatever SLURM_CONF says. A link left
+# by an earlier run that died (dangling, or to a file of ours) is replaced; anything else is a real configuration.
 link_config() {
     local name=$1 target=/etc/slurm/$1
-    if [[ -e $target || -L $target ]] && [[ $(readlink "$target" || true) != "$state/$name" ]]; then
-        cannot "$target exists and is not this script's; refusing to replace a real SLURM configuration"
+    if [[ -e $target || -L $target ]]; then
+        if ! [[ -L $target ]] || { [[ -e $target ]] && [[ $(head -n 1 "$target") != "$MARKER"* ]]; }; then
+            cannot "$target exists and is not this script's; refusing to replace a real SLURM configuration"
+        fi
     fi
     ln -sfn "$state/$name" "$target"
 }
@@ -47,7 +52,7 @@ write_config() {
     memory=$(( $(free -m | awk '/^Mem:/ {print $2}') - 2048 ))
     mkdir -p "$state/ctld" "$state/spool" /etc/slurm
     cat > "$state/slurm.conf" <<EOF
-# Written by tests/slurm/cluster.sh: a single-node test cluster without systemd, cgroups or accounting.
+$MARKER: a single-node test cluster without systemd, cgroups or accounting.
 ClusterName=enkcvs-test
 SlurmctldHost=$host(127.0.0.1)
 SlurmUser=root
@@ -74,7 +79,7 @@ NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory Gres=gpu:fake:1 
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
     # A GPU without hardware: AutoDetect off and a File, else the node drains for a lower gres count.
-    printf 'AutoDetect=off\nNodeName=%s Name=gpu Type=fake File=/dev/null\n' "$host" > "$state/gres.conf"
+    printf '%s\nAutoDetect=off\nNodeName=%s Name=gpu Type=fake File=/dev/null\n' "$MARKER" "$host" > "$state/gres.conf"
     link_config slurm.conf
     link_config gres.conf
 }
@@ -95,7 +100,8 @@ start_munge() {
 
 start() {
     mkdir -p "$state"
-    if pgrep -x slurmctld > /dev/null || pgrep -x slurmd > /dev/null; then
+    # (zombies of a stopped cluster, state Z, do not count)
+    if ps -eo stat=,comm= | awk '$1 !~ /^Z/ && ($2 == "slurmctld" || $2 == "slurmd") {found = 1} END {exit !found}'; then
         cannot "a slurmctld or slurmd is already running on this machine"
     fi
     install_packages
