@@ -202,6 +202,8 @@ def train_model(
             for images, positions in loader:
                 yield images.to(device, non_blocking=True), positions.to(device)
 
+    if validation is not None and isinstance(validation[0], np.ndarray):
+        validation = (_resident(validation[0], device), validation[1])  # uploaded once, evaluated every epoch
     optimizers = [_optimizer(recipe, model.parameters()) for model in models]
     schedules = [
         torch.optim.lr_scheduler.MultiStepLR(optimizer, list(recipe.milestones), gamma=recipe.lr_decay)
@@ -283,18 +285,19 @@ def train_model(
 @torch.no_grad()
 def predict_proba(
     model: nn.Module,
-    x: Inputs,
+    x: Inputs | torch.Tensor,
     *,
     device: torch.device | None = None,
     batch_size: int = 1024,
     workers: int = 4,
     bf16: bool = False,
 ) -> np.ndarray:
-    """Class probabilities of ``model`` (eval mode) for N inputs as :func:`train_model` takes them (a streamed
-    Dataset is read in order by ``workers`` processes; ``bf16`` as ``recipe.bf16``). Returns (N, Q) float32."""
+    """Class probabilities of ``model`` (eval mode) for N inputs as :func:`train_model` takes them, or already on
+    the device (a streamed Dataset is read in order by ``workers`` processes; ``bf16`` as ``recipe.bf16``). Returns
+    (N, Q) float32."""
     device = device or default_device()
     model.eval()
-    if isinstance(x, np.ndarray):
+    if isinstance(x, np.ndarray | torch.Tensor):
         chunks = _resident(x, device).split(batch_size)
     else:
         chunks = (images.to(device) for images, _ in _loader(x, batch_size=batch_size, workers=workers, device=device))
