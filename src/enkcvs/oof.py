@@ -14,10 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from enkcvs.metrics import class_prior, confusion_matrix, precision_recall, selection_set_sizes
-from enkcvs.noise import empirical_transition_matrix
+from enkcvs.metrics import precision_recall, selection_set_sizes
 from enkcvs.selection import ensemble_selection, selection_votes
-from enkcvs.theory import theorem1_precision_recall
+from enkcvs.theory import empirical_theorem1
 from enkcvs.weights import entropy_weight, label_entropy, predicted_label_distribution, pseudo_labels
 
 PathLike = str | Path
@@ -152,34 +151,49 @@ def select(
     threshold = _checked_threshold(threshold, iterations=iterations)
 
     predicted = stack.argmax(axis=2)  # (M, N)
-    mean_probabilities = stack.mean(axis=0)  # (N, Q)
-    votes = selection_votes(predicted=predicted, given=given)
-    selected = ensemble_selection(votes=votes, threshold=threshold)
-    distribution = predicted_label_distribution(predicted=predicted, num_classes=num_classes)
-    prob_given = mean_probabilities[np.arange(num_samples), given]
+    outcome = ensemble_outcome(
+        predicted=predicted, mean_probabilities=stack.mean(axis=0), given=given, threshold=threshold
+    )
     scores = {}
     if true is not None:
-        scores = precision_recall(sizes=selection_set_sizes(selected=selected, given=given, true=true))
-        scores["theorem1"] = theorem1_precision_recall(
-            prior=class_prior(true=true, num_classes=num_classes),
-            transition=empirical_transition_matrix(true_labels=true, noisy_labels=given, num_classes=num_classes),
-            confusion=confusion_matrix(true=np.tile(true, iterations), predicted=predicted, num_classes=num_classes),
-            iterations=iterations,
-            threshold=threshold,
+        scores = precision_recall(sizes=selection_set_sizes(selected=outcome["selected"], given=given, true=true))
+        scores["theorem1"] = empirical_theorem1(
+            true=true, given=given, predicted=predicted, threshold=threshold, num_classes=num_classes
         )
     return SelectionResult(
         given=given,
-        selected=selected,
-        votes=votes,
-        pseudo_labels=pseudo_labels(distribution=distribution, mean_probabilities=mean_probabilities),
-        beta=entropy_weight(entropy=label_entropy(distribution), num_classes=num_classes),
-        prob_given=prob_given,
-        rank=issue_ranks(votes=votes, prob_given=prob_given),
+        selected=outcome["selected"],
+        votes=outcome["votes"],
+        pseudo_labels=outcome["pseudo"],
+        beta=outcome["beta"],
+        prob_given=outcome["prob_given"],
+        rank=issue_ranks(votes=outcome["votes"], prob_given=outcome["prob_given"]),
         class_names=names,
         iterations=iterations,
         threshold=threshold,
         **scores,
     )
+
+
+def ensemble_outcome(
+    *, predicted: np.ndarray, mean_probabilities: np.ndarray, given: np.ndarray, threshold: int
+) -> dict[str, np.ndarray]:
+    """Algorithm 2 and Section 3.2 from the M iterations' held-out predictions (M, N), their mean class
+    probabilities (N, Q) and the given labels (N,): ``votes``, ``selected`` (Eq. contains), ``pseudo`` (majority
+    label), ``entropy`` (H(P)), ``beta`` (H(P) / log Q) and ``prob_given`` (mean probability of the given label),
+    each (N,)."""
+    num_classes = mean_probabilities.shape[1]
+    votes = selection_votes(predicted=predicted, given=given)
+    distribution = predicted_label_distribution(predicted=predicted, num_classes=num_classes)
+    entropy = label_entropy(distribution)
+    return {
+        "votes": votes,
+        "selected": ensemble_selection(votes=votes, threshold=threshold),
+        "pseudo": pseudo_labels(distribution=distribution, mean_probabilities=mean_probabilities),
+        "entropy": entropy,
+        "beta": entropy_weight(entropy=entropy, num_classes=num_classes),
+        "prob_given": mean_probabilities[np.arange(len(given)), given],
+    }
 
 
 def issue_ranks(*, votes: np.ndarray, prob_given: np.ndarray) -> np.ndarray:

@@ -14,21 +14,20 @@ import pandas as pd
 from enkcvs.datasets import Dataset, load_dataset, save_dataset
 from enkcvs.folds import kfold_assignment, validation_split
 from enkcvs.io import atomic_path, provenance, read_table, read_table_metadata, write_json, write_table
-from enkcvs.metrics import accuracy, class_prior, confusion_matrix, precision_recall, selection_set_sizes
+from enkcvs.metrics import accuracy, precision_recall, selection_set_sizes
 from enkcvs.noise import (
     ASYMMETRIC_MAPS,
     SUPERCLASS_MAPS,
-    empirical_transition_matrix,
     inject_noise,
     parse_noise,
     superclass_asymmetric_map,
 )
+from enkcvs.oof import ensemble_outcome, label_issue_table, load_labels, load_probabilities, select
 from enkcvs.recipe import Recipe
 from enkcvs.rng import Purpose, derive_seed, generator
-from enkcvs.selection import assemble_iteration, ensemble_selection, prediction_table_problems, selection_votes
+from enkcvs.selection import assemble_iteration, prediction_table_problems
 from enkcvs.sources import get_source, load_source
-from enkcvs.theory import corollary_precision_recall, theorem1_precision_recall
-from enkcvs.weights import entropy_weight, label_entropy, predicted_label_distribution, pseudo_labels
+from enkcvs.theory import corollary_precision_recall, empirical_theorem1
 
 PathLike = str | Path
 
@@ -267,22 +266,11 @@ def select_samples(
     predicted = np.stack([frame["predicted"].to_numpy() for frame in iterations])  # (M, N)
     prob_columns = [f"prob_{c}" for c in range(num_classes)]
     mean_probabilities = np.mean([frame[prob_columns].to_numpy() for frame in iterations], axis=0)  # (N, Q)
-    votes = selection_votes(predicted=predicted, given=given)
-    selected = ensemble_selection(votes=votes, threshold=threshold)
-    distribution = predicted_label_distribution(predicted=predicted, num_classes=num_classes)
-    entropy = label_entropy(distribution)
-    selection = pd.DataFrame(
-        {
-            "sample": np.arange(len(given)),
-            "given": given,
-            "votes": votes,
-            "selected": selected,
-            "pseudo": pseudo_labels(distribution=distribution, mean_probabilities=mean_probabilities),
-            "entropy": entropy,
-            "beta": entropy_weight(entropy=entropy, num_classes=num_classes),
-            "prob_given": mean_probabilities[np.arange(len(given)), given],
-        }
+    outcome = ensemble_outcome(
+        predicted=predicted, mean_probabilities=mean_probabilities, given=given, threshold=threshold
     )
+    selection = pd.DataFrame({"sample": np.arange(len(given)), "given": given, **outcome})  # columns in that order
+    selected = outcome["selected"]
     write_table(selection, table, metadata=provenance(**provenance_fields, threshold=threshold))
 
     if (true == -1).all():  # 'real' noise: no true labels, so nothing to score the selection against
@@ -291,12 +279,8 @@ def select_samples(
     sizes = selection_set_sizes(selected=selected, given=given, true=true)
     spec = parse_noise(provenance_fields["noise"])
     q = [accuracy(true=true, predicted=row) for row in predicted]
-    theory = theorem1_precision_recall(
-        prior=class_prior(true=true, num_classes=num_classes),
-        transition=empirical_transition_matrix(true_labels=true, noisy_labels=given, num_classes=num_classes),
-        confusion=confusion_matrix(true=np.tile(true, len(predicted)), predicted=predicted, num_classes=num_classes),
-        iterations=len(predicted),
-        threshold=threshold,
+    theory = empirical_theorem1(
+        true=true, given=given, predicted=predicted, threshold=threshold, num_classes=num_classes
     )
     corollary = corollary_precision_recall(rate=spec.rate, accuracy=float(np.mean(q)), num_classes=num_classes)
     write_json(
@@ -398,8 +382,6 @@ def compare_confident_learning(
 def write_label_issues(*, dataset: PathLike, selection: PathLike, top: int, table: PathLike, summary: PathLike) -> None:
     """A dataset's samples ranked from most to least likely mislabeled (fewest votes, then the lowest mean predicted
     probability of the given label), with class names, and a Markdown summary with the top ``top`` rows."""
-    from enkcvs.oof import label_issue_table
-
     data = load_dataset(dataset)
     frame, meta = read_table(selection)
     issues = label_issue_table(
@@ -445,8 +427,6 @@ def select_out_of_fold(
 ) -> None:
     """E-NKCVS on the user's own out-of-fold probabilities (no training): the ranked label-issue table and, with
     true labels, precision, recall and the corrected Theorem 1's prediction."""
-    from enkcvs.oof import load_labels, load_probabilities, select
-
     result = select(
         probabilities=load_probabilities(probabilities),
         labels=load_labels(labels, column=settings.get("label_column")),

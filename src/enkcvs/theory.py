@@ -4,6 +4,9 @@ from math import comb
 
 import numpy as np
 
+from enkcvs.metrics import class_prior, confusion_matrix
+from enkcvs.noise import empirical_transition_matrix
+
 
 def selection_probability(c: np.ndarray, *, iterations: int, threshold: int) -> np.ndarray:
     """B(c) = sum_{k=t..M} binom(M, k) c^k (1 - c)^(M - k): the chance of >= t selections in M independent iterations.
@@ -40,6 +43,20 @@ def theorem1_precision_recall(
         "precision": p_css / p_ss if p_ss else float("nan"),
         "recall": p_css / p_cs if p_cs else float("nan"),
     }
+
+
+def empirical_theorem1(
+    *, true: np.ndarray, given: np.ndarray, predicted: np.ndarray, threshold: int, num_classes: int
+) -> dict[str, float]:
+    """:func:`theorem1_precision_recall` at a run's own estimates: p and T counted from the true and given labels
+    (N,), C from the M iterations' predictions (M, N) against the true labels."""
+    return theorem1_precision_recall(
+        prior=class_prior(true=true, num_classes=num_classes),
+        transition=empirical_transition_matrix(true_labels=true, noisy_labels=given, num_classes=num_classes),
+        confusion=confusion_matrix(true=np.tile(true, len(predicted)), predicted=predicted, num_classes=num_classes),
+        iterations=len(predicted),
+        threshold=threshold,
+    )
 
 
 def corollary_precision_recall(*, rate: float, accuracy: float, num_classes: int) -> dict[str, float]:
