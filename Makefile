@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint clean
+.PHONY: run test lint readme record clean
 
 $(BIN)/.installed: requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,5 +21,14 @@ test: $(BIN)/.installed
 lint: $(BIN)/.installed
 	$(BIN)/snakemake --lint
 
+# README.md's result blocks, regenerated from results/recorded/ (never typed by hand).
+readme: $(BIN)/.installed
+	$(BIN)/python -m enkcvs.recorded readme
+
+# Run a config, timed, and record its report with provenance: make record NAME=default CONFIG=config/config.yaml
+record: $(BIN)/.installed
+	$(BIN)/python -m enkcvs.recorded run --name $(NAME) --configfile $(CONFIG)
+
 clean:
-	rm -rf results/data results/noise results/folds results/selection results/final results/report logs
+	rm -rf results/data results/tokens results/noise results/folds results/selection results/final results/comparison \
+		results/issues results/oof results/report logs

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 import torch.nn.functional as F
@@ -18,7 +19,14 @@ from enkcvs.losses import (
     soft_cross_entropy,
     symmetric_cross_entropy,
 )
-from enkcvs.methods import BASELINE_METHODS, METHODS, SELECTION_METHODS, final_training_set, training_options
+from enkcvs.methods import (
+    BASELINE_METHODS,
+    METHODS,
+    ORACLE_METHODS,
+    SELECTION_METHODS,
+    final_training_set,
+    training_options,
+)
 from enkcvs.recipe import CoTeaching, Recipe
 from enkcvs.steps import train_final
 from enkcvs.train import (
@@ -254,7 +262,7 @@ def test_robust_losses_train_in_the_shared_loop(make_separable_images, loss, par
 
 
 def test_baselines_and_selection_methods_partition_the_methods():
-    assert set(BASELINE_METHODS) == {"ce", "sl", "gce", "coteaching"}
+    assert set(BASELINE_METHODS) == {"ce", "ce_true", "sl", "gce", "coteaching", "cs_only"}
     assert set(BASELINE_METHODS).isdisjoint(SELECTION_METHODS)
     assert set(BASELINE_METHODS) | set(SELECTION_METHODS) == set(METHODS)
 
@@ -265,7 +273,7 @@ def test_training_options_map_methods_to_train_model_arguments():
     assert training_options(method="gce", options={"q": 0.7}) == {"loss": "gce", "loss_params": {"q": 0.7}}
     assert training_options(method="coteaching", options={"forget_rate": 0.4, "warmup_epochs": 10}) == {
         "co_teaching": CoTeaching(forget_rate=0.4, warmup_epochs=10)}
-    for method in ("ce", "ss_only", "enkcvs"):
+    for method in ("ce", "ce_true", "cs_only", "ss_only", "css_only", "ss_pseudo", "enkcvs"):
         assert training_options(method=method, options={}) == {}
 
 
@@ -286,12 +294,40 @@ def test_training_options_reject_bad_options(method, options, message):
         training_options(method=method, options=options)
 
 
-@pytest.mark.parametrize("method", BASELINE_METHODS)
+@pytest.mark.parametrize("method", [method for method in BASELINE_METHODS if method not in ORACLE_METHODS])
 def test_final_training_set_baselines_use_every_sample_one_hot(method):
     given = np.random.default_rng(1).integers(0, 4, 30)
     indices, targets = final_training_set(method=method, given=given, num_classes=4)
     np.testing.assert_array_equal(indices, np.arange(30))
     np.testing.assert_array_equal(targets, np.eye(4)[given])
+
+
+def test_final_training_set_oracles_train_on_the_true_labels_only_when_known():
+    given, true = np.array([0, 1, 2, 3, 0, 1]), np.array([0, 2, 2, 1, 0, 1])  # wrong at 1 and 3
+    selection = pd.DataFrame({"selected": [True, True, False, False, True, True], "pseudo": [0] * 6,
+                              "beta": [0.0] * 6})
+    indices, targets = final_training_set(method="ce_true", given=given, true=true, num_classes=4)
+    np.testing.assert_array_equal(indices, np.arange(6))
+    np.testing.assert_array_equal(targets, np.eye(4)[true])
+    indices, targets = final_training_set(method="cs_only", given=given, true=true, num_classes=4)
+    np.testing.assert_array_equal(indices, [0, 2, 4, 5])  # CS: every sample whose given label is right
+    np.testing.assert_array_equal(targets, np.eye(4)[given[[0, 2, 4, 5]]])
+    indices, _ = final_training_set(method="css_only", given=given, true=true, num_classes=4, selection=selection)
+    np.testing.assert_array_equal(indices, [0, 4, 5])  # CSS: SS {0, 1, 4, 5} minus the wrong label at 1
+    for method in ORACLE_METHODS:
+        for unknown in (None, np.full(6, -1)):  # 'real' noise stores -1: no true labels
+            with pytest.raises(ValueError, match=f"'{method}' needs the true labels"):
+                final_training_set(method=method, given=given, true=unknown, num_classes=4, selection=selection)
+
+
+def test_final_training_set_ss_pseudo_relabels_the_rest_with_equal_weights():
+    given = np.array([0, 1, 2, 3, 0, 1])
+    selection = pd.DataFrame({"selected": [True, True, False, False, True, False], "pseudo": [3, 3, 0, 1, 2, 2],
+                              "beta": [0.0, 0.0, 0.9, 0.5, 0.0, 0.3]})
+    indices, targets = final_training_set(method="ss_pseudo", given=given, num_classes=4, selection=selection)
+    np.testing.assert_array_equal(indices, np.arange(6))
+    # SS keeps its given labels, the others take their pseudo labels; every row is one-hot (weight 1): no beta, gamma
+    np.testing.assert_array_equal(targets, np.eye(4)[[0, 1, 0, 1, 0, 2]])
 
 
 def test_methods_module_never_imports_torch():

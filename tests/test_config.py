@@ -108,6 +108,9 @@ CASES = [
     ("unknown augmentation", edited("datasets.digits.recipe.augment", "rotate"), ["'rotate' is not one of"]),
     ("real noise without a forget rate", edited("datasets.digits.noise", ["real"]),
      ["datasets.digits.noise has 'real' (unknown noise rate), so co-teaching's forget rate cannot default to it"]),
+    ("ceiling on unknown true labels",
+     edited("datasets.digits.noise", ["real"]).replace("- coteaching", "- ce_true"),
+     ["datasets.digits.noise has 'real' (true labels unknown), so ['ce_true'] cannot train on them"]),
     # cluster resources
     ("GPU model without GPUs", edited("gpu", {"model": "a100"}),
      ["gpu.model is 'a100' but gpu.per_training_job is 0: set per_training_job >= 1"]),

@@ -6,9 +6,22 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from enkcvs.metrics import accuracy, class_prior, confusion_matrix, precision_recall, selection_set_sizes
+from enkcvs.metrics import (
+    accuracy,
+    class_prior,
+    confusion_matrix,
+    precision_by_given_class,
+    precision_recall,
+    pseudo_label_accuracy,
+    selection_set_sizes,
+)
 from enkcvs.noise import symmetric_transition_matrix
-from enkcvs.theory import corollary_precision_recall, selection_probability, theorem1_precision_recall
+from enkcvs.theory import (
+    corollary_precision_recall,
+    iteration_dependence,
+    selection_probability,
+    theorem1_precision_recall,
+)
 
 
 def test_selection_set_sizes_and_precision_recall_hand_checked():
@@ -163,3 +176,42 @@ def test_theorem1_matches_simulation_of_its_assumptions():
     )
     assert measured["precision"] == pytest.approx(theory["precision"], abs=0.015)
     assert measured["recall"] == pytest.approx(theory["recall"], abs=0.015)
+
+
+def test_pseudo_label_accuracy_splits_repaired_and_kept_labels():
+    true = np.array([0, 1, 2, 3, 0, 1])
+    given = np.array([1, 1, 0, 3, 2, 1])  # wrong at 0, 2, 4
+    pseudo = np.array([0, 2, 2, 3, 1, 1])  # repairs 0 and 2, not 4; keeps 3 and 5, breaks 1
+    scores = pseudo_label_accuracy(pseudo=pseudo, given=given, true=true)
+    assert scores == {"samples": 6, "noisy": 3, "all": pytest.approx(4 / 6), "on_noisy": pytest.approx(2 / 3),
+                      "on_clean": pytest.approx(2 / 3)}
+    empty = pseudo_label_accuracy(pseudo=pseudo[:0], given=given[:0], true=true[:0])
+    assert empty["samples"] == 0 and math.isnan(empty["all"]) and math.isnan(empty["on_noisy"])
+
+
+def test_iteration_dependence_tells_independent_from_repeated_mistakes():
+    rng = np.random.default_rng(3)
+    true = rng.integers(0, 3, 20000)
+    wrong = (true + rng.integers(1, 3, (3, 20000))) % 3
+
+    def predictions(mistakes):  # (3, N): an iteration errs where ``mistakes`` is True
+        return np.where(mistakes, wrong, true)
+
+    independent = iteration_dependence(true=true, predicted=predictions(rng.random((3, 20000)) < 0.2), num_classes=3)
+    assert independent["all_wrong"] == pytest.approx(0.2**3, abs=0.003)
+    assert independent["all_wrong_independent"] == pytest.approx(0.2**3, abs=0.003)
+    assert independent["agreement"] == pytest.approx(independent["agreement_independent"], abs=0.01)
+    repeated = iteration_dependence(true=true, predicted=predictions(np.tile(rng.random(20000) < 0.2, (3, 1))),
+                                    num_classes=3)  # the same 20 % are missed by every iteration
+    assert repeated["all_wrong"] == pytest.approx(0.2, abs=0.01)
+    assert repeated["all_wrong_independent"] == pytest.approx(0.2**3, abs=0.003)
+    with pytest.raises(ValueError, match="M >= 2"):
+        iteration_dependence(true=true, predicted=predictions(rng.random((3, 20000)) < 0.2)[:1], num_classes=3)
+
+
+def test_precision_by_given_class_finds_where_wrong_labels_sit():
+    given = np.array([7, 7, 7, 7, 1, 1, 2])
+    true = np.array([7, 7, 2, 2, 1, 1, 2])
+    selected = np.array([True, True, True, False, True, True, False])
+    # given 7: 3 selected, one of them a true 2; given 1: both right; given 2: nothing selected, so no entry
+    assert precision_by_given_class(selected=selected, given=given, true=true) == {"1": 1.0, "7": pytest.approx(2 / 3)}

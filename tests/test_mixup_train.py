@@ -185,7 +185,8 @@ def test_final_training_set_selection_methods_need_a_table(method):
 def test_final_training_set_rejects_unknown_method():
     with pytest.raises(ValueError, match="unknown method 'dividemix'"):
         final_training_set(method="dividemix", given=GIVEN, num_classes=4)
-    assert set(METHODS) == {"ce", "sl", "gce", "coteaching", "ss_only", "enkcvs"}
+    assert set(METHODS) == {"ce", "ce_true", "sl", "gce", "coteaching", "cs_only", "ss_only", "css_only", "ss_pseudo",
+                            "enkcvs"}
 
 
 def test_uint8_images_train_as_their_scaled_floats(make_separable_images, single_thread):

@@ -81,6 +81,29 @@ def test_table2_cells_are_mean_and_std_of_the_seed_results(tiny_run):
     assert "\\toprule" in (tiny_run / "results/report/table2.tex").read_text()
 
 
+def test_ablation_ladder_rows_come_from_the_rungs_and_the_selections(tiny_run):
+    table = pd.read_csv(tiny_run / "results/report/ablation.csv")
+    row = table[table["noise_kind"] == "asym"].iloc[0]
+    base = "results/final/digits/asym0.3/seed{seed}/"
+    for method in ("ce_true", "ce", "cs_only", "css_only", "ss_only", "ss_pseudo", "enkcvs"):
+        path = f"K2/M2/t1/{method}.json" if method in ("css_only", "ss_only", "ss_pseudo", "enkcvs") else f"{method}.json"
+        runs = [read_json(tiny_run / (base + path).format(seed=seed)) for seed in (1, 2)]
+        assert row[f"{method}_mean"] == pytest.approx(100 * np.mean([run["test_accuracy"] for run in runs]))
+        assert row[f"{method}_std"] == pytest.approx(100 * np.std([run["test_accuracy"] for run in runs], ddof=1))
+    ceiling, noisy = (read_json(tiny_run / (base + f"{m}.json").format(seed=1)) for m in ("ce_true", "ce"))
+    assert ceiling["train_samples"] == noisy["train_samples"] == 1500  # every sample, true vs given labels
+    selection, _ = read_table(tiny_run / "results/selection/digits/asym0.3/seed1/K2/M2/t1/selection.parquet")
+    labels, _ = read_table(tiny_run / "results/noise/digits/asym0.3/seed1.parquet")
+    metrics = read_json(tiny_run / "results/selection/digits/asym0.3/seed1/K2/M2/t1/metrics.json")
+    oracles = [read_json(tiny_run / (base + path).format(seed=1)) for path in ("cs_only.json", "K2/M2/t1/css_only.json")]
+    assert [oracle["train_samples"] for oracle in oracles] == [metrics["CS"], metrics["CSS"]]
+    rest = ~selection["selected"].to_numpy()
+    pseudo, true = selection["pseudo"].to_numpy()[rest], labels["true"].to_numpy()[rest]
+    assert metrics["pseudo_label_accuracy"]["samples"] == rest.sum()
+    assert metrics["pseudo_label_accuracy"]["all"] == pytest.approx(np.mean(pseudo == true))
+    assert "SS + pseudo rest" in (tiny_run / "results/report/ablation.md").read_text()
+
+
 def test_table1_rows_are_seed_means_of_the_metrics(tiny_run):
     table = pd.read_csv(tiny_run / "results/report/table1.csv")
     metrics = [read_json(tiny_run / f"results/selection/digits/sym0.4/seed{s}/K2/M2/t1/metrics.json") for s in (1, 2)]

@@ -5,6 +5,7 @@ from typing import Any
 
 import yaml
 
+from enkcvs.methods import ORACLE_METHODS
 from enkcvs.noise import ASYMMETRIC_MAPS, SUPERCLASS_MAPS, parse_noise
 from enkcvs.sources import SOURCES
 
@@ -72,6 +73,12 @@ def config_problems(config: dict[str, Any]) -> list[str]:
                 problems.append(
                     f"{key}.noise has {noise!r} but {key}.asymmetric_map is not set: set it to one of "
                     f"{sorted(known_maps)} or drop the asymmetric setting"
+                )
+            oracles = [method for method in config["methods"] if method in ORACLE_METHODS]
+            if spec.kind == "real" and oracles and source.has_test:
+                problems.append(
+                    f"{key}.noise has 'real' (true labels unknown), so {oracles} cannot train on them: remove them "
+                    "from methods (the ablation ladder trains them only where true labels are known)"
                 )
             coteaching = dataset.get("baselines", {}).get("coteaching", {})
             trains_coteaching = "coteaching" in config["methods"] and source.has_test  # own data: no final models

@@ -9,22 +9,36 @@ import pandas as pd
 from enkcvs.recipe import CoTeaching
 from enkcvs.weights import full_loss_sample_weights, reweighted_targets
 
-#: Final-training methods. ``ce``: every sample with its given label. ``sl`` / ``gce``: the same samples under the
-#: symmetric (Wang et al. 2019) or generalized (Zhang & Sabuncu 2018) cross-entropy. ``coteaching``: the same samples,
+#: Final-training methods. ``ce``: every sample with its given label. ``ce_true``: every sample with its *true*
+#: label (the clean ceiling of the ablation ladder; needs injected noise). ``sl`` / ``gce``: the given labels under the
+#: symmetric (Wang et al. 2019) or generalized (Zhang & Sabuncu 2018) cross-entropy. ``coteaching``: the given labels,
 #: two networks exchanging small-loss samples (Han et al. 2018). ``ss_only``: the selected set SS alone, no
-#: re-weighting (Figure 1, Table 1). ``enkcvs``: SS plus the re-weighted non-selected samples (Eq. full-loss).
-METHODS = ("ce", "sl", "gce", "coteaching", "ss_only", "enkcvs")
-#: Baselines (PAPER-NOTES, Baselines): no selection; they train on every sample with its one-hot given label.
-BASELINE_METHODS = ("ce", "sl", "gce", "coteaching")
+#: re-weighting (Figure 1, Table 1). ``ss_pseudo``: SS with its given labels plus every other sample with its pseudo
+#: label, all weighted alike (plain CE: no beta, no gamma). ``enkcvs``: SS plus the re-weighted non-selected samples
+#: (Eq. full-loss). Two oracle rungs use the true labels to locate losses (injected noise only): ``cs_only`` trains on
+#: the clean samples CS (a perfect selection), ``css_only`` on the clean selected ones CSS (SS minus its wrong labels).
+METHODS = ("ce", "ce_true", "sl", "gce", "coteaching", "cs_only", "ss_only", "css_only", "ss_pseudo", "enkcvs")
+#: Methods without a selection (PAPER-NOTES, Baselines): they train on every sample with a one-hot label.
+BASELINE_METHODS = ("ce", "ce_true", "sl", "gce", "coteaching", "cs_only")
 #: Methods that need a selection (K, M, t) before training.
-SELECTION_METHODS = ("ss_only", "enkcvs")
+SELECTION_METHODS = ("ss_only", "css_only", "ss_pseudo", "enkcvs")
+#: The ablation ladder (``results/report/ablation.*``), all with the same recipe, seeds and selection: the clean
+#: ceiling, CE on the noisy labels, then the selection with and without its wrong labels and a perfect selection (the
+#: oracles show what the selection's precision and recall cost), then the ingredients of E-NKCVS one by one.
+ABLATION_LADDER = ("ce_true", "ce", "cs_only", "css_only", "ss_only", "ss_pseudo", "enkcvs")
+#: Methods that train on the true labels (the ceiling and the oracles): injected noise only.
+ORACLE_METHODS = ("ce_true", "cs_only", "css_only")
 #: Options (method hyperparameters) each method requires, all of them and no others.
 METHOD_OPTIONS = {
     "ce": (),
+    "ce_true": (),
+    "cs_only": (),
+    "css_only": (),
     "sl": ("alpha", "beta"),
     "gce": ("q",),
     "coteaching": ("forget_rate", "warmup_epochs"),
     "ss_only": (),
+    "ss_pseudo": (),
     "enkcvs": (),
 }
 
@@ -54,7 +68,13 @@ def training_options(*, method: str, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def final_training_set(
-    *, method: str, given: np.ndarray, num_classes: int, selection: pd.DataFrame | None = None, gamma: float = 0.2
+    *,
+    method: str,
+    given: np.ndarray,
+    num_classes: int,
+    selection: pd.DataFrame | None = None,
+    gamma: float = 0.2,
+    true: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Training samples and their targets for a final model.
 
@@ -66,6 +86,7 @@ def final_training_set(
     selection : for ``ss_only`` / ``enkcvs``: the selection table (N rows by sample: ``selected``, ``pseudo``,
         ``beta``).
     gamma : weight of the non-selected samples' term in Eq. full-loss.
+    true : (N,) true labels, for :data:`ORACLE_METHODS` only.
 
     Returns
     -------
@@ -75,14 +96,23 @@ def final_training_set(
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; known methods: {list(METHODS)}")
     one_hot = np.eye(num_classes, dtype=np.float32)
+    if method in ORACLE_METHODS and (true is None or (np.asarray(true) < 0).any()):
+        raise ValueError(f"method {method!r} needs the true labels, which only injected noise knows")
+    if method == "ce_true":
+        return np.arange(len(given)), one_hot[true]
+    if method == "cs_only":
+        indices = np.flatnonzero(given == true)
+        return indices, one_hot[given[indices]]
     if method in BASELINE_METHODS:
         return np.arange(len(given)), one_hot[given]
     if selection is None:
         raise ValueError(f"method {method!r} needs a selection table")
     selected = selection["selected"].to_numpy(dtype=bool)
-    if method == "ss_only":
-        indices = np.flatnonzero(selected)
+    if method in ("ss_only", "css_only"):
+        indices = np.flatnonzero(selected & (given == true) if method == "css_only" else selected)
         return indices, one_hot[given[indices]]
+    if method == "ss_pseudo":
+        return np.arange(len(given)), one_hot[np.where(selected, given, selection["pseudo"].to_numpy())]
     targets = reweighted_targets(
         given=given,
         pseudo=selection["pseudo"].to_numpy(),

@@ -33,3 +33,42 @@ def class_prior(*, true: np.ndarray, num_classes: int) -> np.ndarray:
 def accuracy(*, true: np.ndarray, predicted: np.ndarray) -> float:
     """Fraction of predictions equal to the true label."""
     return float(np.mean(np.asarray(true) == np.asarray(predicted)))
+
+
+def pseudo_label_accuracy(*, pseudo: np.ndarray, given: np.ndarray, true: np.ndarray) -> dict[str, float | int]:
+    """How well the pseudo labels y_hat repair the samples they are given to (the non-selected ones, Section 3.2).
+
+    Parameters
+    ----------
+    pseudo, given, true : (n,) labels of the non-selected samples.
+
+    Returns
+    -------
+    ``samples`` and ``noisy`` (how many of them carry a wrong given label), ``all`` (accuracy of y_hat against y* on
+    all n), ``on_noisy`` (on those with y != y*: labels repaired) and ``on_clean`` (on those with y = y*: a correct
+    label the pseudo label keeps); NaN where a group is empty.
+    """
+    pseudo, given, true = (np.asarray(labels) for labels in (pseudo, given, true))
+    correct, noisy = pseudo == true, given != true
+
+    def share(mask: np.ndarray) -> float:
+        return float(correct[mask].mean()) if mask.any() else float("nan")
+
+    return {
+        "samples": len(true),
+        "noisy": int(noisy.sum()),
+        "all": share(np.ones_like(noisy)),
+        "on_noisy": share(noisy),
+        "on_clean": share(~noisy),
+    }
+
+
+def precision_by_given_class(*, selected: np.ndarray, given: np.ndarray, true: np.ndarray) -> dict[str, float]:
+    """Precision of the selected set within each given label j: |CSS_j| / |SS_j| (classes with no selected sample
+    left out). Asymmetric noise puts a selection's wrong labels into a few classes, which the overall precision hides.
+    Keys are the classes as text (JSON)."""
+    selected, given, true = np.asarray(selected, dtype=bool), np.asarray(given), np.asarray(true)
+    return {
+        str(label): float((true[selected & (given == label)] == label).mean())
+        for label in np.unique(given[selected])
+    }

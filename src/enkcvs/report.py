@@ -79,6 +79,83 @@ def table2(results: pd.DataFrame, *, methods: list[str]) -> pd.DataFrame:
     return table.sort_values(["dataset", "noise_kind", "noise_rate", "method"], ignore_index=True)
 
 
+#: Column titles of the ablation ladder's rungs (:data:`enkcvs.methods.ABLATION_LADDER`).
+ABLATION_RUNGS = {
+    "ce_true": "CE, true labels",
+    "ce": "CE, noisy labels",
+    "cs_only": "CS only (oracle)",
+    "css_only": "CSS only (oracle)",
+    "ss_only": "SS only",
+    "ss_pseudo": "SS + pseudo rest",
+    "enkcvs": "E-NKCVS (beta, gamma)",
+}
+
+
+def ablation_table(results: pd.DataFrame, metrics: pd.DataFrame, *, rungs: list[str]) -> pd.DataFrame:
+    """The ablation ladder, one row per dataset and noise setting (mean over seeds): the fold models' out-of-fold
+    accuracy against the true labels (mean over iterations), the selection's precision, its lowest precision within one
+    given class, its recall, and the pseudo labels' accuracy on the non-selected samples (all of them, those with a
+    wrong given label, those with a right one), in %, then each rung's test accuracy mean and std (%) over seeds, and
+    the sources."""
+    keys = ["dataset", "noise_kind", "noise_rate"]
+    by_class = metrics.filter(like="precision_by_given_class.")
+    metrics = metrics.assign(
+        oof_accuracy=metrics["iteration_accuracy"].map(np.mean),
+        worst_class_precision=by_class.min(axis=1),
+    )
+    selection = metrics.groupby(keys).agg(
+        seeds=("seed", "nunique"),
+        oof_accuracy=("oof_accuracy", "mean"),
+        precision=("precision", "mean"),
+        worst_class_precision=("worst_class_precision", "mean"),
+        recall=("recall", "mean"),
+        non_selected=("pseudo_label_accuracy.samples", "mean"),
+        non_selected_noisy=("pseudo_label_accuracy.noisy", "mean"),
+        pseudo_accuracy=("pseudo_label_accuracy.all", "mean"),
+        pseudo_accuracy_noisy=("pseudo_label_accuracy.on_noisy", "mean"),
+        pseudo_accuracy_clean=("pseudo_label_accuracy.on_clean", "mean"),
+    )
+    selection[[c for c in selection if c.startswith(("oof", "precision", "worst", "recall", "pseudo"))]] *= 100.0
+    stats = table2(results, methods=rungs).set_index(keys + ["method"])
+    rung_columns = stats[["mean", "std"]].unstack("method")
+    rung_columns.columns = [f"{method}_{stat}" for stat, method in rung_columns.columns]
+    rung_columns = rung_columns[[f"{method}_{stat}" for method in rungs for stat in ("mean", "std")]]
+    sources = pd.concat([metrics.groupby(keys)["source"].agg(_join_sources), stats["sources"].groupby(keys).agg(";".join)],
+                        axis=1).agg(";".join, axis=1).rename("sources")
+    return selection.join(rung_columns).join(sources).reset_index()
+
+
+def format_ablation(table: pd.DataFrame, *, rungs: list[str], decimals: int) -> pd.DataFrame:
+    """Readable ablation ladder: the setting, out-of-fold accuracy, precision (lowest class) / recall, pseudo-label
+    accuracy (all; on wrong labels; on right ones) and "mean ± std" per rung under its title
+    (:data:`ABLATION_RUNGS`)."""
+    def pct(value: float) -> str:
+        return "—" if pd.isna(value) else f"{value:.{decimals}f}"
+
+    readable = pd.DataFrame({
+        "dataset": table["dataset"],
+        "noise": [f"{kind} {rate:g}" for kind, rate in zip(table["noise_kind"], table["noise_rate"])],
+        "seeds": table["seeds"],
+        "out-of-fold acc. %": [pct(value) for value in table["oof_accuracy"]],
+        "precision (lowest class) / recall %": [
+            f"{pct(p)} ({pct(w)}) / {pct(r)}" for p, w, r in
+            zip(table["precision"], table["worst_class_precision"], table["recall"])
+        ],
+        "not selected (wrong label)": [f"{n:.0f} ({w:.0f})" for n, w in
+                                      zip(table["non_selected"], table["non_selected_noisy"])],
+        "pseudo label acc. % (on wrong / right labels)": [
+            f"{pct(a)} ({pct(w)} / {pct(r)})" for a, w, r in
+            zip(table["pseudo_accuracy"], table["pseudo_accuracy_noisy"], table["pseudo_accuracy_clean"])
+        ],
+    })
+    for method in rungs:
+        readable[ABLATION_RUNGS[method]] = [
+            "missing" if pd.isna(mean) else f"{mean:.{decimals}f} ± {'n/a' if pd.isna(std) else f'{std:.{decimals}f}'}"
+            for mean, std in zip(table[f"{method}_mean"], table[f"{method}_std"])
+        ]
+    return readable
+
+
 def write_table(frame: pd.DataFrame, *, markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int,
                 readable: pd.DataFrame | None = None, readable_latex: pd.DataFrame | None = None) -> None:
     """Write ``frame`` as CSV (full precision, with its ``sources``), ``readable`` (default: ``frame`` rounded,
@@ -185,6 +262,16 @@ def render_table2(
     )
 
 
+def render_ablation(
+    *, results: list[PathLike], metrics: list[PathLike], rungs: list[str], markdown: PathLike, csv: PathLike,
+    latex: PathLike, decimals: int
+) -> None:
+    """The ablation ladder from the main selections' metrics and the final models of every rung."""
+    table = ablation_table(collect_records(results), collect_records(metrics), rungs=rungs)
+    write_table(table, markdown=markdown, csv=csv, latex=latex, decimals=decimals,
+                readable=format_ablation(table, rungs=rungs, decimals=decimals))
+
+
 def render_table3(
     *, results: list[PathLike], methods: list[str], paper_names: dict[str, str | None], markdown: PathLike,
     csv: PathLike, latex: PathLike, decimals: int
@@ -215,9 +302,38 @@ def render_sensitivity_figure(
     )
 
 
-def render_theory_figure(*, metrics: list[PathLike], png: PathLike, pdf: PathLike, dpi: int) -> None:
-    """Theory-vs-measured figure from every selection metrics JSON."""
-    theory_figure(collect_records(metrics), png=png, pdf=pdf, dpi=dpi)
+def theory_table(metrics: pd.DataFrame) -> pd.DataFrame:
+    """One row per selection: measured precision and recall, the corrected Theorem 1's, the gaps (Theorem 1 minus
+    measured) and how dependent the M iterations are (:func:`enkcvs.theory.iteration_dependence`; empty at M = 1),
+    all in %."""
+    percent = {
+        "precision": "precision", "recall": "recall", "theorem1_precision": "theorem1.precision",
+        "theorem1_recall": "theorem1.recall",
+        **{name: f"iteration_dependence.{name}" for name in
+           ("agreement", "agreement_independent", "all_wrong", "all_wrong_independent")},
+    }
+    table = metrics[["dataset", "noise", "seed", "K", "M", "t"]].copy()
+    for column, source in percent.items():
+        table[column] = 100.0 * metrics[source] if source in metrics else np.nan
+    table["precision_gap"] = table["theorem1_precision"] - table["precision"]
+    table["recall_gap"] = table["theorem1_recall"] - table["recall"]
+    table["sources"] = metrics["source"]
+    return table.sort_values(["dataset", "noise", "seed", "K", "M", "t"], ignore_index=True)
+
+
+def render_theory_figure(
+    *, metrics: list[PathLike], png: PathLike, pdf: PathLike, markdown: PathLike, csv: PathLike, dpi: int,
+    decimals: int
+) -> None:
+    """Theory-vs-measured figure and table (:func:`theory_table`; Markdown and CSV) from every selection metrics
+    JSON."""
+    records = collect_records(metrics)
+    theory_figure(records, png=png, pdf=pdf, dpi=dpi)
+    table = theory_table(records)
+    with atomic_path(csv) as tmp:
+        table.to_csv(tmp, index=False)
+    with atomic_path(markdown) as tmp:
+        tmp.write_text(table.drop(columns="sources").to_markdown(index=False, floatfmt=f".{decimals}f") + "\n")
 
 
 CONFIDENT_LEARNING_SCORES = ["kept_precision", "kept_recall", "flagged_precision", "flagged_recall"]

@@ -14,7 +14,13 @@ import pandas as pd
 from enkcvs.datasets import Dataset, load_dataset, save_dataset
 from enkcvs.folds import kfold_assignment, validation_split
 from enkcvs.io import atomic_path, provenance, read_table, read_table_metadata, write_json, write_table
-from enkcvs.metrics import accuracy, precision_recall, selection_set_sizes
+from enkcvs.metrics import (
+    accuracy,
+    precision_by_given_class,
+    precision_recall,
+    pseudo_label_accuracy,
+    selection_set_sizes,
+)
 from enkcvs.noise import (
     ASYMMETRIC_MAPS,
     SUPERCLASS_MAPS,
@@ -27,7 +33,7 @@ from enkcvs.recipe import Recipe
 from enkcvs.rng import Purpose, derive_seed, generator
 from enkcvs.selection import assemble_iteration, prediction_table_problems
 from enkcvs.sources import get_source, load_source
-from enkcvs.theory import corollary_precision_recall, empirical_theorem1
+from enkcvs.theory import corollary_precision_recall, empirical_theorem1, iteration_dependence
 
 PathLike = str | Path
 
@@ -277,6 +283,7 @@ def select_samples(
         write_json(provenance(**provenance_fields, selected=int(selected.sum()), true_labels_known=False), metrics)
         return
     sizes = selection_set_sizes(selected=selected, given=given, true=true)
+    rest = ~selected
     spec = parse_noise(provenance_fields["noise"])
     q = [accuracy(true=true, predicted=row) for row in predicted]
     theory = empirical_theorem1(
@@ -288,10 +295,19 @@ def select_samples(
             **provenance_fields,
             **sizes,
             **precision_recall(sizes=sizes),
+            precision_by_given_class=precision_by_given_class(selected=selected, given=given, true=true),
             true_labels_known=True,
             iteration_accuracy=q,
+            pseudo_label_accuracy=pseudo_label_accuracy(
+                pseudo=outcome["pseudo"][rest], given=given[rest], true=true[rest]
+            ),
             theorem1=theory,
             corollary=corollary,
+            iteration_dependence=(
+                iteration_dependence(true=true, predicted=predicted, num_classes=num_classes)
+                if len(predicted) > 1
+                else None
+            ),
         ),
         metrics,
     )
@@ -331,6 +347,7 @@ def train_final(
         num_classes=num_classes,
         selection=read_table(selection)[0] if selection else None,
         gamma=gamma,
+        true=label_table["true"].to_numpy(),
     )
     recipe_ = Recipe.from_dict(recipe)
     options = dict(options or {})

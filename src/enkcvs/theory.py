@@ -66,3 +66,36 @@ def corollary_precision_recall(*, rate: float, accuracy: float, num_classes: int
     """
     clean = (1.0 - rate) * accuracy
     return {"precision": clean / (clean + rate * (1.0 - accuracy) / (num_classes - 1)), "recall": accuracy}
+
+
+def iteration_dependence(*, true: np.ndarray, predicted: np.ndarray, num_classes: int) -> dict[str, float]:
+    """How far the M iterations are from the independence Theorem 1 assumes (given the true class, each iteration
+    predicts class k with probability C_ik, independently of the others).
+
+    Parameters
+    ----------
+    true : (N,) true labels.
+    predicted : (M, N) held-out predictions of the M iterations, M >= 2.
+    num_classes : Q.
+
+    Returns
+    -------
+    ``agreement``: share of (sample, pair of iterations) on which the two iterations predict the same label, and
+    ``agreement_independent``: its expectation under independence, sum_i p_i sum_k C_ik^2; ``all_wrong``: share of
+    samples every iteration predicts wrongly, and ``all_wrong_independent``: sum_i p_i (1 - C_ii)^M. Measured values
+    above the independent ones mean correlated mistakes: the same samples are missed again and again, so fewer clean
+    samples reach t votes than Theorem 1 expects (its recall is too high).
+    """
+    predicted = np.asarray(predicted)
+    iterations = len(predicted)
+    if iterations < 2:
+        raise ValueError("iteration dependence needs M >= 2 iterations")
+    pairs = [(a, b) for a in range(iterations) for b in range(a + 1, iterations)]
+    prior = class_prior(true=true, num_classes=num_classes)
+    confusion = confusion_matrix(true=np.tile(true, iterations), predicted=predicted, num_classes=num_classes)
+    return {
+        "agreement": float(np.mean([np.mean(predicted[a] == predicted[b]) for a, b in pairs])),
+        "agreement_independent": float((prior * (confusion**2).sum(axis=1)).sum()),
+        "all_wrong": float(np.mean((predicted != true).all(axis=0))),
+        "all_wrong_independent": float((prior * (1.0 - np.diag(confusion)) ** iterations).sum()),
+    }

@@ -10,7 +10,7 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from enkcvs.config import config_problems, duplicate_key_problems
-from enkcvs.methods import BASELINE_METHODS, SELECTION_METHODS
+from enkcvs.methods import ABLATION_LADDER, BASELINE_METHODS, SELECTION_METHODS
 from enkcvs.noise import parse_noise
 from enkcvs.sources import SOURCES
 from enkcvs.text import checkpoint_slug
@@ -191,6 +191,11 @@ def get_table2_results(wildcards):
     return final_outputs(config["methods"], evaluated(main_settings(real=False)), main_point)
 
 
+def get_ablation_results(wildcards):
+    """Every rung of the ablation ladder, for every main setting with known true labels and a test set."""
+    return final_outputs(ABLATION_LADDER, evaluated(main_settings(real=False)), main_point)
+
+
 def get_table3_results(wildcards):
     return final_outputs(config["methods"], evaluated(main_settings(real=True)), main_point)
 
@@ -252,13 +257,16 @@ def get_prepared_datasets(wildcards):
 
 def get_final_output():
     """Table 3 and the dataset summary always; Table 1, the theory figure and the confident-learning comparison when
-    some run injects noise (runs on 'real' noise have no true labels to score), Table 2 when such a run also has a
-    test set; Figure 1 when enabled; label issues of the datasets that ask for them and of the user's own OOF sets."""
+    some run injects noise (runs on 'real' noise have no true labels to score), Table 2 (and the ablation ladder when
+    asked for) when such a run also has a test set; Figure 1 when enabled; label issues of the datasets that ask for
+    them and of the user's own OOF sets."""
     outputs = [*rules.table3.output, *rules.dataset_summary.output]
     if main_settings(real=False):
         outputs += [*rules.table1.output, *rules.theory_figure.output]
     if evaluated(main_settings(real=False)):
         outputs += rules.table2.output
+        if config["ablation"]:
+            outputs += rules.ablation.output
     if SENSITIVITY["enabled"]:
         outputs += rules.sensitivity_figure.output
     if config["compare_confident_learning"] and main_settings(real=False):

@@ -1,6 +1,6 @@
 # Seconds of pandas and matplotlib each: on a cluster they run in the Snakemake process, not through the queue.
 localrules:
-    table1, table2, table3, dataset_summary, sensitivity_figure, theory_figure,
+    table1, table2, table3, ablation, dataset_summary, sensitivity_figure, theory_figure,
 
 
 rule table1:
@@ -38,6 +38,25 @@ rule table2:
         "../../envs/report.yaml"
     script:
         "../scripts/table2.py"
+
+
+rule ablation:
+    input:
+        results=get_ablation_results,
+        metrics=get_table1_metrics,
+    output:
+        markdown="results/report/ablation.md",
+        csv=report("results/report/ablation.csv", caption="../report/ablation.rst", category="Tables"),
+        latex="results/report/ablation.tex",
+    log:
+        "logs/report/ablation.log",
+    params:
+        decimals=config["report"]["decimals"],
+        rungs=list(ABLATION_LADDER),
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/ablation.py"
 
 
 rule table3:
@@ -100,10 +119,13 @@ rule theory_figure:
     output:
         png=report("results/report/theory.png", caption="../report/theory.rst", category="Figures"),
         pdf="results/report/theory.pdf",
+        markdown="results/report/theory.md",
+        csv=report("results/report/theory.csv", caption="../report/theory_table.rst", category="Tables"),
     log:
         "logs/report/theory.log",
     params:
         dpi=config["report"]["dpi"],
+        decimals=config["report"]["decimals"],
     conda:
         "../../envs/report.yaml"
     script:

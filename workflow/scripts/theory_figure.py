@@ -8,5 +8,8 @@ render_theory_figure(
     metrics=list(snakemake.input.metrics),
     png=snakemake.output.png,
     pdf=snakemake.output.pdf,
+    markdown=snakemake.output.markdown,
+    csv=snakemake.output.csv,
     dpi=snakemake.params.dpi,
+    decimals=snakemake.params.decimals,
 )

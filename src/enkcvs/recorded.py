@@ -1,0 +1,299 @@
+"""Recorded runs, and the README's result tables generated from them (no number in README.md is typed by hand).
+
+A recorded run is a finished run's rendered report copied to ``results/recorded/<name>/`` beside ``provenance.json``:
+the config it ran, when, on which machine (CPU model and instruction sets), how long, with which packages and commit.
+README.md holds generated blocks between markers::
+
+    <!-- recorded: default/table2.md -->
+    ...generated, never edited...
+    <!-- /recorded -->
+
+``python -m enkcvs.recorded readme`` (``make readme``) rewrites every block from ``results/recorded/``;
+``--check`` only reports blocks that differ (the test suite runs it). A key is ``<run>/<view>``, the view a rendered
+file of the run (``table2.md``) or one of :data:`VIEWS`. ``python -m enkcvs.recorded run --name NAME --configfile
+FILE`` runs the workflow on a config, timed, and records it; ``compare`` sets two runs' tables side by side.
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from enkcvs.io import git_state, package_versions
+
+PathLike = str | Path
+
+#: Instruction sets that decide CPU training speed and fp32/bf16 arithmetic (benchmarks/README.md).
+CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
+#: Rendered files a recorded run keeps (tables as Markdown and CSV, figures as PNG).
+RECORDED_SUFFIXES = (".md", ".csv", ".png")
+MARKER = re.compile(r"(<!-- recorded: (?P<key>\S+) -->\n)(?P<body>.*?)(<!-- /recorded -->)", re.DOTALL)
+#: Display names of Table 2's methods, in the paper's order.
+METHOD_NAMES = {"ce": "CE", "coteaching": "Co-teaching", "sl": "SL", "gce": "GCE", "ss_only": "SS only",
+                "enkcvs": "E-NKCVS"}
+
+
+def machine() -> dict:
+    """The machine a run is recorded on: CPU model, logical cores, memory, the instruction sets in :data:`CPU_FLAGS`
+    it has, and the operating system."""
+    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    model = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.MULTILINE)
+    flags = re.search(r"^flags\s*:\s*(.+)$", cpuinfo, re.MULTILINE)
+    present = set(flags.group(1).split()) if flags else set()
+    memory = re.search(r"^MemTotal:\s*(\d+) kB", Path("/proc/meminfo").read_text() if Path("/proc/meminfo").exists()
+                       else "", re.MULTILINE)
+    return {
+        "cpu": model.group(1).strip() if model else platform.processor() or "unknown",
+        "cores": os.cpu_count(),
+        "memory_gib": round(int(memory.group(1)) / 2**20, 1) if memory else None,
+        "cpu_flags": [flag for flag in CPU_FLAGS if flag in present],
+        "system": platform.platform(),
+    }
+
+
+def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_seconds: float, jobs: int | None,
+               command: list[str], root: PathLike = "results/recorded") -> Path:
+    """Copy a finished run's rendered report into ``root/name/`` with its provenance, replacing an earlier record of
+    that name as a whole (written beside it, then swapped in, so a failure leaves the old record).
+
+    Raises ``FileNotFoundError`` when ``report`` holds no rendered file."""
+    report, root = Path(report), Path(root)
+    files = sorted(path for path in report.glob("*") if path.suffix in RECORDED_SUFFIXES)
+    if not files:
+        raise FileNotFoundError(f"{report} holds no rendered table or figure: run the workflow first")
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
+    for path in files:
+        shutil.copyfile(path, staging / path.name)
+    provenance = {
+        "name": name,
+        "recorded": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "configfile": str(configfile),
+        "config": Path(configfile).read_text(),
+        "command": command,
+        "wall_seconds": round(wall_seconds, 1),
+        "jobs": jobs,
+        "machine": machine(),
+        "versions": package_versions(),
+        "git": git_state(),
+    }
+    (staging / "provenance.json").write_text(json.dumps(provenance, indent=2, sort_keys=True) + "\n")
+    destination = root / name
+    old = root / f".{name}.old"
+    if destination.exists():
+        destination.rename(old)
+    staging.rename(destination)
+    shutil.rmtree(old, ignore_errors=True)
+    return destination
+
+
+def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: str) -> Path:
+    """Run the workflow on ``configfile`` through ``workflow/run.sh`` (resuming a killed run), time it, count its
+    jobs (a dry run first), and record the report. A failed run records nothing."""
+    environment = {**os.environ, "SNAKEMAKE": snakemake}
+    dry = subprocess.run([snakemake, "-n", "--configfile", str(configfile)], capture_output=True, text=True)
+    planned = re.search(r"^total\s+(\d+)$", dry.stdout, re.MULTILINE)
+    command = ["workflow/run.sh", "--cores", cores, "--configfile", str(configfile)]
+    start = time.monotonic()
+    subprocess.run(command, env=environment, check=True)
+    wall = time.monotonic() - start
+    return record_run(name=name, configfile=configfile, report="results/report", wall_seconds=wall,
+                      jobs=int(planned.group(1)) if planned else 0, command=command)
+
+
+def _duration(seconds: float) -> str:
+    minutes, seconds = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min {seconds} s"
+
+
+def run_line(run: Path) -> str:
+    """One sentence naming a recorded run: when, on what, how long, from which commit."""
+    meta = json.loads((run / "provenance.json").read_text())
+    host = meta["machine"]
+    flags = ", ".join(host["cpu_flags"]) or "none of " + "/".join(CPU_FLAGS)
+    commit = meta["git"].get("commit", "unknown")[:7] + (" (dirty)" if meta["git"].get("dirty") else "")
+    jobs = f"{meta['jobs']} jobs in " if meta.get("jobs") else ""
+    return (
+        f"Run `{meta['name']}` (`{meta['configfile']}`), recorded {meta['recorded']}: {jobs}"
+        f"{_duration(meta['wall_seconds'])} of `snakemake` on {host['cores']} cores of an {host['cpu']} "
+        f"({flags}), torch {meta['versions'].get('torch', '?')}, commit {commit}; files in `{run.as_posix()}/`."
+    )
+
+
+def table2_ordering(run: Path) -> str:
+    """Per setting of the run's Table 2: the methods from best to worst mean, and whether E-NKCVS is first, as the
+    paper has it in every row it reports."""
+    table = pd.read_csv(run / "table2.csv")
+    table = table[table["runs"] > 0]
+    lines, first = [], 0
+    for (dataset, kind, rate), rows in table.groupby(["dataset", "noise_kind", "noise_rate"], sort=False):
+        rows = rows.sort_values("mean", ascending=False)
+        order = " > ".join(f"{METHOD_NAMES.get(m, m)} {v:.1f}" for m, v in zip(rows["method"], rows["mean"]))
+        first += rows["method"].iloc[0] == "enkcvs"
+        lines.append(f"- {dataset} {kind} {rate:g}: {order}")
+    settings = len(lines)
+    verdict = "holds" if first == settings else "does not hold" if first == 0 else "holds in part"
+    return (f"E-NKCVS has the best mean in {first} of {settings} settings: the paper's ordering (E-NKCVS first) "
+            f"{verdict} here.\n\n" + "\n".join(lines) + "\n")
+
+
+def table1_agreement(run: Path) -> str:
+    """Whether the run's Table 1 reads like the paper's (high precision) and how close the corrected Theorem 1
+    comes to the measured precision and recall."""
+    table = pd.read_csv(run / "table1.csv")
+    misses = (table["theorem1_precision"] - table["precision"]).abs().gt(2) | (
+        table["theorem1_recall"] - table["recall"]).abs().gt(2)
+    return (
+        f"Selection precision is {table['precision'].min():.1f}-{table['precision'].max():.1f} % and recall "
+        f"{table['recall'].min():.1f}-{table['recall'].max():.1f} % over the {len(table)} settings; the corrected "
+        f"Theorem 1 is within 2 points of both in {int((~misses).sum())} of them "
+        f"(Theorem 1 minus measured recall: {(table['theorem1_recall'] - table['recall']).min():+.1f} to "
+        f"{(table['theorem1_recall'] - table['recall']).max():+.1f} points).\n"
+    )
+
+
+def ladder_steps(run: Path) -> str:
+    """The ablation ladder as steps: how many points each ingredient adds (or loses), per setting."""
+    table = pd.read_csv(run / "ablation.csv")
+    steps = {
+        "noise (CE - CE true)": ("ce_mean", "ce_true_mean"),
+        "a perfect selection (CS only - CE)": ("cs_only_mean", "ce_mean"),
+        "SS's missed clean samples (CSS only - CS only)": ("css_only_mean", "cs_only_mean"),
+        "SS's wrong labels (SS only - CSS only)": ("ss_only_mean", "css_only_mean"),
+        "pseudo labels (SS + pseudo - SS only)": ("ss_pseudo_mean", "ss_only_mean"),
+        "beta and gamma (E-NKCVS - SS + pseudo)": ("enkcvs_mean", "ss_pseudo_mean"),
+        "E-NKCVS - CE true": ("enkcvs_mean", "ce_true_mean"),
+    }
+    frame = pd.DataFrame({"setting": [f"{d} {k} {r:g}" for d, k, r in
+                                      zip(table["dataset"], table["noise_kind"], table["noise_rate"])]})
+    for title, (a, b) in steps.items():
+        frame[title] = [f"{x:+.2f}" for x in table[a] - table[b]]
+    return frame.to_markdown(index=False) + "\n"
+
+
+def theory_misses(run: Path) -> str:
+    """Every selection of the run where the corrected Theorem 1 misses the measured precision or recall by more than
+    2 points, beside the evidence of correlated iterations (agreement and all-wrong shares, measured against their
+    values under independence)."""
+    table = pd.read_csv(run / "theory.csv")
+    missed = table[(table["precision_gap"].abs() > 2) | (table["recall_gap"].abs() > 2)]
+    if missed.empty:
+        return "Theorem 1 is within 2 points of every measured precision and recall of this run.\n"
+    columns = {"dataset": "dataset", "noise": "noise", "seed": "seed", "K": "K", "M": "M", "t": "t",
+               "precision_gap": "precision: Theorem 1 - measured", "recall_gap": "recall: Theorem 1 - measured",
+               "agreement": "agreement %", "agreement_independent": "if independent %",
+               "all_wrong": "all wrong %", "all_wrong_independent": "if independent % "}
+    return missed[list(columns)].rename(columns=columns).to_markdown(index=False, floatfmt=".2f") + "\n"
+
+
+#: Views of a recorded run computed from its files, beside the files themselves.
+VIEWS: dict[str, Callable[[Path], str]] = {
+    "run": run_line,
+    "table1-agreement": table1_agreement,
+    "table2-ordering": table2_ordering,
+    "ladder-steps": ladder_steps,
+    "theory-misses": theory_misses,
+}
+
+
+def render_block(key: str, *, root: PathLike = "results/recorded") -> str:
+    """The generated text of the README block ``key`` (``<run>/<view or file>``)."""
+    name, _, view = key.partition("/")
+    run = Path(root) / name
+    if not (run / "provenance.json").exists():
+        raise FileNotFoundError(f"README block {key!r}: no recorded run {run}; record it with "
+                                f"`python -m enkcvs.recorded run --name {name} --configfile ...`")
+    if view in VIEWS:
+        return VIEWS[view](run)
+    path = run / view
+    if not path.exists():
+        raise FileNotFoundError(f"README block {key!r}: {path} does not exist; views: {sorted(VIEWS)} or a file")
+    return path.read_text().rstrip("\n") + "\n"
+
+
+def regenerate(text: str, *, root: PathLike = "results/recorded") -> tuple[str, list[str]]:
+    """``text`` with every recorded block regenerated, and the keys of the blocks that changed."""
+    changed = []
+
+    def replace(match: re.Match) -> str:
+        body = render_block(match["key"], root=root)
+        if body != match["body"]:
+            changed.append(match["key"])
+        return match.group(1) + body + match.group(4)
+
+    return MARKER.sub(replace, text), changed
+
+
+def compare_runs(first: PathLike, second: PathLike) -> pd.DataFrame:
+    """Every numeric column of every CSV table two runs share: how many cells differ and by how much at most."""
+    rows = []
+    for path in sorted(Path(first).glob("*.csv")):
+        other = Path(second) / path.name
+        if not other.exists():
+            continue
+        a, b = pd.read_csv(path), pd.read_csv(other)
+        if a.shape != b.shape:
+            rows.append({"table": path.name, "column": "(shape)", "cells": a.size, "differ": a.size,
+                         "max_abs_difference": np.nan})
+            continue
+        for column in a.select_dtypes("number"):
+            x, y = a[column].to_numpy(float), b[column].to_numpy(float)
+            differ = ~((x == y) | (np.isnan(x) & np.isnan(y)))
+            rows.append({"table": path.name, "column": column, "cells": len(x), "differ": int(differ.sum()),
+                         "max_abs_difference": float(np.nanmax(np.abs(x - y))) if differ.any() else 0.0})
+    return pd.DataFrame(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m enkcvs.recorded", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run the workflow on a config, timed, and record its report")
+    run.add_argument("--name", required=True, help="the record's folder under results/recorded/")
+    run.add_argument("--configfile", required=True, type=Path)
+    run.add_argument("--cores", default="all")
+    run.add_argument("--snakemake", default=str(Path(sys.executable).with_name("snakemake")))
+    readme = commands.add_parser("readme", help="regenerate README.md's recorded blocks")
+    readme.add_argument("--check", action="store_true", help="only report blocks that differ (exit 1)")
+    readme.add_argument("--readme", type=Path, default=Path("README.md"))
+    compare = commands.add_parser("compare", help="how the tables of two runs' report folders differ")
+    compare.add_argument("first", type=Path)
+    compare.add_argument("second", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        if not args.configfile.exists():
+            parser.error(f"--configfile {args.configfile} does not exist")
+        print(run_and_record(name=args.name, configfile=args.configfile, cores=args.cores, snakemake=args.snakemake))
+        return 0
+    if args.command == "compare":
+        print(compare_runs(args.first, args.second).to_markdown(index=False))
+        return 0
+    text = args.readme.read_text()
+    try:
+        new, changed = regenerate(text)
+    except FileNotFoundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.check:
+        for key in changed:
+            print(f"{args.readme}: block {key!r} differs from results/recorded/; run `make readme`", file=sys.stderr)
+        return 1 if changed else 0
+    args.readme.write_text(new)
+    print(f"{args.readme}: {len(changed)} block(s) regenerated" + (f": {', '.join(changed)}" if changed else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Recorded runs and the README's generated blocks: README.md must say exactly what results/recorded/ holds."""
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from enkcvs.recorded import (
+    MARKER,
+    compare_runs,
+    main,
+    record_run,
+    regenerate,
+    render_block,
+    table2_ordering,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_readme_blocks_are_what_the_recorded_runs_generate():
+    text = (REPO / "README.md").read_text()
+    keys = [match["key"] for match in MARKER.finditer(text)]
+    # the default run's tables must be there, generated: an empty README cannot pass
+    assert {"default/run", "default/table1.md", "default/table2.md", "default/ablation.md"} <= set(keys)
+    regenerated, changed = regenerate(text, root=REPO / "results" / "recorded")
+    assert changed == [], f"README.md blocks {changed} differ from results/recorded/: run `make readme`"
+    assert regenerated == text
+
+
+def test_no_result_table_in_the_readme_is_outside_a_generated_block():
+    """A table row with a percentage-like number outside the markers would be typed by hand."""
+    outside = MARKER.sub("", (REPO / "README.md").read_text())
+    typed = [line for line in outside.splitlines() if line.startswith("|") and re.search(r"\d+\.\d+ ±", line)]
+    assert typed == []
+
+
+def _report(folder: Path) -> Path:
+    folder.mkdir()
+    pd.DataFrame({"dataset": ["d", "d"], "noise_kind": ["sym", "sym"], "noise_rate": [0.2, 0.2],
+                  "method": ["ce", "enkcvs"], "mean": [80.0, 90.0], "runs": [2, 2]}).to_csv(folder / "table2.csv",
+                                                                                           index=False)
+    (folder / "table2.md").write_text("| a |\n|---|\n| 1 |\n")
+    (folder / "table2.tex").write_text("not kept")
+    return folder
+
+
+def test_record_run_keeps_the_rendered_files_and_their_provenance(tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text("seeds: [1]\n")
+    record = record_run(name="demo", configfile=config, report=_report(tmp_path / "report"), wall_seconds=61.26,
+                        jobs=7, command=["workflow/run.sh"], root=tmp_path / "recorded")
+    assert sorted(path.name for path in record.iterdir()) == ["provenance.json", "table2.csv", "table2.md"]
+    meta = json.loads((record / "provenance.json").read_text())
+    assert meta["config"] == "seeds: [1]\n" and meta["wall_seconds"] == 61.3 and meta["jobs"] == 7
+    assert {"cpu", "cores", "cpu_flags"} <= set(meta["machine"]) and "torch" in meta["versions"]
+    line = render_block("demo/run", root=tmp_path / "recorded")
+    assert "7 jobs in 1 min 1 s" in line and "demo" in line
+    assert render_block("demo/table2.md", root=tmp_path / "recorded") == "| a |\n|---|\n| 1 |\n"
+
+
+def test_record_run_refuses_an_empty_report_and_leaves_the_old_record(tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text("seeds: [1]\n")
+    root = tmp_path / "recorded"
+    record_run(name="demo", configfile=config, report=_report(tmp_path / "report"), wall_seconds=1, jobs=1,
+               command=[], root=root)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="holds no rendered table"):
+        record_run(name="demo", configfile=config, report=tmp_path / "empty", wall_seconds=1, jobs=1, command=[],
+                   root=root)
+    assert (root / "demo" / "table2.csv").exists() and sorted(p.name for p in root.iterdir()) == ["demo"]
+
+
+def test_regenerate_rewrites_only_the_blocks_and_names_what_changed(tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text("seeds: [1]\n")
+    record_run(name="demo", configfile=config, report=_report(tmp_path / "report"), wall_seconds=1, jobs=1,
+               command=[], root=tmp_path / "recorded")
+    text = "intro\n<!-- recorded: demo/table2.md -->\nstale\n<!-- /recorded -->\noutro\n"
+    new, changed = regenerate(text, root=tmp_path / "recorded")
+    assert new == "intro\n<!-- recorded: demo/table2.md -->\n| a |\n|---|\n| 1 |\n<!-- /recorded -->\noutro\n"
+    assert changed == ["demo/table2.md"] and regenerate(new, root=tmp_path / "recorded")[1] == []
+    with pytest.raises(FileNotFoundError, match="no recorded run .*nothing.*record it with"):
+        render_block("nothing/table2.md", root=tmp_path / "recorded")
+    with pytest.raises(FileNotFoundError, match="views: "):
+        render_block("demo/table9.md", root=tmp_path / "recorded")
+
+
+def test_readme_check_exits_nonzero_on_a_stale_block(tmp_path, monkeypatch, capsys):
+    config = tmp_path / "config.yaml"
+    config.write_text("seeds: [1]\n")
+    record_run(name="demo", configfile=config, report=_report(tmp_path / "report"), wall_seconds=1, jobs=1,
+               command=[], root=tmp_path / "results" / "recorded")
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- recorded: demo/table2.md -->\nstale\n<!-- /recorded -->\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["readme", "--check"]) == 1 and "demo/table2.md" in capsys.readouterr().err
+    assert readme.read_text().count("stale") == 1  # --check writes nothing
+    assert main(["readme"]) == 0 and main(["readme", "--check"]) == 0
+
+
+def test_table2_ordering_says_whether_enkcvs_comes_first(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    pd.DataFrame({"dataset": ["d"] * 4, "noise_kind": ["sym", "sym", "asym", "asym"], "noise_rate": [0.2, 0.2, 0.4, 0.4],
+                  "method": ["ce", "enkcvs", "ce", "enkcvs"], "mean": [80.0, 90.0, 85.0, 70.0],
+                  "runs": [2, 2, 2, 2]}).to_csv(run / "table2.csv", index=False)
+    text = table2_ordering(run)
+    assert text.startswith("E-NKCVS has the best mean in 1 of 2 settings") and "holds in part" in text
+    assert "- d sym 0.2: E-NKCVS 90.0 > CE 80.0" in text and "- d asym 0.4: CE 85.0 > E-NKCVS 70.0" in text
+
+
+def test_compare_runs_counts_differing_cells(tmp_path):
+    for name, values in (("a", [1.0, 2.0, 3.0]), ("b", [1.0, 2.5, 3.0])):
+        (tmp_path / name).mkdir()
+        pd.DataFrame({"method": ["x", "y", "z"], "mean": values}).to_csv(tmp_path / name / "t.csv", index=False)
+    frame = compare_runs(tmp_path / "a", tmp_path / "b")
+    assert frame.to_dict("records") == [{"table": "t.csv", "column": "mean", "cells": 3, "differ": 1,
+                                         "max_abs_difference": 0.5}]

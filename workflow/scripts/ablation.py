@@ -1,0 +1,15 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from enkcvs.report import render_ablation
+
+render_ablation(
+    results=list(snakemake.input.results),
+    metrics=list(snakemake.input.metrics),
+    rungs=list(snakemake.params.rungs),
+    markdown=snakemake.output.markdown,
+    csv=snakemake.output.csv,
+    latex=snakemake.output.latex,
+    decimals=snakemake.params.decimals,
+)
