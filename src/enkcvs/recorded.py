@@ -64,9 +64,10 @@ def machine() -> dict:
 
 
 def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_seconds: float, jobs: int | None,
-               command: list[str], root: PathLike = "results/recorded") -> Path:
+               command: list[str], root: PathLike = "results/recorded", git: dict | None = None) -> Path:
     """Copy a finished run's rendered report into ``root/name/`` with its provenance, replacing an earlier record of
-    that name as a whole (written beside it, then swapped in, so a failure leaves the old record).
+    that name as a whole (written beside it, then swapped in, so a failure leaves the old record). ``git`` is the
+    checkout's state when the run started (default: now).
 
     Raises ``FileNotFoundError`` when ``report`` holds no rendered file."""
     report, root = Path(report), Path(root)
@@ -87,7 +88,7 @@ def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_second
         "jobs": jobs,
         "machine": machine(),
         "versions": package_versions(),
-        "git": git_state(),
+        "git": git or git_state(),
     }
     (staging / "provenance.json").write_text(json.dumps(provenance, indent=2, sort_keys=True) + "\n")
     destination = root / name
@@ -106,11 +107,12 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
     dry = subprocess.run([snakemake, "-n", "--configfile", str(configfile)], capture_output=True, text=True)
     planned = re.search(r"^total\s+(\d+)$", dry.stdout, re.MULTILINE)
     command = ["workflow/run.sh", "--cores", cores, "--configfile", str(configfile)]
+    git = git_state()  # the code that runs: the README may be edited while a long run goes on
     start = time.monotonic()
     subprocess.run(command, env=environment, check=True)
     wall = time.monotonic() - start
     return record_run(name=name, configfile=configfile, report="results/report", wall_seconds=wall,
-                      jobs=int(planned.group(1)) if planned else 0, command=command)
+                      jobs=int(planned.group(1)) if planned else 0, command=command, git=git)
 
 
 def _duration(seconds: float) -> str:
