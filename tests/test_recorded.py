@@ -51,13 +51,13 @@ def test_record_run_keeps_the_rendered_files_and_their_provenance(tmp_path):
     config = tmp_path / "config.yaml"
     config.write_text("seeds: [1]\n")
     record = record_run(name="demo", configfile=config, report=_report(tmp_path / "report"), wall_seconds=61.26,
-                        jobs=7, command=["workflow/run.sh"], root=tmp_path / "recorded")
+                        jobs=7, command=["workflow/run.sh", "--cores", "1"], root=tmp_path / "recorded")
     assert sorted(path.name for path in record.iterdir()) == ["provenance.json", "table2.csv", "table2.md"]
     meta = json.loads((record / "provenance.json").read_text())
     assert meta["config"] == "seeds: [1]\n" and meta["wall_seconds"] == 61.3 and meta["jobs"] == 7
     assert {"cpu", "cores", "cpu_flags"} <= set(meta["machine"]) and "torch" in meta["versions"]
     line = render_block("demo/run", root=tmp_path / "recorded")
-    assert "7 jobs in 1 min 1 s" in line and "demo" in line
+    assert "7 jobs in 1 min 1 s of `snakemake` on 1 of the" in line and "demo" in line
     assert render_block("demo/table2.md", root=tmp_path / "recorded") == "| a |\n|---|\n| 1 |\n"
 
 
@@ -105,7 +105,8 @@ def test_readme_check_exits_nonzero_on_a_stale_block(tmp_path, monkeypatch, caps
 def test_table2_ordering_says_whether_enkcvs_comes_first(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    pd.DataFrame({"dataset": ["d"] * 4, "noise_kind": ["sym", "sym", "asym", "asym"], "noise_rate": [0.2, 0.2, 0.4, 0.4],
+    pd.DataFrame({"dataset": ["d"] * 4, "noise_kind": ["sym", "sym", "asym", "asym"],
+                  "noise_rate": [0.2, 0.2, 0.4, 0.4],
                   "method": ["ce", "enkcvs", "ce", "enkcvs"], "mean": [80.0, 90.0, 85.0, 70.0],
                   "runs": [2, 2, 2, 2]}).to_csv(run / "table2.csv", index=False)
     text = table2_ordering(run)
@@ -120,3 +121,20 @@ def test_compare_runs_counts_differing_cells(tmp_path):
     frame = compare_runs(tmp_path / "a", tmp_path / "b")
     assert frame.to_dict("records") == [{"table": "t.csv", "column": "mean", "cells": 3, "differ": 1,
                                          "max_abs_difference": 0.5}]
+
+
+def test_diff_view_counts_the_cells_two_recorded_runs_differ_in(tmp_path, monkeypatch):
+    config = tmp_path / "config.yaml"
+    config.write_text("seeds: [1]\n")
+    report = _report(tmp_path / "report")
+    record_run(name="a", configfile=config, report=report, wall_seconds=1, jobs=1, command=[], root=tmp_path / "rec")
+    pd.DataFrame({"dataset": ["d", "d"], "noise_kind": ["sym", "sym"], "noise_rate": [0.2, 0.2],
+                  "method": ["ce", "enkcvs"], "mean": [80.0, 90.5], "runs": [2, 2]}).to_csv(report / "table2.csv",
+                                                                                           index=False)
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "SSE41")
+    record_run(name="b", configfile=config, report=report, wall_seconds=1, jobs=1, command=[], root=tmp_path / "rec")
+    text = render_block("b/diff:a", root=tmp_path / "rec")
+    assert text.startswith("`b` against `a`: 1 of 6 numeric table cells differ (1 tables).")
+    assert "| table2.csv | mean " in text
+    assert "kernels limited by ONEDNN_MAX_CPU_ISA=SSE41" in render_block("b/run", root=tmp_path / "rec")
+    assert "kernels limited" not in render_block("a/run", root=tmp_path / "rec")

@@ -86,7 +86,8 @@ def test_ablation_ladder_rows_come_from_the_rungs_and_the_selections(tiny_run):
     row = table[table["noise_kind"] == "asym"].iloc[0]
     base = "results/final/digits/asym0.3/seed{seed}/"
     for method in ("ce_true", "ce", "cs_only", "css_only", "ss_only", "ss_pseudo", "enkcvs"):
-        path = f"K2/M2/t1/{method}.json" if method in ("css_only", "ss_only", "ss_pseudo", "enkcvs") else f"{method}.json"
+        selected = method in ("css_only", "ss_only", "ss_pseudo", "enkcvs")
+        path = f"K2/M2/t1/{method}.json" if selected else f"{method}.json"
         runs = [read_json(tiny_run / (base + path).format(seed=seed)) for seed in (1, 2)]
         assert row[f"{method}_mean"] == pytest.approx(100 * np.mean([run["test_accuracy"] for run in runs]))
         assert row[f"{method}_std"] == pytest.approx(100 * np.std([run["test_accuracy"] for run in runs], ddof=1))
@@ -95,7 +96,7 @@ def test_ablation_ladder_rows_come_from_the_rungs_and_the_selections(tiny_run):
     selection, _ = read_table(tiny_run / "results/selection/digits/asym0.3/seed1/K2/M2/t1/selection.parquet")
     labels, _ = read_table(tiny_run / "results/noise/digits/asym0.3/seed1.parquet")
     metrics = read_json(tiny_run / "results/selection/digits/asym0.3/seed1/K2/M2/t1/metrics.json")
-    oracles = [read_json(tiny_run / (base + path).format(seed=1)) for path in ("cs_only.json", "K2/M2/t1/css_only.json")]
+    oracles = [read_json(tiny_run / (base + p).format(seed=1)) for p in ("cs_only.json", "K2/M2/t1/css_only.json")]
     assert [oracle["train_samples"] for oracle in oracles] == [metrics["CS"], metrics["CSS"]]
     rest = ~selection["selected"].to_numpy()
     pseudo, true = selection["pseudo"].to_numpy()[rest], labels["true"].to_numpy()[rest]

@@ -10,7 +10,7 @@ README.md holds generated blocks between markers::
 
 ``python -m enkcvs.recorded readme`` (``make readme``) rewrites every block from ``results/recorded/``;
 ``--check`` only reports blocks that differ (the test suite runs it). A key is ``<run>/<view>``, the view a rendered
-file of the run (``table2.md``) or one of :data:`VIEWS`. ``python -m enkcvs.recorded run --name NAME --configfile
+file of the run (``table2.md``), one of :data:`VIEWS`, or ``diff:<other run>`` (the cells that differ between them). ``python -m enkcvs.recorded run --name NAME --configfile
 FILE`` runs the workflow on a config, timed, and records it; ``compare`` sets two runs' tables side by side.
 """
 
@@ -37,6 +37,9 @@ PathLike = str | Path
 
 #: Instruction sets that decide CPU training speed and fp32/bf16 arithmetic (benchmarks/README.md).
 CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
+#: Environment variables that cap the instruction sets PyTorch's kernels use (ATen, oneDNN, MKL): a run under them
+#: computes as an older CPU would, so one machine can measure how results move between CPUs.
+ISA_VARIABLES = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
 #: Rendered files a recorded run keeps (tables as Markdown and CSV, figures as PNG).
 RECORDED_SUFFIXES = (".md", ".csv", ".png")
 MARKER = re.compile(r"(<!-- recorded: (?P<key>\S+) -->\n)(?P<body>.*?)(<!-- /recorded -->)", re.DOTALL)
@@ -87,6 +90,7 @@ def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_second
         "wall_seconds": round(wall_seconds, 1),
         "jobs": jobs,
         "machine": machine(),
+        "instruction_set_limits": {key: os.environ[key] for key in ISA_VARIABLES if key in os.environ},
         "versions": package_versions(),
         "git": git or git_state(),
     }
@@ -128,10 +132,17 @@ def run_line(run: Path) -> str:
     flags = ", ".join(host["cpu_flags"]) or "none of " + "/".join(CPU_FLAGS)
     commit = meta["git"].get("commit", "unknown")[:7] + (" (dirty)" if meta["git"].get("dirty") else "")
     jobs = f"{meta['jobs']} jobs in " if meta.get("jobs") else ""
+    command = meta.get("command") or []
+    asked = command[command.index("--cores") + 1] if "--cores" in command[:-1] else "all"
+    cores = f"{host['cores']} cores" if asked == "all" else f"{asked} of the {host['cores']} cores"
+    limits = meta.get("instruction_set_limits") or {}
+    if limits:
+        flags += "; kernels limited by " + ", ".join(f"{key}={value}" for key, value in sorted(limits.items()))
     return (
         f"Run `{meta['name']}` (`{meta['configfile']}`), recorded {meta['recorded']}: {jobs}"
-        f"{_duration(meta['wall_seconds'])} of `snakemake` on {host['cores']} cores of an {host['cpu']} "
-        f"({flags}), torch {meta['versions'].get('torch', '?')}, commit {commit}; files in `{run.as_posix()}/`."
+        f"{_duration(meta['wall_seconds'])} of `snakemake` on {cores} of an {host['cpu']} "
+        f"({flags}), torch {meta['versions'].get('torch', '?')}, commit {commit}; "
+        f"files in `results/recorded/{run.name}/`.\n"
     )
 
 
@@ -201,6 +212,19 @@ def theory_misses(run: Path) -> str:
     return missed[list(columns)].rename(columns=columns).to_markdown(index=False, floatfmt=".2f") + "\n"
 
 
+def run_difference(first: Path, second: Path) -> str:
+    """How the tables of two recorded runs differ (view ``<second>/diff:<first>``): a summary line, then every
+    numeric column with a differing cell."""
+    if not (first / "provenance.json").exists():
+        raise FileNotFoundError(f"no recorded run {first} to compare {second.name} with")
+    frame = compare_runs(first, second)
+    cells, differ = int(frame["cells"].sum()), int(frame["differ"].sum())
+    summary = (f"`{second.name}` against `{first.name}`: {differ} of {cells} numeric table cells differ "
+               f"({len(frame['table'].unique())} tables).\n")
+    changed = frame[frame["differ"] > 0]
+    return summary if changed.empty else summary + "\n" + changed.to_markdown(index=False, floatfmt=".4g") + "\n"
+
+
 #: Views of a recorded run computed from its files, beside the files themselves.
 VIEWS: dict[str, Callable[[Path], str]] = {
     "run": run_line,
@@ -220,6 +244,8 @@ def render_block(key: str, *, root: PathLike = "results/recorded") -> str:
                                 f"`python -m enkcvs.recorded run --name {name} --configfile ...`")
     if view in VIEWS:
         return VIEWS[view](run)
+    if view.startswith("diff:"):
+        return run_difference(Path(root) / view.removeprefix("diff:"), run)
     path = run / view
     if not path.exists():
         raise FileNotFoundError(f"README block {key!r}: {path} does not exist; views: {sorted(VIEWS)} or a file")

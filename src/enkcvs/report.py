@@ -120,8 +120,9 @@ def ablation_table(results: pd.DataFrame, metrics: pd.DataFrame, *, rungs: list[
     rung_columns = stats[["mean", "std"]].unstack("method")
     rung_columns.columns = [f"{method}_{stat}" for stat, method in rung_columns.columns]
     rung_columns = rung_columns[[f"{method}_{stat}" for method in rungs for stat in ("mean", "std")]]
-    sources = pd.concat([metrics.groupby(keys)["source"].agg(_join_sources), stats["sources"].groupby(keys).agg(";".join)],
-                        axis=1).agg(";".join, axis=1).rename("sources")
+    selections = metrics.groupby(keys)["source"].agg(_join_sources)
+    models = stats["sources"].groupby(keys).agg(";".join)
+    sources = pd.concat([selections, models], axis=1).agg(";".join, axis=1).rename("sources")
     return selection.join(rung_columns).join(sources).reset_index()
 
 
