@@ -80,3 +80,14 @@ def test_comparison_figure_writes_png_and_pdf(planted, tmp_path):
     comparison_figure(frame, png=tmp_path / "cl.png", pdf=tmp_path / "cl.pdf", dpi=60)
     assert (tmp_path / "cl.png").read_bytes()[:4] == b"\x89PNG"
     assert (tmp_path / "cl.pdf").read_bytes()[:4] == b"%PDF"
+
+
+def test_comparison_figure_bytes_are_the_same_on_every_render(planted, tmp_path):
+    """No creation date in the PDF: a resumed or repeated run writes byte-identical figures."""
+    probabilities, given, true = planted
+    frame = compare_with_confident_learning(probabilities=probabilities[:2], given=given, true=true)
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+        comparison_figure(frame, png=tmp_path / name / "cl.png", pdf=tmp_path / name / "cl.pdf", dpi=60)
+    for suffix in ("png", "pdf"):
+        assert (tmp_path / "first" / f"cl.{suffix}").read_bytes() == (tmp_path / "second" / f"cl.{suffix}").read_bytes()

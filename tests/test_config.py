@@ -95,6 +95,8 @@ CASES = [
     ("sensitivity noise not run", edited("sensitivity.noise", ["sym0.8"]),
      ["sensitivity.noise 'sym0.8' is not in datasets.digits.noise"]),
     ("M sweep below 2", edited("sensitivity.M", [1]), ["minimum of 2", "['sensitivity']['M']"]),
+    ("empty K sweep", edited("sensitivity.K", []), ["sensitivity.K is empty, so the sweep draws nothing"]),
+    ("empty noise sweep", edited("sensitivity.noise", []), ["sensitivity.noise is empty, so the sweep draws nothing"]),
     # sources, their options and the models that fit them
     ("option the source does not take", edited("datasets.digits.source_options", {"root": "data"}),
      ["datasets.digits.source_options ['root'] are not options of source 'sklearn_digits': it takes none"]),

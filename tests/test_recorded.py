@@ -40,8 +40,8 @@ def test_no_result_table_in_the_readme_is_outside_a_generated_block():
 def _report(folder: Path) -> Path:
     folder.mkdir()
     pd.DataFrame({"dataset": ["d", "d"], "noise_kind": ["sym", "sym"], "noise_rate": [0.2, 0.2],
-                  "method": ["ce", "enkcvs"], "mean": [80.0, 90.0], "runs": [2, 2]}).to_csv(folder / "table2.csv",
-                                                                                           index=False)
+                  "method": ["ce", "enkcvs"], "mean": [80.0, 90.0], "std": [1.0, 0.5], "runs": [2, 2]}).to_csv(
+        folder / "table2.csv", index=False)
     (folder / "table2.md").write_text("| a |\n|---|\n| 1 |\n")
     (folder / "table2.tex").write_text("not kept")
     return folder
@@ -129,12 +129,14 @@ def test_diff_view_counts_the_cells_two_recorded_runs_differ_in(tmp_path, monkey
     report = _report(tmp_path / "report")
     record_run(name="a", configfile=config, report=report, wall_seconds=1, jobs=1, command=[], root=tmp_path / "rec")
     pd.DataFrame({"dataset": ["d", "d"], "noise_kind": ["sym", "sym"], "noise_rate": [0.2, 0.2],
-                  "method": ["ce", "enkcvs"], "mean": [80.0, 90.5], "runs": [2, 2]}).to_csv(report / "table2.csv",
-                                                                                           index=False)
+                  "method": ["ce", "enkcvs"], "mean": [80.0, 90.5], "std": [1.0, 0.5], "runs": [2, 2]}).to_csv(
+        report / "table2.csv", index=False)
     monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "SSE41")
     record_run(name="b", configfile=config, report=report, wall_seconds=1, jobs=1, command=[], root=tmp_path / "rec")
     text = render_block("b/diff:a", root=tmp_path / "rec")
-    assert text.startswith("`b` against `a`: 1 of 6 numeric table cells differ (1 tables).")
-    assert "| table2.csv | mean " in text
+    assert text.startswith("`b` against `a`: 1 of 8 numeric table cells differ (1 tables).\n"
+                           "- Table 2 test accuracy: means differ by up to 0.50 points (median 0.25); the std over "
+                           "seeds of the same cells is up to 1.00 (median 0.75).\n")
+    assert text.endswith("| table2.csv |       8 |        1 |                  0.5 | mean        |\n")
     assert "kernels limited by ONEDNN_MAX_CPU_ISA=SSE41" in render_block("b/run", root=tmp_path / "rec")
     assert "kernels limited" not in render_block("a/run", root=tmp_path / "rec")

@@ -245,6 +245,17 @@ def test_table3_and_dataset_summary(tiny_run):
     assert summary.set_index("dataset").loc["digits", ["train", "test", "classes"]].tolist() == [1500, 297, 10]
 
 
+def test_dataset_summary_names_only_the_enabled_datasets(tmp_path, run_snakemake, tiny_config):
+    """A disabled dataset sorted before an enabled one must not lend its name to the enabled one's row."""
+    config = yaml.safe_load(tiny_config.read_text())
+    config["datasets"]["alpha"] = {**config["datasets"]["digits"], "enabled": False}
+    changed = tmp_path / "disabled.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    done = run_snakemake(tmp_path, "results/report/datasets.csv", config=changed)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert pd.read_csv(tmp_path / "results/report/datasets.csv")["dataset"].tolist() == ["digits"]
+
+
 def test_snakemake_report_gathers_tables_and_figures(tiny_run, run_snakemake, tmp_path):
     report = tmp_path / "report.html"
     done = run_snakemake(tiny_run, "--report", str(report))

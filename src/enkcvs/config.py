@@ -92,6 +92,10 @@ def config_problems(config: dict[str, Any]) -> list[str]:
             problems.append(f"{key}.recipe.milestones {milestones} lie past recipe.epochs: lower them")
     sensitivity = config["sensitivity"]
     if sensitivity["enabled"]:
+        for key in ("noise", "K", "M"):
+            if not sensitivity[key]:
+                problems.append(f"sensitivity.{key} is empty, so the sweep draws nothing: list at least one value "
+                                "or set sensitivity.enabled: false")
         if sensitivity["dataset"] not in config["datasets"]:
             problems.append(
                 f"sensitivity.dataset {sensitivity['dataset']!r} is not under datasets: "

@@ -213,8 +213,8 @@ def theory_misses(run: Path) -> str:
 
 
 def run_difference(first: Path, second: Path) -> str:
-    """How the tables of two recorded runs differ (view ``<second>/diff:<first>``): a summary line, then every
-    numeric column with a differing cell."""
+    """How the tables of two recorded runs differ (view ``<second>/diff:<first>``): a summary line, the differences
+    in Tables 1-2 beside the spread over seeds, then per table the differing cells and the largest difference."""
     if not (first / "provenance.json").exists():
         raise FileNotFoundError(f"no recorded run {first} to compare {second.name} with")
     frame = compare_runs(first, second)
@@ -222,7 +222,35 @@ def run_difference(first: Path, second: Path) -> str:
     summary = (f"`{second.name}` against `{first.name}`: {differ} of {cells} numeric table cells differ "
                f"({len(frame['table'].unique())} tables).\n")
     changed = frame[frame["differ"] > 0]
-    return summary if changed.empty else summary + "\n" + changed.to_markdown(index=False, floatfmt=".4g") + "\n"
+    if changed.empty:
+        return summary
+    largest = changed.loc[changed.groupby("table")["max_abs_difference"].idxmax()].set_index("table")
+    per_table = pd.DataFrame({
+        "cells": frame.groupby("table")["cells"].sum(),
+        "differ": frame.groupby("table")["differ"].sum(),
+        "largest difference": largest["max_abs_difference"],
+        "in column": largest["column"],
+    }).dropna().reset_index()
+    return summary + _tolerance(first, second) + "\n" + per_table.to_markdown(index=False, floatfmt=".4g") + "\n"
+
+
+def _tolerance(first: Path, second: Path) -> str:
+    """The differences a reader of Tables 1-2 meets, beside the spread over seeds of the same Table 2 cells."""
+    lines = []
+    if (first / "table2.csv").exists() and (second / "table2.csv").exists():
+        a, b = pd.read_csv(first / "table2.csv"), pd.read_csv(second / "table2.csv")
+        if len(a) == len(b):
+            shift = (a["mean"] - b["mean"]).abs()
+            lines.append(f"Table 2 test accuracy: means differ by up to {shift.max():.2f} points (median "
+                         f"{shift.median():.2f}); the std over seeds of the same cells is up to "
+                         f"{a['std'].max():.2f} (median {a['std'].median():.2f}).")
+    if (first / "table1.csv").exists() and (second / "table1.csv").exists():
+        a, b = pd.read_csv(first / "table1.csv"), pd.read_csv(second / "table1.csv")
+        if len(a) == len(b):
+            rates = max((a[c] - b[c]).abs().max() for c in ("precision", "recall"))
+            lines.append(f"Table 1 selection: precision and recall differ by up to {rates:.2f} points, "
+                         f"|SS| by up to {(a['SS'] - b['SS']).abs().max():g} samples (mean over seeds).")
+    return "".join(f"- {line}\n" for line in lines)
 
 
 #: Views of a recorded run computed from its files, beside the files themselves.

@@ -175,7 +175,8 @@ def write_table(frame: pd.DataFrame, *, markdown: PathLike, csv: PathLike, latex
 
 
 def _save_figure(figure, *, png: PathLike, pdf: PathLike, dpi: int) -> None:
-    for path, kwargs in ((png, {"dpi": dpi}), (pdf, {})):
+    # No creation date in the PDF, so identical runs (and resumed ones) write identical bytes.
+    for path, kwargs in ((png, {"dpi": dpi}), (pdf, {"metadata": {"CreationDate": None}})):
         with atomic_path(path) as tmp:
             figure.savefig(tmp, format=Path(path).suffix[1:], bbox_inches="tight", **kwargs)
 

@@ -88,7 +88,7 @@ rule dataset_summary:
     log:
         "logs/report/datasets.log",
     params:
-        names=sorted(config["datasets"]),
+        names=sorted(DATASETS),
     conda:
         "../../envs/report.yaml"
     script:
