@@ -1,5 +1,7 @@
 """Mixup (Eq. mixup), the shared training loop, the model registry and the final-training sets (Eq. full-loss)."""
 
+import logging
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -103,6 +105,18 @@ def test_train_model_keeps_the_best_validation_epoch(make_separable_images):
     stopped = _train(x, labels, recipe=Recipe(**{**RECIPE.__dict__, "epochs": result.best_epoch}))
     assert _state_equal(result.model, stopped.model)
     assert not _state_equal(result.model, _train(x, labels).model)
+
+
+def test_train_model_logs_one_line_per_epoch(make_separable_images, caplog):
+    x, labels = make_separable_images(seed=0, num_samples=200, num_classes=4)
+    with caplog.at_level(logging.INFO, logger="enkcvs.train"):
+        result = _train(x, labels, validation=(x[:40], labels[:40]))
+    lines = [record.getMessage() for record in caplog.records if record.name == "enkcvs.train"]
+    assert len(lines) == RECIPE.epochs
+    for epoch, (line, loss, accuracy) in enumerate(zip(lines, result.train_loss, result.validation_accuracy), 1):
+        assert line.startswith(f"epoch {epoch}/{RECIPE.epochs}  loss {loss:.4f}  noisy-validation accuracy "
+                               f"{accuracy:.4f}  ")
+        assert line.endswith(" cpu") and " samples/s trained  " in line
 
 
 def test_create_model_rejects_unknown_name():
@@ -250,3 +264,19 @@ def test_the_default_device_is_whichever_gpu_the_scheduler_exposes(monkeypatch):
     assert default_device() == torch.device("cuda") and default_device().index is None
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert default_device() == torch.device("cpu")
+
+
+def test_a_job_that_asked_for_a_gpu_and_sees_none_fails_unless_cpu_fallback_is_allowed(monkeypatch, caplog):
+    from enkcvs.train import job_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert job_device(gpus=0) == CPU
+    with pytest.raises(RuntimeError, match=r"asked for 1 GPU\(s\) \(config gpu.per_training_job\) but torch .* sees "
+                       r"none: run it where a GPU is visible, set gpu.per_training_job: 0"):
+        job_device(gpus=1)
+    with caplog.at_level(logging.WARNING, logger="enkcvs.train"):
+        assert job_device(gpus=2, allow_cpu_fallback=True) == CPU
+    assert [record.getMessage() for record in caplog.records] == [
+        f"this job asked for 2 GPU(s) (config gpu.per_training_job) but torch {torch.__version__} sees none: "
+        "training on the CPU (gpu.allow_cpu_fallback: true)"
+    ]

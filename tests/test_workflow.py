@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 import yaml
 
 from enkcvs.io import read_json, read_table
@@ -118,6 +119,36 @@ def test_figures_are_rendered(tiny_run):
     for name in ("sensitivity", "theory"):
         assert (tiny_run / f"results/report/{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert (tiny_run / f"results/report/{name}.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_training_logs_show_what_was_read_every_epoch_and_what_was_written(tiny_run):
+    epochs = 3  # tests/config/tiny.yaml
+    for log, written in [
+        ("logs/folds/digits/sym0.4/seed1/K2/m1/k1.log", "results/folds/digits/sym0.4/seed1/K2/m1/k1.parquet"),
+        ("logs/final/digits/sym0.4/seed1/ce.log", "results/final/digits/sym0.4/seed1/ce.json"),
+        ("logs/final/digits/sym0.4/seed1/K2/M2/t1/enkcvs.log", "results/final/digits/sym0.4/seed1/K2/M2/t1/enkcvs.json"),
+    ]:
+        lines = (tiny_run / log).read_text().splitlines()
+        assert "read results/data/digits.npz and results/noise/digits/sym0.4/seed1.parquet" in lines[0], log
+        assert [line.split("  ")[0].split(" ")[-2:] for line in lines[1:-1]] == [
+            ["epoch", f"{epoch}/{epochs}"] for epoch in range(1, epochs + 1)
+        ], log
+        assert f"wrote {written}" in lines[-1], log
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU")
+def test_a_training_job_that_asked_for_a_gpu_fails_on_a_cpu_with_the_fix_in_its_log(tmp_path, run_snakemake,
+                                                                                   tiny_config):
+    config = yaml.safe_load(tiny_config.read_text())
+    config["gpu"] = {"per_training_job": 1}
+    changed = tmp_path / "gpu.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    fold = "results/folds/digits/sym0.4/seed1/K2/m1/k1.parquet"
+    done = run_snakemake(tmp_path, fold, config=changed)
+    assert done.returncode != 0 and not (tmp_path / fold).exists()
+    log = (tmp_path / "logs/folds/digits/sym0.4/seed1/K2/m1/k1.log").read_text()
+    assert "asked for 1 GPU(s) (config gpu.per_training_job) but torch" in log
+    assert "gpu.allow_cpu_fallback: true" in log
 
 
 def test_rerun_after_a_complete_run_has_nothing_to_do(tiny_run, run_snakemake):

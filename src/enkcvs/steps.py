@@ -5,6 +5,7 @@ the selection and report steps start fast.
 """
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,8 @@ from enkcvs.rng import Purpose, derive_seed, generator
 from enkcvs.selection import assemble_iteration, prediction_table_problems
 from enkcvs.sources import get_source, load_source
 from enkcvs.theory import corollary_precision_recall, empirical_theorem1, iteration_dependence
+
+log = logging.getLogger(__name__)
 
 PathLike = str | Path
 
@@ -147,17 +150,21 @@ def train_fold(
     output: PathLike,
     provenance_fields: dict[str, Any],
     tokens: PathLike | None = None,
+    gpus: int = 0,
+    allow_cpu_fallback: bool = False,
 ) -> None:
     """Algorithm 1, lines 4-9, for fold k of iteration m: train on D minus D_k (10% held out to pick the best epoch
     by noisy-label accuracy) and predict D_k. ``iteration`` and ``fold`` are 1-based.
 
     Writes a table with ``sample``, ``given``, ``predicted`` and ``prob_0..prob_{Q-1}``. ``tokens`` is the text
-    dataset's tokenised file (:func:`tokenize_dataset`).
+    dataset's tokenised file (:func:`tokenize_dataset`); ``gpus`` and ``allow_cpu_fallback`` as
+    :func:`enkcvs.train.job_device`.
     """
     import torch
 
-    from enkcvs.train import predict_proba, train_model
+    from enkcvs.train import job_device, predict_proba, train_model
 
+    device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
     torch.set_num_threads(threads)
     data = load_dataset(dataset)
     x_train = _split_inputs(data, tokens, split="train")
@@ -171,16 +178,20 @@ def train_fold(
         fraction=recipe_.validation_fraction,
         rng=generator(seed, Purpose.VALIDATION, num_folds, iteration, fold),
     )
+    log.info("fold %d of %d, iteration %d: read %s and %s; training on %d samples, %d held out for the best epoch, "
+             "predicting %d", fold, num_folds, iteration, dataset, labels, len(train_idx), len(val_idx), len(held_out))
     result = train_model(
         recipe=recipe_,
         x=_subset(data, x_train, train_idx, train=True),
         targets=np.eye(num_classes, dtype=np.float32)[given[train_idx]],
         seed=derive_seed(seed, Purpose.INIT, num_folds, iteration, fold),
         validation=(_subset(data, x_train, val_idx), given[val_idx]) if len(val_idx) else None,
+        device=device,
     )
     probabilities = predict_proba(
         result.model,
         _subset(data, x_train, held_out),
+        device=device,
         workers=recipe_.loader_workers,
         bf16=recipe_.bf16,
     )
@@ -194,6 +205,7 @@ def train_fold(
         device=str(next(result.model.parameters()).device),
     )
     write_table(frame, output, metadata=meta)
+    log.info("wrote %s (weights of epoch %d)", output, result.best_epoch)
 
 
 def _group_by_iteration(predictions: list[PathLike]) -> dict[int, list[PathLike]]:
@@ -327,17 +339,21 @@ def train_final(
     provenance_fields: dict[str, Any],
     options: dict[str, Any] | None = None,
     tokens: PathLike | None = None,
+    gpus: int = 0,
+    allow_cpu_fallback: bool = False,
 ) -> None:
     """Train a final model of ``method`` from scratch and write its clean test accuracy (last epoch) as JSON.
 
     ``options`` are the method's hyperparameters (see :func:`enkcvs.methods.training_options`), recorded in the JSON;
-    ``tokens`` is a text dataset's tokenised file.
+    ``tokens`` is a text dataset's tokenised file; ``gpus`` and ``allow_cpu_fallback`` as
+    :func:`enkcvs.train.job_device`.
     """
     import torch
 
     from enkcvs.methods import final_training_set, training_options
-    from enkcvs.train import predict_proba, train_model
+    from enkcvs.train import job_device, predict_proba, train_model
 
+    device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
     torch.set_num_threads(threads)
     data = load_dataset(dataset)
     label_table, num_classes = _load_labels(labels)
@@ -351,17 +367,21 @@ def train_final(
     )
     recipe_ = Recipe.from_dict(recipe)
     options = dict(options or {})
+    log.info("%s: read %s and %s%s; training on %d samples", method, dataset, labels,
+             f" and {selection}" if selection else "", len(indices))
     result = train_model(
         recipe=recipe_,
         x=_subset(data, _split_inputs(data, tokens, split="train"), indices, train=True),
         targets=targets,
         seed=derive_seed(seed, Purpose.FINAL),
+        device=device,
         **training_options(method=method, options=options),
     )
     test_inputs = _subset(data, _split_inputs(data, tokens, split="test"))
-    predicted = predict_proba(result.model, test_inputs, workers=recipe_.loader_workers, bf16=recipe_.bf16).argmax(
-        axis=1
-    )
+    predicted = predict_proba(
+        result.model, test_inputs, device=device, workers=recipe_.loader_workers, bf16=recipe_.bf16
+    ).argmax(axis=1)
+    test_accuracy = accuracy(true=data.y_test, predicted=predicted)
     write_json(
         provenance(
             **{**provenance_fields, "method": method},
@@ -369,11 +389,12 @@ def train_final(
             options=options,
             recipe=recipe_.to_dict(),
             train_samples=len(indices),
-            test_accuracy=accuracy(true=data.y_test, predicted=predicted),
+            test_accuracy=test_accuracy,
             final_train_loss=result.train_loss[-1],
         ),
         output,
     )
+    log.info("wrote %s (clean test accuracy %.4f)", output, test_accuracy)
 
 
 def compare_confident_learning(

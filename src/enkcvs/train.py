@@ -7,6 +7,8 @@ worker processes instead.
 """
 
 import copy
+import logging
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,10 +25,29 @@ from enkcvs.models import create_model
 from enkcvs.recipe import CoTeaching, Recipe
 from enkcvs.rng import Purpose, derive_seed
 
+log = logging.getLogger(__name__)
+
 
 def default_device() -> torch.device:
     """CUDA when present (the device ``CUDA_VISIBLE_DEVICES`` exposes first), else the CPU."""
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def job_device(*, gpus: int, allow_cpu_fallback: bool = False) -> torch.device:
+    """The device a job trains on, checked against the GPUs it asked for (its ``gpu`` resource).
+
+    A job that asked for GPUs and sees none raises ``RuntimeError`` naming the fix, rather than training for hours
+    on the CPU unnoticed; with ``allow_cpu_fallback`` it logs a warning and trains on the CPU.
+    """
+    device = default_device()
+    if gpus > 0 and device.type != "cuda":
+        problem = (f"this job asked for {gpus} GPU(s) (config gpu.per_training_job) but torch {torch.__version__} "
+                   f"sees none")
+        if not allow_cpu_fallback:
+            raise RuntimeError(f"{problem}: run it where a GPU is visible, set gpu.per_training_job: 0, or allow "
+                               "training on the CPU with gpu.allow_cpu_fallback: true")
+        log.warning("%s: training on the CPU (gpu.allow_cpu_fallback: true)", problem)
+    return device
 
 
 @dataclass
@@ -219,7 +240,7 @@ def train_model(
             if co_teaching is not None
             else 0.0
         )
-        batch_losses = []
+        batch_losses, samples, started = [], 0, time.perf_counter()
         for batch_number, (xb, batch) in enumerate(epoch_batches(), start=1):
             if len(batch) < 2:  # batch norm needs two samples
                 continue
@@ -259,6 +280,8 @@ def train_model(
                     f"{recipe.batch_size}: lower recipe.batch_size (e.g. to {max(recipe.batch_size // 2, 2)})"
                 ) from error
             batch_losses.append(batch_loss.detach())
+            samples += len(batch)
+        training_seconds = time.perf_counter() - started
         for schedule in schedules:
             schedule.step()
         result.train_loss.append(float(torch.stack(batch_losses).mean()) if batch_losses else float("nan"))
@@ -275,6 +298,13 @@ def train_model(
             if accuracy > best_accuracy:
                 best_accuracy, result.best_epoch = accuracy, epoch
                 best_states = [copy.deepcopy(model.state_dict()) for model in models]
+        seconds = time.perf_counter() - started
+        log.info(
+            "epoch %d/%d  loss %.4f  noisy-validation accuracy %s  %.0f samples/s trained  %.1f s  %s",
+            epoch, recipe.epochs, result.train_loss[-1],
+            f"{result.validation_accuracy[-1]:.4f}" if validation is not None else "n/a",
+            samples / training_seconds if training_seconds > 0 else float("nan"), seconds, device,
+        )
     for index, model in enumerate(models):
         if best_states is not None:
             model.load_state_dict(best_states[index])

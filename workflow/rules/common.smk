@@ -46,7 +46,11 @@ DATASETS = {name: dataset for name, dataset in config["datasets"].items() if dat
 
 # What each training job asks of a cluster besides memory: config gpu (resources are no rerun trigger, so changing
 # them retrains nothing). The SLURM executor turns gpu=N into --gpus=N, and adds the model as --gpus=MODEL:N.
-TRAINING_GPUS = {"gpu": config["gpu"]["per_training_job"]}
+# A job that asked for GPUs and sees none fails unless cpu_fallback is 1 (config gpu.allow_cpu_fallback).
+TRAINING_GPUS = {
+    "gpu": config["gpu"]["per_training_job"],
+    "cpu_fallback": int(config["gpu"]["allow_cpu_fallback"]),
+}
 if config["gpu"]["model"] is not None:
     TRAINING_GPUS["gpu_model"] = config["gpu"]["model"]
 
