@@ -74,10 +74,11 @@ def requested_gpus(job_id: str) -> str:
 
 @pytest.fixture(scope="module")
 def slurm_run(slurm_cluster, tmp_path_factory, run_snakemake):
-    """The resume test's config (K = 2, M = 2: four fold jobs) on one fake GPU per training job, run to the end."""
+    """The resume test's config (K = 2, M = 2: four fold jobs) on one fake GPU per training job, run to the end. Torch
+    sees no fake GPU, so the training jobs are allowed to fall back to the CPU, and say so in their logs."""
     workdir = tmp_path_factory.mktemp("slurm-run")
     config = yaml.safe_load((REPO / "tests" / "config" / "resume.yaml").read_text())
-    config["gpu"] = {"per_training_job": 1, "model": "fake"}
+    config["gpu"] = {"per_training_job": 1, "model": "fake", "allow_cpu_fallback": True}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     done = run_profile(run_snakemake, workdir, workdir / "config.yaml")
     return workdir, done.stdout + done.stderr
@@ -108,10 +109,15 @@ def test_every_compute_job_ran_through_sbatch_and_local_rules_did_not(slurm_run)
 
 
 def test_training_jobs_ask_for_the_configured_gpu(slurm_run):
-    _, output = slurm_run
+    workdir, output = slurm_run
     for job, log in SUBMITTED.findall(output):
         wants_gpu = "rule_train_" in log
         assert (requested_gpus(job) == "gres:gpu:fake:1") == wants_gpu, (job, log)
+    logs = sorted((workdir / "logs").rglob("*.log"))
+    assert len(logs) > 4
+    for log in logs:
+        fell_back = "asked for 1 GPU(s) (config gpu.per_training_job) but torch" in log.read_text()
+        assert fell_back == (log.relative_to(workdir / "logs").parts[0] in {"folds", "final"}), log
 
 
 def retrain_folds(run_snakemake, workdir: Path, *options: str) -> str:

@@ -1,6 +1,7 @@
 """The workflow end to end on the tiny config: every rule runs for real and the outputs' contents are checked."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -149,6 +150,50 @@ def test_a_training_job_that_asked_for_a_gpu_fails_on_a_cpu_with_the_fix_in_its_
     log = (tmp_path / "logs/folds/digits/sym0.4/seed1/K2/m1/k1.log").read_text()
     assert "asked for 1 GPU(s) (config gpu.per_training_job) but torch" in log
     assert "gpu.allow_cpu_fallback: true" in log
+
+
+def test_latex_tables_escape_special_characters_and_keep_bold(tiny_run):
+    tables = sorted((tiny_run / "results/report").glob("*.tex"))
+    assert len(tables) >= 4
+    for table in tables:
+        text = table.read_text()
+        assert "_" not in text.replace("\\_", ""), table.name  # every underscore escaped (noise_kind, ...)
+        assert "\\toprule" in text and "\\bottomrule" in text, table.name
+    assert "noise\\_kind" in (tiny_run / "results/report/table2.tex").read_text()
+    assert "\\textbf{" in (tiny_run / "results/report/table2.tex").read_text()
+
+
+def test_results_readme_describes_every_file_the_workflow_writes():
+    """Each ``results/...`` path a rule declares matches a row of results/README.md, where ``{a,b}`` in a row means
+    either, ``...`` any path, and ``{wildcard}`` that wildcard."""
+    rows = re.findall(r"^\| `([^`]+)` \|", (REPO / "results" / "README.md").read_text(), flags=re.MULTILINE)
+    patterns = []
+    for row in rows:
+        pattern = re.escape(row).replace(r"\.\.\.", ".+")
+        pattern = re.sub(r"\\\{([\w,]+,[\w,]+)\\\}", lambda m: "(" + m[1].replace(",", "|") + ")", pattern)
+        patterns.append(re.compile(pattern + ("" if row.endswith("/") else "$")))
+    declared = set()
+    for rules_file in (REPO / "workflow" / "rules").glob("*.smk"):
+        declared |= set(re.findall(r'"results/([^"]+)"', rules_file.read_text()))
+    assert len(declared) > 30
+    undescribed = sorted(path for path in declared if not any(pattern.match(path) for pattern in patterns))
+    assert undescribed == []
+
+
+def test_make_clean_removes_every_file_the_workflow_writes(tmp_path):
+    declared = set()
+    for rules_file in (REPO / "workflow" / "rules").glob("*.smk"):
+        declared |= set(re.findall(r'"(results/[^"]+)"', rules_file.read_text()))
+    for path in [*declared, "logs/folds/x/k1.log"]:
+        written = tmp_path / re.sub(r"\{\w+\}", "x", path)
+        written.parent.mkdir(parents=True, exist_ok=True)
+        written.write_text("output")
+    (tmp_path / "results" / "recorded" / "run").mkdir(parents=True)
+    (tmp_path / "results" / "recorded" / "run" / "provenance.json").write_text("{}")
+    done = subprocess.run(["make", "-f", str(REPO / "Makefile"), "clean"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    left = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*") if path.is_file())
+    assert left == ["results/recorded/run/provenance.json"]  # recorded runs are committed, not outputs
 
 
 def test_rerun_after_a_complete_run_has_nothing_to_do(tiny_run, run_snakemake):

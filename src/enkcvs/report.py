@@ -1,6 +1,8 @@
 """Tables and figures of the paper, rendered from the workflow's result files (no number typed by hand)."""
 
+import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -157,6 +159,22 @@ def format_ablation(table: pd.DataFrame, *, rungs: list[str], decimals: int) -> 
     return readable
 
 
+_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_LATEX_BOLD = re.compile(r"\\textbf\{(.*)\}", re.DOTALL)
+
+
+def latex_escape(value: Any) -> Any:
+    """A table cell or header as LaTeX text: special characters escaped, a ``\\textbf{...}`` wrapper (the best
+    cell of a row) kept; numbers unchanged."""
+    if not isinstance(value, str):
+        return value
+    bold = _LATEX_BOLD.fullmatch(value)
+    text = bold[1] if bold else value
+    text = "".join(_LATEX_SPECIALS.get(char, char) for char in text)
+    return rf"\textbf{{{text}}}" if bold else text
+
+
 def write_table(frame: pd.DataFrame, *, markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int,
                 readable: pd.DataFrame | None = None, readable_latex: pd.DataFrame | None = None) -> None:
     """Write ``frame`` as CSV (full precision, with its ``sources``), ``readable`` (default: ``frame`` rounded,
@@ -171,7 +189,8 @@ def write_table(frame: pd.DataFrame, *, markdown: PathLike, csv: PathLike, latex
     with atomic_path(markdown) as tmp:
         tmp.write_text(readable.to_markdown(index=False, floatfmt=f".{decimals}f") + "\n")
     with atomic_path(latex) as tmp:
-        tmp.write_text(readable_latex.to_latex(index=False, float_format=f"%.{decimals}f"))
+        escaped = readable_latex.map(latex_escape).rename(columns=latex_escape)
+        tmp.write_text(escaped.to_latex(index=False, float_format=f"%.{decimals}f", escape=False))
 
 
 def _save_figure(figure, *, png: PathLike, pdf: PathLike, dpi: int) -> None:
