@@ -20,7 +20,10 @@ from enkcvs.theory import empirical_theorem1
 from enkcvs.weights import entropy_weight, label_entropy, predicted_label_distribution, pseudo_labels
 
 PathLike = str | Path
-ROW_SUM_TOLERANCE = 1e-3  # as selection.prediction_table_problems: float32 softmax rows sum to 1 within ~1e-6
+# float32 softmax rows sum to 1 within ~1e-6, float16-stored ones within ~3e-3: rows off by more than
+# RENORMALISED_ABOVE are rescaled to sum 1 (with one warning), rows off by more than ROW_SUM_TOLERANCE refused.
+ROW_SUM_TOLERANCE = 1e-2
+RENORMALISED_ABOVE = 1e-4
 _PROB_COLUMN = re.compile(r"prob_(\d+)")
 
 
@@ -251,6 +254,14 @@ def _checked_probabilities(probabilities) -> np.ndarray:
             f"{int(off.sum())} probability rows do not sum to 1 (tolerance {ROW_SUM_TOLERANCE}; worst sum "
             f"{worst:.4g}): pass class probabilities, e.g. apply softmax to logits"
         )
+    rescaled = np.abs(sums - 1.0) > RENORMALISED_ABOVE
+    if rescaled.any():
+        warnings.warn(
+            f"{int(rescaled.sum())} probability rows sum to 1 only within {ROW_SUM_TOLERANCE} (e.g. stored as "
+            "float16): renormalised to sum 1",
+            stacklevel=3,
+        )
+        stack = np.where(rescaled[..., None], stack / sums[..., None], stack)
     return stack
 
 
