@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from enkcvs.recorded import (
     MARKER,
@@ -140,3 +141,34 @@ def test_diff_view_counts_the_cells_two_recorded_runs_differ_in(tmp_path, monkey
     assert text.endswith("| table2.csv |       8 |        1 |                  0.5 | mean        |\n")
     assert "kernels limited by ONEDNN_MAX_CPU_ISA=SSE41" in render_block("b/run", root=tmp_path / "rec")
     assert "kernels limited" not in render_block("a/run", root=tmp_path / "rec")
+
+
+def _ladder_run(root: Path, name: str, *, model: str, settings: list[tuple[str, float]], shift: float) -> None:
+    run = root / name
+    run.mkdir(parents=True)
+    config = {"datasets": {"d": {"recipe": {"model": model}}}}
+    (run / "provenance.json").write_text(json.dumps({"config": yaml.safe_dump(config)}))
+    ladder = pd.DataFrame([{
+        "dataset": "d", "noise_kind": kind, "noise_rate": rate, "seeds": 2, "oof_accuracy": 80 + shift,
+        "precision": 93.0, "recall": 84.0 + shift, "cs_only_mean": 94.0, "css_only_mean": 90.0 + shift,
+        "ss_only_mean": 83.0 + shift, "enkcvs_mean": 83.0 + shift} for kind, rate in settings])
+    ladder.to_csv(run / "ablation.csv", index=False)
+    pd.DataFrame([{"dataset": "d", "noise_kind": kind, "noise_rate": rate, "method": method, "mean": mean}
+                  for kind, rate in settings for method, mean in (("coteaching", 88.0), ("sl", 86.0 - shift))]
+                 ).to_csv(run / "table2.csv", index=False)
+
+
+def test_ladder_beside_sets_two_runs_side_by_side_on_their_shared_settings(tmp_path):
+    _ladder_run(tmp_path, "small", model="mlp", settings=[("sym", 0.2), ("asym", 0.4)], shift=0.0)
+    _ladder_run(tmp_path, "big", model="cnn4", settings=[("asym", 0.4)], shift=4.0)
+    text = render_block("big/ladder-beside:small", root=tmp_path)
+    rows = [line for line in text.splitlines() if line.startswith("| d ")]
+    assert [row.split("|")[1:4] for row in rows] == [[" d asym 0.4 ", " small ", " mlp     "],
+                                                     [" d asym 0.4 ", " big   ", " cnn4    "]]
+    cells = [[cell.strip() for cell in row.split("|")[4:-1]] for row in rows]
+    # seeds, out-of-fold, precision / recall, missed clean (CSS - CS), wrong labels (SS - CSS), CS only, E-NKCVS,
+    # Co-teaching, SL
+    assert cells == [["2", "80.0", "93.0 / 84.0", "-4.0", "-7.0", "94.0", "83.0", "88.0", "86.0"],
+                     ["2", "84.0", "93.0 / 88.0", "0.0", "-7.0", "94.0", "87.0", "88.0", "82.0"]]
+    _ladder_run(tmp_path, "other", model="mlp", settings=[("sym", 0.8)], shift=0.0)
+    assert "share no setting" in render_block("other/ladder-beside:big", root=tmp_path)

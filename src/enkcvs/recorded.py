@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from enkcvs.io import git_state, package_versions
 
@@ -197,6 +198,42 @@ def ladder_steps(run: Path) -> str:
     return frame.to_markdown(index=False) + "\n"
 
 
+def ladder_beside(first: Path, second: Path) -> str:
+    """The ablation ladders of two recorded runs side by side on the settings they share (view
+    ``<second>/ladder-beside:<first>``): each run's fold models, selection, the two losses inside SS, the oracle and
+    E-NKCVS, and the strongest baselines of its Table 2."""
+    for run in (first, second):
+        if not (run / "provenance.json").exists():
+            raise FileNotFoundError(f"no recorded run {run} to set beside {second.name}")
+    keys = ["dataset", "noise_kind", "noise_rate"]
+    rows = []
+    for run in (first, second):
+        ladder, results = pd.read_csv(run / "ablation.csv"), pd.read_csv(run / "table2.csv")
+        config = yaml.safe_load(json.loads((run / "provenance.json").read_text())["config"])
+        for row in ladder.itertuples():
+            method_means = results[(results["dataset"] == row.dataset) & (results["noise_kind"] == row.noise_kind)
+                                   & (results["noise_rate"] == row.noise_rate)].set_index("method")["mean"]
+            rows.append({
+                "dataset": row.dataset, "noise_kind": row.noise_kind, "noise_rate": row.noise_rate,
+                "run": run.name, "model": config["datasets"][row.dataset]["recipe"]["model"],
+                "seeds": row.seeds, "out-of-fold acc. %": row.oof_accuracy,
+                "precision / recall %": f"{row.precision:.1f} / {row.recall:.1f}",
+                "SS's missed clean samples": row.css_only_mean - row.cs_only_mean,
+                "SS's wrong labels": row.ss_only_mean - row.css_only_mean,
+                "CS only": row.cs_only_mean, "E-NKCVS": row.enkcvs_mean,
+                **{METHOD_NAMES[m]: method_means.get(m, np.nan) for m in ("coteaching", "sl")},
+            })
+    frame = pd.DataFrame(rows)
+    shared = frame.groupby(keys)["run"].transform("nunique") == 2
+    frame = frame[shared]
+    if frame.empty:
+        return f"`{second.name}` and `{first.name}` share no setting of the ablation ladder.\n"
+    frame.insert(0, "setting", [f"{d} {k} {r:g}" for d, k, r in zip(frame["dataset"], frame["noise_kind"],
+                                                                      frame["noise_rate"])])
+    frame = frame.sort_values("setting", kind="stable").drop(columns=keys)
+    return frame.to_markdown(index=False, floatfmt=".1f") + "\n"
+
+
 def theory_misses(run: Path) -> str:
     """Every selection of the run where the corrected Theorem 1 misses the measured precision or recall by more than
     2 points, beside the evidence of correlated iterations (agreement and all-wrong shares, measured against their
@@ -274,6 +311,8 @@ def render_block(key: str, *, root: PathLike = "results/recorded") -> str:
         return VIEWS[view](run)
     if view.startswith("diff:"):
         return run_difference(Path(root) / view.removeprefix("diff:"), run)
+    if view.startswith("ladder-beside:"):
+        return ladder_beside(Path(root) / view.removeprefix("ladder-beside:"), run)
     path = run / view
     if not path.exists():
         raise FileNotFoundError(f"README block {key!r}: {path} does not exist; views: {sorted(VIEWS)} or a file")
