@@ -114,6 +114,13 @@ def test_table1_rows_are_seed_means_of_the_metrics(tiny_run):
     assert row["SS"] == pytest.approx(np.mean([m["SS"] for m in metrics]))
     assert row["precision"] == pytest.approx(100 * np.mean([m["precision"] for m in metrics]))
     assert row["theorem1_recall"] == pytest.approx(100 * np.mean([m["theorem1"]["recall"] for m in metrics]))
+    shown = (tiny_run / "results/report/table1.md").read_text().splitlines()
+    header = [cell.strip() for cell in shown[0].split("|")[1:-1]]
+    assert header[header.index("precision reproduced") + 1] == "precision Theorem 1"
+    assert header[header.index("recall reproduced") + 1] == "recall Theorem 1"
+    sym = [cell.strip() for cell in next(line for line in shown[2:] if "| sym " in line).split("|")[1:-1]]
+    assert sym[header.index("recall Theorem 1")] == f"{row['theorem1_recall']:.3f}"  # tiny.yaml: decimals 3
+    assert sym[header.index("precision Theorem 1")] == f"{row['theorem1_precision']:.3f}"
 
 
 def test_figures_are_rendered(tiny_run):

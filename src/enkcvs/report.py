@@ -263,9 +263,15 @@ def render_table1(
     latex: PathLike, decimals: int
 ) -> None:
     """Table 1 from the selection metrics JSONs: CSV of the reproduced rows (with their sources); Markdown and LaTeX
-    with reproduced, published and difference side by side."""
+    with reproduced, published and difference side by side, and the corrected Theorem 1's expected precision and
+    recall beside the measured ones."""
     reproduced = table1(collect_records(metrics))
     readable = format_comparison_table1(compare_table1(reproduced, paper_names=paper_names), decimals=decimals)
+    keys = ["dataset", "noise_kind", "noise_rate", "K", "M", "t"]
+    theorem = readable[keys].merge(reproduced, on=keys, how="left")  # in the readable table's row order
+    for metric in ("precision", "recall"):
+        readable.insert(readable.columns.get_loc(f"{metric} reproduced") + 1, f"{metric} Theorem 1",
+                        [f"{value:.{decimals}f}" for value in theorem[f"theorem1_{metric}"]])
     write_table(reproduced, markdown=markdown, csv=csv, latex=latex, decimals=decimals, readable=readable)
 
 
