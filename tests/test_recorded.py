@@ -88,6 +88,9 @@ def test_regenerate_rewrites_only_the_blocks_and_names_what_changed(tmp_path):
         render_block("nothing/table2.md", root=tmp_path / "recorded")
     with pytest.raises(FileNotFoundError, match="views: "):
         render_block("demo/table9.md", root=tmp_path / "recorded")
+    for pair_view in ("diff", "ladder-beside"):
+        with pytest.raises(FileNotFoundError, match="no recorded run .*other to set demo against"):
+            render_block(f"demo/{pair_view}:other", root=tmp_path / "recorded")
 
 
 def test_readme_check_exits_nonzero_on_a_stale_block(tmp_path, monkeypatch, capsys):

@@ -170,6 +170,14 @@ def test_latex_tables_escape_special_characters_and_keep_bold(tiny_run):
     assert "\\textbf{" in (tiny_run / "results/report/table2.tex").read_text()
 
 
+def declared_outputs() -> set[str]:
+    """Every ``results/...`` path (with its ``{wildcards}``) a rule of the workflow declares."""
+    declared = set()
+    for rules_file in (REPO / "workflow" / "rules").glob("*.smk"):
+        declared |= set(re.findall(r'"(results/[^"]+)"', rules_file.read_text()))
+    return declared
+
+
 def test_results_readme_describes_every_file_the_workflow_writes():
     """Each ``results/...`` path a rule declares matches a row of results/README.md, where ``{a,b}`` in a row means
     either, ``...`` any path, and ``{wildcard}`` that wildcard."""
@@ -179,19 +187,14 @@ def test_results_readme_describes_every_file_the_workflow_writes():
         pattern = re.escape(row).replace(r"\.\.\.", ".+")
         pattern = re.sub(r"\\\{([\w,]+,[\w,]+)\\\}", lambda m: "(" + m[1].replace(",", "|") + ")", pattern)
         patterns.append(re.compile(pattern + ("" if row.endswith("/") else "$")))
-    declared = set()
-    for rules_file in (REPO / "workflow" / "rules").glob("*.smk"):
-        declared |= set(re.findall(r'"results/([^"]+)"', rules_file.read_text()))
+    declared = {path.removeprefix("results/") for path in declared_outputs()}
     assert len(declared) > 30
     undescribed = sorted(path for path in declared if not any(pattern.match(path) for pattern in patterns))
     assert undescribed == []
 
 
 def test_make_clean_removes_every_file_the_workflow_writes(tmp_path):
-    declared = set()
-    for rules_file in (REPO / "workflow" / "rules").glob("*.smk"):
-        declared |= set(re.findall(r'"(results/[^"]+)"', rules_file.read_text()))
-    for path in [*declared, "logs/folds/x/k1.log"]:
+    for path in [*declared_outputs(), "logs/folds/x/k1.log"]:
         written = tmp_path / re.sub(r"\{\w+\}", "x", path)
         written.parent.mkdir(parents=True, exist_ok=True)
         written.write_text("output")

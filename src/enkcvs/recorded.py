@@ -10,7 +10,8 @@ README.md holds generated blocks between markers::
 
 ``python -m enkcvs.recorded readme`` (``make readme``) rewrites every block from ``results/recorded/``;
 ``--check`` only reports blocks that differ (the test suite runs it). A key is ``<run>/<view>``, the view a rendered
-file of the run (``table2.md``), one of :data:`VIEWS`, or ``diff:<other run>`` (the cells that differ between them). ``python -m enkcvs.recorded run --name NAME --configfile
+file of the run (``table2.md``), one of :data:`VIEWS`, or one of :data:`PAIR_VIEWS` against another run
+(``diff:<other run>``: the cells that differ). ``python -m enkcvs.recorded run --name NAME --configfile
 FILE`` runs the workflow on a config, timed, and records it; ``compare`` sets two runs' tables side by side.
 """
 
@@ -179,6 +180,11 @@ def table1_agreement(run: Path) -> str:
     )
 
 
+def _setting_labels(frame: pd.DataFrame) -> list[str]:
+    """One label per row for a Table 2 setting: ``mnist5k asym 0.4``."""
+    return [f"{d} {k} {r:g}" for d, k, r in zip(frame["dataset"], frame["noise_kind"], frame["noise_rate"])]
+
+
 def ladder_steps(run: Path) -> str:
     """The ablation ladder as steps: how many points each ingredient adds (or loses), per setting."""
     table = pd.read_csv(run / "ablation.csv")
@@ -191,8 +197,7 @@ def ladder_steps(run: Path) -> str:
         "beta and gamma (E-NKCVS - SS + pseudo)": ("enkcvs_mean", "ss_pseudo_mean"),
         "E-NKCVS - CE true": ("enkcvs_mean", "ce_true_mean"),
     }
-    frame = pd.DataFrame({"setting": [f"{d} {k} {r:g}" for d, k, r in
-                                      zip(table["dataset"], table["noise_kind"], table["noise_rate"])]})
+    frame = pd.DataFrame({"setting": _setting_labels(table)})
     for title, (a, b) in steps.items():
         frame[title] = [f"{x:+.2f}" for x in table[a] - table[b]]
     return frame.to_markdown(index=False) + "\n"
@@ -202,9 +207,6 @@ def ladder_beside(first: Path, second: Path) -> str:
     """The ablation ladders of two recorded runs side by side on the settings they share (view
     ``<second>/ladder-beside:<first>``): each run's fold models, selection, the two losses inside SS, the oracle and
     E-NKCVS, and the strongest baselines of its Table 2."""
-    for run in (first, second):
-        if not (run / "provenance.json").exists():
-            raise FileNotFoundError(f"no recorded run {run} to set beside {second.name}")
     keys = ["dataset", "noise_kind", "noise_rate"]
     rows = []
     for run in (first, second):
@@ -228,8 +230,7 @@ def ladder_beside(first: Path, second: Path) -> str:
     frame = frame[shared]
     if frame.empty:
         return f"`{second.name}` and `{first.name}` share no setting of the ablation ladder.\n"
-    frame.insert(0, "setting", [f"{d} {k} {r:g}" for d, k, r in zip(frame["dataset"], frame["noise_kind"],
-                                                                      frame["noise_rate"])])
+    frame.insert(0, "setting", _setting_labels(frame))
     frame = frame.sort_values("setting", kind="stable").drop(columns=keys)
     return frame.to_markdown(index=False, floatfmt=".1f") + "\n"
 
@@ -252,8 +253,6 @@ def theory_misses(run: Path) -> str:
 def run_difference(first: Path, second: Path) -> str:
     """How the tables of two recorded runs differ (view ``<second>/diff:<first>``): a summary line, the differences
     in Tables 1-2 beside the spread over seeds, then per table the differing cells and the largest difference."""
-    if not (first / "provenance.json").exists():
-        raise FileNotFoundError(f"no recorded run {first} to compare {second.name} with")
     frame = compare_runs(first, second)
     cells, differ = int(frame["cells"].sum()), int(frame["differ"].sum())
     summary = (f"`{second.name}` against `{first.name}`: {differ} of {cells} numeric table cells differ "
@@ -299,6 +298,12 @@ VIEWS: dict[str, Callable[[Path], str]] = {
     "theory-misses": theory_misses,
 }
 
+#: Views that set a recorded run against another: ``<run>/<view>:<other run>``.
+PAIR_VIEWS: dict[str, Callable[[Path, Path], str]] = {
+    "diff": run_difference,
+    "ladder-beside": ladder_beside,
+}
+
 
 def render_block(key: str, *, root: PathLike = "results/recorded") -> str:
     """The generated text of the README block ``key`` (``<run>/<view or file>``)."""
@@ -309,13 +314,16 @@ def render_block(key: str, *, root: PathLike = "results/recorded") -> str:
                                 f"`python -m enkcvs.recorded run --name {name} --configfile ...`")
     if view in VIEWS:
         return VIEWS[view](run)
-    if view.startswith("diff:"):
-        return run_difference(Path(root) / view.removeprefix("diff:"), run)
-    if view.startswith("ladder-beside:"):
-        return ladder_beside(Path(root) / view.removeprefix("ladder-beside:"), run)
+    pair_view, _, other_name = view.partition(":")
+    if pair_view in PAIR_VIEWS:
+        other = Path(root) / other_name
+        if not (other / "provenance.json").exists():
+            raise FileNotFoundError(f"README block {key!r}: no recorded run {other} to set {name} against")
+        return PAIR_VIEWS[pair_view](other, run)
     path = run / view
     if not path.exists():
-        raise FileNotFoundError(f"README block {key!r}: {path} does not exist; views: {sorted(VIEWS)} or a file")
+        raise FileNotFoundError(f"README block {key!r}: {path} does not exist; views: {sorted(VIEWS)}, "
+                                f"{[v + ':<run>' for v in PAIR_VIEWS]} or a file")
     return path.read_text().rstrip("\n") + "\n"
 
 
