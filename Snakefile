@@ -6,7 +6,7 @@
 #   results/selection/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{selection.parquet,metrics.json}
 #   results/final/{dataset}/{noise}/seed{seed}/ce.json
 #   results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.json
-#   results/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/confident_learning.csv
+#   results/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{confident_learning,ranking}.parquet
 #   results/issues/{dataset}/{label_issues.parquet,summary.md,examples.png}, results/oof/{name}/...
 #   results/report/...
 # logs/ mirrors results/.

@@ -8,7 +8,8 @@ import pytest
 
 import enkcvs
 from enkcvs.io import read_json, read_table, write_table
-from enkcvs.oof import issue_ranks, load_labels, load_probabilities, select
+from enkcvs.oof import load_labels, load_probabilities, select
+from enkcvs.ranking import issue_ranks
 from enkcvs.steps import select_samples
 
 
@@ -61,9 +62,11 @@ def test_hand_example_votes_pseudo_labels_beta_and_rank():
     half = np.log(2) / np.log(3)
     np.testing.assert_allclose(result.beta, [0.0, half, half, 0.0, 0.0])
     np.testing.assert_allclose(result.prob_given, [0.7, 0.35, 0.15, 0.2, 0.2])
-    # Fewest votes first, then lowest prob_given, then index (s3 before its twin s4).
-    np.testing.assert_array_equal(result.rank, [5, 4, 1, 2, 3])
-    np.testing.assert_array_equal(issue_ranks(votes=result.votes, prob_given=result.prob_given), result.rank)
+    # (1 + P[given] - P[rival]) / 2, the rival being the pseudo label where it differs from the given one (s1-s4).
+    np.testing.assert_allclose(result.label_quality, [0.75, 0.4, 0.325, 0.25, 0.25])
+    # Lowest label quality first, then index (s3 before its twin s4).
+    np.testing.assert_array_equal(result.rank, [5, 4, 3, 1, 2])
+    np.testing.assert_array_equal(issue_ranks(label_quality=result.label_quality), result.rank)
     assert result.precision is None and result.theorem1 is None and result.class_names is None
     assert select(probabilities=HAND_PROBABILITIES, labels=HAND_GIVEN, threshold=1).selected.tolist() == [
         True, True, False, False, False
@@ -86,8 +89,12 @@ def test_agrees_with_the_workflow_selection_step(tmp_path):
     expected, metrics = read_table(tmp_path / "s.parquet")[0], read_json(tmp_path / "s.json")
     result = select(probabilities=list(probabilities), labels=given, threshold=2, true_labels=true)
     frame = result.to_frame().sort_values("sample", ignore_index=True)
-    for column in ("given", "votes", "selected", "pseudo", "beta", "prob_given"):
-        np.testing.assert_allclose(frame[column].to_numpy(float), expected[column].to_numpy(float), err_msg=column)
+    columns = {"given_label": "given", "votes": "votes", "suggested_label": "pseudo", "beta": "beta",
+               "prob_given": "prob_given", "label_quality": "label_quality"}
+    for column, workflow_column in columns.items():
+        np.testing.assert_allclose(frame[column].to_numpy(float), expected[workflow_column].to_numpy(float),
+                                   err_msg=column)
+    np.testing.assert_array_equal(frame["is_label_issue"], ~expected["selected"])
     assert (result.precision, result.recall) == pytest.approx((metrics["precision"], metrics["recall"]))
     assert result.theorem1 == pytest.approx(metrics["theorem1"])
 
@@ -95,8 +102,8 @@ def test_agrees_with_the_workflow_selection_step(tmp_path):
 def test_package_level_select_and_to_frame_order():
     assert enkcvs.select is select
     frame = enkcvs.select(probabilities=HAND_PROBABILITIES[0], labels=HAND_GIVEN).to_frame()
-    assert list(frame.columns) == ["sample", "given", "pseudo", "votes", "iterations", "beta", "prob_given",
-                                   "selected", "rank"]
+    assert list(frame.columns) == ["sample", "given_label", "suggested_label", "is_label_issue", "label_quality",
+                                   "votes", "iterations", "beta", "prob_given", "rank"]
     assert frame["rank"].tolist() == [1, 2, 3, 4, 5] and (frame["iterations"] == 1).all()
 
 
@@ -107,8 +114,9 @@ def test_string_labels_are_mapped_with_a_warning():
     np.testing.assert_array_equal(result.votes, [2, 1, 0, 0, 0])
     assert result.class_names == ("cat", "dog", "eel") and result.precision == 1.0
     frame = result.to_frame()
-    assert frame["given"].tolist() == ["eel", "cat", "cat", "dog", "cat"] and frame["pseudo"].iloc[0] == "dog"
-    assert result.to_frame(labels_as_names=False)["given"].tolist() == [2, 0, 0, 1, 0]
+    assert frame["given_label"].tolist() == ["cat", "cat", "eel", "dog", "cat"]
+    assert frame["suggested_label"].iloc[0] == "dog"
+    assert result.to_frame(labels_as_names=False)["given_label"].tolist() == [0, 0, 2, 1, 0]
     # class_names fixes the order (no warning): here the reverse of the sorted one.
     with warnings.catch_warnings():
         warnings.simplefilter("error")

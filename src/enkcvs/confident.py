@@ -12,11 +12,14 @@ import pandas as pd
 
 from enkcvs.metrics import precision_recall, selection_set_sizes
 from enkcvs.oof import select
+from enkcvs.ranking import ranking_quality
 from enkcvs.report import _save_figure
 
 PathLike = str | Path
 #: ``filter_by`` values of :func:`cleanlab.filter.find_label_issues` compared here.
 CLEANLAB_METHODS = ("prune_by_noise_rate", "prune_by_class", "both", "confident_learning", "predicted_neq_given")
+#: ``method`` values of :func:`cleanlab.rank.get_label_quality_scores` whose rankings are compared here.
+CLEANLAB_SCORES = ("self_confidence", "normalized_margin", "confidence_weighted_entropy")
 SCORE_COLUMNS = ("kept", "flagged", "kept_precision", "kept_recall", "flagged_precision", "flagged_recall")
 
 
@@ -96,6 +99,40 @@ def compare_with_confident_learning(
             flags[f"cleanlab {method}{suffix}"] = cleanlab_flags(probabilities=source, labels=given, method=method)
     rows = [{"method": name, **kept_and_flagged_scores(flagged=f, given=given, true=true)} for name, f in flags.items()]
     return pd.DataFrame(rows, columns=["method", *SCORE_COLUMNS])
+
+
+def compare_rankings(*, probabilities: np.ndarray, given: np.ndarray, true: np.ndarray) -> pd.DataFrame:
+    """How well each score ranks the true label errors first, on the same OOF probabilities.
+
+    Rows: ``E-NKCVS label quality`` (:func:`enkcvs.ranking.label_quality`), ``E-NKCVS votes, then P(given)`` (fewest
+    votes first, ties by the mean probability of the given label: the order the paper's selection suggests), and
+    ``cleanlab <method>`` for each of :data:`CLEANLAB_SCORES` on the mean of the M iterations' probabilities (the
+    probabilities E-NKCVS's score reads).
+
+    Parameters
+    ----------
+    probabilities : (M, N, Q) or (N, Q) out-of-fold probabilities.
+    given, true : (N,) given and true labels in 0..Q-1.
+
+    Returns
+    -------
+    One row per score: ``method`` and the keys of :func:`enkcvs.ranking.ranking_quality`.
+    """
+    from cleanlab.rank import get_label_quality_scores
+
+    result = select(probabilities=probabilities, labels=given, true_labels=true)  # checks all inputs
+    stack = np.asarray(probabilities, dtype=float)
+    mean = stack.mean(axis=0) if stack.ndim == 3 else stack
+    mean = mean / mean.sum(axis=1, keepdims=True)  # float16-stored rows, as select() accepts them
+    votes_order = np.lexsort((result.prob_given, result.votes)).argsort()  # position in the order = its score
+    scores = {
+        "E-NKCVS label quality": result.label_quality,
+        "E-NKCVS votes, then P(given)": votes_order.astype(float),
+        **{f"cleanlab {m}": get_label_quality_scores(labels=given, pred_probs=mean, method=m) for m in CLEANLAB_SCORES},
+    }
+    is_error = np.asarray(given) != np.asarray(true)
+    return pd.DataFrame([{"method": name, **ranking_quality(label_quality=score, is_error=is_error)}
+                         for name, score in scores.items()])
 
 
 def comparison_figure(frame: pd.DataFrame, *, png: PathLike, pdf: PathLike, dpi: int) -> None:

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from enkcvs.metrics import precision_recall, selection_set_sizes
+from enkcvs.ranking import issue_ranks, label_quality
 from enkcvs.selection import ensemble_selection, selection_votes
 from enkcvs.theory import empirical_theorem1
 from enkcvs.weights import entropy_weight, label_entropy, predicted_label_distribution, pseudo_labels
@@ -39,7 +40,8 @@ class SelectionResult:
     pseudo_labels : (N,) int, the most frequent predicted label (ties: the highest mean probability).
     beta : (N,) float, H(P) / log Q, the weight of the given label's loss for a non-selected sample.
     prob_given : (N,) float, the mean predicted probability of the given label.
-    rank : (N,) int, 1..N; 1 is the most likely mislabelled (fewest votes, then lowest ``prob_given``, then index).
+    label_quality : (N,) float in [0, 1], low = likely mislabelled (:func:`enkcvs.ranking.label_quality`).
+    rank : (N,) int, 1..N; 1 is the most likely mislabelled (lowest ``label_quality``, then index).
     class_names : the label of each class index 0..Q-1, or None when the labels were integers without names.
     iterations, threshold : M and t.
     precision, recall : Eq. prec-rec of the selected set when true labels were given, else None.
@@ -52,6 +54,7 @@ class SelectionResult:
     pseudo_labels: np.ndarray
     beta: np.ndarray
     prob_given: np.ndarray
+    label_quality: np.ndarray
     rank: np.ndarray
     class_names: tuple[Hashable, ...] | None
     iterations: int
@@ -67,9 +70,8 @@ class SelectionResult:
                 value.setflags(write=False)
 
     def to_frame(self, *, labels_as_names: bool = True) -> pd.DataFrame:
-        """One row per sample, most likely mislabelled first: ``sample``, ``given``, ``pseudo``, ``votes``,
-        ``iterations``, ``beta``, ``prob_given``, ``selected``, ``rank``. ``given`` and ``pseudo`` hold the class
-        names where there are names and ``labels_as_names``, else the class indices."""
+        """One row per sample, most likely mislabelled first (:func:`label_issue_table`); the labels are class
+        names where there are names and ``labels_as_names``, else class indices."""
         return label_issue_table(
             given=self.given,
             pseudo=self.pseudo_labels,
@@ -77,6 +79,7 @@ class SelectionResult:
             iterations=self.iterations,
             beta=self.beta,
             prob_given=self.prob_given,
+            label_quality=self.label_quality,
             selected=self.selected,
             class_names=self.class_names if labels_as_names else None,
         )
@@ -90,24 +93,27 @@ def label_issue_table(
     iterations: int,
     beta: np.ndarray,
     prob_given: np.ndarray,
+    label_quality: np.ndarray,
     selected: np.ndarray,
     class_names: Sequence[Hashable] | None = None,
 ) -> pd.DataFrame:
-    """Every sample with its E-NKCVS outcome, most likely mislabelled first (:func:`issue_ranks`): columns
-    ``sample``, ``given``, ``pseudo`` (class names where ``class_names`` are given, else indices), ``votes``,
-    ``iterations``, ``beta``, ``prob_given``, ``selected``, ``rank``. All arrays (N,)."""
+    """Every sample with its E-NKCVS outcome, most likely mislabelled first (:func:`enkcvs.ranking.issue_ranks`),
+    in cleanlab's terms: ``sample``, ``given_label``, ``suggested_label`` (the pseudo label; class names where
+    ``class_names`` are given, else indices), ``is_label_issue`` (not selected: votes < t), ``label_quality``,
+    ``votes``, ``iterations``, ``beta``, ``prob_given``, ``rank``. All arrays (N,)."""
     names = np.array(class_names, dtype=object) if class_names else None
-    rank = issue_ranks(votes=votes, prob_given=prob_given)
+    rank = issue_ranks(label_quality=label_quality)
     frame = pd.DataFrame(
         {
             "sample": np.arange(len(rank)),
-            "given": given if names is None else names[given],
-            "pseudo": pseudo if names is None else names[pseudo],
+            "given_label": given if names is None else names[given],
+            "suggested_label": pseudo if names is None else names[pseudo],
+            "is_label_issue": ~np.asarray(selected, dtype=bool),
+            "label_quality": label_quality,
             "votes": votes,
             "iterations": iterations,
             "beta": beta,
             "prob_given": prob_given,
-            "selected": selected,
             "rank": rank,
         }
     )
@@ -170,7 +176,8 @@ def select(
         pseudo_labels=outcome["pseudo"],
         beta=outcome["beta"],
         prob_given=outcome["prob_given"],
-        rank=issue_ranks(votes=outcome["votes"], prob_given=outcome["prob_given"]),
+        label_quality=outcome["label_quality"],
+        rank=issue_ranks(label_quality=outcome["label_quality"]),
         class_names=names,
         iterations=iterations,
         threshold=threshold,
@@ -183,30 +190,22 @@ def ensemble_outcome(
 ) -> dict[str, np.ndarray]:
     """Algorithm 2 and Section 3.2 from the M iterations' held-out predictions (M, N), their mean class
     probabilities (N, Q) and the given labels (N,): ``votes``, ``selected`` (Eq. contains), ``pseudo`` (majority
-    label), ``entropy`` (H(P)), ``beta`` (H(P) / log Q) and ``prob_given`` (mean probability of the given label),
-    each (N,)."""
+    label), ``entropy`` (H(P)), ``beta`` (H(P) / log Q), ``prob_given`` (mean probability of the given label) and
+    ``label_quality`` (:func:`enkcvs.ranking.label_quality`), each (N,)."""
     num_classes = mean_probabilities.shape[1]
     votes = selection_votes(predicted=predicted, given=given)
     distribution = predicted_label_distribution(predicted=predicted, num_classes=num_classes)
     entropy = label_entropy(distribution)
+    pseudo = pseudo_labels(distribution=distribution, mean_probabilities=mean_probabilities)
     return {
         "votes": votes,
         "selected": ensemble_selection(votes=votes, threshold=threshold),
-        "pseudo": pseudo_labels(distribution=distribution, mean_probabilities=mean_probabilities),
+        "pseudo": pseudo,
         "entropy": entropy,
         "beta": entropy_weight(entropy=entropy, num_classes=num_classes),
         "prob_given": mean_probabilities[np.arange(len(given)), given],
+        "label_quality": label_quality(mean_probabilities=mean_probabilities, given=given, pseudo=pseudo),
     }
-
-
-def issue_ranks(*, votes: np.ndarray, prob_given: np.ndarray) -> np.ndarray:
-    """Rank 1..N from most to least likely mislabelled: fewest votes first, then the lowest mean predicted probability
-    of the given label, then the sample index. ``votes``, ``prob_given`` (N,) -> (N,) int64."""
-    votes, prob_given = np.asarray(votes), np.asarray(prob_given)
-    rank = np.empty(len(votes), dtype=np.int64)
-    # lexsort's last key is the primary one
-    rank[np.lexsort((np.arange(len(votes)), prob_given, votes))] = np.arange(1, len(votes) + 1)
-    return rank
 
 
 def _checked_probabilities(probabilities) -> np.ndarray:

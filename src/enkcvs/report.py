@@ -395,6 +395,31 @@ def render_confident_learning(
     comparison_figure(table, png=png, pdf=pdf, dpi=dpi)
 
 
+RANKING_SCORES = ["precision_at_20", "precision_at_100", "precision_at_errors", "auroc", "auprc"]
+
+
+def ranking_table(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """How well each score ranks the true label errors first: per dataset, noise and score, the mean over seeds of
+    precision at 20, at 100 and at the number of errors, AUROC and AUPRC (fractions), with the number of seeds and
+    the mean number of errors. ``frames``: :func:`enkcvs.confident.compare_rankings` tables with their setting."""
+    frame = pd.concat(frames, ignore_index=True)
+    order = list(dict.fromkeys(frame["method"]))
+    table = (
+        frame.groupby(["dataset", "noise", "method"], sort=False)
+        .agg(seeds=("seed", "nunique"), errors=("errors", "mean"), **{s: (s, "mean") for s in RANKING_SCORES})
+        .reset_index()
+    )
+    table["method"] = pd.Categorical(table["method"], categories=order, ordered=True)
+    return table.sort_values(["dataset", "noise", "method"], ignore_index=True).astype({"method": str})
+
+
+def render_ranking(*, tables: list[PathLike], markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int) -> None:
+    """The ranking comparison (scores in %; Markdown, CSV, LaTeX) from every setting's ranking file."""
+    table = ranking_table([read_table(path)[0] for path in tables])
+    write_table(table.assign(**{score: table[score] * 100.0 for score in RANKING_SCORES}),
+                markdown=markdown, csv=csv, latex=latex, decimals=decimals)
+
+
 def render_label_issue_grid(*, dataset: PathLike, table: PathLike, top: int, png: PathLike, dpi: int) -> None:
     """The ``top`` most likely mislabeled images in a grid, each titled "given -> pseudo" with its rank."""
     import matplotlib
@@ -411,7 +436,7 @@ def render_label_issue_grid(*, dataset: PathLike, table: PathLike, top: int, png
         axis.axis("off")
     for axis, row in zip(axes.flat, issues.itertuples()):
         axis.imshow(_image(data, row.sample), cmap="gray")
-        axis.set_title(f"#{row.rank}: {row.given} -> {row.pseudo}", fontsize=7)
+        axis.set_title(f"#{row.rank}: {row.given_label} -> {row.suggested_label}", fontsize=7)
     with atomic_path(png) as tmp:
         figure.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(figure)

@@ -398,28 +398,33 @@ def train_final(
 
 
 def compare_confident_learning(
-    *, predictions: list[PathLike], labels: PathLike, threshold: int, output: PathLike, provenance_fields: dict
+    *, predictions: list[PathLike], labels: PathLike, threshold: int, output: PathLike, ranking: PathLike,
+    provenance_fields: dict
 ) -> None:
     """E-NKCVS (M = 1 and the configured M, t) beside cleanlab's ``find_label_issues`` methods on the very same
-    out-of-fold probabilities: precision and recall of the kept and of the flagged set, one row per method."""
-    from enkcvs.confident import compare_with_confident_learning
+    out-of-fold probabilities: precision and recall of the kept and of the flagged set, one row per method
+    (``output``); and how well E-NKCVS's label quality and cleanlab's label-quality scores rank the true label errors
+    first (``ranking``)."""
+    from enkcvs.confident import compare_rankings, compare_with_confident_learning
 
     label_table, num_classes, iterations = _load_iterations(predictions, labels=labels)
     prob_columns = [f"prob_{c}" for c in range(num_classes)]
-    frame = compare_with_confident_learning(
-        probabilities=np.stack([iteration[prob_columns].to_numpy() for iteration in iterations]),
-        given=label_table["given"].to_numpy(),
-        true=label_table["true"].to_numpy(),
-        threshold=threshold,
-    )
-    for position, key in enumerate(("dataset", "noise", "seed")):
-        frame.insert(position, key, provenance_fields[key])
-    write_table(frame, output, metadata=provenance(**provenance_fields, threshold=threshold))
+    probabilities = np.stack([iteration[prob_columns].to_numpy() for iteration in iterations])
+    given, true = label_table["given"].to_numpy(), label_table["true"].to_numpy()
+    meta = provenance(**provenance_fields, threshold=threshold)
+    frames = {
+        output: compare_with_confident_learning(probabilities=probabilities, given=given, true=true, threshold=threshold),
+        ranking: compare_rankings(probabilities=probabilities, given=given, true=true),
+    }
+    for path, frame in frames.items():
+        for position, key in enumerate(("dataset", "noise", "seed")):
+            frame.insert(position, key, provenance_fields[key])
+        write_table(frame, path, metadata=meta)
 
 
 def write_label_issues(*, dataset: PathLike, selection: PathLike, top: int, table: PathLike, summary: PathLike) -> None:
-    """A dataset's samples ranked from most to least likely mislabeled (fewest votes, then the lowest mean predicted
-    probability of the given label), with class names, and a Markdown summary with the top ``top`` rows."""
+    """A dataset's samples ranked from most to least likely mislabeled (lowest label quality first), with class names,
+    and a Markdown summary with the top ``top`` rows."""
     data = load_dataset(dataset)
     frame, meta = read_table(selection)
     issues = label_issue_table(
@@ -429,6 +434,7 @@ def write_label_issues(*, dataset: PathLike, selection: PathLike, top: int, tabl
         iterations=int(meta["M"]),
         beta=frame["beta"].to_numpy(),
         prob_given=frame["prob_given"].to_numpy(),
+        label_quality=frame["label_quality"].to_numpy(),
         selected=frame["selected"].to_numpy(),
         class_names=data.class_names,
     )
@@ -436,7 +442,7 @@ def write_label_issues(*, dataset: PathLike, selection: PathLike, top: int, tabl
         issues.insert(1, "text" if data.modality == "text" else "path", data.x_train[issues["sample"]])
     fields = {key: meta[key] for key in ("dataset", "noise", "seed", "K", "M", "threshold")}
     write_table(issues, table, metadata=provenance(**fields, selection=str(selection)))
-    flagged = int((~issues["selected"]).sum())
+    flagged = int(issues["is_label_issue"].sum())
     lines = [
         f"# Label issues: {fields['dataset']}",
         "",
@@ -447,7 +453,7 @@ def write_label_issues(*, dataset: PathLike, selection: PathLike, top: int, tabl
             "mislabeled. The full ranking is `label_issues.parquet` (rank 1 = most likely mislabeled)."
         ),
         "",
-        issues.head(top).drop(columns="selected").to_markdown(index=False, floatfmt=".3f"),
+        issues.head(top).to_markdown(index=False, floatfmt=".3f"),
         "",
     ]
     with atomic_path(summary) as tmp:

@@ -209,6 +209,11 @@ def get_comparison_tables(wildcards):
     return selection_outputs(rules.compare_confident_learning.output.table, main_settings(real=False), main_point)
 
 
+def get_ranking_tables(wildcards):
+    """E-NKCVS's ranking beside cleanlab's label-quality scores for every main setting with known true labels."""
+    return selection_outputs(rules.compare_confident_learning.output.ranking, main_settings(real=False), main_point)
+
+
 def issue_datasets():
     return [name for name, dataset in DATASETS.items() if dataset["find_issues"]]
 
@@ -275,6 +280,7 @@ def get_final_output():
         outputs += rules.sensitivity_figure.output
     if config["compare_confident_learning"] and main_settings(real=False):
         outputs += rules.confident_learning_report.output
+        outputs += rules.ranking_report.output
     for name in issue_datasets():
         outputs += expand(rules.label_issues.output, dataset=name)
         if DATASETS[name]["source"] not in ("trec", "text_table", "table"):  # images only

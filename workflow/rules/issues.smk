@@ -1,6 +1,6 @@
 # Report rules: on a cluster they run in the Snakemake process, not through the queue.
 localrules:
-    confident_learning_report, label_issue_grid,
+    confident_learning_report, ranking_report, label_issue_grid,
 
 
 rule label_issues:
@@ -61,6 +61,7 @@ rule compare_confident_learning:
         labels=rules.inject_noise.output.labels,
     output:
         table="results/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/confident_learning.parquet",
+        ranking="results/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/ranking.parquet",
     log:
         "logs/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}.log",
     conda:
@@ -91,3 +92,20 @@ rule confident_learning_report:
         "../../envs/compare.yaml"
     script:
         "../scripts/confident_learning_report.py"
+
+
+rule ranking_report:
+    input:
+        tables=get_ranking_tables,
+    output:
+        markdown="results/report/ranking.md",
+        csv=report("results/report/ranking.csv", caption="../report/ranking.rst", category="Tables"),
+        latex="results/report/ranking.tex",
+    log:
+        "logs/report/ranking.log",
+    params:
+        decimals=config["report"]["decimals"],
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/ranking_report.py"

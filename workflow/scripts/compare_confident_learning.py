@@ -9,5 +9,6 @@ compare_confident_learning(
     labels=snakemake.input.labels,
     threshold=int(snakemake.wildcards.t),
     output=snakemake.output.table,
+    ranking=snakemake.output.ranking,
     provenance_fields=dict(snakemake.wildcards),
 )
