@@ -62,8 +62,9 @@ def test_planted_label_errors_rank_first(own_run):
     workdir, planted = own_run
     issues = pd.read_parquet(workdir / "results" / "issues" / "animals" / "label_issues.parquet")
     assert len(issues) == 300 and list(issues["rank"]) == list(range(1, 301))
-    assert set(issues["given"]) == set(CLASSES) and (issues["iterations"] == 2).all()
-    flagged = set(issues.loc[~issues["selected"], "sample"])
+    assert set(issues["given_label"]) == set(CLASSES) and (issues["iterations"] == 2).all()
+    assert issues["label_quality"].is_monotonic_increasing and issues["is_label_issue"].equals(issues["votes"] < 2)
+    flagged = set(issues.loc[issues["is_label_issue"], "sample"])
     assert len(flagged & set(planted)) >= 0.8 * len(planted)  # most planted errors are found
     assert len(set(issues["sample"].head(30)) & set(planted)) >= 20  # and ranked first
     summary = (workdir / "results" / "issues" / "animals" / "summary.md").read_text()
@@ -86,7 +87,7 @@ def test_own_data_without_a_test_set_trains_no_final_model(own_run):
 def test_own_out_of_fold_probabilities_are_selected_without_training(own_run):
     workdir, planted = own_run
     issues = pd.read_parquet(workdir / "results" / "oof" / "mine" / "label_issues.parquet")
-    assert set(issues.loc[~issues["selected"], "sample"]) == set(planted)  # the probabilities point at the truth
+    assert set(issues.loc[issues["is_label_issue"], "sample"]) == set(planted)  # the probabilities point at the truth
     metrics = json.loads((workdir / "results" / "oof" / "mine" / "metrics.json").read_text())
     assert metrics["precision"] == 1.0 and metrics["recall"] == 1.0 and metrics["iterations"] == 1
 

@@ -138,6 +138,9 @@ def test_training_logs_show_what_was_read_every_epoch_and_what_was_written(tiny_
     ]:
         lines = (tiny_run / log).read_text().splitlines()
         assert "read results/data/digits.npz and results/noise/digits/sym0.4/seed1.parquet" in lines[0], log
+        if log.startswith("logs/folds"):  # then the fold's split
+            split = lines.pop(1)
+            assert "fold 1 of 2, iteration 1: training on" in split and "predicting 750" in split, log
         assert [line.split("  ")[0].split(" ")[-2:] for line in lines[1:-1]] == [
             ["epoch", f"{epoch}/{epochs}"] for epoch in range(1, epochs + 1)
         ], log

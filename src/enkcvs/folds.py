@@ -37,3 +37,18 @@ def validation_split(
     shuffled = rng.permutation(indices)
     num_val = round(fraction * len(indices))
     return np.sort(shuffled[num_val:]), np.sort(shuffled[:num_val])
+
+
+def fold_indices(
+    *, num_samples: int, num_folds: int, seed: int, iteration: int, fold: int, validation_fraction: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fold k of iteration m (both 1-based): (train, validation, held_out) sample indices, each sorted. The model of
+    the fold trains on D minus D_k with ``validation_fraction`` of it held out to pick the best epoch, and predicts
+    D_k (Algorithm 1, lines 4-9)."""
+    folds = kfold_assignment(num_samples=num_samples, num_folds=num_folds, seed=seed, iteration=iteration)
+    train, validation = validation_split(
+        np.flatnonzero(folds != fold - 1),
+        fraction=validation_fraction,
+        rng=generator(seed, Purpose.VALIDATION, num_folds, iteration, fold),
+    )
+    return train, validation, np.flatnonzero(folds == fold - 1)

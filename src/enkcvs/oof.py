@@ -399,6 +399,7 @@ def load_labels(path: PathLike, *, column: str | None = None) -> np.ndarray:
         column = candidates[0]
     if column not in frame.columns:
         raise ValueError(
-            f"{path}: no label column {column!r}; the file has columns {list(frame.columns)}: pass column=<one of them>"
+            f"{path}: no label column {column!r}; the file has columns {list(frame.columns)}: pass column=<one of "
+            "them> (enkcvs find-issues: --label-column)"
         )
     return frame[column].to_numpy()

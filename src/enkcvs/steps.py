@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 
 from enkcvs.datasets import Dataset, load_dataset, save_dataset
-from enkcvs.folds import kfold_assignment, validation_split
 from enkcvs.io import atomic_path, provenance, read_table, read_table_metadata, write_json, write_table
 from enkcvs.metrics import (
     accuracy,
@@ -31,7 +30,7 @@ from enkcvs.noise import (
 )
 from enkcvs.oof import ensemble_outcome, label_issue_table, load_labels, load_probabilities, select
 from enkcvs.recipe import Recipe
-from enkcvs.rng import Purpose, derive_seed, generator
+from enkcvs.rng import Purpose, derive_seed
 from enkcvs.selection import assemble_iteration, prediction_table_problems
 from enkcvs.sources import get_source, load_source
 from enkcvs.theory import corollary_precision_recall, empirical_theorem1, iteration_dependence
@@ -162,7 +161,8 @@ def train_fold(
     """
     import torch
 
-    from enkcvs.train import job_device, predict_proba, train_model
+    from enkcvs.crossval import fold_probabilities
+    from enkcvs.train import job_device
 
     device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
     torch.set_num_threads(threads)
@@ -171,29 +171,17 @@ def train_fold(
     label_table, num_classes = _load_labels(labels)
     given = label_table["given"].to_numpy()
     recipe_ = Recipe.from_dict(recipe)
-    folds = kfold_assignment(num_samples=len(given), num_folds=num_folds, seed=seed, iteration=iteration)
-    held_out = np.flatnonzero(folds == fold - 1)
-    train_idx, val_idx = validation_split(
-        np.flatnonzero(folds != fold - 1),
-        fraction=recipe_.validation_fraction,
-        rng=generator(seed, Purpose.VALIDATION, num_folds, iteration, fold),
-    )
-    log.info("fold %d of %d, iteration %d: read %s and %s; training on %d samples, %d held out for the best epoch, "
-             "predicting %d", fold, num_folds, iteration, dataset, labels, len(train_idx), len(val_idx), len(held_out))
-    result = train_model(
+    log.info("read %s and %s", dataset, labels)
+    held_out, probabilities, result = fold_probabilities(
         recipe=recipe_,
-        x=_subset(data, x_train, train_idx, train=True),
-        targets=np.eye(num_classes, dtype=np.float32)[given[train_idx]],
-        seed=derive_seed(seed, Purpose.INIT, num_folds, iteration, fold),
-        validation=(_subset(data, x_train, val_idx), given[val_idx]) if len(val_idx) else None,
+        inputs=lambda indices, train: _subset(data, x_train, indices, train=train),
+        given=given,
+        num_classes=num_classes,
+        seed=seed,
+        num_folds=num_folds,
+        iteration=iteration,
+        fold=fold,
         device=device,
-    )
-    probabilities = predict_proba(
-        result.model,
-        _subset(data, x_train, held_out),
-        device=device,
-        workers=recipe_.loader_workers,
-        bf16=recipe_.bf16,
     )
     frame = pd.DataFrame({"sample": held_out, "given": given[held_out], "predicted": probabilities.argmax(axis=1)})
     frame = frame.join(pd.DataFrame(probabilities, columns=[f"prob_{c}" for c in range(num_classes)]))

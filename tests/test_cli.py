@@ -1,0 +1,98 @@
+"""The ``enkcvs find-issues`` command line: end to end on CSV and parquet, and bad files refused with nothing written."""
+
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from enkcvs.cli import main
+from test_oof import make_planted
+
+NAMES = np.array(["ant", "bee", "cat", "dog"])
+
+
+def with_unknown_class(directory):
+    labels = pd.read_csv(directory / "labels.csv")
+    labels.loc[3, "animal"] = "eel"
+    labels.to_csv(directory / "labels.csv", index=False)
+
+
+def with_nan(directory):
+    probabilities = np.load(directory / "oof.npy")
+    probabilities[1, 17, 2] = np.nan
+    np.save(directory / "oof.npy", probabilities)
+
+
+@pytest.fixture
+def planted(tmp_path):
+    """(probabilities .npy (M, N, Q), labels .csv with an id and a string label column, given, true)."""
+    probabilities, given, true = make_planted(seed=7, num_samples=200)
+    np.save(tmp_path / "oof.npy", probabilities)
+    pd.DataFrame({"photo": [f"img{i:03d}.jpg" for i in range(200)], "animal": NAMES[given]}).to_csv(
+        tmp_path / "labels.csv", index=False
+    )
+    return probabilities, given, true
+
+
+def test_csv_end_to_end_with_ids_and_class_names(tmp_path, planted, capsys):
+    _, given, true = planted
+    code = main(["find-issues", "--probabilities", str(tmp_path / "oof.npy"), "--labels", str(tmp_path / "labels.csv"),
+                 "--label-column", "animal", "--id-column", "photo", "--class-names", ",".join(NAMES),
+                 "--out", str(tmp_path / "issues.csv")])
+    assert code == 0
+    frame = pd.read_csv(tmp_path / "issues.csv")
+    assert list(frame.columns[:6]) == ["sample", "photo", "given_label", "suggested_label", "is_label_issue",
+                                       "label_quality"]
+    assert (frame["photo"] == [f"img{i:03d}.jpg" for i in frame["sample"]]).all()
+    assert (frame["given_label"] == NAMES[given[frame["sample"]]]).all()
+    assert frame["rank"].tolist() == list(range(1, 201)) and frame["label_quality"].is_monotonic_increasing
+    errors = given != true
+    assert errors[frame["sample"].head(errors.sum())].mean() > 0.8  # the planted errors come first
+    assert f"{int(frame['is_label_issue'].sum())} of 200 samples are label issues" in capsys.readouterr().out
+
+
+def test_parquet_in_and_out_with_iterations(tmp_path, planted):
+    probabilities, given, _ = planted
+    rows = [pd.DataFrame({"iteration": m, "sample": np.arange(200), **{f"prob_{c}": p[:, c] for c in range(4)}})
+            for m, p in enumerate(probabilities, start=1)]
+    pd.concat(rows).sample(frac=1.0, random_state=0).to_parquet(tmp_path / "oof.parquet")  # order must not matter
+    pd.DataFrame({"y": given}).to_parquet(tmp_path / "labels.parquet")
+    code = main(["find-issues", "--probabilities", str(tmp_path / "oof.parquet"),
+                 "--labels", str(tmp_path / "labels.parquet"), "-t", "3", "--out", str(tmp_path / "issues.parquet")])
+    assert code == 0
+    frame = pd.read_parquet(tmp_path / "issues.parquet")
+    assert (frame["iterations"] == 3).all() and frame["is_label_issue"].tolist() == (frame["votes"] < 3).tolist()
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: np.save(d / "oof.npy", np.load(d / "oof.npy")[:, :150]), r"shape \(N,\) = \(150,\)"),
+        (with_unknown_class, "5 distinct values but the probabilities have Q = 4 columns"),
+        (with_nan, "1 NaN or infinite entries"),
+        (lambda d: np.save(d / "oof.npy", np.load(d / "oof.npy") * 0.9), "do not sum to 1"),
+        (lambda d: (d / "labels.csv").unlink(), "no labels file"),
+    ],
+    ids=["rows", "classes", "nan", "sums", "missing"],
+)
+def test_bad_files_exit_1_and_write_nothing(tmp_path, planted, capsys, change, message):
+    change(tmp_path)
+    code = main(["find-issues", "--probabilities", str(tmp_path / "oof.npy"), "--labels", str(tmp_path / "labels.csv"),
+                 "--label-column", "animal", "--out", str(tmp_path / "out" / "issues.csv")])
+    assert code == 1
+    error = capsys.readouterr().err
+    assert error.startswith("enkcvs find-issues: error: ") and re.search(message, error), error
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_usage_errors_and_help():
+    bad_suffix = subprocess.run([sys.executable, "-m", "enkcvs.cli", "find-issues", "--probabilities", "a.npy",
+                                 "--labels", "b.csv", "--out", "issues.txt"], capture_output=True, text=True)
+    assert bad_suffix.returncode == 1 and "unknown extension '.txt'" in bad_suffix.stderr
+    missing = subprocess.run([sys.executable, "-m", "enkcvs.cli", "find-issues"], capture_output=True, text=True)
+    assert missing.returncode == 2 and "--probabilities" in missing.stderr
+    shown = subprocess.run([sys.executable, "-m", "enkcvs.cli", "find-issues", "--help"], capture_output=True, text=True)
+    assert shown.returncode == 0 and "--id-column" in shown.stdout and "label_quality" in shown.stdout

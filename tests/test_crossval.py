@@ -1,0 +1,52 @@
+"""Out-of-fold probabilities from the library (enkcvs.crossval): the workflow's fold step is the same code."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from enkcvs.crossval import out_of_fold_probabilities
+from enkcvs.datasets import load_dataset
+from enkcvs.io import read_table
+from test_steps import RECIPE, run_fold
+
+
+def test_the_stack_equals_the_workflows_fold_files(tiny_inputs, single_thread):  # the fold step runs 1 thread
+    data = load_dataset(tiny_inputs / "data.npz")
+    labels, meta = read_table(tiny_inputs / "labels.parquet")
+    given = labels["given"].to_numpy()
+    stack = out_of_fold_probabilities(x=data.x_train, labels=given, recipe=RECIPE, num_folds=2, iterations=2, seed=3,
+                                      num_classes=3)
+    assert stack.shape == (2, 60, 3) and np.allclose(stack.sum(axis=2), 1.0, atol=1e-5)
+    for m in (1, 2):
+        for k in (1, 2):
+            path = tiny_inputs / f"m{m}k{k}.parquet"
+            run_fold(tiny_inputs, m, k, path)
+            frame = read_table(path)[0]
+            np.testing.assert_array_equal(stack[m - 1, frame["sample"]], frame[["prob_0", "prob_1", "prob_2"]])
+    assert not np.array_equal(stack[0], stack[1])  # fresh folds and initialisation per iteration
+
+
+def test_a_dataset_of_pairs_is_stacked_and_labels_are_checked(tiny_inputs):
+    data = load_dataset(tiny_inputs / "data.npz")
+    pairs = torch.utils.data.TensorDataset(torch.from_numpy(data.x_train), torch.from_numpy(data.y_train))
+    from_pairs = out_of_fold_probabilities(x=pairs, recipe=RECIPE, num_folds=2, iterations=1, seed=3)
+    from_arrays = out_of_fold_probabilities(x=data.x_train, labels=data.y_train, recipe=RECIPE, num_folds=2,
+                                            iterations=1, seed=3)
+    np.testing.assert_array_equal(from_pairs, from_arrays)
+    with pytest.raises(ValueError, match="labels are needed"):
+        out_of_fold_probabilities(x=data.x_train, recipe=RECIPE)
+    with pytest.raises(ValueError, match="encode them as 0..Q-1"):
+        out_of_fold_probabilities(x=data.x_train, labels=data.y_train.astype(str), recipe=RECIPE)
+
+
+def test_the_readme_example_runs():
+    """The README's out-of-fold example, verbatim."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    (code,) = [block for block in re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL)
+               if "out_of_fold_probabilities(" in block]
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert namespace["oof"].shape == (3, 1797, 10) and namespace["issues"]["rank"].tolist()[:3] == [1, 2, 3]
