@@ -21,6 +21,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from torchvision import transforms
 from torchvision.datasets import VisionDataset
 
+from enkcvs import machine, precision
 from enkcvs.models import create_model
 from enkcvs.recipe import Recipe
 from enkcvs.train import train_model
@@ -118,7 +119,7 @@ def naive_seconds(name: str, steps: int, *, warmup: int = 3) -> float:
     return time.perf_counter() - start
 
 
-def engine_seconds(name: str, steps: int, *, bf16: bool) -> float:
+def engine_seconds(name: str, steps: int, *, bf16: bool | str) -> float:
     """Median seconds of ``train_model`` over steps * ``BATCH`` samples for one epoch (``steps`` SGD steps), after a
     warm-up call on two batches that pays the one-off costs (lazy imports, first-step setup)."""
     shape, num_classes, augment = SETUPS[name]
@@ -157,13 +158,20 @@ def job_overhead_seconds(threads: int) -> float:
     return median_seconds(run)
 
 
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo ("unknown" where there is none)."""
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            return next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), "unknown")
-    except OSError:
-        return "unknown"
+CHANNELS_LAST = torch.channels_last  # the engine's layout of image batches and models
+
+
+def auto_decision(name: str) -> dict:
+    """What ``recipe.bf16: auto`` decides for ``name`` on this machine: the probe's fp32 and bf16 step times (the
+    very entry of the machine's cache that training jobs with this model and batch size read) and the choice."""
+    shape, num_classes, _ = SETUPS[name]
+    x, _ = synthetic_data(shape, num_classes, BATCH)
+    probe = precision.cached_probe(
+        model_name=name,
+        build=lambda: create_model(name, input_shape=shape, num_classes=num_classes).to(memory_format=CHANNELS_LAST),
+        batch=lambda: torch.as_tensor(x).float().div(255).contiguous(memory_format=CHANNELS_LAST),
+    )
+    return {**probe, "bf16": probe["speedup"] >= precision.SPEEDUP_NEEDED}
 
 
 def main() -> None:
@@ -178,7 +186,7 @@ def main() -> None:
     peak = {"fp32": matmul_gflops(torch.float32), "bf16": matmul_gflops(torch.bfloat16)}
     print(f"matmul peak 2048x2048, {args.threads} threads: fp32 {peak['fp32']:.1f}, bf16 {peak['bf16']:.1f} GFLOP/s")
     print(f"{'model':<9} {'variant':<12} {'samples/s':>10} {'x naive':>8} {'GFLOP/s':>8} {'of fp32 peak':>13}")
-    rows = []
+    rows, auto_decisions = [], {}
     for name in args.models.split(","):
         shape, num_classes, _ = SETUPS[name]
         flops = forward_flops(create_model(name, input_shape=shape, num_classes=num_classes), shape)
@@ -186,7 +194,12 @@ def main() -> None:
             "naive": median_seconds(partial(naive_seconds, name, args.steps)),
             "engine fp32": engine_seconds(name, args.steps, bf16=False),
             "engine bf16": engine_seconds(name, args.steps, bf16=True),
+            "engine auto": engine_seconds(name, args.steps, bf16="auto"),
         }
+        decision = auto_decision(name)
+        print(f"{name:<9} bf16 auto: probe fp32 {decision['fp32_seconds']:.4f} s, bf16 {decision['bf16_seconds']:.4f} s "
+              f"per step ({decision['speedup']:.2f}x) -> {'bf16' if decision['bf16'] else 'fp32'}")
+        auto_decisions[name] = decision
         for variant, duration in seconds.items():
             rate = args.steps * BATCH / duration
             gflops = 3 * flops * rate / 1e9  # training = forward + backward (about 2x forward)
@@ -211,7 +224,9 @@ def main() -> None:
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "torch": torch.__version__,
             "threads": args.threads,
-            "cpu": cpu_model(),
+            "cpu": machine.cpu_model(),
+            "cpu_flags": machine.cpu_flags(),
+            "bf16_auto": auto_decisions,
             "steps": args.steps,
             "batch_size": BATCH,
             "matmul_peak_gflops": peak,

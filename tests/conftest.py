@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,6 +20,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+
+# bf16 probe decisions (enkcvs.precision) of this test session, Snakemake's jobs included, stay out of ~/.cache.
+os.environ["ENKCVS_CACHE_DIR"] = tempfile.mkdtemp(prefix="enkcvs-test-cache-")
 
 
 def _make_labels(*, seed: int, n_per_class: int | Sequence[int], num_classes: int) -> np.ndarray:

@@ -65,7 +65,7 @@ def fold_probabilities(
         device=device,
     )
     probabilities = predict_proba(result.model, inputs(held_out, False), device=device,
-                                  workers=recipe.loader_workers, bf16=recipe.bf16)
+                                  workers=recipe.loader_workers, bf16=result.bf16)
     return held_out, probabilities, result
 
 

@@ -22,7 +22,9 @@ class Recipe:
     augment: str | None = None  # batch augmentation by name in enkcvs.augment.AUGMENTATIONS; None: none
     model_options: dict[str, Any] = field(default_factory=dict)  # passed to the model builder (e.g. pretrained)
     loader_workers: int = 4  # DataLoader worker processes for datasets streamed from disk (image_files)
-    bf16: bool = False  # forward passes under bfloat16 autocast (weights, optimizer and loss stay fp32)
+    # forward passes under bfloat16 autocast (weights, optimizer and loss stay fp32): True, False, or "auto" = where
+    # a probe shows it pays on this machine (enkcvs.precision)
+    bf16: bool | str = "auto"
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "Recipe":

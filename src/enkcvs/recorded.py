@@ -34,14 +34,10 @@ import pandas as pd
 import yaml
 
 from enkcvs.io import git_state, package_versions
+from enkcvs.machine import CPU_FLAGS, cpu_flags, cpu_model, instruction_set_limits
 
 PathLike = str | Path
 
-#: Instruction sets that decide CPU training speed and fp32/bf16 arithmetic (benchmarks/README.md).
-CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
-#: Environment variables that cap the instruction sets PyTorch's kernels use (ATen, oneDNN, MKL): a run under them
-#: computes as an older CPU would, so one machine can measure how results move between CPUs.
-ISA_VARIABLES = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
 #: Rendered files a recorded run keeps (tables as Markdown and CSV, figures as PNG).
 RECORDED_SUFFIXES = (".md", ".csv", ".png")
 MARKER = re.compile(r"(<!-- recorded: (?P<key>\S+) -->\n)(?P<body>.*?)(<!-- /recorded -->)", re.DOTALL)
@@ -51,19 +47,15 @@ METHOD_NAMES = {"ce": "CE", "coteaching": "Co-teaching", "sl": "SL", "gce": "GCE
 
 
 def machine() -> dict:
-    """The machine a run is recorded on: CPU model, logical cores, memory, the instruction sets in :data:`CPU_FLAGS`
-    it has, and the operating system."""
-    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    model = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.MULTILINE)
-    flags = re.search(r"^flags\s*:\s*(.+)$", cpuinfo, re.MULTILINE)
-    present = set(flags.group(1).split()) if flags else set()
+    """The machine a run is recorded on: CPU model, logical cores, memory, the instruction sets in
+    :data:`enkcvs.machine.CPU_FLAGS` it has, and the operating system."""
     memory = re.search(r"^MemTotal:\s*(\d+) kB", Path("/proc/meminfo").read_text() if Path("/proc/meminfo").exists()
                        else "", re.MULTILINE)
     return {
-        "cpu": model.group(1).strip() if model else platform.processor() or "unknown",
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "memory_gib": round(int(memory.group(1)) / 2**20, 1) if memory else None,
-        "cpu_flags": [flag for flag in CPU_FLAGS if flag in present],
+        "cpu_flags": cpu_flags(),
         "system": platform.platform(),
     }
 
@@ -92,7 +84,7 @@ def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_second
         "wall_seconds": round(wall_seconds, 1),
         "jobs": jobs,
         "machine": machine(),
-        "instruction_set_limits": {key: os.environ[key] for key in ISA_VARIABLES if key in os.environ},
+        "instruction_set_limits": instruction_set_limits(),
         "versions": package_versions(),
         "git": git or git_state(),
     }

@@ -191,6 +191,7 @@ def train_fold(
         best_epoch=result.best_epoch,
         validation_accuracy=result.validation_accuracy,
         device=str(next(result.model.parameters()).device),
+        bf16=result.bf16,
     )
     write_table(frame, output, metadata=meta)
     log.info("wrote %s (weights of epoch %d)", output, result.best_epoch)
@@ -367,7 +368,7 @@ def train_final(
     )
     test_inputs = _subset(data, _split_inputs(data, tokens, split="test"))
     predicted = predict_proba(
-        result.model, test_inputs, device=device, workers=recipe_.loader_workers, bf16=recipe_.bf16
+        result.model, test_inputs, device=device, workers=recipe_.loader_workers, bf16=result.bf16
     ).argmax(axis=1)
     test_accuracy = accuracy(true=data.y_test, predicted=predicted)
     write_json(
@@ -376,6 +377,7 @@ def train_final(
             gamma=gamma if method == "enkcvs" else None,
             options=options,
             recipe=recipe_.to_dict(),
+            bf16=result.bf16,
             train_samples=len(indices),
             test_accuracy=test_accuracy,
             final_train_loss=result.train_loss[-1],

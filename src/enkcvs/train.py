@@ -22,6 +22,7 @@ from enkcvs.augment import AUGMENTATIONS
 from enkcvs.losses import soft_cross_entropy  # noqa: F401  (kept importable as enkcvs.train.soft_cross_entropy)
 from enkcvs.mixup import mixup, mixup_lambda
 from enkcvs.models import create_model
+from enkcvs.precision import resolve_bf16
 from enkcvs.recipe import CoTeaching, Recipe
 from enkcvs.rng import Purpose, derive_seed
 
@@ -59,6 +60,7 @@ class TrainingResult:
     train_loss: list[float] = field(default_factory=list)  # mean batch loss per epoch (co-teaching: see train_model)
     validation_accuracy: list[float] = field(default_factory=list)  # against the noisy labels, per epoch
     peer: nn.Module | None = None  # co-teaching's second network (weights of the same kept epoch); None otherwise
+    bf16: bool = False  # whether forward passes ran under bf16 autocast (recipe.bf16, "auto" resolved)
 
 
 def _optimizer(recipe: Recipe, parameters) -> torch.optim.Optimizer:
@@ -127,9 +129,16 @@ def _model_input(batch: torch.Tensor) -> torch.Tensor:
 
 
 def _autocast(device: torch.device, *, enabled: bool):
-    """bfloat16 autocast of forward passes (``recipe.bf16``): convolutions and matrix products run in bf16, weights,
+    """bfloat16 autocast of forward passes (``recipe.bf16``, resolved by :func:`enkcvs.precision.resolve_bf16`): convolutions and matrix products run in bf16, weights,
     gradients, optimizer state and the loss stay fp32; disabled, it changes nothing."""
     return torch.autocast(device.type, dtype=torch.bfloat16, enabled=enabled)
+
+
+def _probe_batch(x: Inputs, *, size: int, device: torch.device) -> torch.Tensor:
+    """The first ``size`` training inputs as one model-ready batch (for :func:`enkcvs.precision.resolve_bf16`)."""
+    if isinstance(x, np.ndarray):
+        return _model_input(_resident(x[:size], device))
+    return _model_input(torch.stack([x[i][0] for i in range(min(size, len(x)))]).to(device))
 
 
 def _input_shape(x: Inputs) -> tuple[int, ...]:
@@ -198,6 +207,8 @@ def train_model(
     rng = np.random.default_rng(seed)
     batch_order = torch.Generator(device="cpu").manual_seed(seed)
     shape = {"input_shape": _input_shape(x), "num_classes": targets.shape[1], "device": device}
+    bf16 = resolve_bf16(recipe.bf16, model_name=recipe.model, build=lambda: _new_model(recipe, **shape),
+                        batch=lambda: _probe_batch(x, size=recipe.batch_size, device=device), device=device)
     models = [_new_model(recipe, **shape)]
     if co_teaching is not None:
         torch.manual_seed(derive_seed(seed, Purpose.PEER))
@@ -230,7 +241,8 @@ def train_model(
         torch.optim.lr_scheduler.MultiStepLR(optimizer, list(recipe.milestones), gamma=recipe.lr_decay)
         for optimizer in optimizers
     ]
-    result = TrainingResult(model=models[0], best_epoch=recipe.epochs, peer=models[1] if co_teaching else None)
+    result = TrainingResult(model=models[0], best_epoch=recipe.epochs, peer=models[1] if co_teaching else None,
+                            bf16=bf16)
     best_accuracy, best_states = -1.0, None
     for epoch in range(1, recipe.epochs + 1):
         for model in models:
@@ -249,7 +261,7 @@ def train_model(
                 xb = augment(xb, generator=batch_order)
             try:
                 if co_teaching is not None:
-                    with _autocast(device, enabled=recipe.bf16):
+                    with _autocast(device, enabled=bf16):
                         logits = (models[0](xb), models[1](xb))
                     step_losses, batch_loss = co_teaching_losses(
                         tuple(net_logits.float() for net_logits in logits), tb, forget_rate=forget_rate
@@ -260,7 +272,7 @@ def train_model(
                         offsets = torch.randint(1, len(batch), (len(batch),), generator=batch_order)
                         partner = ((torch.arange(len(batch)) + offsets) % len(batch)).to(device)
                         xb, tb = mixup(xb, tb, lam=mixup_lambda(alpha=recipe.mixup_alpha, rng=rng), partner=partner)
-                    with _autocast(device, enabled=recipe.bf16):
+                    with _autocast(device, enabled=bf16):
                         logits = models[0](xb)
                     step_losses = [loss_function(logits.float(), tb)]
                     batch_loss = step_losses[0]
@@ -289,7 +301,7 @@ def train_model(
             accuracy = float(
                 np.mean(
                     predict_proba(
-                        models[0], validation[0], device=device, workers=recipe.loader_workers, bf16=recipe.bf16
+                        models[0], validation[0], device=device, workers=recipe.loader_workers, bf16=bf16
                     ).argmax(1)
                     == validation[1]
                 )
@@ -300,10 +312,11 @@ def train_model(
                 best_states = [copy.deepcopy(model.state_dict()) for model in models]
         seconds = time.perf_counter() - started
         log.info(
-            "epoch %d/%d  loss %.4f  noisy-validation accuracy %s  %.0f samples/s trained  %.1f s  %s",
+            "epoch %d/%d  loss %.4f  noisy-validation accuracy %s  %.0f samples/s trained  %.1f s  %s%s",
             epoch, recipe.epochs, result.train_loss[-1],
             f"{result.validation_accuracy[-1]:.4f}" if validation is not None else "n/a",
             samples / training_seconds if training_seconds > 0 else float("nan"), seconds, device,
+            " bf16" if bf16 else "",
         )
     for index, model in enumerate(models):
         if best_states is not None:

@@ -1,0 +1,36 @@
+"""The CPU a run or a timing belongs to: its model name and the instruction sets that decide training speed and
+fp32/bf16 arithmetic (benchmarks/README.md). Standard library only."""
+
+import os
+import platform
+import re
+from pathlib import Path
+
+#: Instruction sets that decide CPU training speed and fp32/bf16 arithmetic.
+CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
+#: Environment variables that cap the instruction sets PyTorch's kernels use (ATen, oneDNN, MKL): a run under them
+#: computes as an older CPU would, so one machine can measure how results move between CPUs.
+ISA_VARIABLES = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
+
+
+def _cpuinfo() -> str:
+    path = Path("/proc/cpuinfo")
+    return path.read_text() if path.exists() else ""
+
+
+def cpu_model() -> str:
+    """The CPU's model name ("unknown" where the system does not say)."""
+    found = re.search(r"^model name\s*:\s*(.+)$", _cpuinfo(), re.MULTILINE)
+    return found.group(1).strip() if found else platform.processor() or "unknown"
+
+
+def cpu_flags() -> list[str]:
+    """Which of :data:`CPU_FLAGS` the CPU has, in that order."""
+    found = re.search(r"^flags\s*:\s*(.+)$", _cpuinfo(), re.MULTILINE)
+    present = set(found.group(1).split()) if found else set()
+    return [flag for flag in CPU_FLAGS if flag in present]
+
+
+def instruction_set_limits() -> dict[str, str]:
+    """The :data:`ISA_VARIABLES` set in this process's environment, with their values."""
+    return {key: os.environ[key] for key in ISA_VARIABLES if key in os.environ}

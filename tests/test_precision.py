@@ -1,0 +1,74 @@
+"""bf16 only where it pays (enkcvs.precision): ``auto`` resolves by a cached probe; fp32 training is unchanged."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from enkcvs import precision
+from enkcvs.models import create_model
+from enkcvs.recipe import Recipe
+from enkcvs.train import train_model
+
+CPU = torch.device("cpu")
+
+
+def build():
+    return create_model("mlp", input_shape=(1, 4, 4), num_classes=3)
+
+
+def batch():
+    return torch.rand(16, 1, 4, 4)
+
+
+def never():
+    raise AssertionError("no probe should run")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENKCVS_CACHE_DIR", str(tmp_path))
+    return tmp_path / precision.CACHE_FILE
+
+
+def test_auto_probes_once_then_reads_the_cache(cache):
+    decided = precision.resolve_bf16("auto", model_name="mlp", build=build, batch=batch, device=CPU)
+    (entry,) = json.loads(cache.read_text()).values()
+    assert decided == (entry["speedup"] >= precision.SPEEDUP_NEEDED)
+    assert entry["fp32_seconds"] > 0 and entry["bf16_seconds"] > 0
+    assert precision.resolve_bf16("auto", model_name="mlp", build=never, batch=batch, device=CPU) == decided
+
+
+@pytest.mark.parametrize("speedup, chosen", [(1.2, False), (1.3, True), (2.5, True), (0.1, False)])
+def test_auto_needs_the_speedup(cache, monkeypatch, speedup, chosen):
+    monkeypatch.setattr(precision, "probe_bf16",
+                        lambda build, batch: {"fp32_seconds": speedup, "bf16_seconds": 1.0, "speedup": speedup})
+    assert precision.resolve_bf16("auto", model_name="mlp", build=build, batch=batch, device=CPU) is chosen
+
+
+def test_false_never_probes_and_true_warns_where_bf16_is_slower(cache, monkeypatch):
+    assert precision.resolve_bf16(False, model_name="mlp", build=never, batch=never, device=CPU) is False
+    monkeypatch.setattr(precision, "probe_bf16",
+                        lambda build, batch: {"fp32_seconds": 0.01, "bf16_seconds": 0.08, "speedup": 0.125})
+    with pytest.warns(UserWarning, match=r"bf16 is 8.0x slower .*fp32 0.0100 s, bf16 0.0800 s per step"):
+        assert precision.resolve_bf16(True, model_name="mlp", build=build, batch=batch, device=CPU) is True
+    with pytest.raises(ValueError, match="true, false or auto"):
+        precision.resolve_bf16("yes", model_name="mlp", build=build, batch=batch, device=CPU)
+
+
+def test_probing_leaves_the_random_state_and_fp32_training_unchanged(cache, monkeypatch, single_thread):
+    inputs = batch()
+    state = torch.get_rng_state()
+    precision.probe_bf16(build, inputs)
+    assert torch.equal(state, torch.get_rng_state())
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(64, 1, 4, 4)).astype(np.float32), rng.integers(0, 3, size=64)
+    recipe = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 2, "batch_size": 16}
+    targets = np.eye(3, dtype=np.float32)[y]
+    monkeypatch.setattr(precision, "SPEEDUP_NEEDED", float("inf"))  # auto probes, then chooses fp32
+    probed = train_model(recipe=Recipe(**recipe, bf16="auto"), x=x, targets=targets, seed=3, device=CPU)
+    plain = train_model(recipe=Recipe(**recipe, bf16=False), x=x, targets=targets, seed=3, device=CPU)
+    assert cache.exists() and probed.bf16 is False and probed.train_loss == plain.train_loss
+    for a, b in zip(probed.model.state_dict().values(), plain.model.state_dict().values()):
+        assert torch.equal(a, b)
