@@ -197,8 +197,9 @@ def main() -> None:
             "engine auto": engine_seconds(name, args.steps, bf16="auto"),
         }
         decision = auto_decision(name)
-        print(f"{name:<9} bf16 auto: probe fp32 {decision['fp32_seconds']:.4f} s, bf16 {decision['bf16_seconds']:.4f} s "
-              f"per step ({decision['speedup']:.2f}x) -> {'bf16' if decision['bf16'] else 'fp32'}")
+        print(f"{name:<9} bf16 auto: probe fp32 {decision['fp32_seconds']:.4f} s, "
+              f"bf16 {decision['bf16_seconds']:.4f} s per step ({decision['speedup']:.2f}x) -> "
+              f"{'bf16' if decision['bf16'] else 'fp32'}")
         auto_decisions[name] = decision
         for variant, duration in seconds.items():
             rate = args.steps * BATCH / duration

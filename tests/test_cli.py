@@ -1,4 +1,4 @@
-"""The ``enkcvs find-issues`` command line: end to end on CSV and parquet, and bad files refused with nothing written."""
+"""The ``enkcvs find-issues`` command line: end to end on CSV and parquet; bad files refused with nothing written."""
 
 import re
 import subprocess
@@ -94,5 +94,6 @@ def test_usage_errors_and_help():
     assert bad_suffix.returncode == 1 and "unknown extension '.txt'" in bad_suffix.stderr
     missing = subprocess.run([sys.executable, "-m", "enkcvs.cli", "find-issues"], capture_output=True, text=True)
     assert missing.returncode == 2 and "--probabilities" in missing.stderr
-    shown = subprocess.run([sys.executable, "-m", "enkcvs.cli", "find-issues", "--help"], capture_output=True, text=True)
+    shown = subprocess.run([sys.executable, "-m", "enkcvs.cli", "find-issues", "--help"], capture_output=True,
+                           text=True)
     assert shown.returncode == 0 and "--id-column" in shown.stdout and "label_quality" in shown.stdout

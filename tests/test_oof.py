@@ -203,7 +203,8 @@ def test_float16_rows_are_renormalised_with_one_warning_and_a_row_summing_to_0_9
     off = int((np.abs(stored.astype(float).sum(axis=2) - 1) > 1e-4).sum())
     assert off > 0
     labels = exact[0].argmax(axis=1)
-    with pytest.warns(UserWarning, match=rf"^{off} probability rows sum to 1 only within 0.01 .*renormalised") as caught:
+    renormalised = rf"^{off} probability rows sum to 1 only within 0.01 .*renormalised"
+    with pytest.warns(UserWarning, match=renormalised) as caught:
         result = select(probabilities=stored, labels=labels)
     assert len(caught) == 1
     reference = select(probabilities=exact, labels=labels)

@@ -2,10 +2,10 @@
 
 bf16 autocast is ~2.5x faster than fp32 on CPUs with AVX-512 BF16 or AMX, but 6-10x *slower* on CPUs with only AVX2,
 where PyTorch emulates it (benchmarks/README.md). ``auto`` times a few training steps of the model in both precisions
-and uses bf16 only when it is at least :data:`SPEEDUP_NEEDED` times faster; the decision is cached per CPU model,
-CPU model and instruction sets, torch version, thread count, model and batch shape, so a machine probes each model once and every later job reads the
-same answer. On a CUDA GPU ``auto`` is bf16 where the GPU supports it, without a probe. ``true`` is obeyed, with a
-warning naming both timings when the probe shows bf16 slower.
+and uses bf16 only when it is at least :data:`SPEEDUP_NEEDED` times faster; the decision is cached per CPU model and
+instruction sets, torch version, thread count, model and batch shape, so a machine probes each model once and every
+later job reads the same answer. On a CUDA GPU ``auto`` is bf16 where the GPU supports it, without a probe. ``true``
+is obeyed, with a warning naming both timings when the probe shows bf16 slower.
 """
 
 import fcntl
@@ -37,8 +37,8 @@ def probe_key(*, model_name: str, batch: torch.Tensor) -> str:
     """What a probe's timing depends on: CPU model and instruction sets (and any limit put on the kernels' ones), torch
     version, threads, the model and the batch's shape."""
     limits = "".join(f" {key}={value}" for key, value in instruction_set_limits().items())
-    return (f"{cpu_model()} ({' '.join(cpu_flags())}{limits}) | torch {torch.__version__} | {torch.get_num_threads()} threads | {model_name} | "
-            f"batch {tuple(batch.shape)} {batch.dtype}")
+    return (f"{cpu_model()} ({' '.join(cpu_flags())}{limits}) | torch {torch.__version__} | "
+            f"{torch.get_num_threads()} threads | {model_name} | batch {tuple(batch.shape)} {batch.dtype}")
 
 
 def step_seconds(model: nn.Module, batch: torch.Tensor, *, bf16: bool, steps: int = 3) -> float:

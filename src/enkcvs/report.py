@@ -366,19 +366,25 @@ def render_theory_figure(
 CONFIDENT_LEARNING_SCORES = ["kept_precision", "kept_recall", "flagged_precision", "flagged_recall"]
 
 
-def confident_learning_table(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """The E-NKCVS vs confident-learning comparison: per dataset, noise and method, the mean over seeds of the kept
-    and flagged sets' sizes, precision and recall (fractions), with the number of seeds."""
+def _means_over_seeds(frames: list[pd.DataFrame], **aggregations: tuple[str, str]) -> pd.DataFrame:
+    """Per-setting comparison tables joined and averaged over seeds: one row per dataset, noise and method (methods in
+    their first order of appearance), with ``seeds`` and the named pandas ``aggregations``."""
     frame = pd.concat(frames, ignore_index=True)
     order = list(dict.fromkeys(frame["method"]))
     table = (
         frame.groupby(["dataset", "noise", "method"], sort=False)
-        .agg(seeds=("seed", "nunique"), kept=("kept", "mean"), flagged=("flagged", "mean"),
-             **{score: (score, "mean") for score in CONFIDENT_LEARNING_SCORES})
+        .agg(seeds=("seed", "nunique"), **aggregations)
         .reset_index()
     )
     table["method"] = pd.Categorical(table["method"], categories=order, ordered=True)
     return table.sort_values(["dataset", "noise", "method"], ignore_index=True).astype({"method": str})
+
+
+def confident_learning_table(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The E-NKCVS vs confident-learning comparison: per dataset, noise and method, the mean over seeds of the kept
+    and flagged sets' sizes, precision and recall (fractions), with the number of seeds."""
+    return _means_over_seeds(frames, kept=("kept", "mean"), flagged=("flagged", "mean"),
+                             **{score: (score, "mean") for score in CONFIDENT_LEARNING_SCORES})
 
 
 def render_confident_learning(
@@ -402,18 +408,12 @@ def ranking_table(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """How well each score ranks the true label errors first: per dataset, noise and score, the mean over seeds of
     precision at 20, at 100 and at the number of errors, AUROC and AUPRC (fractions), with the number of seeds and
     the mean number of errors. ``frames``: :func:`enkcvs.confident.compare_rankings` tables with their setting."""
-    frame = pd.concat(frames, ignore_index=True)
-    order = list(dict.fromkeys(frame["method"]))
-    table = (
-        frame.groupby(["dataset", "noise", "method"], sort=False)
-        .agg(seeds=("seed", "nunique"), errors=("errors", "mean"), **{s: (s, "mean") for s in RANKING_SCORES})
-        .reset_index()
-    )
-    table["method"] = pd.Categorical(table["method"], categories=order, ordered=True)
-    return table.sort_values(["dataset", "noise", "method"], ignore_index=True).astype({"method": str})
+    return _means_over_seeds(frames, errors=("errors", "mean"), **{s: (s, "mean") for s in RANKING_SCORES})
 
 
-def render_ranking(*, tables: list[PathLike], markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int) -> None:
+def render_ranking(
+    *, tables: list[PathLike], markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int
+) -> None:
     """The ranking comparison (scores in %; Markdown, CSV, LaTeX) from every setting's ranking file."""
     table = ranking_table([read_table(path)[0] for path in tables])
     write_table(table.assign(**{score: table[score] * 100.0 for score in RANKING_SCORES}),

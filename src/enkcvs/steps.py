@@ -403,7 +403,8 @@ def compare_confident_learning(
     given, true = label_table["given"].to_numpy(), label_table["true"].to_numpy()
     meta = provenance(**provenance_fields, threshold=threshold)
     frames = {
-        output: compare_with_confident_learning(probabilities=probabilities, given=given, true=true, threshold=threshold),
+        output: compare_with_confident_learning(probabilities=probabilities, given=given, true=true,
+                                                threshold=threshold),
         ranking: compare_rankings(probabilities=probabilities, given=given, true=true),
     }
     for path, frame in frames.items():

@@ -129,8 +129,9 @@ def _model_input(batch: torch.Tensor) -> torch.Tensor:
 
 
 def _autocast(device: torch.device, *, enabled: bool):
-    """bfloat16 autocast of forward passes (``recipe.bf16``, resolved by :func:`enkcvs.precision.resolve_bf16`): convolutions and matrix products run in bf16, weights,
-    gradients, optimizer state and the loss stay fp32; disabled, it changes nothing."""
+    """bfloat16 autocast of forward passes (``recipe.bf16``, resolved by :func:`enkcvs.precision.resolve_bf16`):
+    convolutions and matrix products run in bf16, weights, gradients, optimizer state and the loss stay fp32; disabled,
+    it changes nothing."""
     return torch.autocast(device.type, dtype=torch.bfloat16, enabled=enabled)
 
 
