@@ -34,15 +34,30 @@ SETUPS = {
     "resnet44": ((3, 32, 32), 100, "shift_flip"),
 }
 LR, MOMENTUM, WEIGHT_DECAY, MIXUP_ALPHA = 0.01, 0.9, 5e-4, 0.3
-#: The per-job overhead child: process start to the end of one optimizer step of cnn4 on 8 images.
-JOB = """import time, numpy as np, torch
+#: Per-job overhead children, each printing the time.time() at which it is done: ``import torch`` alone (the floor),
+#: one SGD step of cnn4 on 8 images through ``torch.optim.SGD`` + ``MultiStepLR`` (which import ``torch._dynamo``, the
+#: engine's path before enkcvs.optimizer), and the same first step through the engine (``train_model``).
+OVERHEAD_CHILDREN = {
+    "import torch": """import time, torch
+print(time.time())""",
+    "torch.optim step": """import time, torch
+from enkcvs.models import create_model
+torch.set_num_threads({threads})
+model = create_model("cnn4", input_shape=(1, 28, 28), num_classes=10)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+schedule = torch.optim.lr_scheduler.MultiStepLR(optimizer, [10], gamma=0.1)
+torch.nn.functional.cross_entropy(model(torch.zeros(8, 1, 28, 28)), torch.arange(8)).backward()
+optimizer.step()
+print(time.time())""",
+    "engine step": """import time, numpy as np, torch
 from enkcvs.recipe import Recipe
 from enkcvs.train import train_model
 torch.set_num_threads({threads})
 train_model(recipe=Recipe(model="cnn4", optimizer="sgd", lr=0.01, epochs=1, batch_size=8),
             x=np.zeros((8, 1, 28, 28), np.uint8), targets=np.eye(10, dtype=np.float32)[np.arange(8) % 10], seed=0,
             device=torch.device("cpu"))
-print(time.time())"""
+print(time.time())""",
+}
 
 
 def median_seconds(run, repeats: int = 3) -> float:
@@ -145,13 +160,13 @@ def engine_seconds(name: str, steps: int, *, bf16: bool | str) -> float:
     return median_seconds(lambda: train(len(x)))
 
 
-def job_overhead_seconds(threads: int) -> float:
-    """Median seconds from starting a fresh Python process to the end of its first optimizer step (import of
-    enkcvs.train and torch included, process exit excluded)."""
+def job_overhead_seconds(child: str, threads: int) -> float:
+    """Median seconds from starting a fresh Python process running ``child`` (an ``OVERHEAD_CHILDREN`` value) to the
+    time it prints (imports included, process exit excluded)."""
 
     def run() -> float:
         start = time.time()
-        command = [sys.executable, "-c", JOB.format(threads=threads)]
+        command = [sys.executable, "-c", child.format(threads=threads)]
         done = subprocess.run(command, capture_output=True, text=True, check=True)
         return float(done.stdout.split()[-1]) - start
 
@@ -179,7 +194,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=30, help="timed optimizer steps per run (default 30)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
-    parser.add_argument("--models", default="cnn4,cnn8,resnet44", help="comma-separated models")
+    parser.add_argument(
+        "--models", default="cnn4,cnn8,resnet44", help="comma-separated models; '' measures only the per-job overhead"
+    )
     parser.add_argument("--out", help="write all results to this JSON file")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -187,7 +204,7 @@ def main() -> None:
     print(f"matmul peak 2048x2048, {args.threads} threads: fp32 {peak['fp32']:.1f}, bf16 {peak['bf16']:.1f} GFLOP/s")
     print(f"{'model':<9} {'variant':<12} {'samples/s':>10} {'x naive':>8} {'GFLOP/s':>8} {'of fp32 peak':>13}")
     rows, auto_decisions = [], {}
-    for name in args.models.split(","):
+    for name in filter(None, args.models.split(",")):
         shape, num_classes, _ = SETUPS[name]
         flops = forward_flops(create_model(name, input_shape=shape, num_classes=num_classes), shape)
         seconds = {
@@ -218,8 +235,10 @@ def main() -> None:
                 }
             )
             print(f"{name:<9} {variant:<12} {rate:>10.0f} {ratio:>8.2f} {gflops:>8.1f} {fraction:>13.1%}")
-    overhead = job_overhead_seconds(args.threads)
-    print(f"per-job overhead (process start to first cnn4 step done): {overhead:.2f} s")
+    overhead = {name: job_overhead_seconds(child, args.threads) for name, child in OVERHEAD_CHILDREN.items()}
+    print("per-job overhead, process start to done:")
+    for name, seconds in overhead.items():
+        print(f"  {name:<17} {seconds:5.2f} s  ({seconds / overhead['torch.optim step']:.2f} x torch.optim step)")
     if args.out:
         results = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),

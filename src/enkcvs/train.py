@@ -22,6 +22,7 @@ from enkcvs.augment import AUGMENTATIONS
 from enkcvs.losses import soft_cross_entropy  # noqa: F401  (kept importable as enkcvs.train.soft_cross_entropy)
 from enkcvs.mixup import mixup, mixup_lambda
 from enkcvs.models import create_model
+from enkcvs.optimizer import recipe_optimizer
 from enkcvs.precision import resolve_bf16
 from enkcvs.recipe import CoTeaching, Recipe
 from enkcvs.rng import Purpose, derive_seed
@@ -61,14 +62,6 @@ class TrainingResult:
     validation_accuracy: list[float] = field(default_factory=list)  # against the noisy labels, per epoch
     peer: nn.Module | None = None  # co-teaching's second network (weights of the same kept epoch); None otherwise
     bf16: bool = False  # whether forward passes ran under bf16 autocast (recipe.bf16, "auto" resolved)
-
-
-def _optimizer(recipe: Recipe, parameters) -> torch.optim.Optimizer:
-    if recipe.optimizer == "sgd":
-        return torch.optim.SGD(parameters, lr=recipe.lr, momentum=recipe.momentum, weight_decay=recipe.weight_decay)
-    if recipe.optimizer == "adam":
-        return torch.optim.Adam(parameters, lr=recipe.lr, weight_decay=recipe.weight_decay)
-    raise ValueError(f"unknown optimizer {recipe.optimizer!r}; use 'sgd' or 'adam'")
 
 
 def forget_rate_schedule(epoch: int, *, forget_rate: float, warmup_epochs: int) -> float:
@@ -237,11 +230,7 @@ def train_model(
 
     if validation is not None and isinstance(validation[0], np.ndarray):
         validation = (_resident(validation[0], device), validation[1])  # uploaded once, evaluated every epoch
-    optimizers = [_optimizer(recipe, model.parameters()) for model in models]
-    schedules = [
-        torch.optim.lr_scheduler.MultiStepLR(optimizer, list(recipe.milestones), gamma=recipe.lr_decay)
-        for optimizer in optimizers
-    ]
+    optimizers = [recipe_optimizer(recipe, model.parameters()) for model in models]
     result = TrainingResult(model=models[0], best_epoch=recipe.epochs, peer=models[1] if co_teaching else None,
                             bf16=bf16)
     best_accuracy, best_states = -1.0, None
@@ -284,7 +273,7 @@ def train_model(
                         f"{batch_number}: lower recipe.lr or check the inputs for NaN/inf"
                     )
                 for optimizer, step_loss in zip(optimizers, step_losses):
-                    optimizer.zero_grad(set_to_none=True)
+                    optimizer.zero_grad()
                     step_loss.backward()
                     optimizer.step()
             except torch.OutOfMemoryError as error:
@@ -295,8 +284,8 @@ def train_model(
             batch_losses.append(batch_loss.detach())
             samples += len(batch)
         training_seconds = time.perf_counter() - started
-        for schedule in schedules:
-            schedule.step()
+        for optimizer in optimizers:
+            optimizer.end_epoch()
         result.train_loss.append(float(torch.stack(batch_losses).mean()) if batch_losses else float("nan"))
         if validation is not None:
             accuracy = float(

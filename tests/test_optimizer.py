@@ -1,0 +1,86 @@
+"""The recipe optimizer: SGD bit-identical to torch.optim.SGD + MultiStepLR, and training without torch._dynamo."""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from enkcvs.optimizer import MomentumSGD, MultiStepDecay, TorchOptimizer, recipe_optimizer
+from enkcvs.recipe import Recipe
+
+
+def _model(seed: int) -> torch.nn.Module:
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.BatchNorm1d(5), torch.nn.ReLU(), torch.nn.Linear(5, 3))
+
+
+def _train(model: torch.nn.Module, zero_grad, step, end_epoch, *, epochs: int, frozen: str | None = None) -> None:
+    """Epochs of a few seeded regression steps; ``frozen`` names a parameter that gets no gradient."""
+    generator = torch.Generator().manual_seed(7)
+    for parameter_name, parameter in model.named_parameters():
+        parameter.requires_grad_(parameter_name != frozen)
+    for _ in range(epochs):
+        for _ in range(3):
+            x, y = torch.randn(8, 6, generator=generator), torch.randn(8, 3, generator=generator)
+            zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            step()
+        end_epoch()
+
+
+@pytest.mark.parametrize("momentum", [0.9, 0.0])
+@pytest.mark.parametrize("frozen", [None, "1.weight"])
+def test_momentum_sgd_is_bit_identical_to_torch_sgd_with_multistep_lr(momentum, frozen):
+    milestones, gamma = [2, 4, 4], 0.1  # 4 listed twice: decayed by gamma**2 there, as MultiStepLR does
+    ours, reference = _model(0), _model(0)
+    sgd = MomentumSGD(ours.parameters(), lr=0.05, momentum=momentum, weight_decay=5e-4, milestones=milestones,
+                      gamma=gamma)
+    _train(ours, sgd.zero_grad, sgd.step, sgd.end_epoch, epochs=6, frozen=frozen)
+    torch_sgd = torch.optim.SGD(reference.parameters(), lr=0.05, momentum=momentum, weight_decay=5e-4)
+    schedule = torch.optim.lr_scheduler.MultiStepLR(torch_sgd, milestones, gamma=gamma)
+    _train(reference, lambda: torch_sgd.zero_grad(set_to_none=True), torch_sgd.step, schedule.step, epochs=6,
+           frozen=frozen)
+    assert sgd.schedule.lr == torch_sgd.param_groups[0]["lr"]
+    for (name, mine), theirs in zip(ours.state_dict().items(), reference.state_dict().values()):
+        assert torch.equal(mine, theirs), name
+
+
+def test_multistep_decay_matches_multistep_lr_float_for_float():
+    decay = MultiStepDecay(lr=0.01, milestones=[10, 30, 30, 45], gamma=0.3)
+    reference = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.01)
+    schedule = torch.optim.lr_scheduler.MultiStepLR(reference, [10, 30, 30, 45], gamma=0.3)
+    rates = []
+    for _ in range(50):
+        reference.step()
+        schedule.step()
+        decay.end_epoch()
+        rates.append((decay.lr, reference.param_groups[0]["lr"]))
+    assert all(mine == theirs for mine, theirs in rates)
+    assert rates[9][0] == 0.01 * 0.3 and rates[8][0] == 0.01
+
+
+def test_recipe_optimizer_picks_the_recipe_optimizer():
+    model = _model(0)
+    assert isinstance(recipe_optimizer(Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1), model.parameters()),
+                      MomentumSGD)
+    adam = recipe_optimizer(Recipe(model="mlp", optimizer="adam", lr=0.1, epochs=2, milestones=(1,), lr_decay=0.5),
+                            model.parameters())
+    assert isinstance(adam, TorchOptimizer) and isinstance(adam.optimizer, torch.optim.Adam)
+    adam.end_epoch()
+    assert adam.optimizer.param_groups[0]["lr"] == 0.05
+
+
+def test_sgd_training_does_not_import_torch_dynamo():
+    """The per-job overhead: no torch.optim.Optimizer (which imports torch._dynamo) on the SGD training path."""
+    child = (
+        "import sys, numpy as np, torch\n"
+        "from enkcvs.recipe import Recipe\n"
+        "from enkcvs.train import train_model\n"
+        "train_model(recipe=Recipe(model='cnn4', optimizer='sgd', lr=0.01, epochs=2, batch_size=4, milestones=(1,)),\n"
+        "            x=np.zeros((8, 1, 28, 28), np.uint8), targets=np.eye(10, dtype=np.float32)[np.arange(8)],\n"
+        "            seed=0, device=torch.device('cpu'))\n"
+        "print(sorted(name for name in sys.modules if name.startswith('torch._dynamo')))\n"
+    )
+    imported = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True).stdout
+    assert imported.strip() == "[]"
