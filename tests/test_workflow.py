@@ -346,6 +346,19 @@ def test_dataset_summary_names_only_the_enabled_datasets(tmp_path, run_snakemake
     assert pd.read_csv(tmp_path / "results/report/datasets.csv")["dataset"].tolist() == ["digits"]
 
 
+def test_every_output_is_the_format_its_suffix_says(tiny_run):
+    """A .parquet is parquet and a .csv is comma-separated text with a header (the confident-learning table was
+    once CSV text in a .parquet file)."""
+    outputs = sorted(tiny_run.glob("results/**/*.parquet")) + sorted(tiny_run.glob("results/**/*.csv"))
+    assert any(path.name == "confident_learning.csv" for path in outputs)
+    for path in outputs:
+        head = path.read_bytes()[:4]
+        if path.suffix == ".parquet":
+            assert head == b"PAR1", path
+        else:
+            assert head != b"PAR1" and not pd.read_csv(path).empty, path
+
+
 def test_snakemake_report_gathers_tables_and_figures(tiny_run, run_snakemake, tmp_path):
     report = tmp_path / "report.html"
     done = run_snakemake(tiny_run, "--report", str(report))

@@ -8,10 +8,10 @@ rule label_issues:
         dataset=rules.prepare_dataset.output.dataset,
         selection=get_issue_selection,
     output:
-        table="results/issues/{dataset}/label_issues.parquet",
-        summary=report("results/issues/{dataset}/summary.md", caption="../report/issues.rst", category="Label issues"),
+        table="results/issues/{dataset}/{noise}/seed{seed}/label_issues.parquet",
+        summary="results/issues/{dataset}/{noise}/seed{seed}/summary.md",
     log:
-        "logs/issues/{dataset}.log",
+        "logs/issues/{dataset}/{noise}/seed{seed}.log",
     params:
         top=config["report"]["top_issues"],
     conda:
@@ -20,16 +20,35 @@ rule label_issues:
         "../scripts/label_issues.py"
 
 
+rule merged_label_issues:
+    input:
+        unpack(get_merged_issue_inputs),
+    output:
+        table="results/issues/{dataset}/{noise}/label_issues.parquet",
+        summary=report(
+            "results/issues/{dataset}/{noise}/summary.md", caption="../report/issues.rst", category="Label issues"
+        ),
+    log:
+        "logs/issues/{dataset}/{noise}.log",
+    params:
+        threshold=get_issue_threshold,
+        top=config["report"]["top_issues"],
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/merged_label_issues.py"
+
+
 rule label_issue_grid:
     input:
         dataset=rules.prepare_dataset.output.dataset,
-        table=rules.label_issues.output.table,
+        table=rules.merged_label_issues.output.table,
     output:
         png=report(
-            "results/issues/{dataset}/examples.png", caption="../report/issue_grid.rst", category="Label issues"
+            "results/issues/{dataset}/{noise}/examples.png", caption="../report/issue_grid.rst", category="Label issues"
         ),
     log:
-        "logs/issues/{dataset}.grid.log",
+        "logs/issues/{dataset}/{noise}.grid.log",
     params:
         top=config["report"]["top_issues"],
         dpi=config["report"]["dpi"],
@@ -76,7 +95,7 @@ rule confident_learning_report:
     output:
         markdown="results/report/confident_learning.md",
         csv=report(
-            "results/report/confident_learning.parquet", caption="../report/confident_learning.rst", category="Tables"
+            "results/report/confident_learning.csv", caption="../report/confident_learning.rst", category="Tables"
         ),
         latex="results/report/confident_learning.tex",
         png=report(
