@@ -26,6 +26,7 @@ def own_run(tmp_path_factory, run_snakemake):
     given = true.copy()
     given[planted] = (true[planted] + rng.integers(1, 3, size=30)) % 3
     table = pd.DataFrame(features, columns=[f"x{i}" for i in range(5)]).assign(animal=CLASSES[given])
+    table.insert(0, "photo", [f"IMG_{row:04d}" for row in range(300)])  # the user's row ids, not a feature
     table.to_csv(workdir / "animals.csv", index=False)
     for name in CLASSES:
         (workdir / "photos" / name).mkdir(parents=True)
@@ -40,13 +41,14 @@ def own_run(tmp_path_factory, run_snakemake):
     recipe = {"model": "mlp", "optimizer": "sgd", "lr": 0.05, "epochs": 8, "batch_size": 32}
     config = {
         "datasets": {
-            "animals": {"source": "table", "source_options": {"path": "animals.csv", "label_column": "animal"},
+            "animals": {"source": "table",
+                        "source_options": {"path": "animals.csv", "label_column": "animal", "id_column": "photo"},
                         "noise": ["real"], "find_issues": True, "recipe": recipe},
             "photos": {"source": "image_folder", "source_options": {"root": "photos", "resize": 10, "crop": 8},
                        "noise": ["real"], "find_issues": True,
                        "recipe": {**recipe, "model": "cnn4", "epochs": 1, "loader_workers": 0}},
         },
-        "seeds": [1],
+        "seeds": [1, 2],
         "selection": {"K": 3, "M": 2, "t": 2},
         "methods": ["ce", "enkcvs"],
         "oof": {"mine": {"probabilities": "oof.npy", "labels": "labels.csv", "label_column": "label",
@@ -58,24 +60,28 @@ def own_run(tmp_path_factory, run_snakemake):
     return workdir, planted
 
 
-def test_planted_label_errors_rank_first(own_run):
+@pytest.mark.parametrize("where", ["real/seed1", "real/seed2", "real"])
+def test_planted_label_errors_rank_first_in_each_seed_and_merged(own_run, where):
     workdir, planted = own_run
-    issues = pd.read_parquet(workdir / "results" / "issues" / "animals" / "label_issues.parquet")
+    issues = pd.read_parquet(workdir / "results" / "issues" / "animals" / where / "label_issues.parquet")
+    iterations, needed = (4, 4) if where == "real" else (2, 2)  # merged: 2 seeds x M = 2, kept at t = 2 per seed
     assert len(issues) == 300 and list(issues["rank"]) == list(range(1, 301))
-    assert set(issues["given_label"]) == set(CLASSES) and (issues["iterations"] == 2).all()
-    assert issues["label_quality"].is_monotonic_increasing and issues["is_label_issue"].equals(issues["votes"] < 2)
+    assert set(issues["given_label"]) == set(CLASSES) and (issues["iterations"] == iterations).all()
+    assert issues["label_quality"].is_monotonic_increasing and issues["is_label_issue"].equals(issues["votes"] < needed)
+    assert list(issues.columns[:2]) == ["sample", "photo"]
+    assert (issues["photo"] == issues["sample"].map("IMG_{:04d}".format)).all()
     flagged = set(issues.loc[issues["is_label_issue"], "sample"])
     assert len(flagged & set(planted)) >= 0.8 * len(planted)  # most planted errors are found
     assert len(set(issues["sample"].head(30)) & set(planted)) >= 20  # and ranked first
-    summary = (workdir / "results" / "issues" / "animals" / "summary.md").read_text()
+    summary = (workdir / "results" / "issues" / "animals" / where / "summary.md").read_text()
     assert "flagged as likely mislabeled" in summary and "| rank" not in summary.split("\n")[0]
 
 
 def test_image_folder_issues_come_with_an_example_grid(own_run):
     workdir, _ = own_run
-    issues = pd.read_parquet(workdir / "results" / "issues" / "photos" / "label_issues.parquet")
+    issues = pd.read_parquet(workdir / "results" / "issues" / "photos" / "real" / "label_issues.parquet")
     assert len(issues) == 18 and issues["path"].str.endswith(".png").all()
-    assert (workdir / "results" / "issues" / "photos" / "examples.png").stat().st_size > 0
+    assert (workdir / "results" / "issues" / "photos" / "real" / "examples.png").stat().st_size > 0
 
 
 def test_own_data_without_a_test_set_trains_no_final_model(own_run):
@@ -103,3 +109,21 @@ def test_a_label_column_that_does_not_exist_is_named(tmp_path, run_snakemake):
     assert done.returncode != 0
     log = Path(tmp_path / "logs" / "data" / "t.log").read_text()
     assert "has no column 'label'" in log and not (tmp_path / "results" / "data" / "t.npz").exists()
+
+
+def test_the_readme_own_data_config_plans_each_seed_and_the_merged_ranking(tmp_path, run_snakemake):
+    """The README's "your own data" config, verbatim, on a table with the columns it names: valid, and its dry run
+    plans one ranking per seed and the merged one."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme.split("## Find label issues in your own data", 1)[1]
+    (tmp_path / "mine.yaml").write_text(section.split("```yaml\n", 1)[1].split("```", 1)[0])
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame(rng.normal(size=(40, 3)), columns=["x0", "x1", "x2"])
+    table.assign(animal=CLASSES[np.arange(40) % 3], photo=[f"p{i}" for i in range(40)]).to_csv(
+        tmp_path / "animals.csv", index=False)
+    done = run_snakemake(tmp_path, "-n", config=tmp_path / "mine.yaml")
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    for planned in ("results/issues/animals/real/seed1/label_issues.parquet",
+                    "results/issues/animals/real/seed2/label_issues.parquet",
+                    "results/issues/animals/real/label_issues.parquet"):
+        assert planned in done.stdout

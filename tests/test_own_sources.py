@@ -155,6 +155,25 @@ def test_datasets_round_trip_with_an_empty_test_split(tmp_path, source, options)
         dataset.class_names, dataset.modality, dataset.image_root, dataset.image_transform)
 
 
+@pytest.mark.parametrize("ids", [[10 + i for i in range(12)], [f"row-{i}" for i in range(12)]])
+@pytest.mark.parametrize("load, options", [
+    (own.load_table, {"label_column": "label"}),
+    (own.load_text_table, {"text_column": "text", "label_column": "label"}),
+])
+def test_an_id_column_is_carried_not_learned_and_round_trips(tmp_path, ids, load, options):
+    frame = make_table(seed=5).assign(text=lambda f: [f"text {i}" for i in range(len(f))], row=ids)
+    if load is own.load_table:
+        frame = frame.drop(columns="text")
+    dataset = load(path=write_table(frame, tmp_path / "data.parquet"), id_column="row", **options)
+    assert dataset.id_column == "row" and dataset.sample_ids.tolist() == ids
+    if load is own.load_table:
+        assert dataset.x_train.shape == (12, 1, 1, 3)  # a, b, count: the ids are no feature
+    save_dataset(dataset, tmp_path / "data.npz")
+    loaded = load_dataset(tmp_path / "data.npz")
+    assert loaded.id_column == "row" and loaded.sample_ids.tolist() == ids
+    assert load_dataset(tmp_path / "data.npz").sample_ids.dtype == dataset.sample_ids.dtype
+
+
 # --- errors -----------------------------------------------------------------------------------------------------
 
 
@@ -196,6 +215,20 @@ def test_table_feature_errors(tmp_path):
     path = write_table(frame, tmp_path / "gaps.csv")
     with pytest.raises(ValueError, match=r"2 of 12 rows have missing or infinite features \(rows 2, 5; 0-based"):
         own.load_table(path=path, label_column="label", feature_columns=["a", "b"])
+
+
+def test_id_column_errors(tmp_path):
+    frame = make_table(seed=9).assign(row=[0, 1, 2, 3, 1, 5, 6, 7, 8, 9, 10, 1])
+    path = write_table(frame, tmp_path / "data.csv")
+    with pytest.raises(ValueError, match=r"ids in column 'row' repeat \(rows 4, 11; 0-based"):
+        own.load_table(path=path, label_column="label", id_column="row")
+    with pytest.raises(ValueError, match="the id column 'row' is also a feature column"):
+        own.load_table(path=path, label_column="label", feature_columns=["a", "row"], id_column="row")
+    with pytest.raises(ValueError, match=r"1 of 12 rows have no id in column 'row' \(rows 3;"):
+        own.load_table(path=write_table(frame.assign(row=frame["row"].where(frame.index != 3)), tmp_path / "gap.csv"),
+                       label_column="label", id_column="row")
+    with pytest.raises(ValueError, match="has no column 'id'"):
+        own.load_table(path=path, label_column="label", id_column="id")
 
 
 @pytest.mark.parametrize("load, options", [

@@ -13,7 +13,8 @@ import torch
 from enkcvs.datasets import load_dataset
 from enkcvs.io import read_table, write_table
 from enkcvs.recipe import Recipe
-from enkcvs.steps import select_samples, train_final, train_fold
+from enkcvs.oof import select
+from enkcvs.steps import merge_label_issues, select_samples, train_final, train_fold
 from enkcvs.train import train_model
 
 RECIPE = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 2, "batch_size": 32}
@@ -88,6 +89,49 @@ def test_aggregation_never_runs_over_an_incomplete_fold_set(one_iteration):
     with pytest.raises(ValueError, match="both hold fold k = 1"):
         select_samples(predictions=[paths[0], paths[0]], **arguments)
     assert not arguments["table"].exists()
+
+
+def two_seeds(base, *, shift_second=0):
+    """Both folds (K = 2, M = 1) of seeds 3 and 4 and one label table per seed: the same given labels, or seed 4's
+    shifted by ``shift_second`` classes (as synthetic noise draws other labels per seed)."""
+    frame, meta = read_table(base / "labels.parquet")
+    predictions, labels = [], []
+    for seed in (3, 4):
+        labels.append(base / f"labels{seed}.parquet")
+        shift = shift_second if seed == 4 else 0
+        write_table(frame.assign(given=(frame["given"] + shift) % 3), labels[-1], metadata={**meta, "seed": seed})
+        for fold in (1, 2):
+            predictions.append(base / f"s{seed}k{fold}.parquet")
+            train_fold(dataset=base / "data.npz", labels=labels[-1], recipe=RECIPE, seed=seed, num_folds=2,
+                       iteration=1, fold=fold, threads=1, output=predictions[-1],
+                       provenance_fields={"seed": str(seed), "K": "2", "m": "1", "k": str(fold)})
+    return predictions, labels
+
+
+def test_merged_label_issues_are_one_ensemble_of_every_seeds_iterations(tiny_inputs):
+    predictions, labels = two_seeds(tiny_inputs)
+    out = {"table": tiny_inputs / "merged.parquet", "summary": tiny_inputs / "merged.md"}
+    merge_label_issues(dataset=tiny_inputs / "data.npz", predictions=predictions, labels=labels, threshold=1, top=5,
+                       provenance_fields={"dataset": "tiny", "noise": "sym0.2"}, **out)
+    merged, meta = read_table(out["table"])
+    stack = [pd.concat([read_table(p)[0] for p in predictions[i : i + 2]]).sort_values("sample") for i in (0, 2)]
+    expected = select(probabilities=[s[["prob_0", "prob_1", "prob_2"]].to_numpy() for s in stack],
+                      labels=read_table(labels[0])[0]["given"].to_numpy(), threshold=2, class_names=["a", "b", "c"])
+    merged = merged.sort_values("sample")
+    assert (merged["iterations"] == 2).all() and meta["seeds"] == [3, 4] and meta["threshold"] == 1
+    assert np.array_equal(merged["is_label_issue"], ~expected.selected)
+    assert np.allclose(merged["label_quality"], expected.label_quality)
+    summary = out["summary"].read_text()
+    assert "over seeds 3, 4: 2 iterations in all, a sample kept when selected in at least 2" in summary
+
+
+def test_seeds_with_other_given_labels_are_not_merged(tiny_inputs):
+    predictions, labels = two_seeds(tiny_inputs, shift_second=1)
+    out = {"table": tiny_inputs / "merged.parquet", "summary": tiny_inputs / "merged.md"}
+    with pytest.raises(ValueError, match="given labels differ from seed 3's"):
+        merge_label_issues(dataset=tiny_inputs / "data.npz", predictions=predictions, labels=labels, threshold=1,
+                           top=5, provenance_fields={"dataset": "tiny", "noise": "sym0.2"}, **out)
+    assert not out["table"].exists() and not out["summary"].exists()
 
 
 def test_a_truncated_dataset_archive_fails_naming_the_file(tiny_inputs):

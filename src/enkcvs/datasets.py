@@ -26,7 +26,9 @@ class Dataset:
     """A training split with the labels as published (noise is added later) and a clean test split.
 
     ``superclasses`` (Q,) gives each class's super-class where the source defines one (CIFAR-100's 20 coarse labels);
-    ``image_root`` and ``image_transform`` describe how ``image_files`` samples are read (resize, crop).
+    ``image_root`` and ``image_transform`` describe how ``image_files`` samples are read (resize, crop);
+    ``sample_ids`` (N,) are the user's own row ids from the column named ``id_column`` (own tables), carried into the
+    label-issue tables.
     """
 
     x_train: np.ndarray
@@ -38,10 +40,14 @@ class Dataset:
     superclasses: np.ndarray | None = None
     image_root: str = ""
     image_transform: dict[str, Any] = field(default_factory=dict)
+    sample_ids: np.ndarray | None = None  # (N,) int64 or str, unique
+    id_column: str = ""
 
     def __post_init__(self):
         if self.modality not in MODALITIES:
             raise ValueError(f"unknown modality {self.modality!r}; use one of {sorted(MODALITIES)}")
+        if (self.sample_ids is None) != (not self.id_column):
+            raise ValueError("sample_ids and id_column go together: give both or neither")
 
     @property
     def num_classes(self) -> int:
@@ -51,6 +57,8 @@ class Dataset:
 def save_dataset(dataset: Dataset, path: str | Path, *, metadata: dict[str, Any] | None = None) -> None:
     """Write ``dataset`` to an ``.npz`` file atomically; ``metadata`` (provenance) is kept as a JSON string."""
     optional = {} if dataset.superclasses is None else {"superclasses": np.asarray(dataset.superclasses, np.int64)}
+    if dataset.sample_ids is not None:
+        optional |= {"sample_ids": dataset.sample_ids, "id_column": np.array(dataset.id_column)}
     with atomic_path(path) as tmp, open(tmp, "wb") as handle:
         np.savez(
             handle,
@@ -81,6 +89,8 @@ def load_dataset(path: str | Path) -> Dataset:
                 superclasses=arrays.get("superclasses", None),
                 image_root=str(arrays["image_root"]),
                 image_transform=json.loads(str(arrays["image_transform"])),
+                sample_ids=arrays.get("sample_ids", None),
+                id_column=str(arrays.get("id_column", "")),
             )
     except (zipfile.BadZipFile, EOFError, KeyError, ValueError, OSError) as error:
         raise ValueError(

@@ -414,34 +414,112 @@ def compare_confident_learning(
 
 
 def write_label_issues(*, dataset: PathLike, selection: PathLike, top: int, table: PathLike, summary: PathLike) -> None:
-    """A dataset's samples ranked from most to least likely mislabeled (lowest label quality first), with class names,
-    and a Markdown summary with the top ``top`` rows."""
-    data = load_dataset(dataset)
+    """One seed's samples ranked from most to least likely mislabeled (lowest label quality first), with class names
+    (and the user's ids), and a Markdown summary with the top ``top`` rows."""
     frame, meta = read_table(selection)
-    issues = label_issue_table(
-        given=frame["given"].to_numpy(),
-        pseudo=frame["pseudo"].to_numpy(),
-        votes=frame["votes"].to_numpy(),
-        iterations=int(meta["M"]),
-        beta=frame["beta"].to_numpy(),
-        prob_given=frame["prob_given"].to_numpy(),
-        label_quality=frame["label_quality"].to_numpy(),
-        selected=frame["selected"].to_numpy(),
-        class_names=data.class_names,
-    )
-    if data.modality in ("text", "image_files"):
-        issues.insert(1, "text" if data.modality == "text" else "path", data.x_train[issues["sample"]])
     fields = {key: meta[key] for key in ("dataset", "noise", "seed", "K", "M", "threshold")}
-    write_table(issues, table, metadata=provenance(**fields, selection=str(selection)))
+    outcome = {column: frame[column].to_numpy() for column in ISSUE_OUTCOME}
+    rule = (
+        f"E-NKCVS with K = {fields['K']}, M = {fields['M']}, t = {fields['threshold']} (noise setting "
+        f"{fields['noise']}, seed {fields['seed']})"
+    )
+    _write_issues(dataset=load_dataset(dataset), given=frame["given"].to_numpy(), outcome=outcome,
+                  iterations=int(meta["M"]), rule=rule, metadata=provenance(**fields, selection=str(selection)),
+                  top=top, table=table, summary=summary)
+
+
+def merge_label_issues(
+    *,
+    dataset: PathLike,
+    predictions: list[PathLike],
+    labels: list[PathLike],
+    threshold: int,
+    top: int,
+    table: PathLike,
+    summary: PathLike,
+    provenance_fields: dict[str, Any],
+) -> None:
+    """One ranking from every seed: the S seeds' M iterations taken as one ensemble of S x M iterations (votes, pseudo
+    labels, beta and label quality from all of them, Section 3.2), a sample kept when selected in at least t x S of
+    them (t per seed on average). Only for seeds that share the given labels (``real`` noise, or one seed): synthetic
+    noise draws other labels per seed, which no merged ranking can describe (ValueError).
+
+    Parameters
+    ----------
+    dataset : the prepared dataset (class names, ids, texts or paths).
+    predictions : the S x M x K held-out prediction tables; each names its seed, iteration and fold in its metadata.
+    labels : the S noisy-label tables, one per seed.
+    threshold : t, the votes per seed.
+    top, table, summary : as :func:`write_label_issues`.
+    """
+    by_seed: dict[int, list[PathLike]] = {}
+    for path in predictions:
+        by_seed.setdefault(int(read_table_metadata(path)["seed"]), []).append(path)
+    label_files = {int(read_table_metadata(path)["seed"]): path for path in labels}
+    if sorted(by_seed) != sorted(label_files):
+        raise ValueError(f"predictions of seeds {sorted(by_seed)} but label tables of seeds {sorted(label_files)}")
+    given, iterations = None, []
+    for seed in sorted(by_seed):
+        label_table, num_classes, seed_iterations = _load_iterations(by_seed[seed], labels=label_files[seed])
+        if given is not None and not np.array_equal(given, label_table["given"].to_numpy()):
+            raise ValueError(
+                f"{label_files[seed]}: the given labels differ from seed {min(by_seed)}'s, so the seeds' rankings "
+                "describe different noisy datasets and cannot be merged; read each seed's label_issues.parquet"
+            )
+        given = label_table["given"].to_numpy()
+        iterations += seed_iterations
+    prob_columns = [f"prob_{c}" for c in range(num_classes)]
+    outcome = ensemble_outcome(
+        predicted=np.stack([frame["predicted"].to_numpy() for frame in iterations]),  # (S x M, N)
+        mean_probabilities=np.mean([frame[prob_columns].to_numpy() for frame in iterations], axis=0),  # (N, Q)
+        given=given,
+        threshold=threshold * len(by_seed),
+    )
+    fields = {**provenance_fields, "seeds": sorted(by_seed), "K": read_table_metadata(predictions[0])["K"],
+              "M": len(iterations) // len(by_seed)}
+    rule = (
+        f"E-NKCVS with K = {fields['K']}, M = {fields['M']}, t = {threshold} (noise setting {fields['noise']}) over "
+        f"seeds {', '.join(map(str, fields['seeds']))}: {len(iterations)} iterations in all, a sample kept when "
+        f"selected in at least {threshold * len(by_seed)} of them"
+    )
+    _write_issues(dataset=load_dataset(dataset), given=given, outcome=outcome, iterations=len(iterations), rule=rule,
+                  metadata=provenance(**fields, threshold=threshold), top=top, table=table, summary=summary)
+
+
+#: The per-sample outcome columns (of :func:`enkcvs.oof.ensemble_outcome`) a label-issue table is built from.
+ISSUE_OUTCOME = ("pseudo", "votes", "beta", "prob_given", "label_quality", "selected")
+
+
+def _write_issues(
+    *,
+    dataset: Dataset,
+    given: np.ndarray,
+    outcome: dict[str, np.ndarray],
+    iterations: int,
+    rule: str,
+    metadata: dict[str, Any],
+    top: int,
+    table: PathLike,
+    summary: PathLike,
+) -> None:
+    """The ranked label-issue table (with the user's ids, texts or image paths beside each sample) and its summary."""
+    issues = label_issue_table(given=given, iterations=iterations, class_names=dataset.class_names,
+                               **{column: outcome[column] for column in ISSUE_OUTCOME})
+    position = 1
+    if dataset.sample_ids is not None:
+        issues.insert(position, dataset.id_column, dataset.sample_ids[issues["sample"]])
+        position += 1
+    if dataset.modality in ("text", "image_files"):
+        issues.insert(position, "text" if dataset.modality == "text" else "path", dataset.x_train[issues["sample"]])
+    write_table(issues, table, metadata=metadata)
     flagged = int(issues["is_label_issue"].sum())
     lines = [
-        f"# Label issues: {fields['dataset']}",
+        f"# Label issues: {metadata['dataset']}",
         "",
         (
-            f"E-NKCVS with K = {fields['K']}, M = {fields['M']}, t = {fields['threshold']} (noise setting "
-            f"{fields['noise']}, seed {fields['seed']}): {flagged} of {len(issues)} samples "
-            f"({100 * flagged / len(issues):.1f}%) were selected in fewer than t iterations and are flagged as likely "
-            "mislabeled. The full ranking is `label_issues.parquet` (rank 1 = most likely mislabeled)."
+            f"{rule}: {flagged} of {len(issues)} samples ({100 * flagged / len(issues):.1f}%) were selected too few "
+            "times and are flagged as likely mislabeled. The full ranking is `label_issues.parquet` (rank 1 = most "
+            "likely mislabeled)."
         ),
         "",
         issues.head(top).to_markdown(index=False, floatfmt=".3f"),

@@ -219,12 +219,36 @@ def issue_datasets():
 
 
 def get_issue_selection(wildcards):
-    """The selection a dataset's label issues are read from: its first noise setting and first seed, main (K, M, t)."""
-    dataset = config["datasets"][wildcards.dataset]
+    """The selection one seed's label issues are read from: the dataset's main (K, M, t)."""
     [(K, M, t)] = main_point(wildcards.dataset)
     return rules.select_samples.output.selection.format(
-        dataset=wildcards.dataset, noise=dataset["noise"][0], seed=config["seeds"][0], K=K, M=M, t=t
+        dataset=wildcards.dataset, noise=wildcards.noise, seed=wildcards.seed, K=K, M=M, t=t
     )
+
+
+def get_merged_issue_inputs(wildcards):
+    """Every seed's M x K held-out predictions (main K, M) and noisy labels of one (dataset, noise)."""
+    [(K, M, t)] = main_point(wildcards.dataset)
+    folds = {"dataset": wildcards.dataset, "noise": wildcards.noise, "K": K}
+    return {
+        "dataset": rules.prepare_dataset.output.dataset.format(dataset=wildcards.dataset),
+        "predictions": expand(
+            rules.train_fold.output.predictions, **folds, seed=config["seeds"], m=range(1, M + 1), k=range(1, K + 1)
+        ),
+        "labels": expand(rules.inject_noise.output.labels, **folds, seed=config["seeds"]),
+    }
+
+
+def get_issue_threshold(wildcards):
+    """t of the dataset's main (K, M, t): the votes per seed a merged ranking keeps a sample with."""
+    [(K, M, t)] = main_point(wildcards.dataset)
+    return t
+
+
+def merged_issue_noise(dataset):
+    """The noise settings of ``dataset`` whose seeds share the given labels, so that one ranking merges them: the
+    labels as they are (``real``), or any setting when there is one seed."""
+    return [noise for noise in DATASETS[dataset]["noise"] if noise == "real" or len(config["seeds"]) == 1]
 
 
 def get_oof_inputs(wildcards):
@@ -282,8 +306,9 @@ def get_final_output():
         outputs += rules.confident_learning_report.output
         outputs += rules.ranking_report.output
     for name in issue_datasets():
-        outputs += expand(rules.label_issues.output, dataset=name)
+        outputs += expand(rules.label_issues.output, dataset=name, noise=DATASETS[name]["noise"], seed=config["seeds"])
+        outputs += expand(rules.merged_label_issues.output, dataset=name, noise=merged_issue_noise(name))
         if DATASETS[name]["source"] not in ("trec", "text_table", "table"):  # images only
-            outputs += expand(rules.label_issue_grid.output, dataset=name)
+            outputs += expand(rules.label_issue_grid.output, dataset=name, noise=merged_issue_noise(name))
     outputs += expand(rules.select_out_of_fold.output, name=sorted(config["oof"]))
     return outputs

@@ -45,7 +45,7 @@ SOURCES: dict[str, Source] = {
     "table": Source(
         own.load_table,
         None,
-        ("path", "label_column", "feature_columns"),
+        ("path", "label_column", "feature_columns", "id_column"),
         has_test=False,
         required=("path", "label_column"),
     ),
@@ -60,7 +60,7 @@ SOURCES: dict[str, Source] = {
     "text_table": Source(
         own.load_text_table,
         None,
-        ("path", "text_column", "label_column"),
+        ("path", "text_column", "label_column", "id_column"),
         modality="text",
         has_test=False,
         required=("path", "text_column", "label_column"),

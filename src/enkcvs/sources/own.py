@@ -33,14 +33,18 @@ SHOWN_ROWS = 5  # offending rows named in an error
 SHOWN_LABELS = 10  # label mapping entries named in the warning
 
 
-def load_table(*, path: str, label_column: str, feature_columns: list[str] | None = None) -> Dataset:
+def load_table(
+    *, path: str, label_column: str, feature_columns: list[str] | None = None, id_column: str | None = None
+) -> Dataset:
     """A table of numeric features and labels.
 
     Parameters
     ----------
     path : CSV (``.csv``) or parquet (``.parquet``) file, one sample per row.
     label_column : the column holding each row's (possibly wrong) label.
-    feature_columns : the numeric columns the model sees; None: every column except ``label_column``.
+    feature_columns : the numeric columns the model sees; None: every column except ``label_column`` and
+        ``id_column``.
+    id_column : a column of unique row ids, never a feature, carried into the label-issue tables.
 
     Returns
     -------
@@ -50,14 +54,19 @@ def load_table(*, path: str, label_column: str, feature_columns: list[str] | Non
     from pandas.api.types import is_numeric_dtype
 
     header = _table_header(path)
-    features = [c for c in header if c != label_column] if feature_columns is None else list(feature_columns)
+    features = (
+        [c for c in header if c not in (label_column, id_column)] if feature_columns is None else list(feature_columns)
+    )
     if label_column in features:
         raise ValueError(f"{path}: the label column {label_column!r} is also a feature column, which would let the "
                          "model read the label. Fix: drop it from source_options.feature_columns")
+    if id_column is not None and id_column in features:
+        raise ValueError(f"{path}: the id column {id_column!r} is also a feature column, which would let the model "
+                         "learn row ids. Fix: drop it from source_options.feature_columns")
     if not features:
         raise ValueError(f"{path} has no feature column besides the label column {label_column!r}. Fix: add numeric "
                          "feature columns to the file")
-    frame = _read_table(path, header=header, columns=[*features, label_column])
+    frame = _read_table(path, header=header, columns=[*features, label_column, *_optional(id_column)])
     non_numeric = [c for c in features if not is_numeric_dtype(frame[c])]  # booleans count, read as 0/1
     if non_numeric:
         raise ValueError(f"{path}: feature columns {non_numeric} are not numeric. Fix: encode them as numbers, or "
@@ -68,7 +77,8 @@ def load_table(*, path: str, label_column: str, feature_columns: list[str] | Non
         raise ValueError(f"{path}: {non_finite.sum()} of {len(x)} rows have missing or infinite features "
                          f"({_rows(non_finite)}). Fix: fill in or drop those rows")
     labels, class_names = _labels(frame[label_column], path=path, column=label_column)
-    return _training_only(x.reshape(len(x), 1, 1, -1), labels, class_names=class_names, modality="image")
+    return _training_only(x.reshape(len(x), 1, 1, -1), labels, class_names=class_names, modality="image",
+                          **_ids(frame, path=path, column=id_column))
 
 
 def load_image_folder(*, root: str, resize: int | None = None, crop: int | None = None) -> Dataset:
@@ -109,7 +119,7 @@ def load_image_folder(*, root: str, resize: int | None = None, crop: int | None 
                           image_root=os.path.abspath(root), image_transform=transform)
 
 
-def load_text_table(*, path: str, text_column: str, label_column: str) -> Dataset:
+def load_text_table(*, path: str, text_column: str, label_column: str, id_column: str | None = None) -> Dataset:
     """A table of texts and labels.
 
     Parameters
@@ -117,12 +127,13 @@ def load_text_table(*, path: str, text_column: str, label_column: str) -> Datase
     path : CSV (``.csv``) or parquet (``.parquet``) file, one sample per row.
     text_column : the column holding each row's text (non-text values are read as their string form).
     label_column : the column holding each row's (possibly wrong) label.
+    id_column : a column of unique row ids, carried into the label-issue tables.
 
     Returns
     -------
     Dataset of modality ``"text"``: x str (N,), labels int64 (N,); empty test split.
     """
-    frame = _read_table(path, header=_table_header(path), columns=[text_column, label_column])
+    frame = _read_table(path, header=_table_header(path), columns=[text_column, label_column, *_optional(id_column)])
     texts = frame[text_column]
     empty = (texts.isna() | texts.astype(str).str.strip().eq("")).to_numpy()
     if empty.any():
@@ -130,7 +141,7 @@ def load_text_table(*, path: str, text_column: str, label_column: str) -> Datase
                          f"({_rows(empty)}). Fix: fill in or drop those rows")
     labels, class_names = _labels(frame[label_column], path=path, column=label_column)
     return _training_only(np.array(texts.astype(str).tolist(), dtype=str), labels, class_names=class_names,
-                          modality="text")
+                          modality="text", **_ids(frame, path=path, column=id_column))
 
 
 def _table_header(path: str) -> list[str]:
@@ -202,6 +213,30 @@ def _labels(values: "pd.Series", *, path: str, column: str) -> tuple[np.ndarray,
         warnings.warn(f"{path}: the labels in column {column!r} are not the integers 0..{len(classes) - 1}; numbered "
                       f"in sorted order and kept as class names: {mapping}{more}", stacklevel=3)
     return labels.astype(np.int64), tuple(str(value) for value in classes.tolist())
+
+
+def _optional(column: str | None) -> list[str]:
+    return [] if column is None else [column]
+
+
+def _ids(frame: "pd.DataFrame", *, path: str, column: str | None) -> dict:
+    """``sample_ids`` (int64 where the ids are integers, else their string form) and ``id_column`` of a Dataset, or
+    nothing without an id column; ValueError for missing or repeated ids."""
+    from pandas.api.types import is_integer_dtype
+
+    if column is None:
+        return {}
+    values = frame[column]
+    missing = values.isna().to_numpy()
+    if missing.any():
+        raise ValueError(f"{path}: {missing.sum()} of {len(values)} rows have no id in column {column!r} "
+                         f"({_rows(missing)}). Fix: give every row an id, or leave out source_options.id_column")
+    ids = values.to_numpy(np.int64) if is_integer_dtype(values) else np.array(values.astype(str).tolist(), dtype=str)
+    repeated = values.duplicated().to_numpy()  # True from a value's second row on
+    if repeated.any():
+        raise ValueError(f"{path}: ids in column {column!r} repeat ({_rows(repeated)}), so they cannot name a row. "
+                         "Fix: make the ids unique, or leave out source_options.id_column")
+    return {"sample_ids": ids, "id_column": column}
 
 
 def _rows(mask: np.ndarray) -> str:

@@ -1,0 +1,16 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from enkcvs.steps import merge_label_issues
+
+merge_label_issues(
+    dataset=snakemake.input.dataset,
+    predictions=list(snakemake.input.predictions),
+    labels=list(snakemake.input.labels),
+    threshold=snakemake.params.threshold,
+    top=snakemake.params.top,
+    table=snakemake.output.table,
+    summary=snakemake.output.summary,
+    provenance_fields=dict(snakemake.wildcards),
+)
