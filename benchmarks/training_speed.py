@@ -202,9 +202,10 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     peak = {"fp32": matmul_gflops(torch.float32), "bf16": matmul_gflops(torch.bfloat16)}
     print(f"matmul peak 2048x2048, {args.threads} threads: fp32 {peak['fp32']:.1f}, bf16 {peak['bf16']:.1f} GFLOP/s")
-    print(f"{'model':<9} {'variant':<12} {'samples/s':>10} {'x naive':>8} {'GFLOP/s':>8} {'of fp32 peak':>13}")
-    rows, auto_decisions = [], {}
-    for name in filter(None, args.models.split(",")):
+    rows, auto_decisions, models = [], {}, [name for name in args.models.split(",") if name]
+    if models:
+        print(f"{'model':<9} {'variant':<12} {'samples/s':>10} {'x naive':>8} {'GFLOP/s':>8} {'of fp32 peak':>13}")
+    for name in models:
         shape, num_classes, _ = SETUPS[name]
         flops = forward_flops(create_model(name, input_shape=shape, num_classes=num_classes), shape)
         seconds = {
