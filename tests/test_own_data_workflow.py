@@ -36,7 +36,7 @@ def own_run(tmp_path_factory, run_snakemake):
     probabilities = np.full((300, 3), 0.1)
     probabilities[np.arange(300), true] = 0.8
     np.save(workdir / "oof.npy", probabilities)
-    pd.DataFrame({"label": given}).to_csv(workdir / "labels.csv", index=False)
+    pd.DataFrame({"label": given, "uid": np.arange(300) * 7}).to_csv(workdir / "labels.csv", index=False)
     np.save(workdir / "true.npy", true)
     recipe = {"model": "mlp", "optimizer": "sgd", "lr": 0.05, "epochs": 8, "batch_size": 32}
     config = {
@@ -52,6 +52,7 @@ def own_run(tmp_path_factory, run_snakemake):
         "selection": {"K": 3, "M": 2, "t": 2},
         "methods": ["ce", "enkcvs"],
         "oof": {"mine": {"probabilities": "oof.npy", "labels": "labels.csv", "label_column": "label",
+                         "id_column": "uid",
                          "true_labels": "true.npy", "threshold": 1}},
     }
     (workdir / "own.yaml").write_text(yaml.safe_dump(config))
@@ -94,6 +95,7 @@ def test_own_out_of_fold_probabilities_are_selected_without_training(own_run):
     workdir, planted = own_run
     issues = pd.read_parquet(workdir / "results" / "oof" / "mine" / "label_issues.parquet")
     assert set(issues.loc[issues["is_label_issue"], "sample"]) == set(planted)  # the probabilities point at the truth
+    assert list(issues.columns[:2]) == ["sample", "uid"] and (issues["uid"] == issues["sample"] * 7).all()
     metrics = json.loads((workdir / "results" / "oof" / "mine" / "metrics.json").read_text())
     assert metrics["precision"] == 1.0 and metrics["recall"] == 1.0 and metrics["iterations"] == 1
 

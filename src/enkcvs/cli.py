@@ -41,9 +41,7 @@ def find_issues(
     ids = None if id_column is None else load_labels(labels, column=id_column)
     result = select(probabilities=load_probabilities(probabilities), labels=given, threshold=threshold,
                     class_names=class_names)
-    frame = result.to_frame()
-    if ids is not None:
-        frame.insert(1, id_column, ids[frame["sample"].to_numpy()])
+    frame = result.to_frame(ids=ids, id_column=id_column)
     with atomic_path(out) as tmp:
         writer(frame, tmp)
     flagged = int(frame["is_label_issue"].sum())

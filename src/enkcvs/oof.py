@@ -69,10 +69,15 @@ class SelectionResult:
             if isinstance(value, np.ndarray):
                 value.setflags(write=False)
 
-    def to_frame(self, *, labels_as_names: bool = True) -> pd.DataFrame:
+    def to_frame(
+        self, *, labels_as_names: bool = True, ids: np.ndarray | None = None, id_column: str | None = None
+    ) -> pd.DataFrame:
         """One row per sample, most likely mislabelled first (:func:`label_issue_table`); the labels are class
-        names where there are names and ``labels_as_names``, else class indices."""
+        names where there are names and ``labels_as_names``, else class indices; the user's ``ids`` (N,) in a
+        column named ``id_column`` after ``sample``."""
         return label_issue_table(
+            ids=ids,
+            id_column=id_column,
             given=self.given,
             pseudo=self.pseudo_labels,
             votes=self.votes,
@@ -96,16 +101,20 @@ def label_issue_table(
     label_quality: np.ndarray,
     selected: np.ndarray,
     class_names: Sequence[Hashable] | None = None,
+    ids: np.ndarray | None = None,
+    id_column: str | None = None,
 ) -> pd.DataFrame:
     """Every sample with its E-NKCVS outcome, most likely mislabelled first (:func:`enkcvs.ranking.issue_ranks`),
-    in cleanlab's terms: ``sample``, ``given_label``, ``suggested_label`` (the pseudo label; class names where
-    ``class_names`` are given, else indices), ``is_label_issue`` (not selected: votes < t), ``label_quality``,
-    ``votes``, ``iterations``, ``beta``, ``prob_given``, ``rank``. All arrays (N,)."""
+    in cleanlab's terms: ``sample``, the user's ``ids`` as column ``id_column`` (where given), ``given_label``,
+    ``suggested_label`` (the pseudo label; class names where ``class_names`` are given, else indices),
+    ``is_label_issue`` (not selected: votes < t), ``label_quality``, ``votes``, ``iterations``, ``beta``,
+    ``prob_given``, ``rank``. All arrays (N,)."""
     names = np.array(class_names, dtype=object) if class_names else None
     rank = issue_ranks(label_quality=label_quality)
     frame = pd.DataFrame(
         {
             "sample": np.arange(len(rank)),
+            **({} if ids is None else {id_column: ids}),
             "given_label": given if names is None else names[given],
             "suggested_label": pseudo if names is None else names[pseudo],
             "is_label_issue": ~np.asarray(selected, dtype=bool),

@@ -504,12 +504,10 @@ def _write_issues(
 ) -> None:
     """The ranked label-issue table (with the user's ids, texts or image paths beside each sample) and its summary."""
     issues = label_issue_table(given=given, iterations=iterations, class_names=dataset.class_names,
+                               ids=dataset.sample_ids, id_column=dataset.id_column,
                                **{column: outcome[column] for column in ISSUE_OUTCOME})
-    position = 1
-    if dataset.sample_ids is not None:
-        issues.insert(position, dataset.id_column, dataset.sample_ids[issues["sample"]])
-        position += 1
     if dataset.modality in ("text", "image_files"):
+        position = 1 if dataset.sample_ids is None else 2
         issues.insert(position, "text" if dataset.modality == "text" else "path", dataset.x_train[issues["sample"]])
     write_table(issues, table, metadata=metadata)
     flagged = int(issues["is_label_issue"].sum())
@@ -546,7 +544,9 @@ def select_out_of_fold(
         threshold=settings["threshold"],
         true_labels=None if true_labels is None else load_labels(true_labels, column=settings.get("true_label_column")),
     )
+    id_column = settings.get("id_column")
+    ids = None if id_column is None else load_labels(labels, column=id_column)
     meta = provenance(probabilities=str(probabilities), labels=str(labels), true_labels=str(true_labels), **settings)
-    write_table(result.to_frame(), table, metadata=meta)
+    write_table(result.to_frame(ids=ids, id_column=id_column), table, metadata=meta)
     scores = {"precision": result.precision, "recall": result.recall, "theorem1": result.theorem1}
     write_json({**meta, "iterations": result.iterations, "selected": int(result.selected.sum()), **scores}, metrics)
