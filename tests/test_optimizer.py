@@ -67,7 +67,7 @@ def test_recipe_optimizer_picks_the_recipe_optimizer():
     adam = recipe_optimizer(Recipe(model="mlp", optimizer="adam", lr=0.1, epochs=2, milestones=(1,), lr_decay=0.5),
                             model.parameters())
     assert isinstance(adam, TorchOptimizer) and isinstance(adam.optimizer, torch.optim.Adam)
-    adam.end_epoch()
+    _train(model, adam.zero_grad, adam.step, adam.end_epoch, epochs=1)
     assert adam.optimizer.param_groups[0]["lr"] == 0.05
 
 
