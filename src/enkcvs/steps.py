@@ -249,6 +249,14 @@ def _load_iterations(predictions: list[PathLike], *, labels: PathLike) -> tuple[
     return label_table, num_classes, iterations
 
 
+def _stacked(iterations: list[pd.DataFrame], *, num_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The iterations' held-out predicted labels (M, N) and class probabilities (M, N, Q), as joined by
+    :func:`_load_iterations`."""
+    prob_columns = [f"prob_{c}" for c in range(num_classes)]
+    predicted = np.stack([frame["predicted"].to_numpy() for frame in iterations])
+    return predicted, np.stack([frame[prob_columns].to_numpy() for frame in iterations])
+
+
 def select_samples(
     *,
     predictions: list[PathLike],
@@ -270,11 +278,9 @@ def select_samples(
     """
     label_table, num_classes, iterations = _load_iterations(predictions, labels=labels)
     given, true = label_table["given"].to_numpy(), label_table["true"].to_numpy()
-    predicted = np.stack([frame["predicted"].to_numpy() for frame in iterations])  # (M, N)
-    prob_columns = [f"prob_{c}" for c in range(num_classes)]
-    mean_probabilities = np.mean([frame[prob_columns].to_numpy() for frame in iterations], axis=0)  # (N, Q)
+    predicted, probabilities = _stacked(iterations, num_classes=num_classes)
     outcome = ensemble_outcome(
-        predicted=predicted, mean_probabilities=mean_probabilities, given=given, threshold=threshold
+        predicted=predicted, mean_probabilities=probabilities.mean(axis=0), given=given, threshold=threshold
     )
     selection = pd.DataFrame({"sample": np.arange(len(given)), "given": given, **outcome})  # columns in that order
     selected = outcome["selected"]
@@ -398,8 +404,7 @@ def compare_confident_learning(
     from enkcvs.confident import compare_rankings, compare_with_confident_learning
 
     label_table, num_classes, iterations = _load_iterations(predictions, labels=labels)
-    prob_columns = [f"prob_{c}" for c in range(num_classes)]
-    probabilities = np.stack([iteration[prob_columns].to_numpy() for iteration in iterations])
+    _, probabilities = _stacked(iterations, num_classes=num_classes)
     given, true = label_table["given"].to_numpy(), label_table["true"].to_numpy()
     meta = provenance(**provenance_fields, threshold=threshold)
     frames = {
@@ -468,13 +473,9 @@ def merge_label_issues(
             )
         given = label_table["given"].to_numpy()
         iterations += seed_iterations
-    prob_columns = [f"prob_{c}" for c in range(num_classes)]
-    outcome = ensemble_outcome(
-        predicted=np.stack([frame["predicted"].to_numpy() for frame in iterations]),  # (S x M, N)
-        mean_probabilities=np.mean([frame[prob_columns].to_numpy() for frame in iterations], axis=0),  # (N, Q)
-        given=given,
-        threshold=threshold * len(by_seed),
-    )
+    predicted, probabilities = _stacked(iterations, num_classes=num_classes)  # (S x M, N), (S x M, N, Q)
+    outcome = ensemble_outcome(predicted=predicted, mean_probabilities=probabilities.mean(axis=0), given=given,
+                               threshold=threshold * len(by_seed))
     fields = {**provenance_fields, "seeds": sorted(by_seed), "K": read_table_metadata(predictions[0])["K"],
               "M": len(iterations) // len(by_seed)}
     rule = (
