@@ -9,8 +9,8 @@ from enkcvs.comparison import (
     compare_table2,
     dataset_summary,
     describe_dataset,
-    format_comparison,
-    format_comparison_table1,
+    format_table1,
+    format_table2,
     table3,
 )
 from enkcvs.datasets import Dataset
@@ -93,36 +93,54 @@ def test_compare_table2_rejects_bad_names(reproduced):
         compare_table2(reproduced, paper_names={"mnist5k": "MNSIT", "digits": None})
 
 
-def test_format_comparison_cells(reproduced):
-    wide = format_comparison(compare_table2(reproduced, paper_names=NAMES), decimals=2)
-    assert list(wide.columns[:4]) == ["dataset", "paper dataset", "noise_kind", "noise_rate"]
-    assert list(wide.columns[4:7]) == ["ce reproduced", "ce published", "ce diff"]
-    row = _cell(wide, dataset="mnist5k", noise_kind="sym", noise_rate=0.2)
-    assert (row["ce reproduced"], row["ce published"], row["ce diff"]) == ("97.25 ± 0.50", "98.6 ± 0.1", "-1.35")
-    assert row["enkcvs reproduced"] == "**98.00 ± n/a**"
-    missing = _cell(wide, dataset="mnist5k", noise_kind="asym", noise_rate=0.4)
-    assert (missing["ce reproduced"], missing["ce published"], missing["ce diff"]) == ("missing", "81.1 ± 0.5", "—")
-    digits = _cell(wide, dataset="digits", noise_kind="sym", noise_rate=0.2)
-    assert digits["paper dataset"] == "—"
-    assert (digits["ce published"], digits["ce diff"], digits["enkcvs published"]) == ("—", "—", "—")
-    # rows: datasets in the frame's order, sym before asym
-    assert list(zip(wide["dataset"], wide["noise_kind"])) == [
-        ("digits", "sym"), ("mnist5k", "sym"), ("mnist5k", "sym"), ("mnist5k", "asym")]
+def _row(wide: pd.DataFrame, dataset: str, method: str) -> pd.Series:
+    mask = (wide[("", "dataset")] == dataset) & (wide[("", "method")] == method)
+    assert mask.sum() == 1, (dataset, method)
+    return wide[mask].iloc[0]
 
 
-def test_format_comparison_bold_marks_the_best_and_ties(reproduced):
+def test_format_table2_is_laid_out_as_the_paper(reproduced):
+    wide = format_table2(compare_table2(reproduced, paper_names=NAMES), decimals=2)
+    # a column per noise setting, sym before asym, rates ascending; the paper's cell and the difference only where the
+    # paper has that setting (MNIST sym 0.2 and asym 0.4; it has no 0.5 column)
+    assert list(wide.columns) == [
+        ("", "dataset"), ("", "method"),
+        ("symmetric", "0.2"), ("symmetric", "0.2 paper"), ("symmetric", "0.2 Δ"), ("symmetric", "0.5"),
+        ("asymmetric", "0.4"), ("asymmetric", "0.4 paper"), ("asymmetric", "0.4 Δ"),
+    ]
+    # rows: the paper's datasets first (MNIST), then the others; methods in the paper's order, E-NKCVS last
+    assert list(zip(wide[("", "dataset")], wide[("", "method")])) == [
+        ("mnist5k (MNIST)", "CE"), ("mnist5k (MNIST)", "E-NKCVS"), ("digits", "CE"), ("digits", "E-NKCVS")]
+    ce = _row(wide, "mnist5k (MNIST)", "CE")
+    assert (ce[("symmetric", "0.2")], ce[("symmetric", "0.2 paper")], ce[("symmetric", "0.2 Δ")]) == (
+        "97.25 ± 0.50", "98.6 ± 0.1", "-1.35")
+    assert (ce[("asymmetric", "0.4")], ce[("asymmetric", "0.4 paper")], ce[("asymmetric", "0.4 Δ")]) == (
+        "missing", "81.1 ± 0.5", "—")
+    assert _row(wide, "mnist5k (MNIST)", "E-NKCVS")[("symmetric", "0.2")] == "**98.00 ± n/a**"
+    digits = _row(wide, "digits", "CE")
+    assert (digits[("symmetric", "0.2 paper")], digits[("symmetric", "0.2 Δ")]) == ("—", "—")
+    assert digits[("asymmetric", "0.4")] == ""  # digits has no asym 0.4 setting
+
+
+def test_format_table2_orders_methods_as_the_paper_with_others_before_enkcvs():
+    frame = _table2([("digits", "sym", 0.2, m, 90.0, 1.0, 2) for m in ("enkcvs", "gce", "sl", "ss_only", "coteaching",
+                                                                        "ce")])
+    wide = format_table2(compare_table2(frame, paper_names=NAMES), decimals=1)
+    assert wide[("", "method")].tolist() == ["CE", "Co-teaching", "SL", "GCE", "SS only", "E-NKCVS"]
+
+
+def test_format_table2_bold_marks_the_best_and_ties(reproduced):
     tied = _table2([("digits", "sym", 0.2, "ce", 91.004, 1.0, 2), ("digits", "sym", 0.2, "sl", 90.996, 1.0, 2),
                     ("digits", "sym", 0.2, "enkcvs", 90.0, 1.0, 2)])
-    wide = format_comparison(compare_table2(tied, paper_names=NAMES), decimals=2, bold="latex")
-    row = wide.iloc[0]
-    assert row["ce reproduced"] == row["sl reproduced"] == "\\textbf{91.00 ± 1.00}"
-    assert row["enkcvs reproduced"] == "90.00 ± 1.00"
-    plain = format_comparison(compare_table2(reproduced, paper_names=NAMES), decimals=1, bold=None)
+    wide = format_table2(compare_table2(tied, paper_names=NAMES), decimals=2, bold="latex")
+    assert wide[("symmetric", "0.2")].tolist() == ["\\textbf{91.00 ± 1.00}", "\\textbf{91.00 ± 1.00}", "90.00 ± 1.00"]
+    plain = format_table2(compare_table2(reproduced, paper_names=NAMES), decimals=1, bold=None)
     assert not plain.map(lambda cell: "**" in str(cell)).any().any()
-    markdown = format_comparison(compare_table2(reproduced, paper_names=NAMES), decimals=1)
-    assert _cell(markdown, dataset="digits", noise_kind="sym", noise_rate=0.2)["enkcvs reproduced"] == "**92.5 ± 0.5**"
+    markdown = format_table2(compare_table2(reproduced, paper_names=NAMES), decimals=1)
+    assert _row(markdown, "digits", "E-NKCVS")[("symmetric", "0.2")] == "**92.5 ± 0.5**"
+    assert _row(markdown, "mnist5k (MNIST)", "E-NKCVS")[("symmetric", "0.2")] == "**98.0 ± n/a**"  # per dataset
     with pytest.raises(ValueError, match="bold"):
-        format_comparison(compare_table2(reproduced, paper_names=NAMES), decimals=1, bold="html")
+        format_table2(compare_table2(reproduced, paper_names=NAMES), decimals=1, bold="html")
 
 
 def _table1(rows: list[tuple]) -> pd.DataFrame:
@@ -153,11 +171,31 @@ def test_compare_table1_and_format():
     strict = compare_table1(reproduced, paper_names=names, match_selection=True)
     assert np.isnan(_cell(strict, dataset="cifar", noise_rate=0.8, K=4, metric="SS")["published"])
 
-    wide = format_comparison_table1(frame, decimals=2)
-    row = _cell(wide, dataset="cifar", noise_rate=0.8, K=10)
-    assert (row["SS reproduced"], row["SS published"], row["SS diff"]) == ("9000", "9070", "-70")
-    assert (row["recall reproduced"], row["recall published"], row["recall diff"]) == ("66.00", "66.02", "-0.02")
-    assert _cell(wide, dataset="digits", noise_rate=0.8, K=10)["precision published"] == "—"
+    wide = format_table1(frame, decimals=2)
+    assert [c for c in wide.columns if c[0]] == [
+        ("CS", "ours"), ("CS", "paper"), ("CS", "Δ"), ("SS", "ours"), ("SS", "paper"), ("SS", "Δ"),
+        ("CSS", "ours"), ("CSS", "paper"), ("CSS", "Δ"), ("precision", "ours"), ("precision", "paper"),
+        ("precision", "Δ"), ("recall", "ours"), ("recall", "paper"), ("recall", "Δ")]  # no Theorem 1 values here
+    # rows: the paper's dataset first, rates ascending, then K, M, t
+    assert list(zip(wide[("", "dataset")], wide[("", "noise")], wide[("", "K")])) == [
+        ("cifar (CIFAR-10)", "sym 0.5", 10), ("cifar (CIFAR-10)", "sym 0.8", 4), ("cifar (CIFAR-10)", "sym 0.8", 10),
+        ("digits", "sym 0.8", 10)]
+    row = wide.iloc[2]
+    assert (row[("SS", "ours")], row[("SS", "paper")], row[("SS", "Δ")]) == ("9000", "9070", "-70")
+    assert (row[("recall", "ours")], row[("recall", "paper")], row[("recall", "Δ")]) == ("66.00", "66.02", "-0.02")
+    assert wide.iloc[3][("precision", "paper")] == "—"
+
+
+def test_format_table1_shows_theorem1_beside_the_measured_values_and_only_columns_with_values():
+    reproduced = _table1([("digits", 0.2, 4, 3, 2, 1200, 1170, 1169)]).assign(theorem1_precision=99.99,
+                                                                               theorem1_recall=99.21)
+    wide = format_table1(compare_table1(reproduced, paper_names={"digits": None}), decimals=2)
+    assert list(wide.columns) == [
+        ("", "dataset"), ("", "noise"), ("", "K"), ("", "M"), ("", "t"), ("", "seeds"), ("", "CS"), ("", "SS"),
+        ("", "CSS"), ("precision", "ours"), ("precision", "Theorem 1"), ("recall", "ours"), ("recall", "Theorem 1")]
+    row = wide.iloc[0]
+    assert (row[("precision", "Theorem 1")], row[("recall", "Theorem 1")], row[("", "CSS")]) == ("99.99", "99.21",
+                                                                                                  "1169")
 
 
 def test_table3_marks_quoted_rows_and_not_run():

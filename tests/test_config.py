@@ -97,6 +97,11 @@ CASES = [
     ("M sweep below 2", edited("sensitivity.M", [1]), ["minimum of 2", "['sensitivity']['M']"]),
     ("empty K sweep", edited("sensitivity.K", []), ["sensitivity.K is empty, so the sweep draws nothing"]),
     ("empty noise sweep", edited("sensitivity.noise", []), ["sensitivity.noise is empty, so the sweep draws nothing"]),
+    ("empty t sweep", edited("sensitivity.t", []), ["sensitivity.t is empty, so the sweep draws nothing"]),
+    ("empty seed list", edited("sensitivity.seeds", []), ["sensitivity.seeds is empty, so the sweep draws nothing"]),
+    ("t sweep above the main M", edited("sensitivity.t", [1, 3]),
+     ["sensitivity.t [3] exceed the main M = 2 of digits, at which t is swept: choose 1 <= t <= M"]),
+    ("the old single seed key", edited("sensitivity.seed", 1), ["'seed' was unexpected", "['sensitivity']"]),
     # sources, their options and the models that fit them
     ("option the source does not take", edited("datasets.digits.source_options", {"root": "data"}),
      ["datasets.digits.source_options ['root'] are not options of source 'sklearn_digits': it takes none"]),

@@ -1,6 +1,8 @@
 """Mixup (Eq. mixup), the shared training loop, the model registry and the final-training sets (Eq. full-loss)."""
 
+import io
 import logging
+import sys
 
 import numpy as np
 import pandas as pd
@@ -117,6 +119,23 @@ def test_train_model_logs_one_line_per_epoch(make_separable_images, caplog):
         assert line.startswith(f"epoch {epoch}/{RECIPE.epochs}  loss {loss:.4f}  noisy-validation accuracy "
                                f"{accuracy:.4f}  ")
         assert line.endswith(" cpu") and " samples/s trained  " in line
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("interactive", [True, False], ids=["terminal", "log file"])
+def test_train_model_shows_a_progress_bar_only_in_a_terminal(make_separable_images, monkeypatch, interactive):
+    x, labels = make_separable_images(seed=0, num_samples=120, num_classes=4)
+    stderr = _Terminal() if interactive else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    _train(x, labels)
+    if interactive:
+        assert f"training:   0%|          | 0/{RECIPE.epochs} " in stderr.getvalue()  # updated at most every 0.1 s
+    else:
+        assert stderr.getvalue() == ""  # a Snakemake log keeps its one line per epoch, no bar
 
 
 def test_create_model_rejects_unknown_name():

@@ -40,8 +40,9 @@ def test_paper_dag_builds_without_data_and_counts_every_job(tmp_path, run_snakem
     main_folds = sum(len(d["noise"]) for d in enabled.values()) * len(PAPER["seeds"]) * M * K
     sensitivity = PAPER["sensitivity"]
     extra_k = [k for k in sensitivity["K"] if k != K]  # K = 10 iterations 1..5 are the main run's
-    sweep_folds = len(sensitivity["noise"]) * M * sum(extra_k)
-    assert counts["train_fold"] == main_folds + sweep_folds == 7200
+    assert max(sensitivity["M"]) <= M and set(sensitivity["seeds"]) <= set(PAPER["seeds"])
+    sweep_folds = len(sensitivity["noise"]) * len(sensitivity["seeds"]) * M * sum(extra_k)
+    assert counts["train_fold"] == main_folds + sweep_folds == 7600
     assert counts["prepare_dataset"] == len(enabled) == 4
     assert counts["tokenize"] == 1  # TREC, once for its checkpoint
     assert counts["compare_confident_learning"] == counts["inject_noise"] == 140

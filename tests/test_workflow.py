@@ -116,8 +116,8 @@ def test_table1_rows_are_seed_means_of_the_metrics(tiny_run):
     assert row["theorem1_recall"] == pytest.approx(100 * np.mean([m["theorem1"]["recall"] for m in metrics]))
     shown = (tiny_run / "results/report/table1.md").read_text().splitlines()
     header = [cell.strip() for cell in shown[0].split("|")[1:-1]]
-    assert header[header.index("precision reproduced") + 1] == "precision Theorem 1"
-    assert header[header.index("recall reproduced") + 1] == "recall Theorem 1"
+    assert header[header.index("precision ours") + 1] == "precision Theorem 1"
+    assert header[header.index("recall ours") + 1] == "recall Theorem 1"
     sym = [cell.strip() for cell in next(line for line in shown[2:] if "| sym " in line).split("|")[1:-1]]
     assert sym[header.index("recall Theorem 1")] == f"{row['theorem1_recall']:.3f}"  # tiny.yaml: decimals 3
     assert sym[header.index("precision Theorem 1")] == f"{row['theorem1_precision']:.3f}"
@@ -168,10 +168,13 @@ def test_latex_tables_escape_special_characters_and_keep_bold(tiny_run):
     assert len(tables) >= 4
     for table in tables:
         text = table.read_text()
-        assert "_" not in text.replace("\\_", ""), table.name  # every underscore escaped (noise_kind, ...)
+        body = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("%"))
+        assert "_" not in body.replace("\\_", ""), table.name  # every underscore escaped (kept_precision, ...)
+        assert not {"±", "Δ", "—"} & set(body), table.name  # outside pdfLaTeX's default input encoding
         assert "\\toprule" in text and "\\bottomrule" in text, table.name
-    assert "noise\\_kind" in (tiny_run / "results/report/table2.tex").read_text()
-    assert "\\textbf{" in (tiny_run / "results/report/table2.tex").read_text()
+    assert "kept\\_precision" in (tiny_run / "results/report/confident_learning.tex").read_text()
+    table2 = (tiny_run / "results/report/table2.tex").read_text()
+    assert "\\textbf{" in table2 and "$\\pm$" in table2 and "0.4 $\\Delta$" in table2
 
 
 def declared_outputs() -> set[str]:
@@ -317,8 +320,14 @@ def test_table2_sets_reproduced_beside_published(tiny_run):
     asym = table[(table["method"] == "sl") & (table["noise_kind"] == "asym")].iloc[0]
     assert np.isnan(asym["published"]) and np.isnan(asym["difference"])  # the paper has no asym 0.3 column
     assert set(table["method"]) == {"ce", "sl", "gce", "coteaching", "enkcvs"}
-    markdown = (tiny_run / "results/report/table2.md").read_text()
-    assert "sl published" in markdown and "99.0 ± 0.1" in markdown and "**" in markdown
+    lines = (tiny_run / "results/report/table2.md").read_text().splitlines()
+    header = [cell.strip() for cell in lines[0].split("|")[1:-1]]
+    assert header == ["dataset", "method", "symmetric 0.4", "symmetric 0.4 paper", "symmetric 0.4 Δ", "asymmetric 0.3"]
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in lines[2:] if line.startswith("|")]
+    assert [row[1] for row in rows] == ["CE", "Co-teaching", "SL", "GCE", "E-NKCVS"]  # the paper's order
+    sl = rows[2]
+    assert sl[0] == "digits (MNIST)" and sl[3] == "99.0 ± 0.1" and sl[4] == f"{row['difference']:+.3f}"
+    assert any("**" in cell for row in rows for cell in row)
 
 
 def test_baseline_results_record_their_options(tiny_run):

@@ -12,6 +12,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from enkcvs.methods import METHOD_TITLES
 from enkcvs.paper import METHOD_NAMES, OWN_SOURCE, TABLE1_SELECTION, published_results
 
 NO_NUMBER = "—"
@@ -20,6 +21,10 @@ NOT_RUN = "not run"
 TABLE1_METRICS = ("CS", "SS", "CSS", "precision", "recall")
 _COUNT_METRICS = ("CS", "SS", "CSS")
 _NOISE_ORDER = {"sym": 0, "asym": 1, "real": 2}
+#: Column-group titles of the noise kinds in the paper-shaped tables.
+NOISE_TITLES = {"sym": "symmetric", "asym": "asymmetric", "real": "real"}
+#: Sub-column labels beside a reproduced value: the paper's number, the difference, corrected Theorem 1's expectation.
+PAPER, DELTA, THEOREM = "paper", "Δ", "Theorem 1"
 
 Bold = Literal["markdown", "latex"] | None
 
@@ -63,10 +68,9 @@ def _check_bold(bold: Bold) -> None:
         raise ValueError(f"bold must be 'markdown', 'latex' or None, not {bold!r}")
 
 
-def _noise_sort(frame: pd.DataFrame, by: list[str], *, datasets: list[str] | None = None) -> pd.DataFrame:
-    """Sort by ``by`` with noise kinds in the paper's order (sym, asym, real) and datasets in the order given
-    (default: of appearance)."""
-    order = {name: i for i, name in enumerate(datasets or dict.fromkeys(frame["dataset"]))}
+def _noise_sort(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Sort by ``by`` with noise kinds in the paper's order (sym, asym, real) and datasets in order of appearance."""
+    order = {name: i for i, name in enumerate(dict.fromkeys(frame["dataset"]))} if "dataset" in by else {}
     keys = {"dataset": lambda s: s.map(order), "noise_kind": lambda s: s.map(_NOISE_ORDER).fillna(len(_NOISE_ORDER))}
     return frame.sort_values(by, key=lambda s: keys.get(s.name, lambda x: x)(s), kind="stable", ignore_index=True)
 
@@ -147,8 +151,8 @@ def _published_table2() -> pd.DataFrame:
     )
 
 
-def format_comparison(frame: pd.DataFrame, *, decimals: int, bold: Bold = "markdown") -> pd.DataFrame:
-    """Readable wide Table 2 comparison from :func:`compare_table2`'s frame.
+def format_table2(frame: pd.DataFrame, *, decimals: int, bold: Bold = "markdown") -> pd.DataFrame:
+    """Table 2 as the paper prints it, from :func:`compare_table2`'s frame.
 
     Parameters
     ----------
@@ -157,53 +161,90 @@ def format_comparison(frame: pd.DataFrame, *, decimals: int, bold: Bold = "markd
     decimals : int
         Digits after the point of reproduced values and differences (published values keep the paper's digits).
     bold : {"markdown", "latex", None}
-        Mark the best reproduced mean of each row (all ties at ``decimals``) as ``**x**`` or ``\\textbf{x}``, or not.
+        Mark the best reproduced mean of each dataset and noise setting (all ties at ``decimals``) as ``**x**`` or
+        ``\\textbf{x}``, or not.
 
     Returns
     -------
     pandas.DataFrame
-        One row per (dataset, noise); columns ``dataset``, ``paper dataset``, ``noise_kind``, ``noise_rate``, then per
-        method (in order of appearance) ``<method> reproduced`` ("m ± s", or "missing"), ``<method> published``
-        ("m ± s", or "—" where the paper has no number) and ``<method> diff`` (signed, or "—").
+        One row per dataset and method: datasets in the paper's order (those without a paper dataset last), methods in
+        the paper's order with E-NKCVS last (:data:`enkcvs.methods.METHOD_TITLES`). Two-level columns: ``("",
+        "dataset")``, ``("", "method")``, then one column per noise setting grouped under ``symmetric`` /
+        ``asymmetric`` / ``real`` with the rate as label (rates ascending), holding "mean ± std" ("missing" for a
+        configured run without results, "" where the dataset has no such setting); a setting where the paper has a
+        number is followed by ``"<rate> paper"`` (as printed, "—" where the paper has none) and ``"<rate> Δ"``
+        (reproduced minus published).
     """
     _check_bold(bold)
     frame = frame.reset_index(drop=True)
     has_run = (frame["runs"] > 0) & frame["mean"].notna()
     rounded = frame["mean"].round(decimals).where(has_run)
-    rows = ["dataset", "noise_kind", "noise_rate"]
-    best = rounded.groupby([frame[c] for c in rows], dropna=False).transform("max")
+    labels = frame["noise_rate"].map(_rate_label)
+    best = rounded.groupby([frame["dataset"], frame["noise_kind"], labels], dropna=False).transform("max")
 
-    def reproduced_cell(i: int) -> str:
-        if not has_run[i]:
-            return MISSING
-        text = _mean_std(frame.at[i, "mean"], frame.at[i, "std"], decimals)
-        return _embolden(text, bold) if rounded[i] == best[i] else text
+    settings = _noise_sort(frame[["noise_kind", "noise_rate"]].drop_duplicates(), ["noise_kind", "noise_rate"])
+    compared = set(zip(frame.loc[frame["published"].notna(), "noise_kind"], labels[frame["published"].notna()]))
+    columns = [("", "dataset"), ("", "method")]
+    for kind, rate in zip(settings["noise_kind"], settings["noise_rate"]):
+        group, label = NOISE_TITLES.get(kind, kind), _rate_label(rate)
+        columns.append((group, label))
+        if (kind, label) in compared:
+            columns += [(group, f"{label} {PAPER}".strip()), (group, f"{label} {DELTA}".strip())]
 
-    def published_cell(i: int) -> str:
-        if np.isnan(frame.at[i, "published"]):
-            return NO_NUMBER
-        digits = int(frame.at[i, "published_decimals"])
-        return _mean_std(frame.at[i, "published"], frame.at[i, "published_std"], digits)
+    titles = dataset_titles(frame)
+    records = {}
+    for i in frame.index:
+        dataset, method, kind = frame.at[i, "dataset"], frame.at[i, "method"], frame.at[i, "noise_kind"]
+        group, label = NOISE_TITLES.get(kind, kind), labels[i]
+        record = records.setdefault((dataset, method), {("", "dataset"): titles[dataset],
+                                                        ("", "method"): METHOD_TITLES.get(method, method)})
+        if has_run[i]:
+            text = _mean_std(frame.at[i, "mean"], frame.at[i, "std"], decimals)
+            record[(group, label)] = _embolden(text, bold) if rounded[i] == best[i] else text
+        else:
+            record[(group, label)] = MISSING
+        if (kind, label) in compared:
+            published, digits = frame.at[i, "published"], frame.at[i, "published_decimals"]
+            difference = frame.at[i, "difference"]
+            record[(group, f"{label} {PAPER}".strip())] = (
+                NO_NUMBER if np.isnan(published) else _mean_std(published, frame.at[i, "published_std"], int(digits)))
+            record[(group, f"{label} {DELTA}".strip())] = (
+                NO_NUMBER if np.isnan(difference) else _fmt(difference, decimals, sign=True))
+    datasets, methods = _dataset_rank(frame), _method_rank(frame)
+    order = sorted(records, key=lambda key: (datasets[key[0]], methods[key[1]]))
+    table = pd.DataFrame([records[key] for key in order], columns=pd.MultiIndex.from_tuples(columns))
+    return table.fillna("")
 
-    def diff_cell(i: int) -> str:
-        value = frame.at[i, "difference"]
-        return NO_NUMBER if np.isnan(value) else _fmt(value, decimals, sign=True)
 
-    cells = frame[rows + ["paper_dataset", "method"]].assign(
-        reproduced=[reproduced_cell(i) for i in frame.index],
-        published=[published_cell(i) for i in frame.index],
-        diff=[diff_cell(i) for i in frame.index],
-    )
-    cells["paper_dataset"] = cells["paper_dataset"].map(lambda name: NO_NUMBER if pd.isna(name) else name)
-    wide = cells.pivot(index=["dataset", "paper_dataset", "noise_kind", "noise_rate"], columns="method",
-                       values=["reproduced", "published", "diff"])
+def _rate_label(rate: float) -> str:
+    """A noise rate as a column label ("0.2"); none for real-world noise."""
+    return "" if pd.isna(rate) else f"{rate:g}"
+
+
+def dataset_titles(frame: pd.DataFrame) -> dict[str, str]:
+    """How tables title each dataset: its name, with the paper dataset it is compared with ("mnist5k (MNIST)")."""
+    pairs = frame[["dataset", "paper_dataset"]].drop_duplicates("dataset")
+    return {name: name if pd.isna(paper) or paper == name else f"{name} ({paper})"
+            for name, paper in zip(pairs["dataset"], pairs["paper_dataset"])}
+
+
+def _dataset_rank(frame: pd.DataFrame) -> dict[str, tuple]:
+    """Datasets compared with the paper in the paper's order (MNIST, CIFAR-10, CIFAR-100, TREC, then Table 3's), the
+    others after them in order of appearance."""
+    paper = published_results().sort_values("table", kind="stable").query("table > 1")
+    order = {name: i for i, name in enumerate(dict.fromkeys(paper["dataset"]))}
+    pairs = frame[["dataset", "paper_dataset"]].drop_duplicates("dataset").reset_index(drop=True)
+    return {name: (order.get(paper, len(order)), i) for i, (name, paper) in enumerate(zip(pairs["dataset"],
+                                                                                         pairs["paper_dataset"]))}
+
+
+def _method_rank(frame: pd.DataFrame) -> dict[str, tuple]:
+    """The paper's baselines in its order (CE, Co-teaching, SL), then other methods in order of appearance, E-NKCVS
+    last."""
+    paper = [m for m in dict.fromkeys(published_results().query("table == 2")["method"]) if m != OWN_SOURCE]
     methods = list(dict.fromkeys(frame["method"]))
-    wide.columns = [f"{method} {part}" for part, method in wide.columns]
-    for column in wide.columns:  # holes only in hand-built frames: compare_table2 completes the grid
-        wide[column] = wide[column].fillna(MISSING if column.endswith(" reproduced") else NO_NUMBER)
-    wide = wide[[f"{m} {part}" for m in methods for part in ("reproduced", "published", "diff")]].reset_index()
-    wide = _noise_sort(wide, ["dataset", "noise_kind", "noise_rate"], datasets=list(dict.fromkeys(frame["dataset"])))
-    return wide.rename(columns={"paper_dataset": "paper dataset"}).rename_axis(columns=None)
+    return {m: (2, 0) if m == OWN_SOURCE else (0, paper.index(m)) if m in paper else (1, methods.index(m))
+            for m in methods}
 
 
 def compare_table1(
@@ -215,7 +256,8 @@ def compare_table1(
     ----------
     reproduced_table1 : pandas.DataFrame
         :func:`enkcvs.report.table1`'s frame: columns ``dataset``, ``noise_kind``, ``noise_rate``, ``K``, ``M``,
-        ``t``, ``seeds``, ``CS``, ``SS``, ``CSS`` (mean counts), ``precision``, ``recall`` (%), ``sources``.
+        ``t``, ``seeds``, ``CS``, ``SS``, ``CSS`` (mean counts), ``precision``, ``recall``,
+        ``theorem1_precision``, ``theorem1_recall`` (%), ``sources``.
     paper_names : mapping of str to str or None
         Our dataset name to the paper's, or None. The paper's Table 1 has ``CIFAR-10`` only.
     match_selection : bool
@@ -227,13 +269,17 @@ def compare_table1(
     pandas.DataFrame
         One row per reproduced row and metric (``CS``, ``SS``, ``CSS``, ``precision``, ``recall``): columns
         ``dataset``, ``paper_dataset``, ``noise_kind``, ``noise_rate``, ``K``, ``M``, ``t``, ``seeds``, ``metric``,
-        ``reproduced``, ``published`` (NaN where the paper has none), ``difference``, ``published_note`` (the
-        transcription's note, e.g. that the paper's eps = 0.4 recall disagrees with its own counts), ``sources``.
+        ``reproduced``, ``theorem1`` (corrected Theorem 1's precision or recall; NaN for the set sizes),
+        ``published`` (NaN where the paper has none), ``difference``, ``published_note`` (the transcription's note,
+        e.g. that the paper's eps = 0.4 recall disagrees with its own counts), ``sources``.
     """
+    theorem = ["theorem1_precision", "theorem1_recall"]
     ids = ["dataset", "noise_kind", "noise_rate", "K", "M", "t", "seeds", "sources"]
-    long = reproduced_table1[ids + list(TABLE1_METRICS)].melt(
-        id_vars=ids, value_vars=list(TABLE1_METRICS), var_name="metric", value_name="reproduced"
+    long = reproduced_table1[ids + theorem + list(TABLE1_METRICS)].melt(
+        id_vars=ids + theorem, value_vars=list(TABLE1_METRICS), var_name="metric", value_name="reproduced"
     )
+    long["theorem1"] = np.select([long["metric"] == "precision", long["metric"] == "recall"],
+                                 [long["theorem1_precision"], long["theorem1_recall"]], np.nan)
     long["paper_dataset"] = _check_names(long["dataset"], paper_names)
     long["_rate"] = _rate_key(long["noise_rate"])
     paper = published_results().query("table == 1")
@@ -258,18 +304,22 @@ def compare_table1(
     merged["published_note"] = merged["published_note"].fillna("")
     merged["metric"] = pd.Categorical(merged["metric"], categories=TABLE1_METRICS, ordered=True)
     columns = ["dataset", "paper_dataset", "noise_kind", "noise_rate", "K", "M", "t", "seeds", "metric",
-               "reproduced", "published", "difference", "published_note", "sources"]
+               "reproduced", "theorem1", "published", "difference", "published_note", "sources"]
     merged = _noise_sort(merged[columns], ["dataset", "noise_kind", "noise_rate", "K", "M", "t", "metric"])
     return merged.astype({"metric": object})
 
 
-def format_comparison_table1(frame: pd.DataFrame, *, decimals: int) -> pd.DataFrame:
-    """Readable wide Table 1 comparison from :func:`compare_table1`'s frame.
+def format_table1(frame: pd.DataFrame, *, decimals: int) -> pd.DataFrame:
+    """Table 1 as the paper prints it (set sizes, precision, recall per noise setting), from :func:`compare_table1`'s
+    frame.
 
     Set sizes (``CS``, ``SS``, ``CSS``, means over seeds) are shown to whole samples, precision and recall (%) to
-    ``decimals`` digits. Returns one row per (dataset, noise, K, M, t); columns ``dataset``, ``paper dataset``,
-    ``noise_kind``, ``noise_rate``, ``K``, ``M``, ``t``, ``seeds``, then per metric ``<metric> reproduced``,
-    ``<metric> published`` ("—" where the paper has none; the paper's row is K=10, M=5, t=2) and ``<metric> diff``.
+    ``decimals`` digits. Returns one row per (dataset, noise, K, M, t): datasets in the paper's order, sym before
+    asym, rates ascending. Two-level columns: ``("", c)`` for ``dataset``, ``noise`` ("sym 0.2"), ``K``, ``M``,
+    ``t``, ``seeds``; then per metric a plain ``("", metric)`` column, or, where the metric has a Theorem 1 value
+    or a published number in any row, the group ``(metric, "ours")``, ``(metric, "Theorem 1")`` (corrected Theorem
+    1's expectation), ``(metric, "paper")`` and ``(metric, "Δ")`` (only those that have values; "—" where a row has
+    none; the paper's row is CIFAR-10 at K=10, M=5, t=2).
     """
     frame = frame.reset_index(drop=True)
     digits = frame["metric"].map(lambda metric: 0 if metric in _COUNT_METRICS else decimals)
@@ -277,20 +327,37 @@ def format_comparison_table1(frame: pd.DataFrame, *, decimals: int) -> pd.DataFr
     def cell(value: float, places: int, *, sign: bool = False, missing: str) -> str:
         return missing if np.isnan(value) else _fmt(value, places, sign=sign)
 
-    cells = frame.assign(
-        paper_dataset=frame["paper_dataset"].map(lambda name: NO_NUMBER if pd.isna(name) else name),
-        reproduced=[cell(v, d, missing=MISSING) for v, d in zip(frame["reproduced"], digits)],
-        published=[cell(v, d, missing=NO_NUMBER) for v, d in zip(frame["published"], digits)],
-        diff=[cell(v, d, sign=True, missing=NO_NUMBER) for v, d in zip(frame["difference"], digits)],
-    )
-    rows = ["dataset", "paper_dataset", "noise_kind", "noise_rate", "K", "M", "t", "seeds"]
-    wide = cells.pivot(index=rows, columns="metric", values=["reproduced", "published", "diff"])
-    wide.columns = [f"{metric} {part}" for part, metric in wide.columns]
-    metrics = [m for m in TABLE1_METRICS if m in set(frame["metric"])]
-    wide = wide[[f"{m} {part}" for m in metrics for part in ("reproduced", "published", "diff")]].reset_index()
-    wide = _noise_sort(wide, ["dataset", "noise_kind", "noise_rate", "K", "M", "t"],
-                       datasets=list(dict.fromkeys(frame["dataset"])))
-    return wide.rename(columns={"paper_dataset": "paper dataset"}).rename_axis(columns=None)
+    parts = {
+        "ours": [cell(v, d, missing=MISSING) for v, d in zip(frame["reproduced"], digits)],
+        THEOREM: [cell(v, d, missing=NO_NUMBER) for v, d in zip(frame["theorem1"], digits)],
+        PAPER: [cell(v, d, missing=NO_NUMBER) for v, d in zip(frame["published"], digits)],
+        DELTA: [cell(v, d, sign=True, missing=NO_NUMBER) for v, d in zip(frame["difference"], digits)],
+    }
+    has_values = {THEOREM: frame["theorem1"].notna(), PAPER: frame["published"].notna(),
+                  DELTA: frame["published"].notna()}
+    keys = ["dataset", "noise_kind", "noise_rate", "K", "M", "t", "seeds"]
+    titles = dataset_titles(frame)
+    rows = _noise_sort(frame[keys].drop_duplicates(), ["noise_kind", "noise_rate", "K", "M", "t"])
+    ranks = _dataset_rank(frame)
+    rows = rows.iloc[sorted(range(len(rows)), key=lambda i: ranks[rows.at[i, "dataset"]])].reset_index(drop=True)
+    table = pd.DataFrame({
+        ("", "dataset"): rows["dataset"].map(titles),
+        ("", "noise"): [f"{kind} {_rate_label(rate)}".strip() for kind, rate in zip(rows["noise_kind"],
+                                                                                     rows["noise_rate"])],
+        **{("", key): rows[key] for key in ("K", "M", "t", "seeds")},
+    })
+    row_of = {tuple(row): i for i, row in enumerate(rows[keys].itertuples(index=False))}
+    position = [row_of[tuple(row)] for row in frame[keys].itertuples(index=False)]
+    for metric in [m for m in TABLE1_METRICS if m in set(frame["metric"])]:
+        mine = (frame["metric"] == metric).to_numpy()
+        shown = ["ours"] + [part for part in has_values if has_values[part][mine].any()]
+        for part in shown:
+            column = ("", metric) if shown == ["ours"] else (metric, part)
+            values = pd.Series(NO_NUMBER, index=rows.index, dtype=object)
+            values.iloc[np.asarray(position)[mine]] = np.asarray(parts[part], dtype=object)[mine]
+            table[column] = values
+    table.columns = pd.MultiIndex.from_tuples(table.columns)
+    return table
 
 
 def _source_text(source: str) -> str:

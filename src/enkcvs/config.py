@@ -92,7 +92,7 @@ def config_problems(config: dict[str, Any]) -> list[str]:
             problems.append(f"{key}.recipe.milestones {milestones} lie past recipe.epochs: lower them")
     sensitivity = config["sensitivity"]
     if sensitivity["enabled"]:
-        for key in ("noise", "K", "M"):
+        for key in ("noise", "seeds", "K", "M", "t"):
             if not sensitivity[key]:
                 problems.append(f"sensitivity.{key} is empty, so the sweep draws nothing: list at least one value "
                                 "or set sensitivity.enabled: false")
@@ -102,10 +102,15 @@ def config_problems(config: dict[str, Any]) -> list[str]:
                 f"choose one of {sorted(config['datasets'])}"
             )
         else:
-            known = config["datasets"][sensitivity["dataset"]]["noise"]
+            study = config["datasets"][sensitivity["dataset"]]
             for noise in sensitivity["noise"]:
-                if noise not in known:
+                if noise not in study["noise"]:
                     problems.append(f"sensitivity.noise {noise!r} is not in datasets.{sensitivity['dataset']}.noise")
+            main_M = study.get("selection", config["selection"])["M"]
+            too_large = sorted(t for t in sensitivity["t"] if t > main_M)
+            if too_large:
+                problems.append(f"sensitivity.t {too_large} exceed the main M = {main_M} of {sensitivity['dataset']}, "
+                                "at which t is swept: choose 1 <= t <= M")
     gpu = config["gpu"]
     if gpu["model"] is not None and gpu["per_training_job"] == 0:
         problems.append(

@@ -6,6 +6,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from enkcvs.paper import METHOD_NAMES
 from enkcvs.recipe import CoTeaching
 from enkcvs.weights import full_loss_sample_weights, reweighted_targets
 
@@ -28,6 +29,16 @@ SELECTION_METHODS = ("ss_only", "css_only", "ss_pseudo", "enkcvs")
 ABLATION_LADDER = ("ce_true", "ce", "cs_only", "css_only", "ss_only", "ss_pseudo", "enkcvs")
 #: Methods that train on the true labels (the ceiling and the oracles): injected noise only.
 ORACLE_METHODS = ("ce_true", "cs_only", "css_only")
+#: How tables and figures title each method: the paper's names where it prints the method, else a short description.
+METHOD_TITLES = {
+    **{method: METHOD_NAMES[method] for method in METHODS if method in METHOD_NAMES},
+    "ce_true": "CE, true labels",
+    "gce": "GCE",
+    "cs_only": "CS only (oracle)",
+    "ss_only": "SS only",
+    "css_only": "CSS only (oracle)",
+    "ss_pseudo": "SS + pseudo rest",
+}
 #: Options (method hyperparameters) each method requires, all of them and no others.
 METHOD_OPTIONS = {
     "ce": (),

@@ -35,15 +35,13 @@ import yaml
 
 from enkcvs.io import git_state, package_versions
 from enkcvs.machine import CPU_FLAGS, cpu_flags, cpu_model, instruction_set_limits
+from enkcvs.methods import METHOD_TITLES
 
 PathLike = str | Path
 
 #: Rendered files a recorded run keeps (tables as Markdown and CSV, figures as PNG).
 RECORDED_SUFFIXES = (".md", ".csv", ".png")
 MARKER = re.compile(r"(<!-- recorded: (?P<key>\S+) -->\n)(?P<body>.*?)(<!-- /recorded -->)", re.DOTALL)
-#: Display names of Table 2's methods, in the paper's order.
-METHOD_NAMES = {"ce": "CE", "coteaching": "Co-teaching", "sl": "SL", "gce": "GCE", "ss_only": "SS only",
-                "enkcvs": "E-NKCVS"}
 
 
 def machine() -> dict:
@@ -148,7 +146,7 @@ def table2_ordering(run: Path) -> str:
     lines, first = [], 0
     for (dataset, kind, rate), rows in table.groupby(["dataset", "noise_kind", "noise_rate"], sort=False):
         rows = rows.sort_values("mean", ascending=False)
-        order = " > ".join(f"{METHOD_NAMES.get(m, m)} {v:.1f}" for m, v in zip(rows["method"], rows["mean"]))
+        order = " > ".join(f"{METHOD_TITLES.get(m, m)} {v:.1f}" for m, v in zip(rows["method"], rows["mean"]))
         first += rows["method"].iloc[0] == "enkcvs"
         lines.append(f"- {dataset} {kind} {rate:g}: {order}")
     settings = len(lines)
@@ -215,7 +213,7 @@ def ladder_beside(first: Path, second: Path) -> str:
                 "SS's missed clean samples": row.css_only_mean - row.cs_only_mean,
                 "SS's wrong labels": row.ss_only_mean - row.css_only_mean,
                 "CS only": row.cs_only_mean, "E-NKCVS": row.enkcvs_mean,
-                **{METHOD_NAMES[m]: method_means.get(m, np.nan) for m in ("coteaching", "sl")},
+                **{METHOD_TITLES[m]: method_means.get(m, np.nan) for m in ("coteaching", "sl")},
             })
     frame = pd.DataFrame(rows)
     shared = frame.groupby(keys)["run"].transform("nunique") == 2

@@ -1,6 +1,8 @@
 """Tables and figures of the paper, rendered from the workflow's result files (no number typed by hand)."""
 
+import itertools
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +14,15 @@ from enkcvs.comparison import (
     compare_table2,
     dataset_summary,
     describe_dataset,
-    format_comparison,
-    format_comparison_table1,
+    format_table1,
+    format_table2,
     table3,
 )
 from enkcvs.datasets import load_dataset
 from enkcvs.io import atomic_path, read_json, read_table
+from enkcvs.methods import ABLATION_LADDER, METHOD_TITLES
 from enkcvs.noise import parse_noise
+from enkcvs.paper import TABLE1_SELECTION, published_results
 
 PathLike = str | Path
 
@@ -81,16 +85,10 @@ def table2(results: pd.DataFrame, *, methods: list[str]) -> pd.DataFrame:
     return table.sort_values(["dataset", "noise_kind", "noise_rate", "method"], ignore_index=True)
 
 
-#: Column titles of the ablation ladder's rungs (:data:`enkcvs.methods.ABLATION_LADDER`).
-ABLATION_RUNGS = {
-    "ce_true": "CE, true labels",
-    "ce": "CE, noisy labels",
-    "cs_only": "CS only (oracle)",
-    "css_only": "CSS only (oracle)",
-    "ss_only": "SS only",
-    "ss_pseudo": "SS + pseudo rest",
-    "enkcvs": "E-NKCVS (beta, gamma)",
-}
+#: Column titles of the ablation ladder's rungs (:data:`enkcvs.methods.ABLATION_LADDER`): the methods' titles, with
+#: what tells the two ends apart.
+ABLATION_RUNGS = {**{method: METHOD_TITLES[method] for method in ABLATION_LADDER},
+                  "ce": "CE, noisy labels", "enkcvs": "E-NKCVS (beta, gamma)"}
 
 
 def ablation_table(results: pd.DataFrame, metrics: pd.DataFrame, *, rungs: list[str]) -> pd.DataFrame:
@@ -160,7 +158,9 @@ def format_ablation(table: pd.DataFrame, *, rungs: list[str], decimals: int) -> 
 
 
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                   # outside pdfLaTeX's default input encoding
+                   "±": r"$\pm$", "Δ": r"$\Delta$", "—": "---", "×": r"$\times$"}
 _LATEX_BOLD = re.compile(r"\\textbf\{(.*)\}", re.DOTALL)
 
 
@@ -175,11 +175,47 @@ def latex_escape(value: Any) -> Any:
     return rf"\textbf{{{text}}}" if bold else text
 
 
+def _flat_header(frame: pd.DataFrame) -> pd.DataFrame:
+    """Two-level columns as one header line: ``("asymmetric", "0.4 paper")`` -> ``"asymmetric 0.4 paper"``."""
+    if not isinstance(frame.columns, pd.MultiIndex):
+        return frame
+    return frame.set_axis([" ".join(part for part in column if part) for column in frame.columns], axis=1)
+
+
+def latex_tabular(frame: pd.DataFrame, *, decimals: int, group_rows: bool = False) -> str:
+    r"""A booktabs ``tabular``: cells escaped (:func:`latex_escape`), two-level columns as centred groups each
+    underlined by a ``\cmidrule``; with ``group_rows``, the first column's value only on the first row of each run of
+    equal values, runs separated by ``\midrule`` (the paper's dataset blocks)."""
+    escaped = frame.map(latex_escape).rename(columns=latex_escape)
+    starts = []
+    if group_rows:
+        first = escaped.iloc[:, 0]
+        starts = [i for i in range(1, len(first)) if first.iloc[i] != first.iloc[i - 1]]
+        escaped.iloc[:, 0] = first.where(first.ne(first.shift()), "")
+    text = escaped.to_latex(index=False, float_format=f"%.{decimals}f", escape=False, multicolumn=True,
+                            multicolumn_format="c")
+    lines = text.splitlines()
+    top, middle = lines.index(r"\toprule"), lines.index(r"\midrule")
+    if isinstance(frame.columns, pd.MultiIndex):
+        rules, column = [], 1
+        for group, span in itertools.groupby(frame.columns.get_level_values(0)):
+            width = len(list(span))
+            if group:
+                rules.append(rf"\cmidrule(lr){{{column}-{column + width - 1}}}")
+            column += width
+        lines.insert(top + 2, " ".join(rules))
+        middle += 1
+    for start in reversed(starts):
+        lines.insert(middle + 1 + start, r"\midrule")
+    return "\n".join(lines) + "\n"
+
+
 def write_table(frame: pd.DataFrame, *, markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int,
-                readable: pd.DataFrame | None = None, readable_latex: pd.DataFrame | None = None) -> None:
+                readable: pd.DataFrame | None = None, readable_latex: pd.DataFrame | None = None,
+                caption: str = "", group_rows: bool = False) -> None:
     """Write ``frame`` as CSV (full precision, with its ``sources``), ``readable`` (default: ``frame`` rounded,
-    without sources) as Markdown, and ``readable_latex`` (default: ``readable``, e.g. with LaTeX bold instead of
-    Markdown's) as booktabs LaTeX."""
+    without sources) as Markdown with ``caption`` below it, and ``readable_latex`` (default: ``readable``, e.g. with
+    LaTeX bold instead of Markdown's) as a booktabs tabular (:func:`latex_tabular`) with the caption as a comment."""
     if readable is None:
         readable = frame.drop(columns="sources", errors="ignore").round(decimals)
     if readable_latex is None:
@@ -187,10 +223,14 @@ def write_table(frame: pd.DataFrame, *, markdown: PathLike, csv: PathLike, latex
     with atomic_path(csv) as tmp:
         frame.to_csv(tmp, index=False)
     with atomic_path(markdown) as tmp:
-        tmp.write_text(readable.to_markdown(index=False, floatfmt=f".{decimals}f") + "\n")
+        # formatted text ("+0.40", "0.4 paper") stays as written; only float columns are formatted here
+        numbers = any(pd.api.types.is_float_dtype(dtype) for dtype in readable.dtypes)
+        table = _flat_header(readable).to_markdown(index=False, floatfmt=f".{decimals}f", disable_numparse=not numbers)
+        tmp.write_text(table + (f"\n\n{caption}" if caption else "") + "\n")
     with atomic_path(latex) as tmp:
-        escaped = readable_latex.map(latex_escape).rename(columns=latex_escape)
-        tmp.write_text(escaped.to_latex(index=False, float_format=f"%.{decimals}f", escape=False))
+        comment = "".join(f"% {line}\n" for line in textwrap.wrap(caption, 116))
+        packages = "% needs \\usepackage{booktabs}\n"
+        tmp.write_text(packages + comment + latex_tabular(readable_latex, decimals=decimals, group_rows=group_rows))
 
 
 def _save_figure(figure, *, png: PathLike, pdf: PathLike, dpi: int) -> None:
@@ -200,40 +240,97 @@ def _save_figure(figure, *, png: PathLike, pdf: PathLike, dpi: int) -> None:
             figure.savefig(tmp, format=Path(path).suffix[1:], bbox_inches="tight", **kwargs)
 
 
-def sensitivity_figure(
-    metrics: pd.DataFrame, results: pd.DataFrame, *, K: int, M: int, t: int, png: PathLike, pdf: PathLike, dpi: int
-) -> None:
-    """Figure 1: precision, recall and the accuracy of a model trained on SS alone, against K at M = t = 1, against
-    K at the main (M, t), and against M with t = M - 1 at the main K; one line per noise setting."""
+def sensitivity_table(metrics: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """Figure 1's points: per noise setting and (K, M, t), the mean and std over seeds (ddof=1; NaN for one seed) of
+    precision, recall and the SS-only model's test accuracy (%), with the number of seeds."""
+    keys = ["noise", "K", "M", "t"]
+    frame = metrics[keys + ["seed", "precision", "recall"]].merge(
+        results[keys + ["seed", "test_accuracy"]].rename(columns={"test_accuracy": "accuracy"}), on=keys + ["seed"],
+        how="left", validate="one_to_one",
+    )
+    values = ["precision", "recall", "accuracy"]
+    frame[values] *= 100.0
+    table = frame.groupby(keys)[values].agg(["mean", "std"])
+    table.columns = [f"{value}_{stat}" for value, stat in table.columns]
+    return table.join(frame.groupby(keys)["seed"].nunique().rename("seeds")).reset_index()
+
+
+def draw_sensitivity(
+    points: pd.DataFrame, *, K: int, M: int, t: int, published: pd.DataFrame | None = None
+):
+    """Figure 1 as the paper draws it: one column of panels per swept parameter (K at M = t = 1 and at the main
+    (M, t); M at the main K with t = M - 1; t at the main K and M), rows precision, recall and the test accuracy of a
+    model trained on SS alone; one colour per noise setting, mean ± std over seeds as error bars, integer ticks.
+
+    Parameters
+    ----------
+    points : :func:`sensitivity_table`'s frame.
+    K, M, t : the main selection.
+    published : the paper's Table 1 numbers of the study's dataset (columns ``noise``, ``metric``, ``value``; the
+        paper's K = 10, M = 5, t = 2), drawn as stars where a panel passes through that selection; None for none.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
-    keys = ["noise", "K", "M", "t"]
-    frame = metrics.groupby(keys)[["precision", "recall"]].mean().join(
-        results.groupby(keys)["test_accuracy"].mean().rename("accuracy")
-    ).reset_index()
-    sweeps = [
-        ("K", (frame["M"] == 1) & (frame["t"] == 1), "K (M = 1, t = 1)"),
-        ("K", (frame["M"] == M) & (frame["t"] == t), f"K (M = {M}, t = {t})"),
-        ("M", (frame["K"] == K) & (frame["t"] == frame["M"] - 1), f"M (K = {K}, t = M - 1)"),
+    paper = TABLE1_SELECTION
+    sweeps = [  # (x, title, [(points on the line, line style, what is fixed, where the paper's point lies)])
+        ("K", "(a) varying K", [
+            ((points["M"] == 1) & (points["t"] == 1), ":", "M = t = 1", False),
+            ((points["M"] == M) & (points["t"] == t), "-", f"M = {M}, t = {t}", (M, t) == (paper["M"], paper["t"])),
+        ]),
+        ("M", f"(b) varying M (K = {K}, t = M - 1)", [
+            ((points["K"] == K) & (points["t"] == points["M"] - 1), "-", "", False),
+        ]),
+        ("t", f"(c) varying t (K = {K}, M = {M})", [
+            ((points["K"] == K) & (points["M"] == M), "-", "", (K, M) == (paper["K"], paper["M"])),
+        ]),
     ]
     rows = [("precision", "precision (%)"), ("recall", "recall (%)"), ("accuracy", "test accuracy, SS only (%)")]
-    figure, axes = plt.subplots(len(rows), len(sweeps), figsize=(4 * len(sweeps), 3 * len(rows)), squeeze=False)
-    for column, (x, mask, xlabel) in enumerate(sweeps):
+    noises = list(dict.fromkeys(points.sort_values("noise")["noise"]))
+    colours = dict(zip(noises, plt.get_cmap("tab10").colors))
+    figure, axes = plt.subplots(len(rows), len(sweeps), figsize=(4.2 * len(sweeps), 3.2 * len(rows)), squeeze=False)
+    for column, (x, title, lines) in enumerate(sweeps):
         for row, (value, ylabel) in enumerate(rows):
             ax = axes[row, column]
-            for noise, part in frame[mask].groupby("noise"):
-                part = part.sort_values(x)
-                ax.plot(part[x], 100.0 * part[value], marker="o", label=noise)
-            ax.set_xlabel(xlabel)
+            ticks = set()
+            for mask, style, _, paper_line in lines:
+                for noise, part in points[mask].groupby("noise"):
+                    part = part.sort_values(x)
+                    ticks |= set(part[x])
+                    ax.errorbar(part[x], part[f"{value}_mean"], yerr=part[f"{value}_std"].fillna(0.0),
+                                color=colours[noise], linestyle=style, marker="o", markersize=4, capsize=3)
+                    star = published is not None and paper_line and value in ("precision", "recall")
+                    cell = published[(published["noise"] == noise) & (published["metric"] == value)] if star else []
+                    if len(cell):
+                        at = paper[x]
+                        ticks.add(at)
+                        ax.plot([at], cell["value"], marker="*", markersize=13, color=colours[noise],
+                                markeredgecolor="black", linestyle="none")
+            ax.set_xticks(sorted(ticks))
+            ax.set_xlabel(x)
             ax.set_ylabel(ylabel)
             ax.grid(alpha=0.3)
-    axes[0, 0].legend(title="noise")
+        axes[0, column].set_title(title)
+    handles = [Line2D([], [], color=colours[noise], marker="o", label=noise) for noise in noises]
+    handles += [Line2D([], [], color="grey", linestyle=style, label=f"K sweep at {fixed}")
+                for _, style, fixed, _ in sweeps[0][2]]
+    if published is not None and len(published):
+        handles.append(Line2D([], [], marker="*", markersize=13, color="white", markeredgecolor="black",
+                              linestyle="none", label=f"paper, Table 1 (K = {paper['K']}, M = {paper['M']}, "
+                                                        f"t = {paper['t']})"))
+    seeds = sorted(set(points["seeds"]))
+    figure.suptitle(f"mean ± std over {' or '.join(map(str, seeds))} seeds", fontsize="small")
     figure.tight_layout()
-    _save_figure(figure, png=png, pdf=pdf, dpi=dpi)
-    plt.close(figure)
+    figure.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(handles), 4),
+                  fontsize="small")
+    return figure
 
 
 def theory_figure(metrics: pd.DataFrame, *, png: PathLike, pdf: PathLike, dpi: int) -> None:
@@ -258,34 +355,46 @@ def theory_figure(metrics: pd.DataFrame, *, png: PathLike, pdf: PathLike, dpi: i
     plt.close(figure)
 
 
+TABLE1_CAPTION = (
+    "Selection quality at (K, M, t): sizes of the clean set CS, the selected set SS and their intersection CSS "
+    "(means over seeds), precision = |CSS| / |SS| and recall = |CSS| / |CS| (%, means over seeds), each beside the "
+    "corrected Theorem 1's expectation from the measured fold accuracies. Where a row matches the paper's Table 1 "
+    "(CIFAR-10, K = 10, M = 5, t = 2) its number and the difference (ours - paper) follow."
+)
+TABLE2_CAPTION = (
+    "Test accuracy (%) of the final models on the clean test set, mean ± std over seeds (runs per cell: table2.csv). "
+    "A dataset in parentheses is compared with that paper dataset: 'paper' is the paper's Table 2 cell as printed "
+    "(mean ± std over 5 runs), Δ = ours - paper. Bold: the best mean of each dataset and noise setting. 'missing': a "
+    "configured run without a result."
+)
+
+
 def render_table1(
     *, metrics: list[PathLike], paper_names: dict[str, str | None], markdown: PathLike, csv: PathLike,
     latex: PathLike, decimals: int
 ) -> None:
     """Table 1 from the selection metrics JSONs: CSV of the reproduced rows (with their sources); Markdown and LaTeX
-    with reproduced, published and difference side by side, and the corrected Theorem 1's expected precision and
-    recall beside the measured ones."""
+    in the paper's layout (:func:`enkcvs.comparison.format_table1`): set sizes, precision and recall with the
+    corrected Theorem 1's expectation and, where the paper has the row, its number and the difference."""
     reproduced = table1(collect_records(metrics))
-    readable = format_comparison_table1(compare_table1(reproduced, paper_names=paper_names), decimals=decimals)
-    keys = ["dataset", "noise_kind", "noise_rate", "K", "M", "t"]
-    theorem = readable[keys].merge(reproduced, on=keys, how="left")  # in the readable table's row order
-    for metric in ("precision", "recall"):
-        readable.insert(readable.columns.get_loc(f"{metric} reproduced") + 1, f"{metric} Theorem 1",
-                        [f"{value:.{decimals}f}" for value in theorem[f"theorem1_{metric}"]])
-    write_table(reproduced, markdown=markdown, csv=csv, latex=latex, decimals=decimals, readable=readable)
+    readable = format_table1(compare_table1(reproduced, paper_names=paper_names), decimals=decimals)
+    write_table(reproduced, markdown=markdown, csv=csv, latex=latex, decimals=decimals, readable=readable,
+                caption=TABLE1_CAPTION, group_rows=True)
 
 
 def render_table2(
     *, results: list[PathLike], methods: list[str], paper_names: dict[str, str | None], markdown: PathLike,
     csv: PathLike, latex: PathLike, decimals: int
 ) -> None:
-    """Table 2 from the final-model JSONs: long CSV (reproduced, published, difference, sources); wide Markdown and
-    LaTeX with ``mean ± std`` beside the published value and the difference, the best reproduced mean in bold."""
+    """Table 2 from the final-model JSONs: long CSV (reproduced, published, difference, sources); Markdown and LaTeX
+    in the paper's layout (:func:`enkcvs.comparison.format_table2`: a row per dataset and method, a column per noise
+    setting, the paper's number and the difference beside each reproduced one, the best mean in bold)."""
     comparison = compare_table2(table2(collect_records(results), methods=methods), paper_names=paper_names)
     write_table(
         comparison, markdown=markdown, csv=csv, latex=latex, decimals=decimals,
-        readable=format_comparison(comparison, decimals=decimals),
-        readable_latex=format_comparison(comparison, decimals=decimals, bold="latex"),
+        readable=format_table2(comparison, decimals=decimals),
+        readable_latex=format_table2(comparison, decimals=decimals, bold="latex"),
+        caption=TABLE2_CAPTION, group_rows=True,
     )
 
 
@@ -319,14 +428,24 @@ def render_dataset_summary(
 
 
 def render_sensitivity_figure(
-    *, metrics: list[PathLike], results: list[PathLike], selection: dict[str, int], png: PathLike, pdf: PathLike,
-    dpi: int
+    *, metrics: list[PathLike], results: list[PathLike], selection: dict[str, int], paper_name: str | None,
+    png: PathLike, pdf: PathLike, dpi: int
 ) -> None:
-    """Figure 1 from the sensitivity selections and their SS-only final models."""
-    sensitivity_figure(
-        collect_records(metrics), collect_records(results), K=selection["K"], M=selection["M"], t=selection["t"],
-        png=png, pdf=pdf, dpi=dpi,
-    )
+    """Figure 1 (:func:`draw_sensitivity`) from the sensitivity selections and their SS-only final models, with the
+    paper's Table 1 numbers of ``paper_name`` (the study's dataset as the paper names it, or None)."""
+    import matplotlib.pyplot as plt
+
+    records = collect_records(metrics)
+    published = None
+    if paper_name is not None:
+        paper = published_results().query("table == 1 and dataset == @paper_name")
+        cells = [paper[(paper["noise_kind"] == spec.kind) & np.isclose(paper["noise_rate"], spec.rate)].assign(
+            noise=noise) for noise, spec in zip(records["noise"], records["noise"].map(parse_noise))]
+        published = pd.concat(cells).drop_duplicates(["noise", "metric"])[["noise", "metric", "value"]]
+    figure = draw_sensitivity(sensitivity_table(records, collect_records(results)), K=selection["K"],
+                              M=selection["M"], t=selection["t"], published=published)
+    _save_figure(figure, png=png, pdf=pdf, dpi=dpi)
+    plt.close(figure)
 
 
 def theory_table(metrics: pd.DataFrame) -> pd.DataFrame:

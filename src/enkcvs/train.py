@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader
+from tqdm import tqdm
 
 from enkcvs import losses
 from enkcvs.augment import AUGMENTATIONS
@@ -234,6 +235,8 @@ def train_model(
     result = TrainingResult(model=models[0], best_epoch=recipe.epochs, peer=models[1] if co_teaching else None,
                             bf16=bf16)
     best_accuracy, best_states = -1.0, None
+    # A bar only in a terminal (disable=None: off when stderr is no TTY, e.g. a Snakemake log file).
+    progress = tqdm(total=recipe.epochs, desc="training", unit="epoch", disable=None, leave=False)
     for epoch in range(1, recipe.epochs + 1):
         for model in models:
             model.train()
@@ -308,6 +311,9 @@ def train_model(
             samples / training_seconds if training_seconds > 0 else float("nan"), seconds, device,
             " bf16" if bf16 else "",
         )
+        progress.set_postfix_str(f"loss {result.train_loss[-1]:.4f}", refresh=False)
+        progress.update()
+    progress.close()
     for index, model in enumerate(models):
         if best_states is not None:
             model.load_state_dict(best_states[index])

@@ -144,11 +144,13 @@ def main_point(dataset):
 
 
 def sensitivity_points(dataset):
-    """(K, M, t) of Figure 1: K sweeps at M = t = 1 and at the main (M, t); an M sweep at the main K with t = M - 1."""
+    """(K, M, t) of Figure 1: K sweeps at M = t = 1 and at the main (M, t); an M sweep at the main K with t = M - 1;
+    a t sweep at the main K and M."""
     [(main_K, main_M, main_t)] = main_point(dataset)
     points = {(K, 1, 1) for K in SENSITIVITY["K"]}
     points |= {(K, main_M, main_t) for K in SENSITIVITY["K"]}
     points |= {(main_K, M, M - 1) for M in SENSITIVITY["M"]}
+    points |= {(main_K, main_M, t) for t in SENSITIVITY["t"]}
     return sorted(points)
 
 
@@ -179,7 +181,7 @@ def final_outputs(methods, settings, points):
 def sensitivity_settings():
     if not SENSITIVITY["enabled"]:
         return []
-    return [(SENSITIVITY["dataset"], noise, SENSITIVITY["seed"]) for noise in SENSITIVITY["noise"]]
+    return [(SENSITIVITY["dataset"], noise, seed) for noise in SENSITIVITY["noise"] for seed in SENSITIVITY["seeds"]]
 
 
 def evaluated(settings):

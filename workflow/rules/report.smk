@@ -106,6 +106,7 @@ rule sensitivity_figure:
         "logs/report/sensitivity.log",
     params:
         selection=lambda wildcards: dict(zip("KMt", main_point(SENSITIVITY["dataset"])[0])),
+        paper_name=lambda wildcards: DATASETS[SENSITIVITY["dataset"]]["paper_name"],
         dpi=config["report"]["dpi"],
     conda:
         "../../envs/report.yaml"

@@ -8,6 +8,7 @@ render_sensitivity_figure(
     metrics=list(snakemake.input.metrics),
     results=list(snakemake.input.results),
     selection=dict(snakemake.params.selection),
+    paper_name=snakemake.params.paper_name,
     png=snakemake.output.png,
     pdf=snakemake.output.pdf,
     dpi=snakemake.params.dpi,
