@@ -31,4 +31,4 @@ record: $(BIN)/.installed
 
 clean:
 	rm -rf results/data results/tokens results/noise results/folds results/selection results/final results/comparison \
-		results/issues results/oof results/report logs
+		results/issues results/oof results/report results/benchmarks logs

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from enkcvs.report import draw_sensitivity, latex_tabular, sensitivity_table, write_table
+from enkcvs.report import draw_sensitivity, latex_tabular, resource_table, sensitivity_table, write_table
 
 
 def _grouped() -> pd.DataFrame:
@@ -102,3 +102,17 @@ def test_sensitivity_figure_draws_the_papers_table1_point_where_a_panel_passes_t
     assert stars[0, 2] == [(2, 99.59)] and stars[1, 2] == [(2, 92.40)]  # t panel at K = 10, M = 5
     assert stars[0, 1] == [] and stars[2, 0] == []  # M panel has t = M - 1; no published SS-only accuracy
     plt.close(figure)
+
+
+def test_resource_table_sums_and_ranges_the_benchmark_files(tmp_path):
+    header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    files = {}
+    for name, (seconds, rss, cpu) in {"a": (2.0, 300.5, 1.5), "b": (4.0, "NA", 3.5), "c": (1.0, 100.0, 0.9)}.items():
+        files[name] = tmp_path / f"{name}.tsv"
+        files[name].write_text(header + f"{seconds}\t0:00:0{int(seconds)}\t{rss}\t1\t1\t1\t0\t0\t50\t{cpu}\n")
+    table = resource_table({"train_fold": [files["a"], files["b"]], "train_final_selected": [files["c"]],
+                            "train_final_baseline": []})
+    assert table["rule"].tolist() == ["train_fold", "train_final_selected"]  # a rule without jobs is left out
+    fold = table.iloc[0]
+    assert (fold["jobs"], fold["wall_s_total"], fold["wall_s_mean"], fold["wall_s_max"]) == (2, 6.0, 3.0, 4.0)
+    assert (fold["max_rss_mb_mean"], fold["max_rss_mb_max"], fold["cpu_s_total"]) == (300.5, 300.5, 5.0)  # NA: unsampled

@@ -24,10 +24,12 @@ def run_command(workdir: Path, cores: int) -> list[str]:
 
 
 def result_files(workdir: Path) -> dict[str, bytes]:
-    """Every data, noise, fold, selection and final file (report figures carry render dates, tables are checked)."""
+    """Every data, noise, fold, selection, final and report file but the training jobs' measured time and memory
+    (``benchmarks/``, ``report/resources.*``), which no two runs share."""
     files = {}
     for path in sorted((workdir / "results").rglob("*")):
-        if path.is_file() and path.suffix in {".npz", ".parquet", ".json", ".csv", ".md", ".tex"}:
+        measured = "benchmarks" in path.parts or path.stem == "resources"
+        if path.is_file() and path.suffix in {".npz", ".parquet", ".json", ".csv", ".md", ".tex"} and not measured:
             files[str(path.relative_to(workdir))] = path.read_bytes()
     return files
 

@@ -129,6 +129,20 @@ def test_figures_are_rendered(tiny_run):
         assert (tiny_run / f"results/report/{name}.pdf").read_bytes()[:5] == b"%PDF-"
 
 
+def test_resource_table_counts_every_training_job_from_its_benchmark_file(tiny_run):
+    table = pd.read_csv(tiny_run / "results/report/resources.csv").set_index("rule")
+    benchmarks = tiny_run / "results/benchmarks"
+    folds = sorted((benchmarks / "folds").rglob("*.tsv"))
+    assert len(folds) == len(list((tiny_run / "results/folds").rglob("*.parquet"))) > 0  # one per fold job
+    assert table.loc["train_fold", "jobs"] == len(folds)
+    finals = list((benchmarks / "final").rglob("*.tsv"))
+    assert table.loc["train_final_baseline", "jobs"] + table.loc["train_final_selected", "jobs"] == len(finals) == len(
+        list((tiny_run / "results/final").rglob("*.json")))
+    wall = [pd.read_csv(path, sep="\t")["s"].iloc[0] for path in folds]
+    assert table.loc["train_fold", "wall_s_total"] == pytest.approx(sum(wall))
+    assert (table["max_rss_mb_max"] > 50).all()  # torch alone takes more
+
+
 def test_training_logs_show_what_was_read_every_epoch_and_what_was_written(tiny_run):
     epochs = 3  # tests/config/tiny.yaml
     for log, written in [

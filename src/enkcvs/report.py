@@ -448,6 +448,48 @@ def render_sensitivity_figure(
     plt.close(figure)
 
 
+RESOURCES_CAPTION = (
+    "Wall time (s) and peak resident memory (MB) of the training jobs behind the report, per rule, from Snakemake's "
+    "benchmark files (results/benchmarks/), on the machine that ran them."
+)
+
+
+def resource_table(benchmarks: dict[str, list[PathLike]]) -> pd.DataFrame:
+    """Time and memory per rule from Snakemake's ``benchmark:`` files (tab-separated, one row per job run).
+
+    Parameters
+    ----------
+    benchmarks : mapping of str to list of path
+        Rule name to its jobs' benchmark files; rules without files are left out.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per rule, in the given order: ``rule``, ``jobs``, ``wall_s_total``, ``wall_s_mean``, ``wall_s_max``,
+        ``max_rss_mb_mean``, ``max_rss_mb_max`` (Snakemake's ``max_rss``; NaN where a job ended before it was
+        sampled) and ``cpu_s_total``.
+    """
+    rows = []
+    for rule, paths in benchmarks.items():
+        if not paths:
+            continue
+        jobs = pd.concat([pd.read_csv(path, sep="\t") for path in paths], ignore_index=True)
+        wall, rss = jobs["s"].astype(float), pd.to_numeric(jobs["max_rss"], errors="coerce")
+        rows.append({"rule": rule, "jobs": len(paths), "wall_s_total": wall.sum(), "wall_s_mean": wall.mean(),
+                     "wall_s_max": wall.max(), "max_rss_mb_mean": rss.mean(), "max_rss_mb_max": rss.max(),
+                     "cpu_s_total": pd.to_numeric(jobs["cpu_time"], errors="coerce").sum()})
+    return pd.DataFrame(rows, columns=["rule", "jobs", "wall_s_total", "wall_s_mean", "wall_s_max",
+                                       "max_rss_mb_mean", "max_rss_mb_max", "cpu_s_total"])
+
+
+def render_resource_usage(
+    *, benchmarks: dict[str, list[PathLike]], markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int
+) -> None:
+    """:func:`resource_table` as Markdown (with a caption), CSV and LaTeX."""
+    write_table(resource_table(benchmarks), markdown=markdown, csv=csv, latex=latex, decimals=decimals,
+                caption=RESOURCES_CAPTION)
+
+
 def theory_table(metrics: pd.DataFrame) -> pd.DataFrame:
     """One row per selection: measured precision and recall, the corrected Theorem 1's, the gaps (Theorem 1 minus
     measured) and how dependent the M iterations are (:func:`enkcvs.theory.iteration_dependence`; empty at M = 1),

@@ -1,5 +1,7 @@
+import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
@@ -280,6 +282,44 @@ def get_theory_metrics(wildcards):
     return sorted(set(get_table1_metrics(wildcards) + get_sensitivity_metrics(wildcards)))
 
 
+def benchmark_of(output):
+    """The benchmark file of the training job that writes ``output`` (results/<stage>/...ext ->
+    results/benchmarks/<stage>/....tsv, as the training rules' ``benchmark:`` directives name them)."""
+    return str(Path("results", "benchmarks", Path(output).relative_to("results").with_suffix(".tsv")))
+
+
+_SELECTION_PATH = re.compile(r"^results/(?:selection|final)/(?P<dataset>[^/]+)/(?P<noise>[^/]+)/seed(?P<seed>\d+)/"
+                             r"K(?P<K>\d+)/M(?P<M>\d+)/")
+
+
+def get_fold_benchmarks(wildcards):
+    """The benchmark files of the fold models behind the report: those of every selection of Table 1 and Figure 1
+    and of every final model trained on a selection."""
+    folds = set()
+    for path in get_theory_metrics(wildcards) + _final_results(wildcards):
+        match = _SELECTION_PATH.match(path)
+        if match:
+            folds.update(get_fold_predictions(SimpleNamespace(**match.groupdict())))
+    return [benchmark_of(fold) for fold in sorted(folds)]
+
+
+def _final_results(wildcards):
+    results = get_table2_results(wildcards) + get_table3_results(wildcards) + get_sensitivity_results(wildcards)
+    if config["ablation"]:
+        results += get_ablation_results(wildcards)
+    return sorted(set(results))
+
+
+def get_final_benchmarks(selected):
+    """The benchmark files of the final models of the report, trained on a selection or (``selected`` False) not."""
+
+    def benchmarks(wildcards):
+        return [benchmark_of(path) for path in _final_results(wildcards)
+                if bool(re.search(r"/K\d+/M\d+/t\d+/", path)) == selected]
+
+    return benchmarks
+
+
 def get_paper_names(wildcards):
     """Our dataset -> the paper's dataset its report rows are compared with (None: no comparison)."""
     return {name: dataset["paper_name"] for name, dataset in sorted(DATASETS.items())}
@@ -291,13 +331,14 @@ def get_prepared_datasets(wildcards):
 
 
 def get_final_output():
-    """Table 3 and the dataset summary always; Table 1, the theory figure and the confident-learning comparison when
+    """Table 3 and the dataset summary always; Table 1, the theory figure, the training jobs' time and memory and the
+    confident-learning comparison when
     some run injects noise (runs on 'real' noise have no true labels to score), Table 2 (and the ablation ladder when
     asked for) when such a run also has a test set; Figure 1 when enabled; label issues of the datasets that ask for
     them and of the user's own OOF sets."""
     outputs = [*rules.table3.output, *rules.dataset_summary.output]
     if main_settings(real=False):
-        outputs += [*rules.table1.output, *rules.theory_figure.output]
+        outputs += [*rules.table1.output, *rules.theory_figure.output, *rules.resource_usage.output]
     if evaluated(main_settings(real=False)):
         outputs += rules.table2.output
         if config["ablation"]:

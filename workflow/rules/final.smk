@@ -7,6 +7,8 @@ rule train_final_baseline:
         result="results/final/{dataset}/{noise}/seed{seed}/{baseline}.json",
     log:
         "logs/final/{dataset}/{noise}/seed{seed}/{baseline}.log",
+    benchmark:
+        "results/benchmarks/final/{dataset}/{noise}/seed{seed}/{baseline}.tsv"
     params:
         method=lambda wildcards: wildcards.baseline,
         recipe=get_dataset_setting("recipe"),
@@ -32,6 +34,8 @@ rule train_final_selected:
         result="results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.json",
     log:
         "logs/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.log",
+    benchmark:
+        "results/benchmarks/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.tsv"
     params:
         method=lambda wildcards: wildcards.method,
         recipe=get_dataset_setting("recipe"),

@@ -7,6 +7,8 @@ rule train_fold:
         predictions="results/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.parquet",
     log:
         "logs/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.log",
+    benchmark:
+        "results/benchmarks/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.tsv"
     params:
         recipe=get_dataset_setting("recipe"),
     threads: 1

@@ -1,6 +1,6 @@
 # Seconds of pandas and matplotlib each: on a cluster they run in the Snakemake process, not through the queue.
 localrules:
-    table1, table2, table3, ablation, dataset_summary, sensitivity_figure, theory_figure,
+    table1, table2, table3, ablation, dataset_summary, sensitivity_figure, theory_figure, resource_usage,
 
 
 rule table1:
@@ -131,3 +131,22 @@ rule theory_figure:
         "../../envs/report.yaml"
     script:
         "../scripts/theory_figure.py"
+
+
+rule resource_usage:
+    input:
+        train_fold=get_fold_benchmarks,
+        train_final_baseline=get_final_benchmarks(selected=False),
+        train_final_selected=get_final_benchmarks(selected=True),
+    output:
+        markdown="results/report/resources.md",
+        csv=report("results/report/resources.csv", caption="../report/resources.rst", category="Tables"),
+        latex="results/report/resources.tex",
+    log:
+        "logs/report/resources.log",
+    params:
+        decimals=config["report"]["decimals"],
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/resource_usage.py"

@@ -1,0 +1,13 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from enkcvs.report import render_resource_usage
+
+render_resource_usage(
+    benchmarks={rule: list(files) for rule, files in snakemake.input.items()},
+    markdown=snakemake.output.markdown,
+    csv=snakemake.output.csv,
+    latex=snakemake.output.latex,
+    decimals=snakemake.params.decimals,
+)
