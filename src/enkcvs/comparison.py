@@ -337,9 +337,9 @@ def format_table1(frame: pd.DataFrame, *, decimals: int) -> pd.DataFrame:
                   DELTA: frame["published"].notna()}
     keys = ["dataset", "noise_kind", "noise_rate", "K", "M", "t", "seeds"]
     titles = dataset_titles(frame)
-    rows = _noise_sort(frame[keys].drop_duplicates(), ["noise_kind", "noise_rate", "K", "M", "t"])
     ranks = _dataset_rank(frame)
-    rows = rows.iloc[sorted(range(len(rows)), key=lambda i: ranks[rows.at[i, "dataset"]])].reset_index(drop=True)
+    rows = _noise_sort(frame[keys].drop_duplicates(), ["noise_kind", "noise_rate", "K", "M", "t"]).sort_values(
+        "dataset", key=lambda names: names.map(ranks), kind="stable", ignore_index=True)
     table = pd.DataFrame({
         ("", "dataset"): rows["dataset"].map(titles),
         ("", "noise"): [f"{kind} {_rate_label(rate)}".strip() for kind, rate in zip(rows["noise_kind"],

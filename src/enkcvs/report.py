@@ -439,9 +439,10 @@ def render_sensitivity_figure(
     published = None
     if paper_name is not None:
         paper = published_results().query("table == 1 and dataset == @paper_name")
+        specs = {noise: parse_noise(noise) for noise in dict.fromkeys(records["noise"])}
         cells = [paper[(paper["noise_kind"] == spec.kind) & np.isclose(paper["noise_rate"], spec.rate)].assign(
-            noise=noise) for noise, spec in zip(records["noise"], records["noise"].map(parse_noise))]
-        published = pd.concat(cells).drop_duplicates(["noise", "metric"])[["noise", "metric", "value"]]
+            noise=noise) for noise, spec in specs.items()]
+        published = pd.concat(cells)[["noise", "metric", "value"]]
     figure = draw_sensitivity(sensitivity_table(records, collect_records(results)), K=selection["K"],
                               M=selection["M"], t=selection["t"], published=published)
     _save_figure(figure, png=png, pdf=pdf, dpi=dpi)

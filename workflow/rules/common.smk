@@ -1,4 +1,3 @@
-import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -282,25 +281,23 @@ def get_theory_metrics(wildcards):
     return sorted(set(get_table1_metrics(wildcards) + get_sensitivity_metrics(wildcards)))
 
 
-def benchmark_of(output):
-    """The benchmark file of the training job that writes ``output`` (results/<stage>/...ext ->
-    results/benchmarks/<stage>/....tsv, as the training rules' ``benchmark:`` directives name them)."""
-    return str(Path("results", "benchmarks", Path(output).relative_to("results").with_suffix(".tsv")))
-
-
-_SELECTION_PATH = re.compile(r"^results/(?:selection|final)/(?P<dataset>[^/]+)/(?P<noise>[^/]+)/seed(?P<seed>\d+)/"
-                             r"K(?P<K>\d+)/M(?P<M>\d+)/")
+def benchmark_of(training, output, path):
+    """The benchmark file of the ``training`` rule's job that writes ``path`` (a file of its ``output`` pattern): its
+    ``benchmark:`` directive filled with that job's wildcards."""
+    return training.benchmark.format(**output.match(path).groupdict())
 
 
 def get_fold_benchmarks(wildcards):
     """The benchmark files of the fold models behind the report: those of every selection of Table 1 and Figure 1
     and of every final model trained on a selection."""
+    selections = [rules.select_samples.output.metrics, rules.train_final_selected.output.result]
     folds = set()
     for path in get_theory_metrics(wildcards) + _final_results(wildcards):
-        match = _SELECTION_PATH.match(path)
+        match = next(filter(None, (pattern.match(path) for pattern in selections)), None)
         if match:
             folds.update(get_fold_predictions(SimpleNamespace(**match.groupdict())))
-    return [benchmark_of(fold) for fold in sorted(folds)]
+    fold = rules.train_fold
+    return [benchmark_of(fold, fold.output.predictions, path) for path in sorted(folds)]
 
 
 def _final_results(wildcards):
@@ -314,8 +311,11 @@ def get_final_benchmarks(selected):
     """The benchmark files of the final models of the report, trained on a selection or (``selected`` False) not."""
 
     def benchmarks(wildcards):
-        return [benchmark_of(path) for path in _final_results(wildcards)
-                if bool(re.search(r"/K\d+/M\d+/t\d+/", path)) == selected]
+        # a baseline's pattern also matches a selected model's path ({baseline} spans K/M/t), never the reverse
+        on_selection = rules.train_final_selected.output.result
+        training = rules.train_final_selected if selected else rules.train_final_baseline
+        return [benchmark_of(training, training.output.result, path) for path in _final_results(wildcards)
+                if bool(on_selection.match(path)) == selected]
 
     return benchmarks
 
