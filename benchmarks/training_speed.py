@@ -22,7 +22,10 @@ from torchvision import transforms
 from torchvision.datasets import VisionDataset
 
 from enkcvs import machine, precision
+from enkcvs.losses import soft_cross_entropy
+from enkcvs.mixup import mixup
 from enkcvs.models import create_model
+from enkcvs.optimizer import MomentumSGD
 from enkcvs.recipe import Recipe
 from enkcvs.train import train_model
 
@@ -36,7 +39,8 @@ SETUPS = {
 LR, MOMENTUM, WEIGHT_DECAY, MIXUP_ALPHA = 0.01, 0.9, 5e-4, 0.3
 #: Per-job overhead children, each printing the time.time() at which it is done: ``import torch`` alone (the floor),
 #: one SGD step of cnn4 on 8 images through ``torch.optim.SGD`` + ``MultiStepLR`` (which import ``torch._dynamo``, the
-#: engine's path before enkcvs.optimizer), and the same first step through the engine (``train_model``).
+#: engine's path before enkcvs.optimizer), the same first step through the engine (``train_model``), and that step
+#: inside ``enkcvs.job.logged_job`` as a workflow script runs it (which ends the process without the teardown).
 OVERHEAD_CHILDREN = {
     "import torch": """import time, torch
 print(time.time())""",
@@ -57,6 +61,25 @@ train_model(recipe=Recipe(model="cnn4", optimizer="sgd", lr=0.01, epochs=1, batc
             x=np.zeros((8, 1, 28, 28), np.uint8), targets=np.eye(10, dtype=np.float32)[np.arange(8) % 10], seed=0,
             device=torch.device("cpu"))
 print(time.time())""",
+    "engine step, job": """import time, numpy as np, torch
+from enkcvs.job import logged_job
+from enkcvs.recipe import Recipe
+from enkcvs.train import train_model
+torch.set_num_threads({threads})
+with logged_job("/dev/null"):
+    train_model(recipe=Recipe(model="cnn4", optimizer="sgd", lr=0.01, epochs=1, batch_size=8),
+                x=np.zeros((8, 1, 28, 28), np.uint8), targets=np.eye(10, dtype=np.float32)[np.arange(8) % 10],
+                seed=0, device=torch.device("cpu"))
+    print(time.time())""",
+}
+#: torch.profiler operator names by the part of a training step they do (self CPU time is summed per part).
+OPERATOR_PARTS = {
+    "convolution": ("aten::mkldnn_convolution", "aten::convolution_backward", "aten::_slow_conv2d_forward",
+                    "aten::_slow_conv2d_backward"),
+    "matmul": ("aten::mm", "aten::addmm", "aten::bmm"),
+    "batch norm": ("aten::native_batch_norm", "aten::native_batch_norm_backward"),
+    "relu": ("aten::relu", "aten::relu_", "aten::clamp_min", "aten::clamp_min_", "aten::threshold_backward"),
+    "pooling": ("aten::max_pool2d_with_indices", "aten::max_pool2d_with_indices_backward"),
 }
 
 
@@ -70,11 +93,16 @@ def median_seconds(run, repeats: int = 3) -> float:
     return statistics.median(times)
 
 
-def matmul_gflops(dtype: torch.dtype, n: int = 2048) -> float:
-    """Peak GFLOP/s of ``torch.mm`` on two (n, n) matrices of ``dtype``: 2 n^3 / median time of one product."""
-    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
-    torch.mm(a, b)  # warm-up
-    return 2 * n**3 / median_seconds(lambda: torch.mm(a, b)) / 1e9
+def matmul_gflops(dtype: torch.dtype, sizes: tuple[int, ...] = (1024, 2048, 4096)) -> float:
+    """Peak GFLOP/s of ``torch.mm`` of ``dtype``: the best over square sizes n of 2 n^3 / median time of one product
+    (one size alone can sit below what the convolution kernels reach: at 2048 alone the AVX-512 EPYC's cnn8 ran at
+    114 % of it)."""
+    best = 0.0
+    for n in sizes:
+        a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+        torch.mm(a, b)  # warm-up
+        best = max(best, 2 * n**3 / median_seconds(lambda: torch.mm(a, b)) / 1e9)
+    return best
 
 
 def forward_flops(model: torch.nn.Module, shape: tuple[int, ...]) -> float:
@@ -160,17 +188,66 @@ def engine_seconds(name: str, steps: int, *, bf16: bool | str) -> float:
     return median_seconds(lambda: train(len(x)))
 
 
-def job_overhead_seconds(child: str, threads: int) -> float:
+def engine_parts(name: str, steps: int) -> dict[str, float]:
+    """Share of the engine's fp32 training time (self CPU time under ``torch.profiler``, one epoch of ``steps``
+    steps after a warm-up) spent in each of :data:`OPERATOR_PARTS`, the rest as "other"."""
+    shape, num_classes, augment = SETUPS[name]
+    recipe = Recipe(model=name, optimizer="sgd", lr=LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY, epochs=1,
+                    batch_size=BATCH, mixup_alpha=MIXUP_ALPHA, augment=augment, bf16=False)
+    x, labels = synthetic_data(shape, num_classes, steps * BATCH)
+    targets = np.eye(num_classes, dtype=np.float32)[labels]
+    train_model(recipe=recipe, x=x[: 2 * BATCH], targets=targets[: 2 * BATCH], seed=0, device=torch.device("cpu"))
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profiler:
+        train_model(recipe=recipe, x=x, targets=targets, seed=0, device=torch.device("cpu"))
+    self_times = {event.key: event.self_cpu_time_total for event in profiler.key_averages()}
+    total = sum(self_times.values())
+    parts = {part: sum(self_times.get(op, 0.0) for op in ops) / total for part, ops in OPERATOR_PARTS.items()}
+    return {**parts, "other": 1.0 - sum(parts.values())}
+
+
+def compiled_step_loop(name: str, steps: int) -> dict[str, float]:
+    """The engine's fp32 training step (channels_last model, mixup, soft cross-entropy, MomentumSGD) as a plain loop,
+    eager and under ``torch.compile`` (inductor on the CPU): samples/s of each over ``steps`` steps after warm-up,
+    and the compiled model's first two steps (the compilation) in seconds."""
+    shape, num_classes, _ = SETUPS[name]
+    x = torch.rand(BATCH, *shape).contiguous(memory_format=CHANNELS_LAST)
+    targets = torch.eye(num_classes)[torch.arange(BATCH) % num_classes]
+    partner = torch.randperm(BATCH)
+    result = {}
+    for variant in ("eager", "compiled"):
+        torch.manual_seed(0)
+        model = create_model(name, input_shape=shape, num_classes=num_classes).to(memory_format=CHANNELS_LAST)
+        optimizer = MomentumSGD(model.parameters(), lr=LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY,
+                                milestones=(), gamma=0.1)
+        forward = torch.compile(model) if variant == "compiled" else model
+
+        def step() -> None:
+            xb, tb = mixup(x, targets, lam=0.7, partner=partner)
+            loss = soft_cross_entropy(forward(xb), tb)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+        started = time.perf_counter()
+        step()
+        step()
+        if variant == "compiled":
+            result["compile_s"] = time.perf_counter() - started
+        result[variant] = steps * BATCH / median_seconds(lambda: [step() for _ in range(steps)])
+    return result
+
+
+def job_overhead_seconds(child: str, threads: int) -> dict[str, float]:
     """Median seconds from starting a fresh Python process running ``child`` (an ``OVERHEAD_CHILDREN`` value) to the
-    time it prints (imports included, process exit excluded)."""
+    time it prints ("done": imports and first step), and to the process's end ("exit": its teardown too)."""
 
-    def run() -> float:
+    runs = []
+    for _ in range(3):
         start = time.time()
-        command = [sys.executable, "-c", child.format(threads=threads)]
-        done = subprocess.run(command, capture_output=True, text=True, check=True)
-        return float(done.stdout.split()[-1]) - start
-
-    return median_seconds(run)
+        done = subprocess.run([sys.executable, "-c", child.format(threads=threads)], capture_output=True, text=True,
+                              check=True)
+        runs.append({"exit": time.time() - start, "done": float(done.stdout.split()[-1]) - start})
+    return {until: statistics.median(run[until] for run in runs) for until in ("done", "exit")}
 
 
 CHANNELS_LAST = torch.channels_last  # the engine's layout of image batches and models
@@ -197,12 +274,15 @@ def main() -> None:
     parser.add_argument(
         "--models", default="cnn4,cnn8,resnet44", help="comma-separated models; '' measures only the per-job overhead"
     )
+    parser.add_argument("--compile", action="store_true", help="also time the step loop under torch.compile")
     parser.add_argument("--out", help="write all results to this JSON file")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     peak = {"fp32": matmul_gflops(torch.float32), "bf16": matmul_gflops(torch.bfloat16)}
-    print(f"matmul peak 2048x2048, {args.threads} threads: fp32 {peak['fp32']:.1f}, bf16 {peak['bf16']:.1f} GFLOP/s")
+    print(f"matmul peak (best of n = 1024, 2048, 4096), {args.threads} threads: fp32 {peak['fp32']:.1f}, "
+          f"bf16 {peak['bf16']:.1f} GFLOP/s")
     rows, auto_decisions, models = [], {}, [name for name in args.models.split(",") if name]
+    parts, compiled = {}, {}
     if models:
         print(f"{'model':<9} {'variant':<12} {'samples/s':>10} {'x naive':>8} {'GFLOP/s':>8} {'of fp32 peak':>13}")
     for name in models:
@@ -236,10 +316,19 @@ def main() -> None:
                 }
             )
             print(f"{name:<9} {variant:<12} {rate:>10.0f} {ratio:>8.2f} {gflops:>8.1f} {fraction:>13.1%}")
+        parts[name] = engine_parts(name, args.steps)
+        print(f"{name:<9} engine fp32 time by part: "
+              + ", ".join(f"{part} {share:.1%}" for part, share in parts[name].items()))
+        if args.compile:
+            compiled[name] = loop = compiled_step_loop(name, args.steps)
+            print(f"{name:<9} fp32 step loop: eager {loop['eager']:.0f}, torch.compile {loop['compiled']:.0f} "
+                  f"samples/s ({loop['compiled'] / loop['eager']:.2f}x) after {loop['compile_s']:.1f} s compiling")
     overhead = {name: job_overhead_seconds(child, args.threads) for name, child in OVERHEAD_CHILDREN.items()}
-    print("per-job overhead, process start to done:")
+    baseline = overhead["torch.optim step"]
+    print("per-job overhead: process start to done (imports, first step) and to exit (teardown too):")
     for name, seconds in overhead.items():
-        print(f"  {name:<17} {seconds:5.2f} s  ({seconds / overhead['torch.optim step']:.2f} x torch.optim step)")
+        print(f"  {name:<17} done {seconds['done']:5.2f} s ({seconds['done'] / baseline['done']:.2f}x)  "
+              f"exit {seconds['exit']:5.2f} s ({seconds['exit'] / baseline['exit']:.2f}x)  of torch.optim step")
     if args.out:
         results = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -252,6 +341,8 @@ def main() -> None:
             "batch_size": BATCH,
             "matmul_peak_gflops": peak,
             "runs": rows,
+            "engine_fp32_time_by_part": parts,
+            "compiled_step_loop": compiled,
             "job_overhead_s": overhead,
         }
         with open(args.out, "w") as out:

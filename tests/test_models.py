@@ -1,13 +1,14 @@
 """Every registered model builds, runs forward and backward with the right output shape, and the registry rejects
 unknown names and options; pretrained models refuse to fall back silently to random weights when offline."""
 
+import copy
 import urllib.error
 
 import pytest
 import torch
 from torch import nn
 
-from enkcvs.models import MODELS, create_model, model_options
+from enkcvs.models import MODELS, BasicBlock, create_model, model_options
 
 # name -> (input_shape, options): small inputs each model accepts, no downloads.
 CASES = {
@@ -41,6 +42,34 @@ def test_image_model_forward_backward(name):
     assert logits.shape == (2, 5)
     logits.logsumexp(dim=1).sum().backward()
     assert all(p.grad is not None for p in model.parameters())
+
+
+@pytest.mark.parametrize("name", ["cnn4", "mlp", "cnn8", "resnet44"])
+def test_in_place_relus_change_no_gradient_bit(name, monkeypatch):
+    """The models' ReLUs work in place (a speed option that claims to be exact): the loss and every gradient equal,
+    bit for bit, those of the same model with out-of-place ReLUs, in fp32 and under bf16 autocast."""
+    input_shape, options = CASES[name]
+    torch.manual_seed(0)
+    model = create_model(name, input_shape=input_shape, num_classes=5, **options).to(memory_format=torch.channels_last)
+    reference = copy.deepcopy(model)
+    x = torch.randn(8, *input_shape).contiguous(memory_format=torch.channels_last)
+
+    def loss_and_gradients(net, bf16):
+        net.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = net(x).float().logsumexp(dim=1).sum()
+        loss.backward()
+        return [loss, *(parameter.grad for parameter in net.parameters())]
+
+    fast = {bf16: loss_and_gradients(model, bf16) for bf16 in (False, True)}
+    assert any(isinstance(module, nn.ReLU) and module.inplace for module in model.modules())
+    for module in reference.modules():
+        if isinstance(module, nn.ReLU):
+            module.inplace = False
+    monkeypatch.setattr(BasicBlock, "forward", lambda self, x: torch.relu(self.residual(x) + self.shortcut(x)))
+    for bf16 in (False, True):
+        for got, expected in zip(fast[bf16], loss_and_gradients(reference, bf16), strict=True):
+            assert torch.equal(got, expected)
 
 
 def test_text_classifier_forward_backward():

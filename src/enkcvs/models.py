@@ -46,8 +46,17 @@ def create_model(name: str, *, input_shape: tuple[int, ...], num_classes: int, *
     return MODELS[name](input_shape=input_shape, num_classes=num_classes, **options)
 
 
+# Every ReLU here follows a batch norm or a sum and works in place: batch norm's backward needs its input, not its
+# output, so nothing autograd saved is overwritten, and one pass over the activations and one allocation are saved per
+# layer (cnn4 fp32 training 1.2x faster, cnn8 1.08x, the same weights bit for bit: benchmarks/README.md, tests).
+
+
 def _conv_block(in_channels: int, out_channels: int) -> list[nn.Module]:
-    return [nn.Conv2d(in_channels, out_channels, 3, padding=1, bias=False), nn.BatchNorm2d(out_channels), nn.ReLU()]
+    return [
+        nn.Conv2d(in_channels, out_channels, 3, padding=1, bias=False),
+        nn.BatchNorm2d(out_channels),
+        nn.ReLU(inplace=True),
+    ]
 
 
 def _classifier_head(in_features: int, hidden: int, num_classes: int) -> list[nn.Module]:
@@ -56,7 +65,7 @@ def _classifier_head(in_features: int, hidden: int, num_classes: int) -> list[nn
         nn.Flatten(),
         nn.Linear(in_features, hidden, bias=False),
         nn.BatchNorm1d(hidden),
-        nn.ReLU(),
+        nn.ReLU(inplace=True),
         nn.Linear(hidden, num_classes),
     ]
 
@@ -109,7 +118,7 @@ class BasicBlock(nn.Module):
         self.residual = nn.Sequential(
             nn.Conv2d(in_channels, out_channels, 3, stride=stride, padding=1, bias=False),
             nn.BatchNorm2d(out_channels),
-            nn.ReLU(),
+            nn.ReLU(inplace=True),
             nn.Conv2d(out_channels, out_channels, 3, padding=1, bias=False),
             nn.BatchNorm2d(out_channels),
         )
@@ -124,7 +133,7 @@ class BasicBlock(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """(B, C_in, H, W) -> (B, C_out, H / stride, W / stride)."""
-        return torch.relu(self.residual(x) + self.shortcut(x))
+        return (self.residual(x) + self.shortcut(x)).relu_()
 
 
 def cifar_resnet(*, depth: int, input_shape: tuple[int, int, int], num_classes: int) -> nn.Module:
@@ -136,7 +145,11 @@ def cifar_resnet(*, depth: int, input_shape: tuple[int, int, int], num_classes: 
     if depth < 8 or (depth - 2) % 6:
         raise ValueError(f"a CIFAR ResNet has depth 6n + 2 (20, 32, 44, 56, 110, ...), got {depth}")
     blocks_per_stage = (depth - 2) // 6
-    layers: list[nn.Module] = [nn.Conv2d(input_shape[0], 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU()]
+    layers: list[nn.Module] = [
+        nn.Conv2d(input_shape[0], 16, 3, padding=1, bias=False),
+        nn.BatchNorm2d(16),
+        nn.ReLU(inplace=True),
+    ]
     in_channels = 16
     for stage, channels in enumerate((16, 32, 64)):
         for block in range(blocks_per_stage):

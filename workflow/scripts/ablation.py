@@ -1,15 +1,14 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.report import render_ablation
 
-from enkcvs.report import render_ablation
-
-render_ablation(
-    results=list(snakemake.input.results),
-    metrics=list(snakemake.input.metrics),
-    rungs=list(snakemake.params.rungs),
-    markdown=snakemake.output.markdown,
-    csv=snakemake.output.csv,
-    latex=snakemake.output.latex,
-    decimals=snakemake.params.decimals,
-)
+    render_ablation(
+        results=list(snakemake.input.results),
+        metrics=list(snakemake.input.metrics),
+        rungs=list(snakemake.params.rungs),
+        markdown=snakemake.output.markdown,
+        csv=snakemake.output.csv,
+        latex=snakemake.output.latex,
+        decimals=snakemake.params.decimals,
+    )

@@ -1,7 +1,6 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.steps import check_layout
 
-from enkcvs.steps import check_layout
-
-check_layout(source=snakemake.params.source, options=dict(snakemake.params.options), output=snakemake.output.record)
+    check_layout(source=snakemake.params.source, options=dict(snakemake.params.options), output=snakemake.output.record)

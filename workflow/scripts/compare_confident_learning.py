@@ -1,14 +1,13 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.steps import compare_confident_learning
 
-from enkcvs.steps import compare_confident_learning
-
-compare_confident_learning(
-    predictions=list(snakemake.input.predictions),
-    labels=snakemake.input.labels,
-    threshold=int(snakemake.wildcards.t),
-    output=snakemake.output.table,
-    ranking=snakemake.output.ranking,
-    provenance_fields=dict(snakemake.wildcards),
-)
+    compare_confident_learning(
+        predictions=list(snakemake.input.predictions),
+        labels=snakemake.input.labels,
+        threshold=int(snakemake.wildcards.t),
+        output=snakemake.output.table,
+        ranking=snakemake.output.ranking,
+        provenance_fields=dict(snakemake.wildcards),
+    )

@@ -1,16 +1,15 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.report import render_confident_learning
 
-from enkcvs.report import render_confident_learning
-
-render_confident_learning(
-    tables=list(snakemake.input.tables),
-    markdown=snakemake.output.markdown,
-    csv=snakemake.output.csv,
-    latex=snakemake.output.latex,
-    png=snakemake.output.png,
-    pdf=snakemake.output.pdf,
-    decimals=snakemake.params.decimals,
-    dpi=snakemake.params.dpi,
-)
+    render_confident_learning(
+        tables=list(snakemake.input.tables),
+        markdown=snakemake.output.markdown,
+        csv=snakemake.output.csv,
+        latex=snakemake.output.latex,
+        png=snakemake.output.png,
+        pdf=snakemake.output.pdf,
+        decimals=snakemake.params.decimals,
+        dpi=snakemake.params.dpi,
+    )

@@ -1,12 +1,11 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.report import render_dataset_summary
 
-from enkcvs.report import render_dataset_summary
-
-render_dataset_summary(
-    datasets=dict(zip(snakemake.params.names, snakemake.input.datasets)),
-    markdown=snakemake.output.markdown,
-    csv=snakemake.output.csv,
-    latex=snakemake.output.latex,
-)
+    render_dataset_summary(
+        datasets=dict(zip(snakemake.params.names, snakemake.input.datasets)),
+        markdown=snakemake.output.markdown,
+        csv=snakemake.output.csv,
+        latex=snakemake.output.latex,
+    )

@@ -1,13 +1,12 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.steps import make_noisy_labels
 
-from enkcvs.steps import make_noisy_labels
-
-make_noisy_labels(
-    dataset=snakemake.input.dataset,
-    noise=snakemake.wildcards.noise,
-    seed=int(snakemake.wildcards.seed),
-    asymmetric_map=snakemake.params.asymmetric_map,
-    output=snakemake.output.labels,
-)
+    make_noisy_labels(
+        dataset=snakemake.input.dataset,
+        noise=snakemake.wildcards.noise,
+        seed=int(snakemake.wildcards.seed),
+        asymmetric_map=snakemake.params.asymmetric_map,
+        output=snakemake.output.labels,
+    )

@@ -1,13 +1,12 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.report import render_label_issue_grid
 
-from enkcvs.report import render_label_issue_grid
-
-render_label_issue_grid(
-    dataset=snakemake.input.dataset,
-    table=snakemake.input.table,
-    top=snakemake.params.top,
-    png=snakemake.output.png,
-    dpi=snakemake.params.dpi,
-)
+    render_label_issue_grid(
+        dataset=snakemake.input.dataset,
+        table=snakemake.input.table,
+        top=snakemake.params.top,
+        png=snakemake.output.png,
+        dpi=snakemake.params.dpi,
+    )

@@ -1,13 +1,12 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.steps import write_label_issues
 
-from enkcvs.steps import write_label_issues
-
-write_label_issues(
-    dataset=snakemake.input.dataset,
-    selection=snakemake.input.selection,
-    top=snakemake.params.top,
-    table=snakemake.output.table,
-    summary=snakemake.output.summary,
-)
+    write_label_issues(
+        dataset=snakemake.input.dataset,
+        selection=snakemake.input.selection,
+        top=snakemake.params.top,
+        table=snakemake.output.table,
+        summary=snakemake.output.summary,
+    )

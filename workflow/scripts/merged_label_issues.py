@@ -1,16 +1,15 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.steps import merge_label_issues
 
-from enkcvs.steps import merge_label_issues
-
-merge_label_issues(
-    dataset=snakemake.input.dataset,
-    predictions=list(snakemake.input.predictions),
-    labels=list(snakemake.input.labels),
-    threshold=snakemake.params.threshold,
-    top=snakemake.params.top,
-    table=snakemake.output.table,
-    summary=snakemake.output.summary,
-    provenance_fields=dict(snakemake.wildcards),
-)
+    merge_label_issues(
+        dataset=snakemake.input.dataset,
+        predictions=list(snakemake.input.predictions),
+        labels=list(snakemake.input.labels),
+        threshold=snakemake.params.threshold,
+        top=snakemake.params.top,
+        table=snakemake.output.table,
+        summary=snakemake.output.summary,
+        provenance_fields=dict(snakemake.wildcards),
+    )

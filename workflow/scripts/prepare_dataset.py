@@ -1,9 +1,8 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.steps import prepare_dataset
 
-from enkcvs.steps import prepare_dataset
-
-prepare_dataset(
-    source=snakemake.params.source, options=dict(snakemake.params.options), output=snakemake.output.dataset
-)
+    prepare_dataset(
+        source=snakemake.params.source, options=dict(snakemake.params.options), output=snakemake.output.dataset
+    )

@@ -1,13 +1,12 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.report import render_resource_usage
 
-from enkcvs.report import render_resource_usage
-
-render_resource_usage(
-    benchmarks={rule: list(files) for rule, files in snakemake.input.items()},
-    markdown=snakemake.output.markdown,
-    csv=snakemake.output.csv,
-    latex=snakemake.output.latex,
-    decimals=snakemake.params.decimals,
-)
+    render_resource_usage(
+        benchmarks={rule: list(files) for rule, files in snakemake.input.items()},
+        markdown=snakemake.output.markdown,
+        csv=snakemake.output.csv,
+        latex=snakemake.output.latex,
+        decimals=snakemake.params.decimals,
+    )

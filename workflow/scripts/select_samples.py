@@ -1,14 +1,13 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.steps import select_samples
 
-from enkcvs.steps import select_samples
-
-select_samples(
-    predictions=list(snakemake.input.predictions),
-    labels=snakemake.input.labels,
-    threshold=int(snakemake.wildcards.t),
-    table=snakemake.output.selection,
-    metrics=snakemake.output.metrics,
-    provenance_fields=dict(snakemake.wildcards),
-)
+    select_samples(
+        predictions=list(snakemake.input.predictions),
+        labels=snakemake.input.labels,
+        threshold=int(snakemake.wildcards.t),
+        table=snakemake.output.selection,
+        metrics=snakemake.output.metrics,
+        provenance_fields=dict(snakemake.wildcards),
+    )

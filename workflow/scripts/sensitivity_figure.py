@@ -1,15 +1,14 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.report import render_sensitivity_figure
 
-from enkcvs.report import render_sensitivity_figure
-
-render_sensitivity_figure(
-    metrics=list(snakemake.input.metrics),
-    results=list(snakemake.input.results),
-    selection=dict(snakemake.params.selection),
-    paper_name=snakemake.params.paper_name,
-    png=snakemake.output.png,
-    pdf=snakemake.output.pdf,
-    dpi=snakemake.params.dpi,
-)
+    render_sensitivity_figure(
+        metrics=list(snakemake.input.metrics),
+        results=list(snakemake.input.results),
+        selection=dict(snakemake.params.selection),
+        paper_name=snakemake.params.paper_name,
+        png=snakemake.output.png,
+        pdf=snakemake.output.pdf,
+        dpi=snakemake.params.dpi,
+    )

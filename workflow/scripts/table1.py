@@ -1,14 +1,13 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.report import render_table1
 
-from enkcvs.report import render_table1
-
-render_table1(
-    metrics=list(snakemake.input.metrics),
-    markdown=snakemake.output.markdown,
-    csv=snakemake.output.csv,
-    latex=snakemake.output.latex,
-    decimals=snakemake.params.decimals,
-    paper_names=dict(snakemake.params.paper_names),
-)
+    render_table1(
+        metrics=list(snakemake.input.metrics),
+        markdown=snakemake.output.markdown,
+        csv=snakemake.output.csv,
+        latex=snakemake.output.latex,
+        decimals=snakemake.params.decimals,
+        paper_names=dict(snakemake.params.paper_names),
+    )

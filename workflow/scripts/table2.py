@@ -1,15 +1,14 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.report import render_table2
 
-from enkcvs.report import render_table2
-
-render_table2(
-    results=list(snakemake.input.results),
-    methods=list(snakemake.params.methods),
-    markdown=snakemake.output.markdown,
-    csv=snakemake.output.csv,
-    latex=snakemake.output.latex,
-    decimals=snakemake.params.decimals,
-    paper_names=dict(snakemake.params.paper_names),
-)
+    render_table2(
+        results=list(snakemake.input.results),
+        methods=list(snakemake.params.methods),
+        markdown=snakemake.output.markdown,
+        csv=snakemake.output.csv,
+        latex=snakemake.output.latex,
+        decimals=snakemake.params.decimals,
+        paper_names=dict(snakemake.params.paper_names),
+    )

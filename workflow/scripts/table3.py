@@ -1,15 +1,14 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.report import render_table3
 
-from enkcvs.report import render_table3
-
-render_table3(
-    results=list(snakemake.input.results),
-    methods=list(snakemake.params.methods),
-    paper_names=dict(snakemake.params.paper_names),
-    markdown=snakemake.output.markdown,
-    csv=snakemake.output.csv,
-    latex=snakemake.output.latex,
-    decimals=snakemake.params.decimals,
-)
+    render_table3(
+        results=list(snakemake.input.results),
+        methods=list(snakemake.params.methods),
+        paper_names=dict(snakemake.params.paper_names),
+        markdown=snakemake.output.markdown,
+        csv=snakemake.output.csv,
+        latex=snakemake.output.latex,
+        decimals=snakemake.params.decimals,
+    )

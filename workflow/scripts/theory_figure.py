@@ -1,15 +1,14 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.report import render_theory_figure
 
-from enkcvs.report import render_theory_figure
-
-render_theory_figure(
-    metrics=list(snakemake.input.metrics),
-    png=snakemake.output.png,
-    pdf=snakemake.output.pdf,
-    markdown=snakemake.output.markdown,
-    csv=snakemake.output.csv,
-    dpi=snakemake.params.dpi,
-    decimals=snakemake.params.decimals,
-)
+    render_theory_figure(
+        metrics=list(snakemake.input.metrics),
+        png=snakemake.output.png,
+        pdf=snakemake.output.pdf,
+        markdown=snakemake.output.markdown,
+        csv=snakemake.output.csv,
+        dpi=snakemake.params.dpi,
+        decimals=snakemake.params.decimals,
+    )

@@ -1,12 +1,11 @@
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w")
+with logged_job(snakemake.log[0]):
+    from enkcvs.steps import tokenize_dataset
 
-from enkcvs.steps import tokenize_dataset
-
-tokenize_dataset(
-    dataset=snakemake.input.dataset,
-    checkpoint=snakemake.params.model_name,
-    max_length=snakemake.params.max_length,
-    output=snakemake.output.tokens,
-)
+    tokenize_dataset(
+        dataset=snakemake.input.dataset,
+        checkpoint=snakemake.params.model_name,
+        max_length=snakemake.params.max_length,
+        output=snakemake.output.tokens,
+    )

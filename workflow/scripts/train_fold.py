@@ -1,23 +1,20 @@
-import logging
-import sys
+from enkcvs.job import logged_job
 
-sys.stderr = open(snakemake.log[0], "w", buffering=1)  # line-buffered: the log can be followed while the job runs
-logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(message)s")
+with logged_job(snakemake.log[0]):
+    from enkcvs.steps import train_fold
 
-from enkcvs.steps import train_fold
-
-train_fold(
-    dataset=snakemake.input.dataset,
-    labels=snakemake.input.labels,
-    tokens=snakemake.input.get("tokens"),
-    recipe=snakemake.params.recipe,
-    seed=int(snakemake.wildcards.seed),
-    num_folds=int(snakemake.wildcards.K),
-    iteration=int(snakemake.wildcards.m),
-    fold=int(snakemake.wildcards.k),
-    threads=snakemake.threads,
-    gpus=snakemake.resources.gpu,
-    allow_cpu_fallback=bool(snakemake.resources.cpu_fallback),
-    output=snakemake.output.predictions,
-    provenance_fields=dict(snakemake.wildcards),
-)
+    train_fold(
+        dataset=snakemake.input.dataset,
+        labels=snakemake.input.labels,
+        tokens=snakemake.input.get("tokens"),
+        recipe=snakemake.params.recipe,
+        seed=int(snakemake.wildcards.seed),
+        num_folds=int(snakemake.wildcards.K),
+        iteration=int(snakemake.wildcards.m),
+        fold=int(snakemake.wildcards.k),
+        threads=snakemake.threads,
+        gpus=snakemake.resources.gpu,
+        allow_cpu_fallback=bool(snakemake.resources.cpu_fallback),
+        output=snakemake.output.predictions,
+        provenance_fields=dict(snakemake.wildcards),
+    )

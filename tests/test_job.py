@@ -1,0 +1,38 @@
+"""The workflow scripts' job wrapper: the log gets everything, success ends the process at once with status 0 (after
+flushing), a failure ends it the usual way with the traceback in the log."""
+
+import subprocess
+import sys
+import textwrap
+
+
+def run_job(tmp_path, body: str) -> tuple[subprocess.CompletedProcess, str]:
+    """Run ``body`` inside ``logged_job`` in a fresh interpreter (as a Snakemake script does); its result and log."""
+    log = tmp_path / "job.log"
+    script = textwrap.dedent(f"""
+        import atexit, logging, sys
+        from enkcvs.job import logged_job
+
+        atexit.register(lambda: print("teardown ran", file=sys.__stdout__))
+        with logged_job({str(log)!r}):
+            logging.getLogger("enkcvs.step").info("record from the library")
+            print("printed to stderr", file=sys.stderr)
+            sys.stdout.write("buffered stdout without a newline")
+        """) + textwrap.indent(textwrap.dedent(body), "    ")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    return done, log.read_text()
+
+
+def test_success_flushes_everything_and_skips_the_teardown(tmp_path):
+    done, log = run_job(tmp_path, "")
+    assert done.returncode == 0
+    assert "record from the library" in log and "printed to stderr" in log
+    assert log.splitlines()[0].endswith(" record from the library")  # timestamped
+    assert done.stdout == "buffered stdout without a newline"  # flushed; the atexit handler never ran
+
+
+def test_failure_logs_the_traceback_and_exits_non_zero(tmp_path):
+    done, log = run_job(tmp_path, 'raise ValueError("bad input: fix it")')
+    assert done.returncode == 1
+    assert "ValueError: bad input: fix it" in log and "record from the library" in log
+    assert "teardown ran" in done.stdout  # the usual exit path
