@@ -47,6 +47,22 @@ def test_auto_needs_the_speedup(cache, monkeypatch, speedup, chosen):
     assert precision.resolve_bf16("auto", model_name="mlp", build=build, batch=batch, device=CPU) is chosen
 
 
+def test_a_passing_load_does_not_move_the_probes_speedup(monkeypatch):
+    """A load over three consecutive steps (here tripling them) slows both precisions of the rounds it falls on, so
+    the median ratio is the quiet machine's: 1.5x. Timed all fp32 steps first, it would have made fp32 look slow."""
+    calls = []
+
+    def fake_step(model, batch, *, bf16):
+        calls.append(bf16)
+        quiet = 0.02 if bf16 else 0.03
+        return quiet * (3 if 4 <= len(calls) <= 6 else 1)
+
+    monkeypatch.setattr(precision, "step_seconds", fake_step)
+    probe = precision.probe_bf16(build, batch())
+    assert calls == [False, True] * (precision.PROBE_ROUNDS + 1)  # warm-ups, then interleaved rounds
+    assert probe == {"fp32_seconds": 0.03, "bf16_seconds": 0.02, "speedup": pytest.approx(1.5)}
+
+
 def test_false_never_probes_and_true_warns_where_bf16_is_slower(cache, monkeypatch):
     assert precision.resolve_bf16(False, model_name="mlp", build=never, batch=never, device=CPU) is False
     monkeypatch.setattr(precision, "probe_bf16",

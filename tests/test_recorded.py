@@ -121,10 +121,13 @@ def test_table2_ordering_says_whether_enkcvs_comes_first(tmp_path):
     assert "- d sym 0.2: E-NKCVS 90.0 > CE 80.0" in text and "- d asym 0.4: CE 85.0 > E-NKCVS 70.0" in text
 
 
-def test_compare_runs_counts_differing_cells(tmp_path):
+def test_compare_runs_counts_differing_cells_of_result_tables(tmp_path):
     for name, values in (("a", [1.0, 2.0, 3.0]), ("b", [1.0, 2.5, 3.0])):
         (tmp_path / name).mkdir()
         pd.DataFrame({"method": ["x", "y", "z"], "mean": values}).to_csv(tmp_path / name / "t.csv", index=False)
+        # job timings differ between any two runs; they are not results
+        pd.DataFrame({"rule": ["train_fold"], "wall_s_total": values[1:2]}).to_csv(tmp_path / name / "resources.csv",
+                                                                                  index=False)
     frame = compare_runs(tmp_path / "a", tmp_path / "b")
     assert frame.to_dict("records") == [{"table": "t.csv", "column": "mean", "cells": 3, "differ": 1,
                                          "max_abs_difference": 0.5}]

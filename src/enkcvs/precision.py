@@ -1,11 +1,11 @@
 """bfloat16 only where it pays (``recipe.bf16: auto``): a short probe of the recipe's model decides, once per machine.
 
 bf16 autocast is ~2.5x faster than fp32 on CPUs with AVX-512 BF16 or AMX, but 6-10x *slower* on CPUs with only AVX2,
-where PyTorch emulates it (benchmarks/README.md). ``auto`` times a few training steps of the model in both precisions
-and uses bf16 only when it is at least :data:`SPEEDUP_NEEDED` times faster; the decision is cached per CPU model and
-instruction sets, torch version, thread count, model and batch shape, so a machine probes each model once and every
-later job reads the same answer. On a CUDA GPU ``auto`` is bf16 where the GPU supports it, without a probe. ``true``
-is obeyed, with a warning naming both timings when the probe shows bf16 slower.
+where PyTorch emulates it (benchmarks/README.md). ``auto`` times a few training steps of the model in both precisions,
+interleaved, and uses bf16 only when it is at least :data:`SPEEDUP_NEEDED` times faster; the decision is cached per CPU
+model and instruction sets, torch version, thread count, model and batch shape, so a machine probes each model once
+and every later job reads the same answer. On a CUDA GPU ``auto`` is bf16 where the GPU supports it, without a probe.
+``true`` is obeyed, with a warning naming both timings when the probe shows bf16 slower.
 """
 
 import fcntl
@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import time
+from statistics import median
 import warnings
 from pathlib import Path
 
@@ -25,6 +26,8 @@ log = logging.getLogger(__name__)
 
 #: bf16 must be at least this much faster than fp32 for ``auto`` to choose it.
 SPEEDUP_NEEDED = 1.3
+#: Interleaved fp32/bf16 step pairs a probe times (:func:`probe_bf16`).
+PROBE_ROUNDS = 7
 #: Where decisions are cached: ``$ENKCVS_CACHE_DIR`` or ``~/.cache/enkcvs``.
 CACHE_FILE = "bf16_probe.json"
 
@@ -41,30 +44,35 @@ def probe_key(*, model_name: str, batch: torch.Tensor) -> str:
             f"{torch.get_num_threads()} threads | {model_name} | batch {tuple(batch.shape)} {batch.dtype}")
 
 
-def step_seconds(model: nn.Module, batch: torch.Tensor, *, bf16: bool, steps: int = 3) -> float:
-    """Median seconds of one forward and backward pass of ``model`` on ``batch`` (CPU), autocast to bf16 or not,
-    after one warm-up step. Gradients are computed and discarded; the weights do not change."""
-    model.train()
-    timings = []
-    for step in range(steps + 1):
-        started = time.perf_counter()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            logits = model(batch)
-        logits.float().logsumexp(dim=1).mean().backward()
-        model.zero_grad(set_to_none=True)
-        if step:
-            timings.append(time.perf_counter() - started)
-    return sorted(timings)[len(timings) // 2]
+def step_seconds(model: nn.Module, batch: torch.Tensor, *, bf16: bool) -> float:
+    """Seconds of one forward and backward pass of ``model`` on ``batch`` (CPU), autocast to bf16 or not. Gradients
+    are computed and discarded; the weights do not change."""
+    started = time.perf_counter()
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        logits = model(batch)
+    logits.float().logsumexp(dim=1).mean().backward()
+    model.zero_grad(set_to_none=True)
+    return time.perf_counter() - started
 
 
-def probe_bf16(build, batch: torch.Tensor) -> dict[str, float]:
-    """fp32 and bf16 step times of a fresh model (``build()``) on ``batch`` and bf16's speedup (fp32 time / bf16
-    time). The global random state is left as it was, so probing changes no training run."""
+def probe_bf16(build, batch: torch.Tensor, *, rounds: int = PROBE_ROUNDS) -> dict[str, float]:
+    """fp32 and bf16 step times of a fresh model (``build()``) on ``batch`` and bf16's speedup.
+
+    After one warm-up step in each precision, each of ``rounds`` rounds times one fp32 step and then one bf16 step,
+    and the speedup is the median of the rounds' ratios (fp32 time / bf16 time): a load that comes and goes (the
+    job beside this one on the machine) slows both steps of a round alike, where timing all fp32 steps before all
+    bf16 steps let it fall on one precision only (the digits cnn4 measured 1.44x in one run and 1.29x in the next on
+    one machine, either side of :data:`SPEEDUP_NEEDED`). The global random state is left as it was, so probing
+    changes no training run."""
     with torch.random.fork_rng(devices=[]):
         model = build()
-        fp32 = step_seconds(model, batch, bf16=False)
-        bf16 = step_seconds(model, batch, bf16=True)
-    return {"fp32_seconds": fp32, "bf16_seconds": bf16, "speedup": fp32 / bf16}
+        model.train()
+        step_seconds(model, batch, bf16=False)
+        step_seconds(model, batch, bf16=True)
+        timings = [(step_seconds(model, batch, bf16=False), step_seconds(model, batch, bf16=True))
+                   for _ in range(rounds)]
+    return {"fp32_seconds": median(fp32 for fp32, _ in timings), "bf16_seconds": median(bf16 for _, bf16 in timings),
+            "speedup": median(fp32 / bf16 for fp32, bf16 in timings)}
 
 
 def cached_probe(*, model_name: str, build, batch, cache: Path | None = None) -> dict[str, float]:

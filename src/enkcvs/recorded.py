@@ -353,12 +353,17 @@ def regenerate(text: str, *, root: PathLike = "results/recorded") -> tuple[str, 
     return MARKER.sub(replace, text), changed
 
 
+#: Tables of measurements of the run itself (job time and memory), which differ between any two runs: not results.
+MEASURED_TABLES = ("resources.csv",)
+
+
 def compare_runs(first: PathLike, second: PathLike) -> pd.DataFrame:
-    """Every numeric column of every CSV table two runs share: how many cells differ and by how much at most."""
+    """Every numeric column of every CSV result table two runs share (:data:`MEASURED_TABLES` left out): how many
+    cells differ and by how much at most."""
     rows = []
     for path in sorted(Path(first).glob("*.csv")):
         other = Path(second) / path.name
-        if not other.exists():
+        if not other.exists() or path.name in MEASURED_TABLES:
             continue
         a, b = pd.read_csv(path), pd.read_csv(other)
         if a.shape != b.shape:

@@ -115,7 +115,7 @@ def get_baseline_options(wildcards):
 
 def get_fold_predictions(wildcards):
     """The M x K held-out prediction tables that one selection (K, M, t) votes over (str.format, not expand(): it
-    is called for every selection and every fold benchmark of the report, and is 10x faster)."""
+    is called for every selection and every fold benchmark of the report, and is 7x faster)."""
     setting = {"dataset": wildcards.dataset, "noise": wildcards.noise, "seed": wildcards.seed, "K": wildcards.K}
     pattern, folds = rules.train_fold.output.predictions, range(1, int(wildcards.K) + 1)
     return [pattern.format(**setting, m=m, k=k) for m in range(1, int(wildcards.M) + 1) for k in folds]
