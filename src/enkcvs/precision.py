@@ -13,9 +13,9 @@ import json
 import logging
 import os
 import time
-from statistics import median
 import warnings
 from pathlib import Path
+from statistics import median
 
 import torch
 from torch import nn
