@@ -36,6 +36,7 @@ import yaml
 from enkcvs.io import git_state, package_versions
 from enkcvs.machine import CPU_FLAGS, cpu_flags, cpu_model, instruction_set_limits
 from enkcvs.methods import METHOD_TITLES
+from enkcvs.paper import published_results
 
 PathLike = str | Path
 
@@ -168,6 +169,40 @@ def table1_agreement(run: Path) -> str:
         f"(Theorem 1 minus measured recall: {(table['theorem1_recall'] - table['recall']).min():+.1f} to "
         f"{(table['theorem1_recall'] - table['recall']).max():+.1f} points).\n"
     )
+
+
+def _falls(values: pd.Series) -> bool:
+    return bool((values.diff().dropna() <= 0).all())
+
+
+def table1_trend(run: Path) -> str:
+    """Whether the run's selection follows the paper's Table 1 (CIFAR-10 only): precision and recall falling as the
+    symmetric noise rate rises, per dataset of the run with at least two symmetric rates."""
+    paper = published_results()
+    paper = paper[(paper["table"] == 1) & (paper["noise_kind"] == "sym")]
+    rates = sorted(paper["noise_rate"].unique())
+    ends = {metric: paper[paper["metric"] == metric].set_index("noise_rate")["value"]
+            for metric in ("precision", "recall")}
+    lines = [f"The paper's Table 1 (CIFAR-10, K = 10, M = 5, t = 2): from symmetric noise {rates[0]:g} to "
+             f"{rates[-1]:g}, precision falls from {ends['precision'][rates[0]]:.2f} to "
+             f"{ends['precision'][rates[-1]]:.2f} % and recall from {ends['recall'][rates[0]]:.2f} to "
+             f"{ends['recall'][rates[-1]]:.2f} %."]
+    table = pd.read_csv(run / "table1.csv")
+    for dataset, rows in table[table["noise_kind"] == "sym"].groupby("dataset", sort=False):
+        rows = rows.sort_values("noise_rate")
+        if len(rows) < 2:
+            continue
+        falls = [metric for metric in ("precision", "recall") if _falls(rows[metric])]
+        verdict = {2: "the paper's trend holds", 1: f"only {falls[0] if falls else ''} falls throughout"}.get(
+            len(falls), "neither falls throughout")
+        lines.append(
+            f"- {dataset} (K = {rows['K'].iloc[0]}, M = {rows['M'].iloc[0]}, t = {rows['t'].iloc[0]}), symmetric "
+            f"{' / '.join(f'{rate:g}' for rate in rows['noise_rate'])}: precision "
+            f"{' / '.join(f'{value:.2f}' for value in rows['precision'])}, recall "
+            f"{' / '.join(f'{value:.2f}' for value in rows['recall'])}: {verdict}.")
+    if len(lines) == 1:
+        lines.append("- This run has no dataset with two or more symmetric noise rates.")
+    return lines[0] + "\n\n" + "\n".join(lines[1:]) + "\n"
 
 
 def _setting_labels(frame: pd.DataFrame) -> list[str]:
@@ -305,6 +340,7 @@ def _tolerance(first: Path, second: Path) -> str:
 VIEWS: dict[str, Callable[[Path], str]] = {
     "run": run_line,
     "table1-agreement": table1_agreement,
+    "table1-trend": table1_trend,
     "table2-ordering": table2_ordering,
     "ladder-steps": ladder_steps,
     "theory-misses": theory_misses,
