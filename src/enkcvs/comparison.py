@@ -210,7 +210,7 @@ def format_table2(frame: pd.DataFrame, *, decimals: int, bold: Bold = "markdown"
                 NO_NUMBER if np.isnan(published) else _mean_std(published, frame.at[i, "published_std"], int(digits)))
             record[(group, f"{label} {DELTA}".strip())] = (
                 NO_NUMBER if np.isnan(difference) else _fmt(difference, decimals, sign=True))
-    datasets, methods = _dataset_rank(frame), _method_rank(frame)
+    datasets, methods = _dataset_rank(frame), method_rank(frame)
     order = sorted(records, key=lambda key: (datasets[key[0]], methods[key[1]]))
     table = pd.DataFrame([records[key] for key in order], columns=pd.MultiIndex.from_tuples(columns))
     return table.fillna("")
@@ -238,7 +238,7 @@ def _dataset_rank(frame: pd.DataFrame) -> dict[str, tuple]:
                                                                                          pairs["paper_dataset"]))}
 
 
-def _method_rank(frame: pd.DataFrame) -> dict[str, tuple]:
+def method_rank(frame: pd.DataFrame) -> dict[str, tuple]:
     """The paper's baselines in its order (CE, Co-teaching, SL), then other methods in order of appearance, E-NKCVS
     last."""
     paper = [m for m in dict.fromkeys(published_results().query("table == 2")["method"]) if m != OWN_SOURCE]

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from enkcvs.comparison import method_rank
 from enkcvs.io import git_state, package_versions
 from enkcvs.machine import CPU_FLAGS, cpu_flags, cpu_model, instruction_set_limits
 from enkcvs.methods import METHOD_TITLES
@@ -260,6 +261,34 @@ def ladder_beside(first: Path, second: Path) -> str:
     return frame.to_markdown(index=False, floatfmt=".1f") + "\n"
 
 
+def noise_cost(run: Path) -> str:
+    """What the noise costs each method, with each side's own ceiling taken out (view ``noise-cost``): here, a method's
+    test accuracy minus CE's on the true labels (the ablation ladder's ceiling of this data and recipe); in the paper,
+    its cell minus the paper's CE at noise 0 on that dataset. Settings with a paper cell only."""
+    keys = ["dataset", "noise_kind", "noise_rate"]
+    results = pd.read_csv(run / "table2.csv").merge(pd.read_csv(run / "ablation.csv")[[*keys, "ce_true_mean"]], on=keys)
+    results = results[results["published"].notna()]
+    if results.empty:
+        return f"`{run.name}` has no setting with both the ablation ladder and a paper cell.\n"
+    paper = published_results()
+    clean = paper[(paper["table"] == 2) & (paper["noise_rate"] == 0) & (paper["method"] == "ce")]
+    paper_ceiling = results["paper_dataset"].map(clean.set_index("dataset")["value"])
+    results["ours"] = results["mean"] - results["ce_true_mean"]
+    results["paper"] = results["published"] - paper_ceiling
+    results["setting"] = _setting_labels(results)
+    results["cell"] = [f"{ours:+.1f} ({paper:+.1f})" for ours, paper in zip(results["ours"], results["paper"])]
+    frame = results.pivot(index="setting", columns="method", values="cell")
+    rank = method_rank(results)
+    frame = frame.loc[results["setting"].unique(), sorted(frame.columns, key=rank.get)].rename(columns=METHOD_TITLES)
+    ceilings = "; ".join(
+        f"{dataset} {group['ce_true_mean'].iloc[0]:.1f} % here, {paper_name} {ceiling:.1f} % in the paper"
+        for (dataset, paper_name, ceiling), group in results.assign(ceiling=paper_ceiling).groupby(
+            ["dataset", "paper_dataset", "ceiling"], sort=False))
+    return ("Points each method loses to the noise: here its test accuracy minus CE's on the true labels, in "
+            f"parentheses the paper's cell minus the paper's CE at noise 0 (ceilings: {ceilings}).\n\n"
+            + frame.reset_index().to_markdown(index=False) + "\n")
+
+
 def ranking_verdict(run: Path) -> str:
     """Per setting, E-NKCVS's label-quality AUPRC against the best cleanlab score's (mean over seeds), and where
     it is not at least as high."""
@@ -343,6 +372,7 @@ VIEWS: dict[str, Callable[[Path], str]] = {
     "table1-trend": table1_trend,
     "table2-ordering": table2_ordering,
     "ladder-steps": ladder_steps,
+    "noise-cost": noise_cost,
     "theory-misses": theory_misses,
     "ranking-verdict": ranking_verdict,
 }
