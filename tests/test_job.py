@@ -1,5 +1,5 @@
-"""The workflow scripts' job wrapper: the log gets everything, success ends the process at once with status 0 (after
-flushing), a failure ends it the usual way with the traceback in the log."""
+"""The workflow scripts' job wrapper: the log gets everything, success runs the exit handlers and ends the process
+with status 0 without the interpreter's teardown, a failure ends it the usual way with the traceback in the log."""
 
 import subprocess
 import sys
@@ -13,7 +13,12 @@ def run_job(tmp_path, body: str) -> tuple[subprocess.CompletedProcess, str]:
         import atexit, logging, sys
         from enkcvs.job import logged_job
 
-        atexit.register(lambda: print("teardown ran", file=sys.__stdout__))
+        class Finalized:  # deleted when the interpreter's teardown clears this module
+            def __del__(self):
+                print(" teardown ran", file=sys.__stdout__)
+
+        kept = Finalized()
+        atexit.register(lambda: print(" exit handler ran", file=sys.__stdout__))
         with logged_job({str(log)!r}):
             logging.getLogger("enkcvs.step").info("record from the library")
             print("printed to stderr", file=sys.stderr)
@@ -28,11 +33,11 @@ def test_success_flushes_everything_and_skips_the_teardown(tmp_path):
     assert done.returncode == 0
     assert "record from the library" in log and "printed to stderr" in log
     assert log.splitlines()[0].endswith(" record from the library")  # timestamped
-    assert done.stdout == "buffered stdout without a newline"  # flushed; the atexit handler never ran
+    assert done.stdout == "buffered stdout without a newline exit handler ran\n"  # flushed, no teardown
 
 
 def test_failure_logs_the_traceback_and_exits_non_zero(tmp_path):
     done, log = run_job(tmp_path, 'raise ValueError("bad input: fix it")')
     assert done.returncode == 1
     assert "ValueError: bad input: fix it" in log and "record from the library" in log
-    assert "teardown ran" in done.stdout  # the usual exit path
+    assert done.stdout.endswith(" exit handler ran\n teardown ran\n")  # the usual exit path
