@@ -194,8 +194,8 @@ def table1_trend(run: Path) -> str:
         if len(rows) < 2:
             continue
         falls = [metric for metric in ("precision", "recall") if _falls(rows[metric])]
-        verdict = {2: "the paper's trend holds", 1: f"only {falls[0] if falls else ''} falls throughout"}.get(
-            len(falls), "neither falls throughout")
+        verdict = ("the paper's trend holds" if len(falls) == 2 else f"only {falls[0]} falls throughout" if falls
+                   else "neither falls throughout")
         lines.append(
             f"- {dataset} (K = {rows['K'].iloc[0]}, M = {rows['M'].iloc[0]}, t = {rows['t'].iloc[0]}), symmetric "
             f"{' / '.join(f'{rate:g}' for rate in rows['noise_rate'])}: precision "
@@ -261,29 +261,35 @@ def ladder_beside(first: Path, second: Path) -> str:
     return frame.to_markdown(index=False, floatfmt=".1f") + "\n"
 
 
+def _span(values: pd.Series) -> str:
+    low, high = f"{values.min():.1f}", f"{values.max():.1f}"
+    return low if low == high else f"{low}-{high}"
+
+
 def noise_cost(run: Path) -> str:
     """What the noise costs each method, with each side's own ceiling taken out (view ``noise-cost``): here, a method's
     test accuracy minus CE's on the true labels (the ablation ladder's ceiling of this data and recipe); in the paper,
     its cell minus the paper's CE at noise 0 on that dataset. Settings with a paper cell only."""
     keys = ["dataset", "noise_kind", "noise_rate"]
-    results = pd.read_csv(run / "table2.csv").merge(pd.read_csv(run / "ablation.csv")[[*keys, "ce_true_mean"]], on=keys)
+    ceiling = pd.read_csv(run / "ablation.csv")[[*keys, "ce_true_mean"]]
+    results = pd.read_csv(run / "table2.csv").merge(ceiling, on=keys)
     results = results[results["published"].notna()]
     if results.empty:
         return f"`{run.name}` has no setting with both the ablation ladder and a paper cell.\n"
     paper = published_results()
     clean = paper[(paper["table"] == 2) & (paper["noise_rate"] == 0) & (paper["method"] == "ce")]
-    paper_ceiling = results["paper_dataset"].map(clean.set_index("dataset")["value"])
+    results["paper_ceiling"] = results["paper_dataset"].map(clean.set_index("dataset")["value"])
     results["ours"] = results["mean"] - results["ce_true_mean"]
-    results["paper"] = results["published"] - paper_ceiling
+    results["paper"] = results["published"] - results["paper_ceiling"]
     results["setting"] = _setting_labels(results)
     results["cell"] = [f"{ours:+.1f} ({paper:+.1f})" for ours, paper in zip(results["ours"], results["paper"])]
     frame = results.pivot(index="setting", columns="method", values="cell")
     rank = method_rank(results)
     frame = frame.loc[results["setting"].unique(), sorted(frame.columns, key=rank.get)].rename(columns=METHOD_TITLES)
     ceilings = "; ".join(
-        f"{dataset} {group['ce_true_mean'].iloc[0]:.1f} % here, {paper_name} {ceiling:.1f} % in the paper"
-        for (dataset, paper_name, ceiling), group in results.assign(ceiling=paper_ceiling).groupby(
-            ["dataset", "paper_dataset", "ceiling"], sort=False))
+        f"{dataset} {_span(group['ce_true_mean'])} % here, {group['paper_dataset'].iloc[0]} "
+        f"{group['paper_ceiling'].iloc[0]:.1f} % in the paper"
+        for dataset, group in results.groupby("dataset", sort=False))
     return ("Points each method loses to the noise: here its test accuracy minus CE's on the true labels, in "
             f"parentheses the paper's cell minus the paper's CE at noise 0 (ceilings: {ceilings}).\n\n"
             + frame.reset_index().to_markdown(index=False) + "\n")
