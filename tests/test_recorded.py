@@ -2,6 +2,10 @@
 
 import json
 import re
+import shutil
+import subprocess
+import textwrap
+from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +18,9 @@ from enkcvs.recorded import (
     main,
     record_run,
     regenerate,
+    run_and_record,
     render_block,
+    snakemake_sittings,
     noise_cost,
     table1_trend,
     table2_ordering,
@@ -65,6 +71,64 @@ def test_record_run_keeps_the_rendered_files_and_their_provenance(tmp_path):
     line = render_block("demo/run", root=tmp_path / "recorded")
     assert "7 jobs in 1 min 1 s of `snakemake` on 1 of the" in line and "demo" in line
     assert render_block("demo/table2.md", root=tmp_path / "recorded") == "| a |\n|---|\n| 1 |\n"
+
+
+def _snakemake_log(folder: Path, started: str, *events: str) -> None:
+    """A Snakemake log as Snakemake names and stamps it (local time)."""
+    folder.mkdir(exist_ok=True)
+    body = "Building DAG of jobs...\n" + "".join(f"[{event}]\nFinished jobid: 1 (Rule: a)\n" for event in events)
+    (folder / f"{started}.snakemake.log").write_text(body)
+
+
+def test_a_run_killed_and_resumed_is_timed_over_its_sittings(tmp_path):
+    logs = tmp_path / "log"
+    _snakemake_log(logs, "2026-11-24T031000.000001", "Tue Nov 24 03:11:00 2026")  # an earlier, other run
+    _snakemake_log(logs, "2026-11-24T044519.094739")  # --unlock: no event
+    _snakemake_log(logs, "2026-11-24T044520.275953", "Tue Nov 24 04:45:21 2026", "Tue Nov 24 05:32:03 2026")
+    _snakemake_log(logs, "2026-11-24T063000.500000", "Tue Nov 24 06:30:05 2026", "Tue Nov 24 08:00:00 2026")
+    (logs / "notes.txt").write_text("[Tue Nov 24 09:00:00 2026]\n")
+    runs = snakemake_sittings(log_dir=logs, since=datetime(2026, 11, 24, 4, 45, 19))
+    assert runs == [{"log": "2026-11-24T044520.275953.snakemake.log", "seconds": 2802.7},
+                    {"log": "2026-11-24T063000.500000.snakemake.log", "seconds": 5399.5}]
+    config = tmp_path / "config.yaml"
+    config.write_text("seeds: [1]\n")
+    record_run(name="demo", configfile=config, report=_report(tmp_path / "report"), wall_seconds=8202.2, jobs=150,
+               command=["workflow/run.sh", "--cores", "2"], root=tmp_path / "recorded", sittings=runs)
+    assert json.loads((tmp_path / "recorded" / "demo" / "provenance.json").read_text())["sittings"] == runs
+    assert "150 jobs in 2 h 16 min (over 2 sittings, the run killed and resumed) of" in render_block(
+        "demo/run", root=tmp_path / "recorded")
+
+
+def test_run_and_record_times_a_killed_run_and_its_resumption_together(tmp_path, monkeypatch):
+    """The real workflow/run.sh around a stand-in snakemake that writes a log per invocation and fails the first time:
+    nothing is recorded then, and the record after the resumed sitting sums both."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "workflow").mkdir()
+    shutil.copy(REPO / "workflow" / "run.sh", tmp_path / "workflow" / "run.sh")
+    fake = tmp_path / "snakemake"
+    fake.write_text(textwrap.dedent("""\
+        #!/usr/bin/env bash
+        case "$*" in *-n*) echo "total 5"; exit 0;; *--unlock*) exit 0;; esac
+        mkdir -p .snakemake/log results/report
+        sitting=$(ls .snakemake/log | wc -l)
+        printf '[Tue Nov 24 0%d:00:00 2026]\\n[Tue Nov 24 0%d:00:30 2026]\\n' $((sitting + 1)) $((sitting + 1)) \\
+            > .snakemake/log/2026-11-24T0$((sitting + 1))0000.000000.snakemake.log
+        [ "$sitting" -gt 0 ] || exit 1  # the first sitting is killed
+        printf 'a\\n1\\n' > results/report/table2.csv
+        """))
+    fake.chmod(0o755)
+    (tmp_path / "config.yaml").write_text("seeds: [1]\n")
+    since = tmp_path / ".snakemake" / "recorded" / "demo.since"
+    since.parent.mkdir(parents=True)
+    since.write_text("2026-11-24T00:00:00\n")  # the first sitting's start, as run_and_record writes it
+    arguments = dict(name="demo", configfile="config.yaml", cores="1", snakemake=str(fake))
+    with pytest.raises(subprocess.CalledProcessError):
+        run_and_record(**arguments)
+    assert since.exists() and not (tmp_path / "results" / "recorded").exists()
+    record = run_and_record(**arguments)
+    meta = json.loads((record / "provenance.json").read_text())
+    assert [sitting["seconds"] for sitting in meta["sittings"]] == [30.0, 30.0]
+    assert meta["wall_seconds"] == 60.0 and meta["jobs"] == 5 and not since.exists()
 
 
 def test_record_run_refuses_an_empty_report_and_leaves_the_old_record(tmp_path):

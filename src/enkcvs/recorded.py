@@ -61,10 +61,12 @@ def machine() -> dict:
 
 
 def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_seconds: float, jobs: int | None,
-               command: list[str], root: PathLike = "results/recorded", git: dict | None = None) -> Path:
+               command: list[str], root: PathLike = "results/recorded", git: dict | None = None,
+               sittings: list[dict] | None = None) -> Path:
     """Copy a finished run's rendered report into ``root/name/`` with its provenance, replacing an earlier record of
     that name as a whole (written beside it, then swapped in, so a failure leaves the old record). ``git`` is the
-    checkout's state when the run started (default: now).
+    checkout's state when the run started (default: now); ``sittings`` the Snakemake invocations the wall time sums
+    (:func:`snakemake_sittings`).
 
     Raises ``FileNotFoundError`` when ``report`` holds no rendered file."""
     report, root = Path(report), Path(root)
@@ -87,6 +89,7 @@ def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_second
         "instruction_set_limits": instruction_set_limits(),
         "versions": package_versions(),
         "git": git or git_state(),
+        "sittings": sittings or [],
     }
     (staging / "provenance.json").write_text(json.dumps(provenance, indent=2, sort_keys=True) + "\n")
     destination = root / name
@@ -98,19 +101,53 @@ def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_second
     return destination
 
 
+#: Snakemake writes one log per invocation, named by its local start time.
+SNAKEMAKE_LOG = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{6}\.\d+)\.snakemake\.log$")
+LOG_EVENT = re.compile(r"^\[(\w{3} \w{3} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})\]$", re.MULTILINE)
+
+
+def snakemake_sittings(*, log_dir: PathLike = ".snakemake/log", since: datetime) -> list[dict]:
+    """The Snakemake invocations of a run that took several sittings (killed, then resumed): every log in
+    ``log_dir`` started at or after ``since`` (local time, as Snakemake names its logs) that ran a job, with the
+    seconds from its start to its last timestamped event (a killed sitting's last event is its last job's start or
+    end; the minutes of a job cut off by the kill are lost with it)."""
+    found = []
+    for path in sorted(Path(log_dir).glob("*.snakemake.log")):
+        name = SNAKEMAKE_LOG.match(path.name)
+        if not name:
+            continue
+        start = datetime.strptime(name.group(1), "%Y-%m-%dT%H%M%S.%f")
+        events = LOG_EVENT.findall(path.read_text(errors="replace"))
+        if start < since or not events:
+            continue
+        last = datetime.strptime(" ".join(events[-1].split()), "%a %b %d %H:%M:%S %Y")
+        found.append({"log": path.name, "seconds": round(max((last - start).total_seconds(), 0.0), 1)})
+    return found
+
+
 def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: str) -> Path:
-    """Run the workflow on ``configfile`` through ``workflow/run.sh`` (resuming a killed run), time it, count its
-    jobs (a dry run first), and record the report. A failed run records nothing."""
+    """Run the workflow on ``configfile`` through ``workflow/run.sh`` (resuming a killed run), count its jobs (the
+    whole DAG's, by a forced dry run) and record the report. The wall time is the sum over the run's sittings
+    (:func:`snakemake_sittings`): the first sitting's start is kept in ``.snakemake/recorded/<name>.since`` until the record
+    is written, so a run killed and resumed in a later sitting is timed whole. A failed run records nothing."""
     environment = {**os.environ, "SNAKEMAKE": snakemake}
-    dry = subprocess.run([snakemake, "-n", "--configfile", str(configfile)], capture_output=True, text=True)
+    dry = subprocess.run([snakemake, "-n", "--forceall", "--configfile", str(configfile)], capture_output=True,
+                         text=True)
     planned = re.search(r"^total\s+(\d+)$", dry.stdout, re.MULTILINE)
     command = ["workflow/run.sh", "--cores", cores, "--configfile", str(configfile)]
     git = git_state()  # the code that runs: the README may be edited while a long run goes on
-    start = time.monotonic()
+    since_file = Path(".snakemake/recorded") / f"{name}.since"
+    if not since_file.exists():
+        since_file.parent.mkdir(parents=True, exist_ok=True)
+        since_file.write_text(datetime.now().strftime("%Y-%m-%dT%H:%M:%S") + "\n")
+    since = datetime.fromisoformat(since_file.read_text().strip())
     subprocess.run(command, env=environment, check=True)
-    wall = time.monotonic() - start
-    return record_run(name=name, configfile=configfile, report="results/report", wall_seconds=wall,
-                      jobs=int(planned.group(1)) if planned else 0, command=command, git=git)
+    runs = snakemake_sittings(since=since)
+    record = record_run(name=name, configfile=configfile, report="results/report",
+                        wall_seconds=sum(sitting["seconds"] for sitting in runs),
+                        jobs=int(planned.group(1)) if planned else 0, command=command, git=git, sittings=runs)
+    since_file.unlink()
+    return record
 
 
 def _duration(seconds: float) -> str:
@@ -126,6 +163,8 @@ def run_line(run: Path) -> str:
     flags = ", ".join(host["cpu_flags"]) or "none of " + "/".join(CPU_FLAGS)
     commit = meta["git"].get("commit", "unknown")[:7] + (" (dirty)" if meta["git"].get("dirty") else "")
     jobs = f"{meta['jobs']} jobs in " if meta.get("jobs") else ""
+    parts = len(meta.get("sittings") or [])
+    over = f" (over {parts} sittings, the run killed and resumed)" if parts > 1 else ""
     command = meta.get("command") or []
     asked = command[command.index("--cores") + 1] if "--cores" in command[:-1] else "all"
     cores = f"{host['cores']} cores" if asked == "all" else f"{asked} of the {host['cores']} cores"
@@ -134,7 +173,7 @@ def run_line(run: Path) -> str:
         flags += "; kernels limited by " + ", ".join(f"{key}={value}" for key, value in sorted(limits.items()))
     return (
         f"Run `{meta['name']}` (`{meta['configfile']}`), recorded {meta['recorded']}: {jobs}"
-        f"{_duration(meta['wall_seconds'])} of `snakemake` on {cores} of an {host['cpu']} "
+        f"{_duration(meta['wall_seconds'])}{over} of `snakemake` on {cores} of an {host['cpu']} "
         f"({flags}), torch {meta['versions'].get('torch', '?')}, commit {commit}; "
         f"files in `results/recorded/{run.name}/`.\n"
     )
