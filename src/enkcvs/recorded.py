@@ -179,21 +179,39 @@ def run_line(run: Path) -> str:
     )
 
 
+def _ranking(methods: pd.Series, values: pd.Series) -> str:
+    """Methods from the best to the worst value, ``=`` between equal values (the paper prints one decimal)."""
+    pairs = sorted(zip(values, methods), key=lambda pair: -pair[0])
+    text = f"{METHOD_TITLES.get(pairs[0][1], pairs[0][1])} {pairs[0][0]:.1f}"
+    for (before, _), (value, method) in zip(pairs, pairs[1:]):
+        text += f" {'=' if value == before else '>'} {METHOD_TITLES.get(method, method)} {value:.1f}"
+    return text
+
+
 def table2_ordering(run: Path) -> str:
-    """Per setting of the run's Table 2: the methods from best to worst mean, and whether E-NKCVS is first, as the
-    paper has it in every row it reports."""
+    """Per setting of the run's Table 2: the methods from best to worst mean, beside the paper's own ordering where
+    the setting has a paper cell for every method, and whether E-NKCVS comes first where the paper has it first
+    (ties included). The paper does not have it first everywhere: at noise 0 CE ties or beats it (TREC: CE 96.5,
+    E-NKCVS 96.4). A setting without paper cells counts as one where the paper's claim (E-NKCVS first) applies."""
     table = pd.read_csv(run / "table2.csv")
     table = table[table["runs"] > 0]
-    lines, first = [], 0
+    lines, first, claimed, kept = [], 0, 0, 0
     for (dataset, kind, rate), rows in table.groupby(["dataset", "noise_kind", "noise_rate"], sort=False):
-        rows = rows.sort_values("mean", ascending=False)
-        order = " > ".join(f"{METHOD_TITLES.get(m, m)} {v:.1f}" for m, v in zip(rows["method"], rows["mean"]))
-        first += rows["method"].iloc[0] == "enkcvs"
-        lines.append(f"- {dataset} {kind} {rate:g}: {order}")
-    settings = len(lines)
-    verdict = "holds" if first == settings else "does not hold" if first == 0 else "holds in part"
-    return (f"E-NKCVS has the best mean in {first} of {settings} settings: the paper's ordering (E-NKCVS first) "
-            f"{verdict} here.\n\n" + "\n".join(lines) + "\n")
+        ours = bool(rows.loc[rows["method"] == "enkcvs", "mean"].max() == rows["mean"].max())
+        line = f"- {dataset} {kind} {rate:g}: {_ranking(rows['method'], rows['mean'])}"
+        published = rows["published"] if "published" in rows else pd.Series(dtype=float)
+        papers = published.notna().all() and not published.empty
+        if papers:
+            line += f" (paper: {_ranking(rows['method'], published)})"
+        paper_first = not papers or bool(published[rows["method"] == "enkcvs"].max() == published.max())
+        first += ours
+        claimed += paper_first
+        kept += ours and paper_first
+        lines.append(line)
+    verdict = "holds" if kept == claimed else "does not hold" if kept == 0 else "holds in part"
+    return (f"E-NKCVS has the best mean in {first} of {len(lines)} settings. The paper has it first (ties included) "
+            f"in {claimed} of them, and here it is first in {kept} of those: the paper's ordering {verdict} "
+            f"here.\n\n" + "\n".join(lines) + "\n")
 
 
 def table1_agreement(run: Path) -> str:
