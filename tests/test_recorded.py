@@ -130,6 +130,7 @@ def test_run_and_record_times_a_killed_run_and_its_resumption_together(tmp_path,
     meta = json.loads((record / "provenance.json").read_text())
     assert [sitting["seconds"] for sitting in meta["sittings"]] == [30.0, 30.0]
     assert meta["wall_seconds"] == 60.0 and meta["jobs"] == 5 and not since.exists()
+    assert meta["git"] == {"commit": "unknown"}  # the workflow's folder, not the library's checkout
 
 
 def test_record_run_refuses_an_empty_report_and_leaves_the_old_record(tmp_path):

@@ -30,12 +30,13 @@ def package_versions() -> dict[str, str]:
 
 
 @functools.cache
-def git_state() -> dict[str, Any]:
-    """Commit of the repository the library runs from, and whether its tracked files differ from it.
+def git_state(*, root: str | Path | None = None) -> dict[str, Any]:
+    """Commit of the checkout at ``root`` (default: the one the library runs from), and whether its tracked files
+    differ from it.
 
-    ``{"commit": "unknown"}`` where the library does not run from a git checkout (an installed wheel, a tarball).
+    ``{"commit": "unknown"}`` where that is not a git checkout (an installed wheel, a tarball).
     """
-    root = Path(__file__).resolve().parents[2]
+    root = Path(root) if root is not None else Path(__file__).resolve().parents[2]
     if not (root / ".git").exists():
         return {"commit": "unknown"}
     try:

@@ -135,7 +135,9 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
                          text=True)
     planned = re.search(r"^total\s+(\d+)$", dry.stdout, re.MULTILINE)
     command = ["workflow/run.sh", "--cores", cores, "--configfile", str(configfile)]
-    git = git_state()  # the code that runs: the README may be edited while a long run goes on
+    # the workflow that runs is the working directory's (not necessarily this library's checkout), as it is when
+    # the run starts: the README may be edited while a long run goes on
+    git = git_state(root=Path.cwd())
     since_file = Path(".snakemake/recorded") / f"{name}.since"
     if not since_file.exists():
         since_file.parent.mkdir(parents=True, exist_ok=True)
