@@ -24,7 +24,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -117,8 +116,10 @@ def snakemake_sittings(*, log_dir: PathLike = ".snakemake/log", since: datetime)
         if not name:
             continue
         start = datetime.strptime(name.group(1), "%Y-%m-%dT%H%M%S.%f")
+        if start < since:  # an earlier run's log: not read
+            continue
         events = LOG_EVENT.findall(path.read_text(errors="replace"))
-        if start < since or not events:
+        if not events:
             continue
         last = datetime.strptime(" ".join(events[-1].split()), "%a %b %d %H:%M:%S %Y")
         found.append({"log": path.name, "seconds": round(max((last - start).total_seconds(), 0.0), 1)})
@@ -128,8 +129,9 @@ def snakemake_sittings(*, log_dir: PathLike = ".snakemake/log", since: datetime)
 def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: str) -> Path:
     """Run the workflow on ``configfile`` through ``workflow/run.sh`` (resuming a killed run), count its jobs (the
     whole DAG's, by a forced dry run) and record the report. The wall time is the sum over the run's sittings
-    (:func:`snakemake_sittings`): the first sitting's start is kept in ``.snakemake/recorded/<name>.since`` until the record
-    is written, so a run killed and resumed in a later sitting is timed whole. A failed run records nothing."""
+    (:func:`snakemake_sittings`): the first sitting's start is kept in ``.snakemake/recorded/<name>.since`` until
+    the record is written, so a run killed and resumed in a later sitting is timed whole. A failed run records
+    nothing."""
     environment = {**os.environ, "SNAKEMAKE": snakemake}
     dry = subprocess.run([snakemake, "-n", "--forceall", "--configfile", str(configfile)], capture_output=True,
                          text=True)
