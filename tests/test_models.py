@@ -72,6 +72,36 @@ def test_in_place_relus_change_no_gradient_bit(name, monkeypatch):
             assert torch.equal(got, expected)
 
 
+@pytest.mark.parametrize("name", ["cnn4", "cnn8"])
+def test_pooling_before_relu_changes_no_bit(name):
+    """The conv blocks max-pool before their ReLU (a speed option that claims to be exact): parameters, outputs, loss
+    and every gradient equal, bit for bit, those of the paper's order (ReLU, then pool), in fp32 and under bf16
+    autocast; the two orders differ only in where the parameter-free layers sit."""
+    input_shape, options = CASES[name]
+    torch.manual_seed(0)
+    model = create_model(name, input_shape=input_shape, num_classes=5, **options).to(memory_format=torch.channels_last)
+    layers = list(copy.deepcopy(model))
+    swapped = [i for i in range(len(layers) - 1) if isinstance(layers[i], nn.MaxPool2d)]
+    assert swapped and all(isinstance(layers[i + 1], nn.ReLU) for i in swapped)
+    for i in swapped:
+        layers[i], layers[i + 1] = layers[i + 1], layers[i]
+    reference = nn.Sequential(*layers)
+    assert list(reference.state_dict()) == list(model.state_dict())
+    x = torch.randn(16, *input_shape).contiguous(memory_format=torch.channels_last)
+
+    def outputs_and_gradients(net, bf16):
+        net.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            logits = net(x).float()
+        logits.logsumexp(dim=1).sum().backward()
+        return [logits, *(parameter.grad for parameter in net.parameters())]
+
+    for bf16 in (False, True):
+        fast, paper = outputs_and_gradients(model, bf16), outputs_and_gradients(reference, bf16)
+        for got, expected in zip(fast, paper, strict=True):
+            assert torch.equal(got, expected)
+
+
 def test_text_classifier_forward_backward():
     torch.manual_seed(0)
     model = create_model("text_classifier", input_shape=(2, 7), num_classes=6).to(memory_format=torch.channels_last)

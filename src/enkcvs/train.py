@@ -19,6 +19,7 @@ from torch.utils.data import DataLoader
 from tqdm import tqdm
 
 from enkcvs import losses
+from enkcvs.allocator import keep_freed_memory
 from enkcvs.augment import AUGMENTATIONS
 from enkcvs.losses import soft_cross_entropy  # noqa: F401  (kept importable as enkcvs.train.soft_cross_entropy)
 from enkcvs.mixup import mixup, mixup_lambda
@@ -192,6 +193,8 @@ def train_model(
     and network 2 (same kept epoch) as ``peer``.
     """
     device = device or default_device()
+    if device.type == "cpu":
+        keep_freed_memory()
     if co_teaching is not None and (loss != "ce" or loss_params):
         raise ValueError(f"co-teaching trains with plain cross-entropy; got loss={loss!r}, loss_params={loss_params}")
     if recipe.mixup_alpha and isinstance(x, np.ndarray) and x.dtype.kind in "iu" and x.ndim != 4:
