@@ -12,6 +12,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -179,6 +180,28 @@ def naive_seconds(name: str, steps: int, *, warmup: int = 3) -> float:
     return time.perf_counter() - start
 
 
+# A naive baseline in a fresh process, as a user's training script runs: glibc's malloc adapts its thresholds to what
+# a process has freed so far, so a loop timed after other work in the same process inherits that work's settings.
+NAIVE_CHILD = """import sys, torch
+from functools import partial
+sys.path.insert(0, {folder!r})
+import training_speed
+torch.set_num_threads({threads})
+if {keep_memory}:
+    from enkcvs.allocator import keep_freed_memory
+    keep_freed_memory()
+print(training_speed.median_seconds(partial(training_speed.naive_seconds, {name!r}, {steps})))"""
+
+
+def naive_seconds_in_fresh_process(name: str, steps: int, *, threads: int, keep_memory: bool) -> float:
+    """:func:`naive_seconds` (median of 3) in a fresh Python process, with glibc's malloc as it starts or, with
+    ``keep_memory``, set as the engine sets it (:func:`enkcvs.allocator.keep_freed_memory`)."""
+    child = NAIVE_CHILD.format(folder=str(Path(__file__).parent), threads=threads, keep_memory=keep_memory, name=name,
+                               steps=steps)
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True)
+    return float(done.stdout.split()[-1])
+
+
 def engine_seconds(name: str, steps: int, *, bf16: bool | str) -> float:
     """Median seconds of ``train_model`` over steps * ``BATCH`` samples for one epoch (``steps`` SGD steps), after a
     warm-up call on two batches that pays the one-off costs (lazy imports, first-step setup)."""
@@ -302,14 +325,13 @@ def main() -> None:
     parts, compiled = {}, {}
     if models:
         print(f"{'model':<9} {'variant':<12} {'samples/s':>10} {'x naive':>8} {'GFLOP/s':>8} {'of fp32 peak':>13}")
-    # Every naive baseline first: the engine's first CPU training sets this process's malloc to keep freed memory
-    # (enkcvs.allocator), which would speed up a naive loop run after it too.
-    naive = {name: median_seconds(partial(naive_seconds, name, args.steps)) for name in models}
     for name in models:
         shape, num_classes, _ = SETUPS[name]
         flops = forward_flops(create_model(name, input_shape=shape, num_classes=num_classes), shape)
+        naive = partial(naive_seconds_in_fresh_process, name, args.steps, threads=args.threads)
         seconds = {
-            "naive": naive[name],
+            "naive": naive(keep_memory=False),
+            "naive kept": naive(keep_memory=True),
             "engine fp32": engine_seconds(name, args.steps, bf16=False),
             "engine bf16": engine_seconds(name, args.steps, bf16=True),
             "engine auto": engine_seconds(name, args.steps, bf16="auto"),
