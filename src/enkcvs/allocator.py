@@ -4,9 +4,9 @@ it back to the kernel.
 Every training step allocates and frees the same activation and gradient buffers, up to tens of MB each (cnn8 at
 batch 128: 33 MB per 64-channel activation). With glibc's defaults a freed buffer above the mmap threshold is unmapped
 and one at the top of the heap is trimmed, so the next step's buffers are fresh pages that the kernel faults in and
-zero-fills, 4 KB at a time, inside batch norm, ReLU and pooling. Keeping them mapped made cnn4's fp32 training
-1.3x and cnn8's 1.1x faster on a 2-core Xeon, with the same results (benchmarks/README.md). The cost: a process's
-resident memory stays at its peak until it exits, which a training job reaches anyway.
+zero-fills, 4 KB at a time, inside batch norm, ReLU and pooling. Keeping them made cnn4's fp32 training 1.14x and
+cnn8's 1.10x faster on a 2-core Xeon, with the same results (benchmarks/README.md). The cost: a process's resident
+memory stays at its peak until it exits, which a training job reaches anyway.
 
 ``ENKCVS_MALLOC=default`` leaves glibc's settings alone (to compare, or where memory is tight).
 """
