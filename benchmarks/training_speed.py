@@ -5,7 +5,6 @@ Run ``python benchmarks/training_speed.py --help``; see benchmarks/README.md. Re
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from torchvision import transforms
 from torchvision.datasets import VisionDataset
 
-from enkcvs import machine, precision
+from enkcvs import allocator, machine, precision
 from enkcvs.losses import soft_cross_entropy
 from enkcvs.mixup import mixup
 from enkcvs.models import create_model
@@ -376,7 +375,8 @@ def main() -> None:
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "torch": torch.__version__,
             "threads": args.threads,
-            "malloc": os.environ.get("ENKCVS_MALLOC", "kept (enkcvs.allocator)"),
+            # the engine's first training set it (or not: ENKCVS_MALLOC=default, no glibc); None without engine rows
+            "malloc_keeps_freed_memory": allocator.keep_freed_memory() if models else None,
             "cpu": machine.cpu_model(),
             "cpu_flags": machine.cpu_flags(),
             "bf16_auto": auto_decisions,
