@@ -24,16 +24,19 @@ from enkcvs.methods import (
     METHODS,
     ORACLE_METHODS,
     SELECTION_METHODS,
+    FinalTraining,
+    final_recipe,
+    final_training,
     final_training_set,
-    training_options,
 )
+from enkcvs.io import write_table
 from enkcvs.recipe import CoTeaching, Recipe
 from enkcvs.steps import train_final
 from enkcvs.train import (
     co_teaching_losses,
-    forget_rate_schedule,
     predict_proba,
     small_loss_indices,
+    steps_per_epoch,
     train_model,
 )
 
@@ -144,10 +147,38 @@ def test_small_loss_indices_picks_the_smallest_losses():
     assert small_loss_indices(losses, keep=0).tolist() == []
 
 
-def test_forget_rate_schedule_rises_linearly_over_the_warmup():
-    rates = [forget_rate_schedule(epoch, forget_rate=0.4, warmup_epochs=10) for epoch in range(1, 13)]
+def test_forget_rate_rises_per_epoch_over_a_long_warmup():
+    """A warm-up of >= 10 whole epochs ramps per epoch (the authors' code): every step of an epoch forgets alike."""
+    schedule = CoTeaching(forget_rate=0.4, warmup_epochs=10)
+    assert not schedule.per_step
+    rates = [schedule.rate(epoch=epoch, step=(epoch - 1) * 7 + 1, steps_per_epoch=7) for epoch in range(1, 13)]
     np.testing.assert_allclose(rates, [0.04, 0.08, 0.12, 0.16, 0.2, 0.24, 0.28, 0.32, 0.36, 0.4, 0.4, 0.4])
-    assert forget_rate_schedule(1, forget_rate=0.3, warmup_epochs=0) == 0.3
+    assert schedule.rate(epoch=3, step=15, steps_per_epoch=7) == schedule.rate(epoch=3, step=21, steps_per_epoch=7)
+    assert CoTeaching(forget_rate=0.3, warmup_epochs=0).rate(epoch=1, step=1, steps_per_epoch=5) == 0.3
+
+
+@pytest.mark.parametrize("warmup", [1, 2, 0.5])
+def test_forget_rate_rises_per_step_over_a_short_warmup(warmup):
+    """A warm-up shorter than 10 epochs ramps per step, from near 0 at the first batch to the full rate at the
+    warm-up's last step (per epoch, 1 warm-up epoch would forget the full rate from the first batch)."""
+    schedule = CoTeaching(forget_rate=0.4, warmup_epochs=warmup)
+    assert schedule.per_step
+    per_epoch, warmup_steps = 10, round(warmup * 10)
+    rates = [schedule.rate(epoch=1 + (step - 1) // per_epoch, step=step, steps_per_epoch=per_epoch)
+             for step in range(1, 31)]
+    np.testing.assert_allclose(rates[:warmup_steps], 0.4 * np.arange(1, warmup_steps + 1) / warmup_steps)
+    np.testing.assert_allclose(rates[warmup_steps:], 0.4)
+    assert rates[0] < 0.4 / 4
+
+
+def test_forget_rate_ramp_can_be_chosen():
+    assert CoTeaching(forget_rate=0.4, warmup_epochs=10, ramp="step").per_step
+    assert not CoTeaching(forget_rate=0.4, warmup_epochs=2, ramp="epoch").per_step
+    assert CoTeaching(forget_rate=0.4, warmup_epochs=2, ramp="epoch").rate(epoch=1, step=1, steps_per_epoch=9) == 0.2
+
+
+def test_steps_per_epoch_skips_a_last_batch_of_one():
+    assert [steps_per_epoch(n, batch_size=4) for n in (8, 9, 10, 11)] == [2, 2, 3, 3]
 
 
 def test_co_teaching_updates_each_network_on_its_peers_small_loss_samples():
@@ -170,13 +201,17 @@ def test_co_teaching_updates_each_network_on_its_peers_small_loss_samples():
     torch.testing.assert_close(loss_1, F.cross_entropy(logits_1[2:3], labels[2:3]))
 
 
-@pytest.mark.parametrize(("forget_rate", "warmup"), [(1.0, 10), (-0.1, 10), (0.2, -1), (0.2, 2.5)])
-def test_co_teaching_settings_are_checked(forget_rate, warmup):
+@pytest.mark.parametrize(
+    ("forget_rate", "warmup", "ramp"),
+    [(1.0, 10, "auto"), (-0.1, 10, "auto"), (0.2, -1, "auto"), (0.2, "2", "auto"), (0.2, 2.5, "epoch"),
+     (0.2, 2, "batch")],
+)
+def test_co_teaching_settings_are_checked(forget_rate, warmup, ramp):
     with pytest.raises(ValueError, match="co-teaching"):
-        CoTeaching(forget_rate=forget_rate, warmup_epochs=warmup)
+        CoTeaching(forget_rate=forget_rate, warmup_epochs=warmup, ramp=ramp)
 
 
-RECIPE = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=4, batch_size=32)
+RECIPE = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=4, batch_size=32, mixup_alpha=None)
 CO_TEACHING = CoTeaching(forget_rate=0.2, warmup_epochs=2)
 
 
@@ -223,7 +258,7 @@ def test_co_teaching_stops_on_a_non_finite_loss():
     x = np.ones((40, 1, 4, 4), dtype=np.float32)
     x[25] = np.nan
     targets = np.eye(3, dtype=np.float32)[np.arange(40) % 3]
-    recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=2, batch_size=8)
+    recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=2, batch_size=8, mixup_alpha=None)
     with pytest.raises(FloatingPointError, match=r"non-finite loss nan at epoch 1, batch [1-5]: lower recipe.lr"):
         train_model(recipe=recipe, x=x, targets=targets, seed=0, device=CPU, co_teaching=CoTeaching(forget_rate=0.5))
 
@@ -233,17 +268,20 @@ def test_co_teaching_out_of_memory_names_the_batch_size_to_lower(monkeypatch):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
     monkeypatch.setattr("enkcvs.losses.cross_entropy_per_sample", exhausted)
-    recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1, batch_size=16)
+    recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1, batch_size=16, mixup_alpha=None)
     x, targets = np.zeros((32, 1, 4, 4), dtype=np.float32), np.eye(2, dtype=np.float32)[np.arange(32) % 2]
     message = r"epoch 1, batch 1 with batch_size 16: lower recipe.batch_size \(e.g. to 8\)"
     with pytest.raises(MemoryError, match=message):
         train_model(recipe=recipe, x=x, targets=targets, seed=0, device=CPU, co_teaching=CO_TEACHING)
 
 
-def test_co_teaching_refuses_another_loss():
+def test_co_teaching_refuses_another_loss_and_mixup():
+    x, targets = np.zeros((4, 1, 4, 4), np.float32), np.eye(2, dtype=np.float32)[[0, 1, 0, 1]]
     with pytest.raises(ValueError, match="co-teaching trains with plain cross-entropy"):
-        train_model(recipe=RECIPE, x=np.zeros((4, 1, 4, 4), np.float32), targets=np.eye(2, dtype=np.float32),
-                    seed=0, device=CPU, loss="gce", co_teaching=CO_TEACHING)
+        train_model(recipe=RECIPE, x=x, targets=targets, seed=0, device=CPU, loss="gce", co_teaching=CO_TEACHING)
+    with pytest.raises(ValueError, match="co-teaching trains without mixup"):
+        train_model(recipe=Recipe(**{**RECIPE.__dict__, "mixup_alpha": 0.3}), x=x, targets=targets, seed=0,
+                    device=CPU, co_teaching=CO_TEACHING)
 
 
 @pytest.mark.parametrize(("loss", "params"), [("sl", {"alpha": 0.1, "beta": 1.0}), ("gce", {"q": 0.7})])
@@ -262,36 +300,57 @@ def test_robust_losses_train_in_the_shared_loop(make_separable_images, loss, par
 
 
 def test_baselines_and_selection_methods_partition_the_methods():
-    assert set(BASELINE_METHODS) == {"ce", "ce_true", "sl", "gce", "coteaching", "cs_only"}
+    assert set(BASELINE_METHODS) == {"ce", "ce_mixup", "ce_true", "sl", "gce", "coteaching", "cs_only"}
     assert set(BASELINE_METHODS).isdisjoint(SELECTION_METHODS)
     assert set(BASELINE_METHODS) | set(SELECTION_METHODS) == set(METHODS)
 
 
-def test_training_options_map_methods_to_train_model_arguments():
-    assert training_options(method="sl", options={"alpha": 0.01, "beta": 1}) == {
-        "loss": "sl", "loss_params": {"alpha": 0.01, "beta": 1.0}}
-    assert training_options(method="gce", options={"q": 0.7}) == {"loss": "gce", "loss_params": {"q": 0.7}}
-    assert training_options(method="coteaching", options={"forget_rate": 0.4, "warmup_epochs": 10}) == {
-        "co_teaching": CoTeaching(forget_rate=0.4, warmup_epochs=10)}
-    for method in ("ce", "ce_true", "cs_only", "ss_only", "css_only", "ss_pseudo", "enkcvs"):
-        assert training_options(method=method, options={}) == {}
+def test_final_training_maps_methods_to_how_they_train():
+    assert final_training(method="sl", options={"alpha": 0.01, "beta": 1}) == FinalTraining(
+        mixup=False, loss="sl", loss_params={"alpha": 0.01, "beta": 1.0})
+    assert final_training(method="gce", options={"q": 0.7, "mixup": True}) == FinalTraining(
+        mixup=True, loss="gce", loss_params={"q": 0.7})
+    assert final_training(method="coteaching", options={"forget_rate": 0.4, "warmup_epochs": 10}) == FinalTraining(
+        mixup=False, co_teaching=CoTeaching(forget_rate=0.4, warmup_epochs=10))
+    # The paper's baselines train as their authors do, without mixup; E-NKCVS and the selection rungs mix.
+    for method in ("ce", "ce_true"):
+        assert final_training(method=method, options={}) == FinalTraining(mixup=False)
+    for method in ("ce_mixup", "cs_only", "ss_only", "css_only", "cl_prune", "ss_pseudo", "ss_pseudo_weighted",
+                   "enkcvs"):
+        assert final_training(method=method, options={}) == FinalTraining(mixup=True)
+    assert final_training(method="ce", options={"mixup": True}).mixup  # a baseline may opt in
+
+
+def test_final_recipe_drops_mixup_only_where_the_method_does_not_mix():
+    recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1, mixup_alpha=0.3)
+    assert final_recipe(recipe, training=FinalTraining(mixup=True)) == recipe
+    assert final_recipe(recipe, training=FinalTraining(mixup=False)).mixup_alpha is None
+    assert final_recipe(recipe, training=FinalTraining(mixup=False)).lr == recipe.lr
+
+
+def test_co_teaching_refuses_mixup_naming_the_key():
+    with pytest.raises(ValueError, match=r"baselines\.coteaching\.mixup"):
+        final_training(method="coteaching", options={"forget_rate": 0.2, "warmup_epochs": 10, "mixup": True})
 
 
 @pytest.mark.parametrize(
     ("method", "options", "message"),
     [
-        ("sl", {"alpha": 0.1}, r"method 'sl' takes options \['alpha', 'beta'\]: missing \['beta'\]"),
-        ("gce", {"q": 0.7, "alpha": 1}, r"method 'gce' takes options \['q'\]: unknown \['alpha'\]"),
+        ("sl", {"alpha": 0.1}, r"method 'sl' takes options \['alpha', 'beta'\] and optionally \['mixup'\]: "
+                               r"missing \['beta'\]"),
+        ("gce", {"q": 0.7, "alpha": 1}, r"method 'gce' takes options \['q'\] and optionally \['mixup'\]: "
+                                        r"unknown \['alpha'\]"),
         ("coteaching", {"forget_rate": 0.2}, r"missing \['warmup_epochs'\]"),
-        ("ce", {"q": 0.7}, r"method 'ce' takes options \[\]: unknown \['q'\]"),
-        ("enkcvs", {"gamma": 0.2}, r"unknown \['gamma'\]"),
+        ("ce", {"q": 0.7}, r"method 'ce' takes options \[\] and optionally \['mixup'\]: unknown \['q'\]"),
+        ("enkcvs", {"gamma": 0.2}, r"method 'enkcvs' takes options \[\]: unknown \['gamma'\]"),
+        ("enkcvs", {"mixup": False}, r"unknown \['mixup'\]"),
         ("dividemix", {}, r"unknown method 'dividemix'"),
         ("coteaching", {"forget_rate": 1.0, "warmup_epochs": 10}, r"forget_rate must lie in \[0, 1\)"),
     ],
 )
-def test_training_options_reject_bad_options(method, options, message):
+def test_final_training_rejects_bad_options(method, options, message):
     with pytest.raises(ValueError, match=message):
-        training_options(method=method, options=options)
+        final_training(method=method, options=options)
 
 
 @pytest.mark.parametrize("method", [method for method in BASELINE_METHODS if method not in ORACLE_METHODS])
@@ -328,6 +387,32 @@ def test_final_training_set_ss_pseudo_relabels_the_rest_with_equal_weights():
     np.testing.assert_array_equal(indices, np.arange(6))
     # SS keeps its given labels, the others take their pseudo labels; every row is one-hot (weight 1): no beta, gamma
     np.testing.assert_array_equal(targets, np.eye(4)[[0, 1, 0, 1, 0, 2]])
+
+
+def test_final_training_set_full_loss_rung_weighs_hard_pseudo_labels_by_gamma():
+    """The rung between SS + pseudo rest and E-NKCVS: hard pseudo labels (beta = 0) under Eq. full-loss's per-set
+    normalisation and gamma."""
+    given = np.array([0, 1, 2, 3, 0, 1])
+    selected = np.array([True, True, False, False, True, False])
+    selection = pd.DataFrame({"selected": selected, "pseudo": [3, 3, 0, 1, 2, 2],
+                              "beta": [0.0, 0.0, 0.9, 0.5, 0.0, 0.3]})
+    indices, targets = final_training_set(method="ss_pseudo_weighted", given=given, num_classes=4,
+                                          selection=selection, gamma=0.2)
+    np.testing.assert_array_equal(indices, np.arange(6))
+    weights = np.where(selected, 6 / 3, 0.2 * 6 / 3)  # N/|SS| on SS, gamma N/(N - |SS|) elsewhere
+    np.testing.assert_allclose(targets, np.eye(4)[[0, 1, 0, 1, 0, 2]] * weights[:, None], rtol=1e-6)
+    # beta = 0 everywhere: E-NKCVS's targets on the same selection differ from these by beta alone
+    _, enkcvs = final_training_set(method="enkcvs", given=given, num_classes=4, gamma=0.2,
+                                   selection=selection.assign(beta=0.0))
+    np.testing.assert_allclose(enkcvs, targets, rtol=1e-6)
+
+
+def test_final_training_set_prune_and_retrain_keeps_the_unflagged_samples():
+    given = np.array([0, 1, 2, 3, 0, 1])
+    kept = pd.DataFrame({"selected": [True, False, True, True, False, True]})
+    indices, targets = final_training_set(method="cl_prune", given=given, num_classes=4, selection=kept)
+    np.testing.assert_array_equal(indices, [0, 2, 3, 5])
+    np.testing.assert_array_equal(targets, np.eye(4)[given[[0, 2, 3, 5]]])
 
 
 def test_methods_module_never_imports_torch():
@@ -375,6 +460,98 @@ def test_train_final_without_options_records_none_given(tiny_inputs):
 
 
 def test_train_final_rejects_missing_options_and_writes_nothing(tiny_inputs):
-    with pytest.raises(ValueError, match=r"method 'sl' takes options \['alpha', 'beta'\]: missing \['beta'\]"):
+    with pytest.raises(ValueError, match=r"method 'sl' takes options \['alpha', 'beta'\].*: missing \['beta'\]"):
         _train_final(tiny_inputs, "sl", {"alpha": 0.1}, tiny_inputs / "never.json")
     assert not (tiny_inputs / "never.json").exists()
+
+
+MIXUP_RECIPE = {**STEP_RECIPE, "mixup_alpha": 0.3}
+
+
+def _write_selection(base):
+    """A selection table over the 60 samples of ``tiny_inputs``: every other sample selected, pseudo labels 0."""
+    selection = pd.DataFrame({"sample": np.arange(60), "selected": np.arange(60) % 2 == 0,
+                              "pseudo": np.zeros(60, dtype=np.int64), "beta": np.full(60, 0.5)})
+    write_table(selection, base / "selection.parquet", metadata={})
+    return base / "selection.parquet"
+
+
+@pytest.mark.parametrize(
+    ("method", "options", "mixes"),
+    [("ce", {}, False), ("ce", {"mixup": False}, False), ("sl", {"alpha": 0.1, "beta": 1.0}, False),
+     ("gce", {"q": 0.7}, False), ("coteaching", {"forget_rate": 0.2, "warmup_epochs": 1}, False),
+     ("ce", {"mixup": True}, True), ("ce_mixup", {}, True), ("enkcvs", {}, True), ("ss_only", {}, True)],
+)
+def test_final_models_receive_mixup_only_where_their_method_mixes(tiny_inputs, monkeypatch, method, options, mixes):
+    """The recipe mixes (alpha 0.3); CE, SL, GCE and co-teaching train without it, E-NKCVS and CE + mixup with it:
+    seen in what train_model receives and in the provenance."""
+    import enkcvs.train
+
+    received = []
+    real_train_model = enkcvs.train.train_model
+
+    def spy(**kwargs):
+        received.append(kwargs["recipe"])
+        return real_train_model(**kwargs)
+
+    monkeypatch.setattr(enkcvs.train, "train_model", spy)
+    output = tiny_inputs / f"{method}.json"
+    selection = _write_selection(tiny_inputs) if method in SELECTION_METHODS else None
+    train_final(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", selection=selection,
+                method=method, recipe=MIXUP_RECIPE, gamma=0.2, seed=1, threads=1, output=output,
+                provenance_fields={}, options=options)
+    [recipe] = received
+    assert recipe.mixup_alpha == (0.3 if mixes else None)
+    record = read_json(output)
+    assert record["trained_with"]["mixup_alpha"] == (0.3 if mixes else None)
+    assert record["recipe"]["mixup_alpha"] == (0.3 if mixes else None)
+
+
+def test_ce_and_ce_with_mixup_differ_on_the_same_seed(tiny_inputs):
+    results = {}
+    for method in ("ce", "ce_mixup"):
+        output = tiny_inputs / f"{method}.json"
+        train_final(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", selection=None,
+                    method=method, recipe=MIXUP_RECIPE, gamma=0.2, seed=1, threads=1, output=output,
+                    provenance_fields={})
+        results[method] = read_json(output)
+    assert results["ce"]["final_train_loss"] != results["ce_mixup"]["final_train_loss"]
+    # the same method twice is equal bit for bit: the difference is mixup's, not chance's
+    train_final(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", selection=None,
+                method="ce", recipe=MIXUP_RECIPE, gamma=0.2, seed=1, threads=1, output=tiny_inputs / "again.json",
+                provenance_fields={})
+    assert read_json(tiny_inputs / "again.json")["final_train_loss"] == results["ce"]["final_train_loss"]
+
+
+def test_provenance_states_loss_and_forget_rate_as_trained(tiny_inputs):
+    _train_final(tiny_inputs, "sl", {"alpha": 0.1, "beta": 1.0}, tiny_inputs / "sl.json")
+    assert read_json(tiny_inputs / "sl.json")["trained_with"] == {
+        "mixup_alpha": None, "loss": {"name": "sl", "alpha": 0.1, "beta": 1.0}, "co_teaching": None}
+    _train_final(tiny_inputs, "coteaching", {"forget_rate": "actual", "warmup_epochs": 1},
+                 tiny_inputs / "coteaching.json")
+    record = read_json(tiny_inputs / "coteaching.json")
+    labels = pd.read_parquet(tiny_inputs / "labels.parquet")
+    actual = float(np.mean(labels["given"] != labels["true"]))  # sym0.2: 12 of 60
+    assert record["options"]["forget_rate"] == "actual"
+    assert record["trained_with"] == {
+        "mixup_alpha": None, "loss": {"name": "ce"},
+        "co_teaching": {"forget_rate": actual, "warmup_epochs": 1, "ramp": "auto", "per_step": True}}
+
+
+def test_co_teaching_training_ramps_the_forget_rate_per_step_on_a_short_warmup(make_separable_images, monkeypatch):
+    """One warm-up epoch of two: the first batch forgets almost nothing, the rate reaches tau at the epoch's last
+    step and stays there (per epoch, the first batch would already forget tau)."""
+    import enkcvs.train
+
+    rates, real = [], enkcvs.train.co_teaching_losses
+
+    def spy(logits, targets, *, forget_rate):
+        rates.append(forget_rate)
+        return real(logits, targets, forget_rate=forget_rate)
+
+    monkeypatch.setattr(enkcvs.train, "co_teaching_losses", spy)
+    x, labels = make_separable_images(seed=0, num_samples=128, num_classes=4)
+    recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=2, batch_size=32, mixup_alpha=None)
+    train_model(recipe=recipe, x=x, targets=np.eye(4, dtype=np.float32)[labels], seed=0, device=CPU,
+                co_teaching=CoTeaching(forget_rate=0.4, warmup_epochs=1))
+    np.testing.assert_allclose(rates, [0.1, 0.2, 0.3, 0.4, 0.4, 0.4, 0.4, 0.4])

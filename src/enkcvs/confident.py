@@ -19,6 +19,8 @@ from enkcvs.report import _save_figure
 PathLike = str | Path
 #: ``filter_by`` values of :func:`cleanlab.filter.find_label_issues` compared here.
 CLEANLAB_METHODS = ("prune_by_noise_rate", "prune_by_class", "both", "confident_learning", "predicted_neq_given")
+#: ``find_label_issues``'s own default ``filter_by``: the one prune-and-retrain (method ``cl_prune``) uses.
+CLEANLAB_DEFAULT_FILTER = "prune_by_noise_rate"
 #: ``method`` values of :func:`cleanlab.rank.get_label_quality_scores` whose rankings are compared here.
 CLEANLAB_SCORES = ("self_confidence", "normalized_margin", "confidence_weighted_entropy")
 SCORE_COLUMNS = ("kept", "flagged", "kept_precision", "kept_recall", "flagged_precision", "flagged_recall")

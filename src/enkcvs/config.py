@@ -41,6 +41,31 @@ def _source_problems(key: str, dataset: dict[str, Any], source) -> list[str]:
     return problems
 
 
+def _baseline_problems(key: str, dataset: dict[str, Any], *, methods: list[str]) -> list[str]:
+    """Problems of the baselines' settings for the ``methods`` a dataset trains final models of."""
+    problems, baselines = [], dataset.get("baselines", {})
+    sl = baselines.get("sl", {})
+    if "sl" in methods and not {"alpha", "beta"} <= set(sl):
+        problems.append(
+            f"{key}.baselines.sl needs alpha and beta (set {sorted({'alpha', 'beta'} - set(sl))}): symmetric "
+            "cross-entropy has no values that fit every dataset; choose them as Wang et al. advise, on noisy "
+            "validation data (config/README.md), or drop 'sl' from methods"
+        )
+    coteaching = baselines.get("coteaching", {})
+    if "coteaching" in methods and coteaching.get("mixup"):
+        problems.append(
+            f"{key}.baselines.coteaching.mixup is true, but co-teaching cannot train with mixup (its small-loss "
+            "ranking needs each sample's own label): set it to false"
+        )
+    warmup = coteaching.get("warmup_epochs", 10)
+    if "coteaching" in methods and coteaching.get("ramp") == "epoch" and not float(warmup).is_integer():
+        problems.append(
+            f"{key}.baselines.coteaching.warmup_epochs {warmup} is no whole number of epochs, which ramp 'epoch' "
+            "needs: give whole epochs or set ramp: step"
+        )
+    return problems
+
+
 def config_problems(config: dict[str, Any]) -> list[str]:
     """Every cross-key problem of a schema-valid config, each naming the key and the fix (empty when fine)."""
     problems = []
@@ -82,11 +107,14 @@ def config_problems(config: dict[str, Any]) -> list[str]:
                 )
             coteaching = dataset.get("baselines", {}).get("coteaching", {})
             trains_coteaching = "coteaching" in config["methods"] and source.has_test  # own data: no final models
-            if spec.kind == "real" and coteaching.get("forget_rate") is None and trains_coteaching:
+            if spec.kind == "real" and isinstance(coteaching.get("forget_rate", "nominal"), str) and trains_coteaching:
                 problems.append(
-                    f"{key}.noise has 'real' (unknown noise rate), so co-teaching's forget rate cannot default to "
-                    f"it: set {key}.baselines.coteaching.forget_rate"
+                    f"{key}.noise has 'real' (unknown noise rate and true labels), so co-teaching's forget rate "
+                    f"cannot be {coteaching.get('forget_rate', 'nominal')!r}: set {key}.baselines.coteaching.forget_rate "
+                    "to a number"
                 )
+        trains_finals = source.has_test and dataset.get("enabled", True)  # own data: no final models
+        problems += _baseline_problems(key, dataset, methods=config["methods"] if trains_finals else [])
         milestones = dataset["recipe"]["milestones"]
         if any(epoch > dataset["recipe"]["epochs"] for epoch in milestones):
             problems.append(f"{key}.recipe.milestones {milestones} lie past recipe.epochs: lower them")

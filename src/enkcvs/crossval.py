@@ -30,6 +30,8 @@ def fold_probabilities(
     iteration: int,
     fold: int,
     device=None,
+    loss: str = "ce",
+    loss_params: dict[str, float] | None = None,
 ):
     """Train fold k of iteration m (1-based) on the given labels and predict its held-out samples.
 
@@ -42,6 +44,8 @@ def fold_probabilities(
     num_classes : Q.
     seed, num_folds, iteration, fold : the run's seed, K, m and k.
     device : torch device; default :func:`enkcvs.train.default_device`.
+    loss, loss_params : the training loss (E-NKCVS's fold models: cross-entropy; :mod:`enkcvs.tuning` scores others
+        on the same split), see :func:`enkcvs.losses.make_loss`.
 
     Returns
     -------
@@ -63,6 +67,8 @@ def fold_probabilities(
         seed=derive_seed(seed, Purpose.INIT, num_folds, iteration, fold),
         validation=(inputs(validation, False), given[validation]) if len(validation) else None,
         device=device,
+        loss=loss,
+        loss_params=loss_params,
     )
     probabilities = predict_proba(result.model, inputs(held_out, False), device=device,
                                   workers=recipe.loader_workers, bf16=result.bf16)

@@ -88,7 +88,7 @@ def table2(results: pd.DataFrame, *, methods: list[str]) -> pd.DataFrame:
 #: Column titles of the ablation ladder's rungs (:data:`enkcvs.methods.ABLATION_LADDER`): the methods' titles, with
 #: what tells the two ends apart.
 ABLATION_RUNGS = {**{method: METHOD_TITLES[method] for method in ABLATION_LADDER},
-                  "ce": "CE, noisy labels", "enkcvs": "E-NKCVS (beta, gamma)"}
+                  "ce": "CE, noisy labels", "ce_mixup": "CE + mixup, noisy labels", "enkcvs": "E-NKCVS (beta, gamma)"}
 
 
 def ablation_table(results: pd.DataFrame, metrics: pd.DataFrame, *, rungs: list[str]) -> pd.DataFrame:

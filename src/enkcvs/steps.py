@@ -24,6 +24,7 @@ from enkcvs.metrics import (
 from enkcvs.noise import (
     ASYMMETRIC_MAPS,
     SUPERCLASS_MAPS,
+    actual_noise_rate,
     inject_noise,
     parse_noise,
     superclass_asymmetric_map,
@@ -257,6 +258,43 @@ def _stacked(iterations: list[pd.DataFrame], *, num_classes: int) -> tuple[np.nd
     return predicted, np.stack([frame[prob_columns].to_numpy() for frame in iterations])
 
 
+def symmetric_ce_validation_grid(
+    *,
+    dataset: PathLike,
+    labels: PathLike,
+    recipe: dict[str, Any],
+    seed: int,
+    num_folds: int,
+    grid: list[tuple[float, float]],
+    tokens: PathLike | None = None,
+) -> pd.DataFrame:
+    """Symmetric cross-entropy's (alpha, beta) scored as Wang et al. (2019) advise for a new dataset: on noisy
+    validation data. Each pair trains the model of fold 1, iteration 1 (the split a fold job uses) with SL and scores
+    its best epoch on that fold's held-out validation share against the given (noisy) labels.
+
+    Returns one row per pair: ``alpha``, ``beta``, ``best_epoch``, ``validation_accuracy`` (at the best epoch) and
+    ``per_epoch`` (every epoch's, as text).
+    """
+    from enkcvs.crossval import fold_probabilities
+
+    data = load_dataset(dataset)
+    x_train = _split_inputs(data, tokens, split="train")
+    label_table, num_classes = _load_labels(labels)
+    rows = []
+    for alpha, beta in grid:
+        _, _, result = fold_probabilities(
+            recipe=Recipe.from_dict(recipe), inputs=lambda indices, train: _subset(data, x_train, indices, train=train),
+            given=label_table["given"].to_numpy(), num_classes=num_classes, seed=seed, num_folds=num_folds,
+            iteration=1, fold=1, loss="sl", loss_params={"alpha": float(alpha), "beta": float(beta)},
+        )
+        rows.append({"alpha": alpha, "beta": beta, "best_epoch": result.best_epoch,
+                     "validation_accuracy": max(result.validation_accuracy),
+                     "per_epoch": " ".join(f"{value:.4f}" for value in result.validation_accuracy)})
+        log.info("SL alpha %g beta %g: noisy-validation accuracy %.4f (epoch %d)", alpha, beta,
+                 rows[-1]["validation_accuracy"], result.best_epoch)
+    return pd.DataFrame(rows)
+
+
 def select_samples(
     *,
     predictions: list[PathLike],
@@ -339,38 +377,45 @@ def train_final(
 ) -> None:
     """Train a final model of ``method`` from scratch and write its clean test accuracy (last epoch) as JSON.
 
-    ``options`` are the method's hyperparameters (see :func:`enkcvs.methods.training_options`), recorded in the JSON;
-    ``tokens`` is a text dataset's tokenised file; ``gpus`` and ``allow_cpu_fallback`` as
-    :func:`enkcvs.train.job_device`.
+    ``options`` are the method's hyperparameters (see :func:`enkcvs.methods.final_training`; co-teaching's
+    ``forget_rate`` may be ``"actual"``: the share of wrong labels in ``labels``), recorded in the JSON beside what the
+    model trained with (mixup alpha, loss, forget rate); ``tokens`` is a text dataset's tokenised file; ``gpus`` and
+    ``allow_cpu_fallback`` as :func:`enkcvs.train.job_device`.
     """
     import torch
 
-    from enkcvs.methods import final_training_set, training_options
+    from enkcvs.methods import GAMMA_METHODS, final_recipe, final_training, final_training_set
     from enkcvs.train import job_device, predict_proba, train_model
 
     device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
     torch.set_num_threads(threads)
     data = load_dataset(dataset)
     label_table, num_classes = _load_labels(labels)
+    given, true = label_table["given"].to_numpy(), label_table["true"].to_numpy()
     indices, targets = final_training_set(
         method=method,
-        given=label_table["given"].to_numpy(),
+        given=given,
         num_classes=num_classes,
         selection=read_table(selection)[0] if selection else None,
         gamma=gamma,
-        true=label_table["true"].to_numpy(),
+        true=true,
     )
-    recipe_ = Recipe.from_dict(recipe)
     options = dict(options or {})
-    log.info("%s: read %s and %s%s; training on %d samples", method, dataset, labels,
-             f" and {selection}" if selection else "", len(indices))
+    resolved = dict(options)
+    if resolved.get("forget_rate") == "actual":
+        resolved["forget_rate"] = actual_noise_rate(given=given, true=true)
+        log.info("co-teaching forgets the actual share of wrong labels, %.4f", resolved["forget_rate"])
+    training = final_training(method=method, options=resolved)
+    recipe_ = final_recipe(Recipe.from_dict(recipe), training=training)
+    log.info("%s: read %s and %s%s; training on %d samples, mixup alpha %s", method, dataset, labels,
+             f" and {selection}" if selection else "", len(indices), recipe_.mixup_alpha)
     result = train_model(
         recipe=recipe_,
         x=_subset(data, _split_inputs(data, tokens, split="train"), indices, train=True),
         targets=targets,
         seed=derive_seed(seed, Purpose.FINAL),
         device=device,
-        **training_options(method=method, options=options),
+        **training.train_model_arguments(),
     )
     test_inputs = _subset(data, _split_inputs(data, tokens, split="test"))
     predicted = predict_proba(
@@ -380,8 +425,9 @@ def train_final(
     write_json(
         provenance(
             **{**provenance_fields, "method": method},
-            gamma=gamma if method == "enkcvs" else None,
+            gamma=gamma if method in GAMMA_METHODS else None,
             options=options,
+            trained_with=training.record(recipe_),
             recipe=recipe_.to_dict(),
             bf16=result.bf16,
             train_samples=len(indices),
@@ -416,6 +462,25 @@ def compare_confident_learning(
         for position, key in enumerate(("dataset", "noise", "seed")):
             frame.insert(position, key, provenance_fields[key])
         write_table(frame, path, metadata=meta)
+
+
+def confident_learning_selection(
+    *, predictions: list[PathLike], labels: PathLike, output: PathLike, provenance_fields: dict[str, Any]
+) -> None:
+    """Confident learning's kept set, for prune-and-retrain (method ``cl_prune``; Northcutt et al. 2021, Section 5):
+    cleanlab's ``find_label_issues`` with its default filter on the mean of the M iterations' out-of-fold
+    probabilities (the ones E-NKCVS votes over). Writes one row per sample in sample order: ``sample``, ``flagged``
+    and ``selected`` = not flagged, the column final training reads (:func:`enkcvs.methods.final_training_set`)."""
+    from enkcvs.confident import CLEANLAB_DEFAULT_FILTER, cleanlab_flags
+
+    label_table, num_classes, iterations = _load_iterations(predictions, labels=labels)
+    _, probabilities = _stacked(iterations, num_classes=num_classes)
+    flagged = cleanlab_flags(probabilities=probabilities.mean(axis=0), labels=label_table["given"].to_numpy(),
+                             method=CLEANLAB_DEFAULT_FILTER)
+    frame = pd.DataFrame({"sample": label_table["sample"].to_numpy(), "flagged": flagged, "selected": ~flagged})
+    meta = provenance(**provenance_fields, filter_by=CLEANLAB_DEFAULT_FILTER, iterations=len(iterations))
+    write_table(frame, output, metadata=meta)
+    log.info("confident learning flags %d of %d samples; wrote %s", flagged.sum(), len(flagged), output)
 
 
 def write_label_issues(*, dataset: PathLike, selection: PathLike, top: int, table: PathLike, summary: PathLike) -> None:

@@ -66,12 +66,10 @@ class TrainingResult:
     bf16: bool = False  # whether forward passes ran under bf16 autocast (recipe.bf16, "auto" resolved)
 
 
-def forget_rate_schedule(epoch: int, *, forget_rate: float, warmup_epochs: int) -> float:
-    """Co-teaching's share of a batch to forget at 1-based ``epoch`` (Han et al. 2018, Algorithm 1, R(T) = 1 - r):
-    r(epoch) = forget_rate * min(epoch / warmup_epochs, 1), i.e. rising linearly to ``forget_rate`` at epoch
-    ``warmup_epochs`` and constant after it (``warmup_epochs`` = 0: constant from the start). The authors' code
-    starts from 0 at the first epoch instead (linspace over 0-based epochs); PAPER-NOTES only fixes the linear rise."""
-    return forget_rate * min(epoch / warmup_epochs, 1.0) if warmup_epochs else forget_rate
+def steps_per_epoch(num_samples: int, *, batch_size: int) -> int:
+    """Optimizer steps in one epoch over ``num_samples`` in batches of ``batch_size``: a last batch of one sample is
+    skipped (batch norm needs two)."""
+    return -(-num_samples // batch_size) - (num_samples % batch_size == 1)
 
 
 def small_loss_indices(losses: torch.Tensor, *, keep: int) -> torch.Tensor:
@@ -165,7 +163,8 @@ def train_model(
     loss_params: dict[str, float] | None = None,
     co_teaching: CoTeaching | None = None,
 ) -> TrainingResult:
-    """Train a fresh model of ``recipe.model`` with mixup and a milestone lr schedule.
+    """Train a fresh model of ``recipe.model`` with a milestone lr schedule, and mixup when ``recipe.mixup_alpha``
+    is set (which methods mix is decided per method: :func:`enkcvs.methods.final_recipe`).
 
     Parameters
     ----------
@@ -178,13 +177,15 @@ def train_model(
     validation : optional (inputs as ``x`` (V, ...), labels (V,)); the epoch with the best accuracy on it is kept
         (Appendix, Eq. para_val). Without it the last epoch is kept.
     device : defaults to :func:`default_device`.
-    loss : batch loss by name, see :func:`enkcvs.losses.make_loss` ("ce", "sl", "gce"); mixup applies to all.
+    loss : batch loss by name, see :func:`enkcvs.losses.make_loss` ("ce", "sl", "gce"), on mixed batches when the
+        recipe mixes.
     loss_params : the loss's parameters (``sl``: alpha, beta; ``gce``: q).
     co_teaching : when given, train two networks by co-teaching (Han et al. 2018) instead of one: the second is
         initialised from a seed derived from ``seed``, each has its own optimizer and schedule, both see the same
         batches, and each is updated on the samples its peer finds small-loss under plain cross-entropy (``loss``
-        must stay "ce"). Co-teaching trains *without* mixup: small-loss selection ranks each sample by its own loss
-        against its own label, which a mixed pair no longer has. The validation set picks the epoch by network 1;
+        must stay "ce", ``recipe.mixup_alpha`` None: small-loss selection ranks each sample by its own loss against
+        its own label, which a mixed pair no longer has). The forget rate rises as :meth:`CoTeaching.rate` says,
+        per epoch or per step. The validation set picks the epoch by network 1;
         ``train_loss`` holds both networks' mean cross-entropy over every sample of each batch.
 
     Returns
@@ -197,6 +198,9 @@ def train_model(
         keep_freed_memory()
     if co_teaching is not None and (loss != "ce" or loss_params):
         raise ValueError(f"co-teaching trains with plain cross-entropy; got loss={loss!r}, loss_params={loss_params}")
+    if co_teaching is not None and recipe.mixup_alpha:
+        raise ValueError("co-teaching trains without mixup (its small-loss ranking needs each sample's own label): "
+                         "pass a recipe with mixup_alpha None")
     if recipe.mixup_alpha and isinstance(x, np.ndarray) and x.dtype.kind in "iu" and x.ndim != 4:
         raise ValueError("mixup cannot mix token ids: set recipe.mixup_alpha: null for text datasets")
     loss_function = losses.make_loss(loss, **(loss_params or {}))
@@ -238,16 +242,12 @@ def train_model(
     result = TrainingResult(model=models[0], best_epoch=recipe.epochs, peer=models[1] if co_teaching else None,
                             bf16=bf16)
     best_accuracy, best_states = -1.0, None
+    step, epoch_steps = 0, steps_per_epoch(len(x), batch_size=recipe.batch_size)
     # A bar only in a terminal (disable=None: off when stderr is no TTY, e.g. a Snakemake log file).
     progress = tqdm(total=recipe.epochs, desc="training", unit="epoch", disable=None, leave=False)
     for epoch in range(1, recipe.epochs + 1):
         for model in models:
             model.train()
-        forget_rate = (
-            forget_rate_schedule(epoch, forget_rate=co_teaching.forget_rate, warmup_epochs=co_teaching.warmup_epochs)
-            if co_teaching is not None
-            else 0.0
-        )
         batch_losses, samples, started = [], 0, time.perf_counter()
         for batch_number, (xb, batch) in enumerate(epoch_batches(), start=1):
             if len(batch) < 2:  # batch norm needs two samples
@@ -257,6 +257,7 @@ def train_model(
                 xb = augment(xb, generator=batch_order)
             try:
                 if co_teaching is not None:
+                    forget_rate = co_teaching.rate(epoch=epoch, step=step + 1, steps_per_epoch=epoch_steps)
                     with _autocast(device, enabled=bf16):
                         logits = (models[0](xb), models[1](xb))
                     step_losses, batch_loss = co_teaching_losses(
@@ -289,6 +290,7 @@ def train_model(
                 ) from error
             batch_losses.append(batch_loss.detach())
             samples += len(batch)
+            step += 1
         training_seconds = time.perf_counter() - started
         for optimizer in optimizers:
             optimizer.end_epoch()

@@ -11,7 +11,7 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from enkcvs.config import config_problems, duplicate_key_problems
-from enkcvs.methods import ABLATION_LADDER, BASELINE_METHODS, SELECTION_METHODS
+from enkcvs.methods import ABLATION_LADDER, BASELINE_METHODS, GAMMA_METHODS, SELECTION_METHODS
 from enkcvs.noise import parse_noise
 from enkcvs.sources import SOURCES
 from enkcvs.text import checkpoint_slug
@@ -101,16 +101,25 @@ def get_text_inputs(wildcards):
 
 
 def get_baseline_options(wildcards):
-    """Hyperparameters of one baseline on one dataset; Co-teaching's forget rate defaults to the noise rate."""
-    settings = config["datasets"][wildcards.dataset]["baselines"]
-    if wildcards.baseline in ("sl", "gce"):
-        return canonical(settings[wildcards.baseline])
-    if wildcards.baseline == "coteaching":
-        forget_rate = settings["coteaching"]["forget_rate"]
-        if forget_rate is None:
-            forget_rate = parse_noise(wildcards.noise).rate
-        return {"forget_rate": forget_rate, "warmup_epochs": settings["coteaching"]["warmup_epochs"]}
-    return {}
+    """Hyperparameters of one baseline on one dataset, whether it mixes included. Co-teaching's ``nominal`` forget rate
+    is the noise setting's rate; ``actual`` is left to the job, which measures it on its labels."""
+    if wildcards.baseline not in ("ce", "sl", "gce", "coteaching"):
+        return {}
+    options = dict(config["datasets"][wildcards.dataset]["baselines"][wildcards.baseline])
+    if options.get("forget_rate") == "nominal":
+        options["forget_rate"] = parse_noise(wildcards.noise).rate
+    return canonical(options)
+
+
+def get_final_selection(wildcards):
+    """The kept set a final model of a selection method trains from: confident learning's for prune-and-retrain,
+    E-NKCVS's otherwise."""
+    selection = (
+        rules.confident_learning_selection.output.selection
+        if wildcards.method == "cl_prune"
+        else rules.select_samples.output.selection
+    )
+    return selection.format(**wildcards)
 
 
 def get_fold_predictions(wildcards):

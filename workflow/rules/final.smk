@@ -29,7 +29,7 @@ rule train_final_selected:
         unpack(get_text_inputs),
         dataset=rules.prepare_dataset.output.dataset,
         labels=rules.inject_noise.output.labels,
-        selection=rules.select_samples.output.selection,
+        selection=get_final_selection,
     output:
         result="results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.json",
     log:
@@ -39,7 +39,7 @@ rule train_final_selected:
     params:
         method=lambda wildcards: wildcards.method,
         recipe=get_dataset_setting("recipe"),
-        gamma=lambda wildcards: config["gamma"] if wildcards.method == "enkcvs" else None,
+        gamma=lambda wildcards: config["gamma"] if wildcards.method in GAMMA_METHODS else None,
         options={},
     threads: 1
     resources:

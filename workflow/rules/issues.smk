@@ -89,6 +89,20 @@ rule compare_confident_learning:
         "../scripts/compare_confident_learning.py"
 
 
+rule confident_learning_selection:
+    input:
+        predictions=get_fold_predictions,
+        labels=rules.inject_noise.output.labels,
+    output:
+        selection="results/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/cl_selection.parquet",
+    log:
+        "logs/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/cl_selection.log",
+    conda:
+        "../../envs/compare.yaml"
+    script:
+        "../scripts/confident_learning_selection.py"
+
+
 rule confident_learning_report:
     input:
         tables=get_comparison_tables,

@@ -1,0 +1,11 @@
+from enkcvs.job import logged_job
+
+with logged_job(snakemake.log[0]):
+    from enkcvs.steps import confident_learning_selection
+
+    confident_learning_selection(
+        predictions=list(snakemake.input.predictions),
+        labels=snakemake.input.labels,
+        output=snakemake.output.selection,
+        provenance_fields=dict(snakemake.wildcards),
+    )
