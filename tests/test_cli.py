@@ -88,6 +88,39 @@ def test_bad_files_exit_1_and_write_nothing(tmp_path, planted, capsys, change, m
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+def with_repeated_ids(directory):
+    labels = pd.read_csv(directory / "labels.csv")
+    labels.loc[[5, 9], "photo"] = "img001.jpg"
+    labels.loc[42, "photo"] = "img007.jpg"
+    labels.to_csv(directory / "labels.csv", index=False)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (with_repeated_ids, r"labels\.csv: the ids in --id-column photo repeat \('img001\.jpg' on rows 1, 5, 9; "
+                            r"'img007\.jpg' on rows 7, 42; rows 0-based in sample order, header not counted\), so "
+                            r"they cannot name a sample\. Fix: make the ids unique, or pass another --id-column"),
+        (lambda d: (d / "labels.csv").write_text(""),
+         r"the labels file \S+labels\.csv is empty\. Fix: point at the file that holds them"),
+        (lambda d: (d / "labels.csv").write_text("photo,animal\n"),
+         r"the labels file \S+labels\.csv holds no rows\. Fix: one row per sample, under a header"),
+        (lambda d: (d / "labels.csv").write_bytes(b'photo,animal\n"img000.jpg,ant\n'),
+         r"the labels file \S+labels\.csv is unreadable \(ParserError: .*\)\. Fix: write it again as .npy, "
+         r".parquet or .csv"),
+    ],
+    ids=["repeated ids", "empty", "header only", "unreadable"],
+)
+def test_bad_labels_files_name_the_file_and_the_fix_and_write_nothing(tmp_path, planted, capsys, change, message):
+    change(tmp_path)
+    code = main(["find-issues", "--probabilities", str(tmp_path / "oof.npy"), "--labels", str(tmp_path / "labels.csv"),
+                 "--label-column", "animal", "--id-column", "photo", "--out", str(tmp_path / "out" / "issues.csv")])
+    assert code == 1
+    error = capsys.readouterr().err
+    assert error.startswith("enkcvs find-issues: error: ") and re.search(message, error), error
+    assert not (tmp_path / "out").exists()
+
+
 def test_usage_errors_and_help():
     bad_suffix = subprocess.run([sys.executable, "-m", "enkcvs.cli", "find-issues", "--probabilities", "a.npy",
                                  "--labels", "b.csv", "--out", "issues.txt"], capture_output=True, text=True)

@@ -9,7 +9,11 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from enkcvs.io import atomic_path
+
+SHOWN_IDS = 5  # repeated ids an error message lists
 
 #: Output formats, by the suffix of ``--out``.
 WRITERS = {
@@ -38,7 +42,8 @@ def find_issues(
     if writer is None:
         raise ValueError(f"--out {out}: unknown extension {out.suffix!r}; use one of {sorted(WRITERS)}")
     given = load_labels(labels, column=label_column)
-    ids = None if id_column is None else load_labels(labels, column=id_column)
+    ids = None if id_column is None else _unique_ids(load_labels(labels, column=id_column), labels=labels,
+                                                     column=id_column)
     result = select(probabilities=load_probabilities(probabilities), labels=given, threshold=threshold,
                     class_names=class_names)
     frame = result.to_frame(ids=ids, id_column=id_column)
@@ -47,6 +52,24 @@ def find_issues(
     flagged = int(frame["is_label_issue"].sum())
     return (f"{flagged} of {len(frame)} samples are label issues (selected in fewer than t = {result.threshold} of "
             f"M = {result.iterations} iterations); every sample ranked in {out}")
+
+
+def _unique_ids(ids: np.ndarray, *, labels: Path, column: str) -> np.ndarray:
+    """``ids`` (N,), read from column ``column`` of the file ``labels``, when no id repeats; ValueError naming the
+    repeated ids and their rows otherwise."""
+    import pandas as pd
+
+    repeated = pd.Series(ids).duplicated(keep=False).to_numpy()  # (N,) True on every row of a repeated id
+    if not repeated.any():
+        return ids
+    values, rows = ids.tolist(), {}  # Python values: their repr is what the file holds
+    for row in np.flatnonzero(repeated):
+        rows.setdefault(values[row], []).append(int(row))
+    shown = "; ".join(f"{value!r} on rows {', '.join(map(str, at))}" for value, at in list(rows.items())[:SHOWN_IDS])
+    more = f"; ... ({len(rows)} ids repeat)" if len(rows) > SHOWN_IDS else ""
+    raise ValueError(f"{labels}: the ids in --id-column {column} repeat ({shown}{more}; rows 0-based in sample order, "
+                     "header not counted), so they cannot name a sample. Fix: make the ids unique, or pass another "
+                     "--id-column")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -344,18 +344,26 @@ def _checked_threshold(threshold: int | None, *, iterations: int) -> int:
 
 
 def _read_file(path: PathLike, *, what: str) -> pd.DataFrame | np.ndarray:
-    """The array of a ``.npy`` file or the table of a ``.parquet`` / ``.csv`` file."""
+    """The array of a ``.npy`` file or the table of a ``.parquet`` / ``.csv`` file; ``ValueError`` naming the file when
+    it is empty, unreadable or a table without rows."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no {what} file at {path}")
     suffix = path.suffix.lower()
-    if suffix == ".npy":
-        return np.load(path, allow_pickle=False)
-    if suffix == ".parquet":
-        return pd.read_parquet(path)
-    if suffix == ".csv":
-        return pd.read_csv(path)
-    raise ValueError(f"{path}: unknown extension {path.suffix!r} for {what}; use .npy, .parquet or .csv")
+    if suffix not in (".npy", ".parquet", ".csv"):
+        raise ValueError(f"{path}: unknown extension {path.suffix!r} for {what}; use .npy, .parquet or .csv")
+    if path.stat().st_size == 0:
+        raise ValueError(f"the {what} file {path} is empty. Fix: point at the file that holds them")
+    try:
+        if suffix == ".npy":
+            return np.load(path, allow_pickle=False)
+        table = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
+    except (ValueError, OSError, EOFError) as error:  # pandas' and pyarrow's parser errors are ValueErrors
+        raise ValueError(f"the {what} file {path} is unreadable ({type(error).__name__}: {error}). Fix: write it "
+                         "again as .npy, .parquet or .csv") from error
+    if table.empty:
+        raise ValueError(f"the {what} file {path} holds no rows. Fix: one row per sample, under a header")
+    return table
 
 
 def load_probabilities(path: PathLike) -> np.ndarray:
