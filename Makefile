@@ -22,13 +22,14 @@ test: $(BIN)/.installed
 lint: $(BIN)/.installed
 	$(BIN)/snakemake --lint
 
-# README.md's result blocks, regenerated from results/recorded/ (never typed by hand).
+# The generated blocks of README.md, docs/*.md and benchmarks/README.md, from the recorded runs (never typed by hand).
 readme: $(BIN)/.installed
 	$(BIN)/python -m enkcvs.recorded readme
 
 # Run a config, timed, and record its report with provenance: make record NAME=default CONFIG=config/config.yaml
+# (ROOT=benchmarks/results/runs for a speed comparison; default results/recorded)
 record: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.recorded run --name $(NAME) --configfile $(CONFIG)
+	$(BIN)/python -m enkcvs.recorded run --name $(NAME) --configfile $(CONFIG) $(if $(ROOT),--root $(ROOT))
 
 clean:
 	rm -rf results/data results/tokens results/noise results/folds results/selection results/final results/comparison \

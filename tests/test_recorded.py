@@ -12,17 +12,18 @@ import pandas as pd
 import pytest
 import yaml
 
-from enkcvs.recorded import (
+from enkcvs.recorded import main, record_run, run_and_record, snakemake_sittings
+from enkcvs.views import (
     MARKER,
+    RUN_HOMES,
     _ranking,
     compare_runs,
-    main,
-    record_run,
-    regenerate,
-    run_and_record,
-    render_block,
-    snakemake_sittings,
+    ladder_steps,
     noise_cost,
+    pages,
+    paper_beside,
+    regenerate,
+    render_block,
     table1_trend,
     table2_ordering,
 )
@@ -30,22 +31,31 @@ from enkcvs.recorded import (
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_readme_blocks_are_what_the_recorded_runs_generate():
-    text = (REPO / "README.md").read_text()
-    keys = [match["key"] for match in MARKER.finditer(text)]
-    # runs of the default config must show their tables, generated: an empty README cannot pass
+PAGES = pages(REPO)
+HOMES = [REPO / home for home in RUN_HOMES]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(REPO)))
+def test_every_pages_blocks_are_what_the_recorded_runs_generate(page):
+    text = page.read_text()
+    regenerated, changed = regenerate(text, root=HOMES)
+    assert changed == [], f"{page.name} blocks {changed} differ from the recorded runs: run `make readme`"
+    assert regenerated == text
+
+
+def test_the_pages_show_the_default_runs_tables_generated():
+    """Runs of the default config must show their tables, generated: empty pages cannot pass."""
+    keys = [match["key"] for page in PAGES for match in MARKER.finditer(page.read_text())]
     default_runs = {run.name for run in (REPO / "results" / "recorded").iterdir()
                     if json.loads((run / "provenance.json").read_text())["configfile"] == "config/config.yaml"}
     shown = {key.partition("/")[2] for key in keys if key.partition("/")[0] in default_runs}
     assert {"run", "table1.md", "table2.md", "ablation.md"} <= shown
-    regenerated, changed = regenerate(text, root=REPO / "results" / "recorded")
-    assert changed == [], f"README.md blocks {changed} differ from results/recorded/: run `make readme`"
-    assert regenerated == text
 
 
-def test_no_result_table_in_the_readme_is_outside_a_generated_block():
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(REPO)))
+def test_no_result_table_in_a_page_is_outside_a_generated_block(page):
     """A table row with a percentage-like number outside the markers would be typed by hand."""
-    outside = MARKER.sub("", (REPO / "README.md").read_text())
+    outside = MARKER.sub("", page.read_text())
     typed = [line for line in outside.splitlines() if line.startswith("|") and re.search(r"\d+\.\d+ ±", line)]
     assert typed == []
 
@@ -296,3 +306,59 @@ def test_ladder_beside_sets_two_runs_side_by_side_on_their_shared_settings(tmp_p
                      ["2", "84.0", "93.0 / 88.0", "0.0", "-7.0", "94.0", "87.0", "88.0", "82.0"]]
     _ladder_run(tmp_path, "other", model="mlp", settings=[("sym", 0.8)], shift=0.0)
     assert "share no setting" in render_block("other/ladder-beside:big", root=tmp_path)
+
+
+def test_ladder_steps_follow_the_runs_rungs(tmp_path):
+    """A step between each two neighbouring rungs of the run's ladder, named where known, then last minus first: a
+    new rung needs no change to the view."""
+    run = tmp_path / "run"
+    run.mkdir()
+    pd.DataFrame([{"dataset": "d", "noise_kind": "sym", "noise_rate": 0.4, "ce_true_mean": 95.0, "ce_mean": 80.0,
+                   "prune_mean": 88.0, "enkcvs_mean": 90.0}]).to_csv(run / "ablation.csv", index=False)
+    header, _, row = ladder_steps(run).splitlines()
+    assert [cell.strip() for cell in header.split("|")[1:-1]] == [
+        "setting", "noise (CE - CE true)", "prune - CE", "E-NKCVS - prune", "E-NKCVS - CE true"]
+    assert [cell.strip() for cell in row.split("|")[1:-1]] == ["d sym 0.4", "-15", "8", "2", "-5"]
+
+
+def test_paper_beside_sets_each_cell_beside_the_papers(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    keys = {"dataset": "m", "paper_dataset": "MNIST", "noise_kind": "sym", "noise_rate": 0.6, "runs": 2}
+    pd.DataFrame([{**keys, "method": method, "mean": mean, "published": published}
+                  for method, mean, published in (("enkcvs", 94.0, 98.5), ("ce", 50.0, 97.0), ("mixup", 95.0, None))]
+                 ).to_csv(run / "table2.csv", index=False)
+    text = paper_beside(run)
+    assert text.startswith("Test accuracy (%) on the clean test set: run `run` (2 seeds per cell) beside the paper's "
+                           "Table 2 (MNIST, mean of 5 runs)")
+    assert "E-NKCVS has the best mean in 1 of 1 settings" in text  # a method without a paper cell is left out
+    assert text.splitlines()[-1] == "| m sym 0.6 | 50.0 (97.0) | **94.0** (98.5) |"
+
+
+def test_a_block_finds_its_run_in_any_home_and_names_where(tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text("seeds: [1]\n")
+    homes = [tmp_path / home for home in RUN_HOMES]
+    record_run(name="a", configfile=config, report=_report(tmp_path / "report"), wall_seconds=1, jobs=1, command=[],
+               root=homes[0])
+    record_run(name="b", configfile=config, report=tmp_path / "report", wall_seconds=1, jobs=1, command=[],
+               root=homes[1])
+    assert "files in `benchmarks/results/runs/b/`" in render_block("b/run", root=homes)
+    assert "files in `results/recorded/a/`" in render_block("a/run", root=homes)
+    assert render_block("b/diff:a", root=homes).startswith("`b` against `a`: 0 of")
+
+
+def test_readme_regenerates_every_page(tmp_path, monkeypatch, capsys):
+    config = tmp_path / "config.yaml"
+    config.write_text("seeds: [1]\n")
+    record_run(name="demo", configfile=config, report=_report(tmp_path / "report"), wall_seconds=1, jobs=1,
+               command=[], root=tmp_path / "benchmarks" / "results" / "runs")
+    stale = "<!-- recorded: demo/table2.md -->\nstale\n<!-- /recorded -->\n"
+    for page in ("README.md", "docs/a.md", "benchmarks/README.md"):
+        (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / page).write_text(stale)
+    monkeypatch.chdir(tmp_path)
+    assert main(["readme", "--check"]) == 1
+    assert capsys.readouterr().err.count("differs") == 3
+    assert main(["readme"]) == 0 and main(["readme", "--check"]) == 0
+    assert (tmp_path / "docs" / "a.md").read_text().count("| 1 |") == 1
