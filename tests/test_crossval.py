@@ -42,11 +42,11 @@ def test_a_dataset_of_pairs_is_stacked_and_labels_are_checked(tiny_inputs):
         out_of_fold_probabilities(x=data.x_train, labels=data.y_train.astype(str), recipe=RECIPE)
 
 
-def test_the_readme_example_runs():
-    """The README's out-of-fold example, verbatim."""
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+def test_the_docs_example_runs():
+    """docs/your-data.md's out-of-fold example, verbatim."""
+    readme = (Path(__file__).parents[1] / "docs" / "your-data.md").read_text()
     (code,) = [block for block in re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL)
                if "out_of_fold_probabilities(" in block]
     namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/your-data.md", "exec"), namespace)
     assert namespace["oof"].shape == (3, 1797, 10) and namespace["issues"]["rank"].tolist()[:3] == [1, 2, 3]

@@ -113,11 +113,11 @@ def test_a_label_column_that_does_not_exist_is_named(tmp_path, run_snakemake):
     assert "has no column 'label'" in log and not (tmp_path / "results" / "data" / "t.npz").exists()
 
 
-def test_the_readme_own_data_config_plans_each_seed_and_the_merged_ranking(tmp_path, run_snakemake):
-    """The README's "your own data" config, verbatim, on a table with the columns it names: valid, and its dry run
-    plans one ranking per seed and the merged one."""
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    section = readme.split("## Find label issues in your own data", 1)[1]
+def test_the_docs_own_data_config_plans_each_seed_and_the_merged_ranking(tmp_path, run_snakemake):
+    """docs/your-data.md's config, verbatim, on a table with the columns it names: valid, and its dry run plans one
+    ranking per seed and the merged one."""
+    readme = (Path(__file__).parents[1] / "docs" / "your-data.md").read_text()
+    section = readme.split("## With the workflow", 1)[1]
     (tmp_path / "mine.yaml").write_text(section.split("```yaml\n", 1)[1].split("```", 1)[0])
     rng = np.random.default_rng(0)
     table = pd.DataFrame(rng.normal(size=(40, 3)), columns=["x0", "x1", "x2"])

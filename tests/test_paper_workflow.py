@@ -48,9 +48,9 @@ def test_paper_dag_builds_without_data_and_counts_every_job(tmp_path, run_snakem
     assert counts["compare_confident_learning"] == counts["inject_noise"] == 140
     assert "check_layout" not in counts  # Clothing-1M and WebVision stay off until the user points at their data
     assert {"table1", "table2", "table3", "sensitivity_figure", "theory_figure", "dataset_summary"} <= set(counts)
-    # what the READMEs say of this DAG
+    # what the docs say of this DAG
     finals = counts["train_final_baseline"] + counts["train_final_selected"]
-    readme = " ".join((REPO / "README.md").read_text().split())
+    readme = " ".join((REPO / "docs" / "paper-scale.md").read_text().split())
     assert (f"**{counts['total']:,} jobs**, of them {counts['train_fold']:,} fold models (`train_fold`), "
             f"{counts['inject_noise']} noise draws, {counts['select_samples']} selections (`select_samples`), "
             f"{counts['compare_confident_learning']} comparisons with confident learning, {finals} final models "

@@ -1,4 +1,5 @@
-"""Recorded runs and the README's generated blocks: README.md must say exactly what results/recorded/ holds."""
+"""Recorded runs and the pages' generated blocks: README.md, docs/*.md and benchmarks/README.md must say exactly what
+the recorded runs hold."""
 
 import json
 import re
@@ -35,6 +36,12 @@ PAGES = pages(REPO)
 HOMES = [REPO / home for home in RUN_HOMES]
 
 
+def test_the_pages_are_readme_docs_and_benchmarks():
+    names = [str(page.relative_to(REPO)) for page in PAGES]
+    assert names[0] == "README.md" and "benchmarks/README.md" in names
+    assert any(name.startswith("docs/") for name in names)
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(REPO)))
 def test_every_pages_blocks_are_what_the_recorded_runs_generate(page):
     text = page.read_text()
@@ -50,6 +57,17 @@ def test_the_pages_show_the_default_runs_tables_generated():
                     if json.loads((run / "provenance.json").read_text())["configfile"] == "config/config.yaml"}
     shown = {key.partition("/")[2] for key in keys if key.partition("/")[0] in default_runs}
     assert {"run", "table1.md", "table2.md", "ablation.md"} <= shown
+
+
+def test_every_recorded_run_is_cited_by_a_page():
+    """A recorded run no page cites is clutter: results/recorded/ holds the cited results, benchmarks/results/runs/
+    the cited speed comparisons."""
+    text = "".join(page.read_text() for page in PAGES)
+    cited = {name for match in MARKER.finditer(text) for name in
+             (match["key"].partition("/")[0], match["key"].partition(":")[2]) if name}
+    recorded = {run.name for home in HOMES for run in home.iterdir() if (run / "provenance.json").exists()}
+    assert recorded - cited == set()
+    assert not {run.name for run in HOMES[0].iterdir()} & {run.name for run in HOMES[1].iterdir()}
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(REPO)))
