@@ -44,6 +44,9 @@ def _source_problems(key: str, dataset: dict[str, Any], source) -> list[str]:
 def _baseline_problems(key: str, dataset: dict[str, Any], *, methods: list[str]) -> list[str]:
     """Problems of the baselines' settings for the ``methods`` a dataset trains final models of."""
     problems, baselines = [], dataset.get("baselines", {})
+    if "ce_mixup" in methods and dataset["recipe"].get("mixup_alpha", 0.3) is None:
+        problems.append(f"methods has 'ce_mixup' but {key}.recipe.mixup_alpha is null, so it would train CE again: "
+                        "drop 'ce_mixup' from methods (the ablation ladder skips the rung there by itself)")
     sl = baselines.get("sl", {})
     if "sl" in methods and not {"alpha", "beta"} <= set(sl):
         problems.append(
@@ -108,10 +111,10 @@ def config_problems(config: dict[str, Any]) -> list[str]:
             coteaching = dataset.get("baselines", {}).get("coteaching", {})
             trains_coteaching = "coteaching" in config["methods"] and source.has_test  # own data: no final models
             if spec.kind == "real" and isinstance(coteaching.get("forget_rate", "nominal"), str) and trains_coteaching:
+                rate = coteaching.get("forget_rate", "nominal")
                 problems.append(
                     f"{key}.noise has 'real' (unknown noise rate and true labels), so co-teaching's forget rate "
-                    f"cannot be {coteaching.get('forget_rate', 'nominal')!r}: set {key}.baselines.coteaching.forget_rate "
-                    "to a number"
+                    f"cannot be {rate!r}: set {key}.baselines.coteaching.forget_rate to a number"
                 )
         trains_finals = source.has_test and dataset.get("enabled", True)  # own data: no final models
         problems += _baseline_problems(key, dataset, methods=config["methods"] if trains_finals else [])

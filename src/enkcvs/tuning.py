@@ -15,6 +15,7 @@ The output folder holds ``grid.csv`` (a row per noise setting and pair, the mean
 
 import argparse
 import itertools
+import logging
 import sys
 import time
 from pathlib import Path
@@ -55,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="the run's seed (default: the config's first)")
     parser.add_argument("--output", required=True, type=Path, help="folder for grid.csv, mean.csv, provenance.json")
     args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     config = yaml.safe_load(args.configfile.read_text())
     if args.dataset not in config.get("datasets", {}):
         parser.error(f"--dataset {args.dataset!r} is not under datasets of {args.configfile}: choose one of "

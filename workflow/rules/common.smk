@@ -170,16 +170,18 @@ def selection_outputs(output, settings, points, **fields):
 
 
 def final_outputs(methods, settings, points):
-    """Paths of final-model results: baselines once per setting, selection methods once per (K, M, t)."""
+    """Paths of final-model results: baselines once per setting, selection methods once per (K, M, t). CE + mixup
+    only where the dataset's recipe mixes (text datasets do not: there it would be CE again)."""
     paths = []
     for method in methods:
+        trained = [setting for setting in settings
+                   if method != "ce_mixup" or config["datasets"][setting[0]]["recipe"]["mixup_alpha"] is not None]
         if method in BASELINE_METHODS:
-            paths += [
-                rules.train_final_baseline.output.result.format(dataset=dataset, noise=noise, seed=seed, baseline=method)
-                for dataset, noise, seed in settings
-            ]
+            result = rules.train_final_baseline.output.result
+            paths += [result.format(dataset=dataset, noise=noise, seed=seed, baseline=method)
+                      for dataset, noise, seed in trained]
         else:
-            paths += selection_outputs(rules.train_final_selected.output.result, settings, points, method=method)
+            paths += selection_outputs(rules.train_final_selected.output.result, trained, points, method=method)
     return paths
 
 
