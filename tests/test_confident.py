@@ -1,9 +1,8 @@
-"""E-NKCVS beside confident learning (enkcvs.confident): both scorings, cleanlab's methods, the comparison and figure."""
+"""E-NKCVS beside confident learning (enkcvs.confident): both scorings, cleanlab's methods, the comparison."""
 
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 from test_oof import make_planted
 
@@ -11,8 +10,6 @@ from enkcvs.confident import (
     CLEANLAB_METHODS,
     cleanlab_flags,
     compare_with_confident_learning,
-    comparison_figure,
-    draw_comparison,
     kept_and_flagged_scores,
 )
 from enkcvs.oof import select
@@ -72,45 +69,3 @@ def test_comparison_rows_and_columns(planted):
         select(probabilities=probabilities, labels=given, true_labels=true).precision
     )
     assert (rows["kept"] + rows["flagged"] == 200).all()
-
-
-def test_comparison_figure_writes_png_and_pdf(planted, tmp_path):
-    probabilities, given, true = planted
-    frame = compare_with_confident_learning(probabilities=probabilities[:2], given=given, true=true)
-    frame = pd.concat([frame.assign(dataset="digits", noise="sym0.2"),
-                       frame.assign(dataset="digits", noise="asym0.3", kept_precision=frame["kept_precision"] - 0.01)])
-    comparison_figure(frame, png=tmp_path / "cl.png", pdf=tmp_path / "cl.pdf", dpi=60)
-    assert (tmp_path / "cl.png").read_bytes()[:4] == b"\x89PNG"
-    assert (tmp_path / "cl.pdf").read_bytes()[:4] == b"%PDF"
-
-
-def test_comparison_figure_tells_settings_and_methods_apart(planted):
-    """One titled row of panels per setting (flagged, kept), every method in the legend, a mean over M drawn with
-    another marker than its single-iteration twin but the same colour."""
-    import matplotlib.pyplot as plt
-
-    probabilities, given, true = planted
-    frame = compare_with_confident_learning(probabilities=probabilities, given=given, true=true, threshold=2)
-    frame = pd.concat([frame.assign(dataset="digits", noise=noise) for noise in ("sym0.2", "asym0.3")])
-    figure = draw_comparison(frame)
-    titles = [ax.get_title() for ax in figure.axes]
-    assert titles == ["digits, sym0.2: flagged set (detected label errors)", "digits, sym0.2: kept set (selected samples)",
-                      "digits, asym0.3: flagged set (detected label errors)", "digits, asym0.3: kept set (selected samples)"]
-    assert [text.get_text() for text in figure.legends[0].get_texts()] == list(dict.fromkeys(frame["method"]))
-    single, mean = (next(c for c in figure.axes[0].collections if c.get_label() == name)
-                    for name in ("cleanlab both", "cleanlab both (mean of 3)"))
-    assert (single.get_facecolor() == mean.get_facecolor()).all()
-    assert single.get_paths()[0].vertices.tolist() != mean.get_paths()[0].vertices.tolist()
-    plt.close(figure)
-
-
-def test_comparison_figure_bytes_are_the_same_on_every_render(planted, tmp_path):
-    """No creation date in the PDF: a resumed or repeated run writes byte-identical figures."""
-    probabilities, given, true = planted
-    frame = compare_with_confident_learning(probabilities=probabilities[:2], given=given, true=true)
-    frame = frame.assign(dataset="digits", noise="sym0.2")
-    for name in ("first", "second"):
-        (tmp_path / name).mkdir()
-        comparison_figure(frame, png=tmp_path / name / "cl.png", pdf=tmp_path / name / "cl.pdf", dpi=60)
-    for suffix in ("png", "pdf"):
-        assert (tmp_path / "first" / f"cl.{suffix}").read_bytes() == (tmp_path / "second" / f"cl.{suffix}").read_bytes()

@@ -176,7 +176,7 @@ def test_out_of_memory_names_the_batch_size_to_lower(monkeypatch):
 
 def test_selection_and_report_steps_never_import_torch():
     """Hundreds of aggregation and report jobs each start a process: they must not pay torch's import."""
-    probe = ("import sys, enkcvs.steps, enkcvs.report, enkcvs.selection, enkcvs.weights, enkcvs.theory; "
+    probe = ("import sys, enkcvs.steps, enkcvs.render, enkcvs.selection, enkcvs.weights, enkcvs.theory; "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in {'torch', 'torchvision', 'transformers'}))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

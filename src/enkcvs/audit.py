@@ -3,8 +3,8 @@
 The tables' CSVs (``results/report/table{1,2}.csv``) list, per row, the result JSONs the row was computed from
 (``sources``, ``;``-separated, relative to the workflow's working directory). The audit
 
-* checks that every source exists, loads them with :func:`enkcvs.report.collect_records` and recomputes the row with
-  :func:`enkcvs.report.table1` / :func:`enkcvs.report.table2`: the recomputation must give exactly one row, with the
+* checks that every source exists, loads them with :func:`enkcvs.tables.collect_records` and recomputes the row with
+  :func:`enkcvs.tables.table1` / :func:`enkcvs.tables.table2`: the recomputation must give exactly one row, with the
   same keys and the same numbers (relative tolerance 1e-9; NaN only where NaN);
 * checks that each source sits where the workflow writes a file with its fields, and that its own inputs exist:
   a selection's noise labels, its M x K fold predictions and its ``selection.parquet``; a final model's noise labels
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from enkcvs.methods import BASELINE_METHODS, SELECTION_METHODS
-from enkcvs.report import collect_records, table1, table2
+from enkcvs.tables import collect_records, table1, table2
 
 REPORT = "results/report"
 TABLE1 = f"{REPORT}/table1.csv"
@@ -162,7 +162,7 @@ def _present_sources(audit: Audit, where: str, sources: str) -> tuple[list[str],
 
 
 def _load_records(audit: Audit, where: str, sources: list[str]) -> pd.DataFrame | None:
-    """:func:`enkcvs.report.collect_records` on the sources, their ``source`` column as listed in the table."""
+    """:func:`enkcvs.tables.collect_records` on the sources, their ``source`` column as listed in the table."""
     if not sources:
         return None
     try:

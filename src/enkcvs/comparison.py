@@ -2,7 +2,7 @@
 
 Pandas only (no torch). The ``compare_*`` functions return long numeric frames (full precision, with the result files
 behind each row in ``sources``); the ``format_*`` functions turn them into readable wide string tables that
-:func:`enkcvs.report.write_table` can write as Markdown and LaTeX. A reproduced setting without runs stays missing
+:func:`enkcvs.tabular.write_table` can write as Markdown and LaTeX. A reproduced setting without runs stays missing
 (NaN, ``runs`` 0) and reads "missing"; a cell the paper does not have reads "—".
 """
 
@@ -83,7 +83,7 @@ def compare_table2(
     Parameters
     ----------
     reproduced : pandas.DataFrame
-        :func:`enkcvs.report.table2`'s long frame: columns ``dataset``, ``noise_kind``, ``noise_rate``, ``method``,
+        :func:`enkcvs.tables.table2`'s long frame: columns ``dataset``, ``noise_kind``, ``noise_rate``, ``method``,
         ``mean``, ``std`` (test accuracy, %), ``runs`` (0 for a configured method without results), ``sources``.
     paper_names : mapping of str to str or None
         Our dataset name (config key, e.g. ``"mnist5k"``) to the paper's (``"MNIST"``), or None for no comparison.
@@ -255,7 +255,7 @@ def compare_table1(
     Parameters
     ----------
     reproduced_table1 : pandas.DataFrame
-        :func:`enkcvs.report.table1`'s frame: columns ``dataset``, ``noise_kind``, ``noise_rate``, ``K``, ``M``,
+        :func:`enkcvs.tables.table1`'s frame: columns ``dataset``, ``noise_kind``, ``noise_rate``, ``K``, ``M``,
         ``t``, ``seeds``, ``CS``, ``SS``, ``CSS`` (mean counts), ``precision``, ``recall``,
         ``theorem1_precision``, ``theorem1_recall`` (%), ``sources``.
     paper_names : mapping of str to str or None
@@ -372,7 +372,7 @@ def table3(
     Parameters
     ----------
     reproduced : pandas.DataFrame or None
-        Long frame with columns ``dataset``, ``method``, ``mean``, ``std``, ``runs`` (e.g. :func:`enkcvs.report.table2`
+        Long frame with columns ``dataset``, ``method``, ``mean``, ``std``, ``runs`` (e.g. :func:`enkcvs.tables.table2`
         on the real-world datasets; one row per dataset and method), or None when nothing was run.
     decimals : int
         Digits after the point of reproduced values (published values keep the paper's digits).

@@ -5,18 +5,13 @@ selected) set, cleanlab's those of the *flagged* (detected label errors) set. Ev
 methods compare on either scale. cleanlab is imported only where it is called: nothing else in the package needs it.
 """
 
-import re
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
 from enkcvs.metrics import precision_recall, selection_set_sizes
 from enkcvs.oof import select
 from enkcvs.ranking import ranking_quality
-from enkcvs.report import _save_figure
 
-PathLike = str | Path
 #: ``filter_by`` values of :func:`cleanlab.filter.find_label_issues` compared here.
 CLEANLAB_METHODS = ("prune_by_noise_rate", "prune_by_class", "both", "confident_learning", "predicted_neq_given")
 #: ``find_label_issues``'s own default ``filter_by``: the one prune-and-retrain (method ``cl_prune``) uses.
@@ -136,67 +131,3 @@ def compare_rankings(*, probabilities: np.ndarray, given: np.ndarray, true: np.n
     is_error = np.asarray(given) != np.asarray(true)
     return pd.DataFrame([{"method": name, **ranking_quality(label_quality=score, is_error=is_error)}
                          for name, score in scores.items()])
-
-
-def _family(method: str) -> str:
-    """A comparison method without its "(mean of M)" suffix: the colour it shares with its single-iteration twin."""
-    return re.sub(r" \(mean of \d+\)$", "", method)
-
-
-def draw_comparison(frame: pd.DataFrame):
-    """Precision against recall of every method, one row of panels per dataset and noise setting (titled): the
-    flagged set (cleanlab's scoring) on the left, the kept set (the paper's) on the right. Each method family has one
-    colour; a single iteration's point is a square, a mean over M iterations a diamond, E-NKCVS a hollow circle (dark
-    at the configured M, light at M = 1); the legend names every method.
-
-    Parameters
-    ----------
-    frame : the columns of :func:`compare_with_confident_learning` with ``dataset`` and ``noise``; scores as fractions
-        in [0, 1] (plotted as %).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    settings = list(dict.fromkeys(zip(frame["dataset"], frame["noise"])))
-    panels = [("flagged", "flagged set (detected label errors)"), ("kept", "kept set (selected samples)")]
-    figure, axes = plt.subplots(len(settings), len(panels), figsize=(9, 3.4 * len(settings)), squeeze=False)
-    families = list(dict.fromkeys(map(_family, frame["method"])))
-    colours = dict(zip(families, plt.get_cmap("tab10").colors * 4))
-    enkcvs = [name for name in families if name.startswith("E-NKCVS")]
-    for row, (dataset, noise) in enumerate(settings):
-        part = frame[(frame["dataset"] == dataset) & (frame["noise"] == noise)]
-        for ax, (kind, title) in zip(axes[row], panels):
-            for name, recall, precision in zip(part["method"], part[f"{kind}_recall"], part[f"{kind}_precision"]):
-                family = _family(name)
-                if family in enkcvs:  # large hollow circles: a cleanlab point on the same spot stays visible
-                    shade = "tab:blue" if family == enkcvs[-1] else "lightsteelblue"
-                    style = {"s": 120, "facecolors": "none", "edgecolors": shade, "linewidths": 2, "zorder": 3}
-                else:
-                    style = {"s": 36, "color": colours[family], "marker": "D" if family != name else "s"}
-                ax.scatter(100.0 * recall, 100.0 * precision, label=name, **style)
-            ax.set_title(f"{dataset}, {noise}: {title}", fontsize="medium")
-            ax.set_xlabel(f"{kind}-set recall (%)")
-            ax.set_ylabel(f"{kind}-set precision (%)")
-            ax.grid(alpha=0.3)
-    handles = {}
-    for ax in axes.flat:
-        handles.update(zip(*reversed(ax.get_legend_handles_labels())))  # one entry per method
-    figure.tight_layout()
-    figure.legend(handles.values(), handles.keys(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
-                  fontsize="small")
-    return figure
-
-
-def comparison_figure(frame: pd.DataFrame, *, png: PathLike, pdf: PathLike, dpi: int) -> None:
-    """:func:`draw_comparison`'s figure as PNG and PDF."""
-    import matplotlib.pyplot as plt
-
-    figure = draw_comparison(frame)
-    _save_figure(figure, png=png, pdf=pdf, dpi=dpi)
-    plt.close(figure)

@@ -1,7 +1,7 @@
 from enkcvs.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.report import render_ablation
+    from enkcvs.render import render_ablation
 
     render_ablation(
         results=list(snakemake.input.results),

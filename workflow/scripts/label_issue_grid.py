@@ -1,7 +1,7 @@
 from enkcvs.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.report import render_label_issue_grid
+    from enkcvs.render import render_label_issue_grid
 
     render_label_issue_grid(
         dataset=snakemake.input.dataset,
