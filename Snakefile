@@ -32,6 +32,8 @@ include: "workflow/rules/noise.smk"
 include: "workflow/rules/folds.smk"
 include: "workflow/rules/select.smk"
 include: "workflow/rules/final.smk"
+include: "workflow/rules/confident.smk"
+include: "workflow/rules/report_inputs.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/issues.smk"
 

@@ -1,0 +1,85 @@
+# Input functions of the report rules (report.smk): which result files each table and figure is built from. A
+# file of its own because Snakemake's linter wants rules and functions apart; included just before report.smk,
+# whose resource_usage rule calls get_final_benchmarks while it is parsed.
+
+from types import SimpleNamespace
+
+from enkcvs.methods import ABLATION_LADDER
+
+
+def get_table1_metrics(wildcards):
+    return selection_outputs(rules.select_samples.output.metrics, main_settings(real=False), main_point)
+
+
+def get_table2_results(wildcards):
+    return final_outputs(config["methods"], evaluated(main_settings(real=False)), main_point)
+
+
+def get_ablation_results(wildcards):
+    """Every rung of the ablation ladder, for every main setting with known true labels and a test set."""
+    return final_outputs(ABLATION_LADDER, evaluated(main_settings(real=False)), main_point)
+
+
+def get_table3_results(wildcards):
+    return final_outputs(config["methods"], evaluated(main_settings(real=True)), main_point)
+
+
+def get_sensitivity_metrics(wildcards):
+    return selection_outputs(rules.select_samples.output.metrics, sensitivity_settings(), sensitivity_points)
+
+
+def get_sensitivity_results(wildcards):
+    return final_outputs(["ss_only"], sensitivity_settings(), sensitivity_points)
+
+
+def get_theory_metrics(wildcards):
+    return sorted(set(get_table1_metrics(wildcards) + get_sensitivity_metrics(wildcards)))
+
+
+def benchmark_of(training, output, path):
+    """The benchmark file of the ``training`` rule's job that writes ``path`` (a file of its ``output`` pattern): its
+    ``benchmark:`` directive filled with that job's wildcards."""
+    return training.benchmark.format(**output.match(path).groupdict())
+
+
+def get_fold_benchmarks(wildcards):
+    """The benchmark files of the fold models behind the report: those of every selection of Table 1 and Figure 1
+    and of every final model trained on a selection."""
+    selections = [rules.select_samples.output.metrics, rules.train_final_selected.output.result]
+    folds = set()
+    for path in get_theory_metrics(wildcards) + _final_results(wildcards):
+        match = next(filter(None, (pattern.match(path) for pattern in selections)), None)
+        if match:
+            folds.update(get_fold_predictions(SimpleNamespace(**match.groupdict())))
+    fold = rules.train_fold
+    return [benchmark_of(fold, fold.output.predictions, path) for path in sorted(folds)]
+
+
+def _final_results(wildcards):
+    results = get_table2_results(wildcards) + get_table3_results(wildcards) + get_sensitivity_results(wildcards)
+    if config["ablation"]:
+        results += get_ablation_results(wildcards)
+    return sorted(set(results))
+
+
+def get_final_benchmarks(selected):
+    """The benchmark files of the final models of the report, trained on a selection or (``selected`` False) not."""
+
+    def benchmarks(wildcards):
+        # a baseline's pattern also matches a selected model's path ({baseline} spans K/M/t), never the reverse
+        on_selection = rules.train_final_selected.output.result
+        training = rules.train_final_selected if selected else rules.train_final_baseline
+        return [benchmark_of(training, training.output.result, path) for path in _final_results(wildcards)
+                if bool(on_selection.match(path)) == selected]
+
+    return benchmarks
+
+
+def get_paper_names(wildcards):
+    """Our dataset -> the paper's dataset its report rows are compared with (None: no comparison)."""
+    return {name: dataset["paper_name"] for name, dataset in sorted(DATASETS.items())}
+
+
+def get_prepared_datasets(wildcards):
+    """Every enabled dataset's prepared file, in the order of ``sorted(DATASETS)``."""
+    return [rules.prepare_dataset.output.dataset.format(dataset=name) for name in sorted(DATASETS)]
