@@ -13,6 +13,7 @@ import torch
 import yaml
 
 from enkcvs.io import read_json, read_table
+from enkcvs.methods import ABLATION_LADDER, SELECTION_METHODS
 
 pytestmark = pytest.mark.workflow
 
@@ -87,8 +88,8 @@ def test_ablation_ladder_rows_come_from_the_rungs_and_the_selections(tiny_run):
     table = pd.read_csv(tiny_run / "results/report/ablation.csv")
     row = table[table["noise_kind"] == "asym"].iloc[0]
     base = "results/final/digits/asym0.3/seed{seed}/"
-    for method in ("ce_true", "ce", "cs_only", "css_only", "ss_only", "ss_pseudo", "enkcvs"):
-        selected = method in ("css_only", "ss_only", "ss_pseudo", "enkcvs")
+    for method in ABLATION_LADDER:
+        selected = method in SELECTION_METHODS
         path = f"K2/M2/t1/{method}.json" if selected else f"{method}.json"
         runs = [read_json(tiny_run / (base + path).format(seed=seed)) for seed in (1, 2)]
         assert row[f"{method}_mean"] == pytest.approx(100 * np.mean([run["test_accuracy"] for run in runs]))
@@ -105,6 +106,19 @@ def test_ablation_ladder_rows_come_from_the_rungs_and_the_selections(tiny_run):
     assert metrics["pseudo_label_accuracy"]["samples"] == rest.sum()
     assert metrics["pseudo_label_accuracy"]["all"] == pytest.approx(np.mean(pseudo == true))
     assert "SS + pseudo rest" in (tiny_run / "results/report/ablation.md").read_text()
+
+
+def test_final_models_mix_as_their_method_says_and_prune_and_retrain_trains_on_cleanlabs_kept_set(tiny_run):
+    """tiny.yaml's recipe mixes (alpha 0.3, the default): the baselines train without it, CE + mixup and E-NKCVS
+    with it; prune-and-retrain trains on the samples confident learning does not flag."""
+    base = tiny_run / "results/final/digits/sym0.4/seed1"
+    mixup = {method: read_json(base / path)["trained_with"]["mixup_alpha"] for method, path in
+             (("ce", "ce.json"), ("sl", "sl.json"), ("coteaching", "coteaching.json"), ("ce_mixup", "ce_mixup.json"),
+              ("enkcvs", "K2/M2/t1/enkcvs.json"), ("cl_prune", "K2/M2/t1/cl_prune.json"))}
+    assert mixup == {"ce": None, "sl": None, "coteaching": None, "ce_mixup": 0.3, "enkcvs": 0.3, "cl_prune": 0.3}
+    kept, meta = read_table(tiny_run / "results/comparison/digits/sym0.4/seed1/K2/M2/t1/cl_selection.parquet")
+    assert meta["filter_by"] == "prune_by_noise_rate" and len(kept) == 1500
+    assert read_json(base / "K2/M2/t1/cl_prune.json")["train_samples"] == kept["selected"].sum() < 1500
 
 
 def test_table1_rows_are_seed_means_of_the_metrics(tiny_run):
@@ -340,7 +354,8 @@ def test_table2_sets_reproduced_beside_published(tiny_run):
     header = [cell.strip() for cell in lines[0].split("|")[1:-1]]
     assert header == ["dataset", "method", "symmetric 0.4", "symmetric 0.4 paper", "symmetric 0.4 Δ", "asymmetric 0.3"]
     rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in lines[2:] if line.startswith("|")]
-    assert [row[1] for row in rows] == ["CE", "Co-teaching", "SL", "GCE", "E-NKCVS"]  # the paper's order
+    assert [row[1] for row in rows] == ["CE", "Co-teaching", "SL", "CE + mixup (not in the paper)",  # the paper's
+                                        "CL prune + retrain (not in the paper)", "GCE (not in the paper)", "E-NKCVS"]
     sl = rows[2]
     assert sl[0] == "digits (MNIST)" and sl[3] == "99.0 ± 0.1" and sl[4] == f"{row['difference']:+.3f}"
     assert any("**" in cell for row in rows for cell in row)
@@ -348,8 +363,13 @@ def test_table2_sets_reproduced_beside_published(tiny_run):
 
 def test_baseline_results_record_their_options(tiny_run):
     coteaching = read_json(tiny_run / "results/final/digits/sym0.4/seed1/coteaching.json")
-    assert coteaching["options"] == {"forget_rate": 0.4, "warmup_epochs": 10}  # forget rate = the noise rate
-    assert read_json(tiny_run / "results/final/digits/sym0.4/seed1/sl.json")["options"] == {"alpha": 0.1, "beta": 1.0}
+    # forget rate = the noise setting's rate (nominal); 10 warm-up epochs ramp per epoch (auto)
+    assert coteaching["options"] == {"forget_rate": 0.4, "warmup_epochs": 10, "ramp": "auto", "mixup": False}
+    assert coteaching["trained_with"]["co_teaching"] == {"forget_rate": 0.4, "warmup_epochs": 10, "ramp": "auto",
+                                                         "per_step": False}
+    sl = read_json(tiny_run / "results/final/digits/sym0.4/seed1/sl.json")
+    assert sl["options"] == {"alpha": 0.01, "beta": 1.0, "mixup": False}
+    assert sl["trained_with"]["loss"] == {"name": "sl", "alpha": 0.01, "beta": 1.0}
 
 
 def test_table3_and_dataset_summary(tiny_run):
