@@ -16,6 +16,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+#: A file path as the library's functions take it.
+PathLike = str | Path
+
 PROVENANCE_KEY = b"enkcvs"
 _PACKAGES = ("enkcvs", "numpy", "pandas", "pyarrow", "torch", "scikit-learn", "mlxtend", "matplotlib", "snakemake")
 
@@ -30,7 +33,7 @@ def package_versions() -> dict[str, str]:
 
 
 @functools.cache
-def git_state(*, root: str | Path | None = None) -> dict[str, Any]:
+def git_state(*, root: PathLike | None = None) -> dict[str, Any]:
     """Commit of the checkout at ``root`` (default: the one the library runs from), and whether its tracked files
     differ from it.
 
@@ -58,7 +61,7 @@ def provenance(**fields: Any) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
+def atomic_path(path: PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -75,7 +78,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             os.remove(tmp)
 
 
-def write_table(frame: pd.DataFrame, path: str | Path, *, metadata: dict[str, Any]) -> None:
+def write_table(frame: pd.DataFrame, path: PathLike, *, metadata: dict[str, Any]) -> None:
     """Write ``frame`` as parquet with ``metadata`` (JSON) in the file's schema metadata, atomically."""
     table = pa.Table.from_pandas(frame, preserve_index=False)
     table = table.replace_schema_metadata(
@@ -85,25 +88,25 @@ def write_table(frame: pd.DataFrame, path: str | Path, *, metadata: dict[str, An
         pq.write_table(table, tmp)
 
 
-def read_table(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+def read_table(path: PathLike) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Read a parquet written by :func:`write_table`: the frame and its provenance metadata."""
     table = pq.read_table(path)
     raw = (table.schema.metadata or {}).get(PROVENANCE_KEY)
     return table.to_pandas(), (json.loads(raw) if raw else {})
 
 
-def read_table_metadata(path: str | Path) -> dict[str, Any]:
+def read_table_metadata(path: PathLike) -> dict[str, Any]:
     """The provenance metadata of a parquet written by :func:`write_table`, without reading its rows."""
     raw = (pq.read_schema(path).metadata or {}).get(PROVENANCE_KEY)
     return json.loads(raw) if raw else {}
 
 
-def write_json(payload: dict[str, Any], path: str | Path) -> None:
+def write_json(payload: dict[str, Any], path: PathLike) -> None:
     """Write ``payload`` as indented, key-sorted JSON, atomically."""
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
 
-def read_json(path: str | Path) -> dict[str, Any]:
+def read_json(path: PathLike) -> dict[str, Any]:
     """Read a JSON artifact."""
     return json.loads(Path(path).read_text())

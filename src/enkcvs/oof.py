@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from enkcvs.io import PathLike
 from enkcvs.metrics import precision_recall, selection_set_sizes
 from enkcvs.ranking import issue_ranks, label_quality
 from enkcvs.selection import ensemble_selection, selection_votes
 from enkcvs.theory import empirical_theorem1
 from enkcvs.weights import entropy_weight, label_entropy, predicted_label_distribution, pseudo_labels
 
-PathLike = str | Path
 # float32 softmax rows sum to 1 within ~1e-6, float16-stored ones within ~3e-3: rows off by more than
 # RENORMALISED_ABOVE are rescaled to sum 1 (with one warning), rows off by more than ROW_SUM_TOLERANCE refused.
 ROW_SUM_TOLERANCE = 1e-2

@@ -6,14 +6,13 @@ the selection and report steps start fast.
 
 import json
 import logging
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from enkcvs.datasets import Dataset, load_dataset, save_dataset
-from enkcvs.io import atomic_path, provenance, read_table, read_table_metadata, write_json, write_table
+from enkcvs.io import PathLike, atomic_path, provenance, read_table, read_table_metadata, write_json, write_table
 from enkcvs.metrics import (
     accuracy,
     precision_by_given_class,
@@ -37,8 +36,6 @@ from enkcvs.sources import get_source, load_source
 from enkcvs.theory import corollary_precision_recall, empirical_theorem1, iteration_dependence
 
 log = logging.getLogger(__name__)
-
-PathLike = str | Path
 
 
 def check_layout(*, source: str, options: dict[str, Any], output: PathLike) -> None:
