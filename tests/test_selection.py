@@ -1,10 +1,17 @@
-"""Selection (Algorithm 1, lines 10-11), E-NKCVS voting (Eq. contains) and assembling an iteration's folds."""
+"""Selection (Algorithm 1, lines 10-11), E-NKCVS voting (Eq. contains), the outcome of the votes (Algorithm 2) and
+assembling an iteration's folds."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from enkcvs.selection import assemble_iteration, ensemble_selection, selected_in_iteration, selection_votes
+from enkcvs.selection import (
+    assemble_iteration,
+    ensemble_outcome,
+    ensemble_selection,
+    selected_in_iteration,
+    selection_votes,
+)
 
 # Hand-checked: M = 3 iterations, N = 5 samples.
 GIVEN = np.array([0, 1, 2, 1, 0])
@@ -117,3 +124,17 @@ def test_assemble_iteration_raises_when_q_is_larger_than_the_tables(make_predict
     folds = make_prediction_folds(seed=6, num_samples=20, num_folds=4, num_classes=3)
     with pytest.raises(ValueError, match="prob_3"):
         assemble_iteration(folds, num_samples=20, num_classes=4)
+
+
+def test_ensemble_outcome_hand_checked():
+    """Votes and SS as above; the majority label, its entropy and beta = H(P) / log Q from the 3 predictions."""
+    mean_probabilities = np.full((5, 3), 1 / 3)
+    outcome = ensemble_outcome(predicted=PREDICTED, mean_probabilities=mean_probabilities, given=GIVEN, threshold=2)
+    assert list(outcome) == ["votes", "selected", "pseudo", "entropy", "beta", "prob_given", "label_quality"]
+    np.testing.assert_array_equal(outcome["votes"], VOTES)
+    np.testing.assert_array_equal(outcome["selected"], VOTES >= 2)
+    np.testing.assert_array_equal(outcome["pseudo"], [0, 1, 1, 1, 2])
+    split = -(2 / 3 * np.log(2 / 3) + 1 / 3 * np.log(1 / 3))  # two predictions agree, one differs
+    np.testing.assert_allclose(outcome["entropy"], [0.0, split, split, split, split])
+    np.testing.assert_allclose(outcome["beta"], outcome["entropy"] / np.log(3))
+    np.testing.assert_allclose(outcome["prob_given"], 1 / 3)

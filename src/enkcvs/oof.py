@@ -16,10 +16,9 @@ import pandas as pd
 
 from enkcvs.io import PathLike
 from enkcvs.metrics import precision_recall, selection_set_sizes
-from enkcvs.ranking import issue_ranks, label_quality
-from enkcvs.selection import ensemble_selection, selection_votes
+from enkcvs.ranking import issue_ranks
+from enkcvs.selection import ensemble_outcome
 from enkcvs.theory import empirical_theorem1
-from enkcvs.weights import entropy_weight, label_entropy, predicted_label_distribution, pseudo_labels
 
 # float32 softmax rows sum to 1 within ~1e-6, float16-stored ones within ~3e-3: rows off by more than
 # RENORMALISED_ABOVE are rescaled to sum 1 (with one warning), rows off by more than ROW_SUM_TOLERANCE refused.
@@ -192,29 +191,6 @@ def select(
         threshold=threshold,
         **scores,
     )
-
-
-def ensemble_outcome(
-    *, predicted: np.ndarray, mean_probabilities: np.ndarray, given: np.ndarray, threshold: int
-) -> dict[str, np.ndarray]:
-    """Algorithm 2 and Section 3.2 from the M iterations' held-out predictions (M, N), their mean class
-    probabilities (N, Q) and the given labels (N,): ``votes``, ``selected`` (Eq. contains), ``pseudo`` (majority
-    label), ``entropy`` (H(P)), ``beta`` (H(P) / log Q), ``prob_given`` (mean probability of the given label) and
-    ``label_quality`` (:func:`enkcvs.ranking.label_quality`), each (N,)."""
-    num_classes = mean_probabilities.shape[1]
-    votes = selection_votes(predicted=predicted, given=given)
-    distribution = predicted_label_distribution(predicted=predicted, num_classes=num_classes)
-    entropy = label_entropy(distribution)
-    pseudo = pseudo_labels(distribution=distribution, mean_probabilities=mean_probabilities)
-    return {
-        "votes": votes,
-        "selected": ensemble_selection(votes=votes, threshold=threshold),
-        "pseudo": pseudo,
-        "entropy": entropy,
-        "beta": entropy_weight(entropy=entropy, num_classes=num_classes),
-        "prob_given": mean_probabilities[np.arange(len(given)), given],
-        "label_quality": label_quality(mean_probabilities=mean_probabilities, given=given, pseudo=pseudo),
-    }
 
 
 def _checked_probabilities(probabilities) -> np.ndarray:

@@ -28,10 +28,10 @@ from enkcvs.noise import (
     parse_noise,
     superclass_asymmetric_map,
 )
-from enkcvs.oof import ensemble_outcome, label_issue_table, load_labels, load_probabilities, select
+from enkcvs.oof import label_issue_table, load_labels, load_probabilities, select
 from enkcvs.recipe import Recipe
 from enkcvs.rng import Purpose, derive_seed
-from enkcvs.selection import assemble_iteration, prediction_table_problems
+from enkcvs.selection import assemble_iteration, ensemble_outcome, prediction_table_problems
 from enkcvs.sources import get_source, load_source
 from enkcvs.theory import corollary_precision_recall, empirical_theorem1, iteration_dependence
 
@@ -549,7 +549,7 @@ def merge_label_issues(
                   metadata=provenance(**fields, threshold=threshold), top=top, table=table, summary=summary)
 
 
-#: The per-sample outcome columns (of :func:`enkcvs.oof.ensemble_outcome`) a label-issue table is built from.
+#: The per-sample outcome columns (of :func:`enkcvs.selection.ensemble_outcome`) a label-issue table is built from.
 ISSUE_OUTCOME = ("pseudo", "votes", "beta", "prob_given", "label_quality", "selected")
 
 
