@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from enkcvs.io import PathLike
+from enkcvs.issues import label_issue_table
 from enkcvs.metrics import precision_recall, selection_set_sizes
 from enkcvs.ranking import issue_ranks
 from enkcvs.selection import ensemble_outcome
@@ -71,9 +72,9 @@ class SelectionResult:
     def to_frame(
         self, *, labels_as_names: bool = True, ids: np.ndarray | None = None, id_column: str | None = None
     ) -> pd.DataFrame:
-        """One row per sample, most likely mislabelled first (:func:`label_issue_table`); the labels are class
-        names where there are names and ``labels_as_names``, else class indices; the user's ``ids`` (N,) in a
-        column named ``id_column`` after ``sample``."""
+        """One row per sample, most likely mislabelled first (:func:`enkcvs.issues.label_issue_table`); the labels
+        are class names where there are names and ``labels_as_names``, else class indices; the user's ``ids`` (N,)
+        in a column named ``id_column`` after ``sample``."""
         return label_issue_table(
             ids=ids,
             id_column=id_column,
@@ -87,45 +88,6 @@ class SelectionResult:
             selected=self.selected,
             class_names=self.class_names if labels_as_names else None,
         )
-
-
-def label_issue_table(
-    *,
-    given: np.ndarray,
-    pseudo: np.ndarray,
-    votes: np.ndarray,
-    iterations: int,
-    beta: np.ndarray,
-    prob_given: np.ndarray,
-    label_quality: np.ndarray,
-    selected: np.ndarray,
-    class_names: Sequence[Hashable] | None = None,
-    ids: np.ndarray | None = None,
-    id_column: str | None = None,
-) -> pd.DataFrame:
-    """Every sample with its E-NKCVS outcome, most likely mislabelled first (:func:`enkcvs.ranking.issue_ranks`),
-    in cleanlab's terms: ``sample``, the user's ``ids`` as column ``id_column`` (where given), ``given_label``,
-    ``suggested_label`` (the pseudo label; class names where ``class_names`` are given, else indices),
-    ``is_label_issue`` (not selected: votes < t), ``label_quality``, ``votes``, ``iterations``, ``beta``,
-    ``prob_given``, ``rank``. All arrays (N,)."""
-    names = np.array(class_names, dtype=object) if class_names else None
-    rank = issue_ranks(label_quality=label_quality)
-    frame = pd.DataFrame(
-        {
-            "sample": np.arange(len(rank)),
-            **({} if ids is None else {id_column: ids}),
-            "given_label": given if names is None else names[given],
-            "suggested_label": pseudo if names is None else names[pseudo],
-            "is_label_issue": ~np.asarray(selected, dtype=bool),
-            "label_quality": label_quality,
-            "votes": votes,
-            "iterations": iterations,
-            "beta": beta,
-            "prob_given": prob_given,
-            "rank": rank,
-        }
-    )
-    return frame.iloc[np.argsort(rank)].reset_index(drop=True)
 
 
 def select(

@@ -13,6 +13,7 @@ import pandas as pd
 
 from enkcvs.datasets import Dataset, load_dataset, save_dataset
 from enkcvs.io import PathLike, atomic_path, provenance, read_table, read_table_metadata, write_json, write_table
+from enkcvs.issues import ISSUE_OUTCOME, write_issue_files
 from enkcvs.metrics import (
     accuracy,
     precision_by_given_class,
@@ -28,7 +29,7 @@ from enkcvs.noise import (
     parse_noise,
     superclass_asymmetric_map,
 )
-from enkcvs.oof import label_issue_table, load_labels, load_probabilities, select
+from enkcvs.oof import load_labels, load_probabilities, select
 from enkcvs.recipe import Recipe
 from enkcvs.rng import Purpose, derive_seed
 from enkcvs.selection import assemble_iteration, ensemble_outcome, prediction_table_problems
@@ -490,9 +491,9 @@ def write_label_issues(*, dataset: PathLike, selection: PathLike, top: int, tabl
         f"E-NKCVS with K = {fields['K']}, M = {fields['M']}, t = {fields['threshold']} (noise setting "
         f"{fields['noise']}, seed {fields['seed']})"
     )
-    _write_issues(dataset=load_dataset(dataset), given=frame["given"].to_numpy(), outcome=outcome,
-                  iterations=int(meta["M"]), rule=rule, metadata=provenance(**fields, selection=str(selection)),
-                  top=top, table=table, summary=summary)
+    write_issue_files(dataset=load_dataset(dataset), given=frame["given"].to_numpy(), outcome=outcome,
+                      iterations=int(meta["M"]), rule=rule, metadata=provenance(**fields, selection=str(selection)),
+                      top=top, table=table, summary=summary)
 
 
 def merge_label_issues(
@@ -545,49 +546,9 @@ def merge_label_issues(
         f"seeds {', '.join(map(str, fields['seeds']))}: {len(iterations)} iterations in all, a sample kept when "
         f"selected in at least {threshold * len(by_seed)} of them"
     )
-    _write_issues(dataset=load_dataset(dataset), given=given, outcome=outcome, iterations=len(iterations), rule=rule,
-                  metadata=provenance(**fields, threshold=threshold), top=top, table=table, summary=summary)
-
-
-#: The per-sample outcome columns (of :func:`enkcvs.selection.ensemble_outcome`) a label-issue table is built from.
-ISSUE_OUTCOME = ("pseudo", "votes", "beta", "prob_given", "label_quality", "selected")
-
-
-def _write_issues(
-    *,
-    dataset: Dataset,
-    given: np.ndarray,
-    outcome: dict[str, np.ndarray],
-    iterations: int,
-    rule: str,
-    metadata: dict[str, Any],
-    top: int,
-    table: PathLike,
-    summary: PathLike,
-) -> None:
-    """The ranked label-issue table (with the user's ids, texts or image paths beside each sample) and its summary."""
-    issues = label_issue_table(given=given, iterations=iterations, class_names=dataset.class_names,
-                               ids=dataset.sample_ids, id_column=dataset.id_column,
-                               **{column: outcome[column] for column in ISSUE_OUTCOME})
-    if dataset.modality in ("text", "image_files"):
-        position = 1 if dataset.sample_ids is None else 2
-        issues.insert(position, "text" if dataset.modality == "text" else "path", dataset.x_train[issues["sample"]])
-    write_table(issues, table, metadata=metadata)
-    flagged = int(issues["is_label_issue"].sum())
-    lines = [
-        f"# Label issues: {metadata['dataset']}",
-        "",
-        (
-            f"{rule}: {flagged} of {len(issues)} samples ({100 * flagged / len(issues):.1f}%) were selected too few "
-            "times and are flagged as likely mislabeled. The full ranking is `label_issues.parquet` (rank 1 = most "
-            "likely mislabeled)."
-        ),
-        "",
-        issues.head(top).to_markdown(index=False, floatfmt=".3f"),
-        "",
-    ]
-    with atomic_path(summary) as tmp:
-        tmp.write_text("\n".join(lines))
+    write_issue_files(dataset=load_dataset(dataset), given=given, outcome=outcome, iterations=len(iterations),
+                      rule=rule, metadata=provenance(**fields, threshold=threshold), top=top, table=table,
+                      summary=summary)
 
 
 def select_out_of_fold(
