@@ -30,9 +30,10 @@ from enkcvs.noise import (
     superclass_asymmetric_map,
 )
 from enkcvs.oof import load_labels, load_probabilities, select
+from enkcvs.predictions import read_iterations, read_label_table, stack_iterations
 from enkcvs.recipe import Recipe
 from enkcvs.rng import Purpose, derive_seed
-from enkcvs.selection import assemble_iteration, ensemble_outcome, prediction_table_problems
+from enkcvs.selection import ensemble_outcome
 from enkcvs.sources import get_source, load_source
 from enkcvs.theory import corollary_precision_recall, empirical_theorem1, iteration_dependence
 
@@ -123,18 +124,6 @@ def make_noisy_labels(
     write_table(frame, output, metadata=meta)
 
 
-def _load_labels(path: PathLike) -> tuple[pd.DataFrame, int]:
-    """The noisy-label table and Q, checked: labels outside 0..Q-1 (true labels: or all -1, unknown) raise
-    ``ValueError`` naming the file."""
-    labels, meta = read_table(path)
-    num_classes = int(meta["num_classes"])
-    true_unknown = (labels["true"] == -1).all()
-    for column in ("given",) if true_unknown else ("true", "given"):
-        if not labels[column].between(0, num_classes - 1).all():
-            raise ValueError(f"{path}: '{column}' labels outside 0..{num_classes - 1}: delete it and rerun")
-    return labels, num_classes
-
-
 def train_fold(
     *,
     dataset: PathLike,
@@ -167,7 +156,7 @@ def train_fold(
     torch.set_num_threads(threads)
     data = load_dataset(dataset)
     x_train = _split_inputs(data, tokens, split="train")
-    label_table, num_classes = _load_labels(labels)
+    label_table, num_classes = read_label_table(labels)
     given = label_table["given"].to_numpy()
     recipe_ = Recipe.from_dict(recipe)
     log.info("read %s and %s", dataset, labels)
@@ -196,66 +185,6 @@ def train_fold(
     log.info("wrote %s (weights of epoch %d)", output, result.best_epoch)
 
 
-def _group_by_iteration(predictions: list[PathLike]) -> dict[int, list[PathLike]]:
-    """Prediction files by iteration m (from their metadata), checked to be iterations 1..M of folds 1..K each."""
-    by_iteration: dict[int, dict[int, PathLike]] = {}
-    num_folds = set()
-    for path in predictions:
-        meta = read_table_metadata(path)
-        m, k = int(meta["m"]), int(meta["k"])
-        num_folds.add(int(meta["K"]))
-        folds = by_iteration.setdefault(m, {})
-        if k in folds:
-            raise ValueError(f"{path} and {folds[k]} both hold fold k = {k} of iteration m = {m}")
-        folds[k] = path
-    if len(num_folds) != 1:
-        raise ValueError(f"the prediction tables were made for different K: {sorted(num_folds)}")
-    (K,) = num_folds
-    if sorted(by_iteration) != list(range(1, len(by_iteration) + 1)):
-        raise ValueError(f"the prediction tables cover iterations {sorted(by_iteration)}, not 1..M")
-    for m, folds in by_iteration.items():
-        if sorted(folds) != list(range(1, K + 1)):
-            raise ValueError(f"iteration {m} has folds {sorted(folds)} of K = {K}: aggregation needs every fold")
-    return {m: [folds[k] for k in sorted(folds)] for m, folds in by_iteration.items()}
-
-
-def _assemble_checked(paths: list[PathLike], *, labels: PathLike, given: np.ndarray, num_classes: int) -> pd.DataFrame:
-    """One iteration's K tables, each checked, joined into N rows; errors name the file and the defect."""
-    frames = []
-    for path in paths:
-        frame = read_table(path)[0]
-        problems = prediction_table_problems(frame, num_samples=len(given), num_classes=num_classes)
-        if problems:
-            raise ValueError(f"{path}: " + "; ".join(problems) + ". Delete it and rerun to rebuild it.")
-        frames.append(frame)
-    try:
-        iteration = assemble_iteration(frames, num_samples=len(given), num_classes=num_classes)
-    except ValueError as error:
-        raise ValueError(f"{', '.join(map(str, paths))}: {error}") from None
-    if not np.array_equal(iteration["given"].to_numpy(), given):
-        raise ValueError(f"{', '.join(map(str, paths))}: given labels differ from those in {labels}")
-    return iteration
-
-
-def _load_iterations(predictions: list[PathLike], *, labels: PathLike) -> tuple[pd.DataFrame, int, list[pd.DataFrame]]:
-    """The noisy-label table, Q, and the M iterations' held-out predictions, each joined into N rows (checked)."""
-    label_table, num_classes = _load_labels(labels)
-    given = label_table["given"].to_numpy()
-    iterations = [
-        _assemble_checked(paths, labels=labels, given=given, num_classes=num_classes)
-        for _, paths in sorted(_group_by_iteration(predictions).items())
-    ]
-    return label_table, num_classes, iterations
-
-
-def _stacked(iterations: list[pd.DataFrame], *, num_classes: int) -> tuple[np.ndarray, np.ndarray]:
-    """The iterations' held-out predicted labels (M, N) and class probabilities (M, N, Q), as joined by
-    :func:`_load_iterations`."""
-    prob_columns = [f"prob_{c}" for c in range(num_classes)]
-    predicted = np.stack([frame["predicted"].to_numpy() for frame in iterations])
-    return predicted, np.stack([frame[prob_columns].to_numpy() for frame in iterations])
-
-
 def symmetric_ce_validation_grid(
     *,
     dataset: PathLike,
@@ -277,7 +206,7 @@ def symmetric_ce_validation_grid(
 
     data = load_dataset(dataset)
     x_train = _split_inputs(data, tokens, split="train")
-    label_table, num_classes = _load_labels(labels)
+    label_table, num_classes = read_label_table(labels)
     rows = []
     for alpha, beta in grid:
         _, _, result = fold_probabilities(
@@ -312,9 +241,9 @@ def select_samples(
     table : output parquet, one row per sample.
     metrics : output JSON with |CS|, |SS|, |CSS|, precision, recall, per-iteration accuracy and Theorem 1.
     """
-    label_table, num_classes, iterations = _load_iterations(predictions, labels=labels)
+    label_table, num_classes, iterations = read_iterations(predictions, labels=labels)
     given, true = label_table["given"].to_numpy(), label_table["true"].to_numpy()
-    predicted, probabilities = _stacked(iterations, num_classes=num_classes)
+    predicted, probabilities = stack_iterations(iterations, num_classes=num_classes)
     outcome = ensemble_outcome(
         predicted=predicted, mean_probabilities=probabilities.mean(axis=0), given=given, threshold=threshold
     )
@@ -388,7 +317,7 @@ def train_final(
     device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
     torch.set_num_threads(threads)
     data = load_dataset(dataset)
-    label_table, num_classes = _load_labels(labels)
+    label_table, num_classes = read_label_table(labels)
     given, true = label_table["given"].to_numpy(), label_table["true"].to_numpy()
     indices, targets = final_training_set(
         method=method,
@@ -447,8 +376,8 @@ def compare_confident_learning(
     first (``ranking``)."""
     from enkcvs.confident import compare_rankings, compare_with_confident_learning
 
-    label_table, num_classes, iterations = _load_iterations(predictions, labels=labels)
-    _, probabilities = _stacked(iterations, num_classes=num_classes)
+    label_table, num_classes, iterations = read_iterations(predictions, labels=labels)
+    _, probabilities = stack_iterations(iterations, num_classes=num_classes)
     given, true = label_table["given"].to_numpy(), label_table["true"].to_numpy()
     meta = provenance(**provenance_fields, threshold=threshold)
     frames = {
@@ -471,8 +400,8 @@ def confident_learning_selection(
     and ``selected`` = not flagged, the column final training reads (:func:`enkcvs.methods.final_training_set`)."""
     from enkcvs.confident import CLEANLAB_DEFAULT_FILTER, cleanlab_flags
 
-    label_table, num_classes, iterations = _load_iterations(predictions, labels=labels)
-    _, probabilities = _stacked(iterations, num_classes=num_classes)
+    label_table, num_classes, iterations = read_iterations(predictions, labels=labels)
+    _, probabilities = stack_iterations(iterations, num_classes=num_classes)
     flagged = cleanlab_flags(probabilities=probabilities.mean(axis=0), labels=label_table["given"].to_numpy(),
                              method=CLEANLAB_DEFAULT_FILTER)
     frame = pd.DataFrame({"sample": label_table["sample"].to_numpy(), "flagged": flagged, "selected": ~flagged})
@@ -528,7 +457,7 @@ def merge_label_issues(
         raise ValueError(f"predictions of seeds {sorted(by_seed)} but label tables of seeds {sorted(label_files)}")
     given, iterations = None, []
     for seed in sorted(by_seed):
-        label_table, num_classes, seed_iterations = _load_iterations(by_seed[seed], labels=label_files[seed])
+        label_table, num_classes, seed_iterations = read_iterations(by_seed[seed], labels=label_files[seed])
         if given is not None and not np.array_equal(given, label_table["given"].to_numpy()):
             raise ValueError(
                 f"{label_files[seed]}: the given labels differ from seed {min(by_seed)}'s, so the seeds' rankings "
@@ -536,7 +465,7 @@ def merge_label_issues(
             )
         given = label_table["given"].to_numpy()
         iterations += seed_iterations
-    predicted, probabilities = _stacked(iterations, num_classes=num_classes)  # (S x M, N), (S x M, N, Q)
+    predicted, probabilities = stack_iterations(iterations, num_classes=num_classes)  # (S x M, N), (S x M, N, Q)
     outcome = ensemble_outcome(predicted=predicted, mean_probabilities=probabilities.mean(axis=0), given=given,
                                threshold=threshold * len(by_seed))
     fields = {**provenance_fields, "seeds": sorted(by_seed), "K": read_table_metadata(predictions[0])["K"],
