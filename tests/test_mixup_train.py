@@ -12,11 +12,12 @@ import torch
 import torch.nn.functional as F
 import yaml
 
+from enkcvs.losses import soft_cross_entropy
 from enkcvs.methods import METHODS, final_training_set
 from enkcvs.mixup import mixup, mixup_lambda
 from enkcvs.models import create_model
 from enkcvs.recipe import Recipe
-from enkcvs.train import predict_proba, soft_cross_entropy, train_model
+from enkcvs.train import predict_proba, train_model
 from enkcvs.weights import full_loss_sample_weights
 
 CPU = torch.device("cpu")

@@ -9,6 +9,7 @@ worker processes instead.
 import copy
 import logging
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,7 +22,6 @@ from tqdm import tqdm
 from enkcvs import losses
 from enkcvs.allocator import keep_freed_memory
 from enkcvs.augment import AUGMENTATIONS
-from enkcvs.losses import soft_cross_entropy  # noqa: F401  (kept importable as enkcvs.train.soft_cross_entropy)
 from enkcvs.mixup import mixup, mixup_lambda
 from enkcvs.models import create_model
 from enkcvs.optimizer import recipe_optimizer
@@ -151,6 +151,179 @@ def _loader(x: torch.utils.data.Dataset, *, batch_size: int, workers: int, devic
     )
 
 
+def _check_training(recipe: Recipe, x: Inputs, *, loss: str, loss_params: dict | None,
+                    co_teaching: CoTeaching | None) -> None:
+    """Refuse combinations :func:`train_model` cannot train, before anything is built."""
+    if co_teaching is not None and (loss != "ce" or loss_params):
+        raise ValueError(f"co-teaching trains with plain cross-entropy; got loss={loss!r}, loss_params={loss_params}")
+    if co_teaching is not None and recipe.mixup_alpha:
+        raise ValueError("co-teaching trains without mixup (its small-loss ranking needs each sample's own label): "
+                         "pass a recipe with mixup_alpha None")
+    if recipe.mixup_alpha and isinstance(x, np.ndarray) and x.dtype.kind in "iu" and x.ndim != 4:
+        raise ValueError("mixup cannot mix token ids: set recipe.mixup_alpha: null for text datasets")
+
+
+def _new_networks(recipe: Recipe, x: Inputs, *, num_classes: int, seed: int, device: torch.device,
+                  co_teaching: CoTeaching | None) -> tuple[list[nn.Module], bool]:
+    """The fresh network(s) (co-teaching's peer initialised from a seed derived from ``seed``), and whether their
+    forward passes run under bf16 autocast (``recipe.bf16`` resolved on them)."""
+    shape = {"input_shape": _input_shape(x), "num_classes": num_classes, "device": device}
+    bf16 = resolve_bf16(recipe.bf16, model_name=recipe.model, build=lambda: _new_model(recipe, **shape),
+                        batch=lambda: _probe_batch(x, size=recipe.batch_size, device=device), device=device)
+    models = [_new_model(recipe, **shape)]
+    if co_teaching is not None:
+        torch.manual_seed(derive_seed(seed, Purpose.PEER))
+        models.append(_new_model(recipe, **shape))
+    return models, bf16
+
+
+def _batch_source(x: Inputs, targets: np.ndarray, *, recipe: Recipe, seed: int, device: torch.device,
+                  generator: torch.Generator) -> Callable[[], Iterator[tuple[torch.Tensor, torch.Tensor]]]:
+    """A function that yields one epoch's batches: model-ready inputs (augmented where the recipe says) and their
+    (B, Q) targets, in a new order each epoch drawn from ``generator`` (streamed Datasets: from a DataLoader seeded
+    from ``seed``). In-memory inputs are uploaded once, here."""
+    augment = AUGMENTATIONS[recipe.augment] if recipe.augment else None
+    t_all = torch.as_tensor(targets, device=device)
+    if isinstance(x, np.ndarray):
+        x_all = _resident(x, device)
+
+        def positioned():
+            order = torch.randperm(len(x_all), generator=generator).to(device)
+            return ((x_all[batch], batch) for batch in order.split(recipe.batch_size))
+
+    else:
+        loader = _loader(x, batch_size=recipe.batch_size, workers=recipe.loader_workers, device=device,
+                         generator=torch.Generator().manual_seed(derive_seed(seed, Purpose.FOLDS)))
+
+        def positioned():
+            for images, positions in loader:
+                yield images.to(device, non_blocking=True), positions.to(device)
+
+    def epoch_batches():
+        for xb, batch in positioned():
+            if len(batch) < 2:  # batch norm needs two samples; only an epoch's last batch can be this small
+                continue
+            xb = _model_input(xb)
+            if augment is not None and xb.ndim == 4:
+                xb = augment(xb, generator=generator)
+            yield xb, t_all[batch]
+
+    return epoch_batches
+
+
+#: Per-batch loss of :func:`train_model`: (inputs, targets, 1-based epoch and step) -> the loss each network steps on,
+#: and the loss recorded and checked for NaN/inf.
+_BatchLoss = Callable[..., tuple[list[torch.Tensor], torch.Tensor]]
+
+
+def _batch_loss(models: list[nn.Module], *, recipe: Recipe, loss_function: Callable, co_teaching: CoTeaching | None,
+                epoch_steps: int, bf16: bool, device: torch.device, generator: torch.Generator,
+                rng: np.random.Generator) -> _BatchLoss:
+    """The per-batch loss of this training: co-teaching's exchange between the two networks, or ``loss_function`` of
+    one network on the batch, mixed first (Eq. mixup) when ``recipe.mixup_alpha`` is set."""
+    if co_teaching is not None:
+
+        def co_teaching_loss(xb, tb, *, epoch: int, step: int):
+            forget_rate = co_teaching.rate(epoch=epoch, step=step, steps_per_epoch=epoch_steps)
+            with _autocast(device, enabled=bf16):
+                logits = (models[0](xb), models[1](xb))
+            return co_teaching_losses(tuple(net_logits.float() for net_logits in logits), tb, forget_rate=forget_rate)
+
+        return co_teaching_loss
+
+    def one_network_loss(xb, tb, *, epoch: int, step: int):
+        if recipe.mixup_alpha:
+            # Each sample's partner is a random *other* sample of the batch (PAPER-NOTES, Mixup).
+            offsets = torch.randint(1, len(tb), (len(tb),), generator=generator)
+            partner = ((torch.arange(len(tb)) + offsets) % len(tb)).to(device)
+            xb, tb = mixup(xb, tb, lam=mixup_lambda(alpha=recipe.mixup_alpha, rng=rng), partner=partner)
+        with _autocast(device, enabled=bf16):
+            logits = models[0](xb)
+        step_loss = loss_function(logits.float(), tb)
+        return [step_loss], step_loss
+
+    return one_network_loss
+
+
+def _guarded_step(optimizers: list, step_losses: list[torch.Tensor], batch_loss: torch.Tensor, *, where: str) -> None:
+    """Step each network's optimizer on its loss, unless a loss is NaN or infinite (``FloatingPointError`` naming
+    ``where`` and the fix: diverged weights would train on silently)."""
+    watched = torch.stack([batch_loss, *step_losses])
+    if not torch.isfinite(watched).all():
+        raise FloatingPointError(f"non-finite loss {watched[~torch.isfinite(watched)][0].item()} at {where}: lower "
+                                 "recipe.lr or check the inputs for NaN/inf")
+    for optimizer, step_loss in zip(optimizers, step_losses):
+        optimizer.zero_grad()
+        step_loss.backward()
+        optimizer.step()
+
+
+def _train_epoch(models: list[nn.Module], batches: Iterator, *, epoch: int, step: int, batch_loss: _BatchLoss,
+                 optimizers: list, batch_size: int, device: torch.device) -> tuple[list[torch.Tensor], int, int]:
+    """One epoch of guarded steps of the networks in train mode, from optimizer step ``step`` on: the batches'
+    recorded losses, the samples trained on and the step count after it. Running out of device memory raises
+    ``MemoryError`` naming the batch size to lower."""
+    for model in models:
+        model.train()
+    recorded, samples = [], 0
+    for batch_number, (xb, tb) in enumerate(batches, start=1):
+        where = f"epoch {epoch}, batch {batch_number}"
+        try:
+            step_losses, loss = batch_loss(xb, tb, epoch=epoch, step=step + 1)
+            _guarded_step(optimizers, step_losses, loss, where=where)
+        except torch.OutOfMemoryError as error:
+            raise MemoryError(f"out of {device.type} memory at {where} with batch_size {batch_size}: lower "
+                              f"recipe.batch_size (e.g. to {max(batch_size // 2, 2)})") from error
+        recorded.append(loss.detach())
+        samples += len(tb)
+        step += 1
+    return recorded, samples, step
+
+
+class _BestEpoch:
+    """The noisy-validation accuracy of every epoch, and the weights of the best one (Appendix, Eq. para_val): the
+    first epoch with the highest accuracy of network 1. Without validation data, the last epoch's weights are kept."""
+
+    def __init__(self, validation: tuple[Inputs, np.ndarray] | None, *, device: torch.device, workers: int,
+                 bf16: bool):
+        if validation is not None and isinstance(validation[0], np.ndarray):
+            validation = (_resident(validation[0], device), validation[1])  # uploaded once, evaluated every epoch
+        self.validation, self.device, self.workers, self.bf16 = validation, device, workers, bf16
+        self.history: list[float] = []
+        self.best_epoch: int | None = None  # None until an epoch is scored
+        self._best_accuracy, self._best_states = -1.0, None
+
+    def update(self, models: list[nn.Module], *, epoch: int) -> float | None:
+        """Score network 1 after ``epoch`` (1-based) and keep every network's weights if it is the best so far;
+        returns the accuracy (None without validation data)."""
+        if self.validation is None:
+            return None
+        inputs, labels = self.validation
+        predicted = predict_proba(models[0], inputs, device=self.device, workers=self.workers, bf16=self.bf16)
+        accuracy = float(np.mean(predicted.argmax(1) == labels))
+        self.history.append(accuracy)
+        if accuracy > self._best_accuracy:
+            self._best_accuracy, self.best_epoch = accuracy, epoch
+            self._best_states = [copy.deepcopy(model.state_dict()) for model in models]
+        return accuracy
+
+    def restore(self, models: list[nn.Module]) -> None:
+        """Load the best epoch's weights into the networks (if any epoch was scored) and put them in eval mode."""
+        for index, model in enumerate(models):
+            if self._best_states is not None:
+                model.load_state_dict(self._best_states[index])
+            model.eval()
+
+
+def _log_epoch(epoch: int, *, epochs: int, loss: float, accuracy: float | None, samples: int,
+               training_seconds: float, seconds: float, device: torch.device, bf16: bool) -> None:
+    log.info(
+        "epoch %d/%d  loss %.4f  noisy-validation accuracy %s  %.0f samples/s trained  %.1f s  %s%s",
+        epoch, epochs, loss, f"{accuracy:.4f}" if accuracy is not None else "n/a",
+        samples / training_seconds if training_seconds > 0 else float("nan"), seconds, device, " bf16" if bf16 else "",
+    )
+
+
 def train_model(
     *,
     recipe: Recipe,
@@ -196,134 +369,40 @@ def train_model(
     device = device or default_device()
     if device.type == "cpu":
         keep_freed_memory()
-    if co_teaching is not None and (loss != "ce" or loss_params):
-        raise ValueError(f"co-teaching trains with plain cross-entropy; got loss={loss!r}, loss_params={loss_params}")
-    if co_teaching is not None and recipe.mixup_alpha:
-        raise ValueError("co-teaching trains without mixup (its small-loss ranking needs each sample's own label): "
-                         "pass a recipe with mixup_alpha None")
-    if recipe.mixup_alpha and isinstance(x, np.ndarray) and x.dtype.kind in "iu" and x.ndim != 4:
-        raise ValueError("mixup cannot mix token ids: set recipe.mixup_alpha: null for text datasets")
+    _check_training(recipe, x, loss=loss, loss_params=loss_params, co_teaching=co_teaching)
     loss_function = losses.make_loss(loss, **(loss_params or {}))
-    augment = AUGMENTATIONS[recipe.augment] if recipe.augment else None
     torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    batch_order = torch.Generator(device="cpu").manual_seed(seed)
-    shape = {"input_shape": _input_shape(x), "num_classes": targets.shape[1], "device": device}
-    bf16 = resolve_bf16(recipe.bf16, model_name=recipe.model, build=lambda: _new_model(recipe, **shape),
-                        batch=lambda: _probe_batch(x, size=recipe.batch_size, device=device), device=device)
-    models = [_new_model(recipe, **shape)]
-    if co_teaching is not None:
-        torch.manual_seed(derive_seed(seed, Purpose.PEER))
-        models.append(_new_model(recipe, **shape))
-    t_all = torch.as_tensor(targets, device=device)
-    if isinstance(x, np.ndarray):
-        x_all = _resident(x, device)
-
-        def epoch_batches():
-            order = torch.randperm(len(x_all), generator=batch_order).to(device)
-            return ((x_all[batch], batch) for batch in order.split(recipe.batch_size))
-
-    else:
-        loader = _loader(
-            x,
-            batch_size=recipe.batch_size,
-            workers=recipe.loader_workers,
-            device=device,
-            generator=torch.Generator().manual_seed(derive_seed(seed, Purpose.FOLDS)),
-        )
-
-        def epoch_batches():
-            for images, positions in loader:
-                yield images.to(device, non_blocking=True), positions.to(device)
-
-    if validation is not None and isinstance(validation[0], np.ndarray):
-        validation = (_resident(validation[0], device), validation[1])  # uploaded once, evaluated every epoch
+    rng = np.random.default_rng(seed)  # mixup's lambda
+    batch_order = torch.Generator(device="cpu").manual_seed(seed)  # batch order, augmentation, mixup partners
+    models, bf16 = _new_networks(recipe, x, num_classes=targets.shape[1], seed=seed, device=device,
+                                 co_teaching=co_teaching)
+    epoch_batches = _batch_source(x, targets, recipe=recipe, seed=seed, device=device, generator=batch_order)
+    best = _BestEpoch(validation, device=device, workers=recipe.loader_workers, bf16=bf16)
     optimizers = [recipe_optimizer(recipe, model.parameters()) for model in models]
-    result = TrainingResult(model=models[0], best_epoch=recipe.epochs, peer=models[1] if co_teaching else None,
-                            bf16=bf16)
-    best_accuracy, best_states = -1.0, None
-    step, epoch_steps = 0, steps_per_epoch(len(x), batch_size=recipe.batch_size)
+    batch_loss = _batch_loss(models, recipe=recipe, loss_function=loss_function, co_teaching=co_teaching,
+                             epoch_steps=steps_per_epoch(len(x), batch_size=recipe.batch_size), bf16=bf16,
+                             device=device, generator=batch_order, rng=rng)
+    train_loss, step = [], 0
     # A bar only in a terminal (disable=None: off when stderr is no TTY, e.g. a Snakemake log file).
     progress = tqdm(total=recipe.epochs, desc="training", unit="epoch", disable=None, leave=False)
     for epoch in range(1, recipe.epochs + 1):
-        for model in models:
-            model.train()
-        batch_losses, samples, started = [], 0, time.perf_counter()
-        for batch_number, (xb, batch) in enumerate(epoch_batches(), start=1):
-            if len(batch) < 2:  # batch norm needs two samples
-                continue
-            xb, tb = _model_input(xb), t_all[batch]
-            if augment is not None and xb.ndim == 4:
-                xb = augment(xb, generator=batch_order)
-            try:
-                if co_teaching is not None:
-                    forget_rate = co_teaching.rate(epoch=epoch, step=step + 1, steps_per_epoch=epoch_steps)
-                    with _autocast(device, enabled=bf16):
-                        logits = (models[0](xb), models[1](xb))
-                    step_losses, batch_loss = co_teaching_losses(
-                        tuple(net_logits.float() for net_logits in logits), tb, forget_rate=forget_rate
-                    )
-                else:
-                    if recipe.mixup_alpha:
-                        # Each sample's partner is a random *other* sample of the batch (PAPER-NOTES, Mixup).
-                        offsets = torch.randint(1, len(batch), (len(batch),), generator=batch_order)
-                        partner = ((torch.arange(len(batch)) + offsets) % len(batch)).to(device)
-                        xb, tb = mixup(xb, tb, lam=mixup_lambda(alpha=recipe.mixup_alpha, rng=rng), partner=partner)
-                    with _autocast(device, enabled=bf16):
-                        logits = models[0](xb)
-                    step_losses = [loss_function(logits.float(), tb)]
-                    batch_loss = step_losses[0]
-                watched = torch.stack([batch_loss, *step_losses])
-                if not torch.isfinite(watched).all():
-                    raise FloatingPointError(
-                        f"non-finite loss {watched[~torch.isfinite(watched)][0].item()} at epoch {epoch}, batch "
-                        f"{batch_number}: lower recipe.lr or check the inputs for NaN/inf"
-                    )
-                for optimizer, step_loss in zip(optimizers, step_losses):
-                    optimizer.zero_grad()
-                    step_loss.backward()
-                    optimizer.step()
-            except torch.OutOfMemoryError as error:
-                raise MemoryError(
-                    f"out of {device.type} memory at epoch {epoch}, batch {batch_number} with batch_size "
-                    f"{recipe.batch_size}: lower recipe.batch_size (e.g. to {max(recipe.batch_size // 2, 2)})"
-                ) from error
-            batch_losses.append(batch_loss.detach())
-            samples += len(batch)
-            step += 1
+        started = time.perf_counter()
+        recorded, samples, step = _train_epoch(models, epoch_batches(), epoch=epoch, step=step, batch_loss=batch_loss,
+                                               optimizers=optimizers, batch_size=recipe.batch_size, device=device)
         training_seconds = time.perf_counter() - started
         for optimizer in optimizers:
             optimizer.end_epoch()
-        result.train_loss.append(float(torch.stack(batch_losses).mean()) if batch_losses else float("nan"))
-        if validation is not None:
-            accuracy = float(
-                np.mean(
-                    predict_proba(
-                        models[0], validation[0], device=device, workers=recipe.loader_workers, bf16=bf16
-                    ).argmax(1)
-                    == validation[1]
-                )
-            )
-            result.validation_accuracy.append(accuracy)
-            if accuracy > best_accuracy:
-                best_accuracy, result.best_epoch = accuracy, epoch
-                best_states = [copy.deepcopy(model.state_dict()) for model in models]
-        seconds = time.perf_counter() - started
-        log.info(
-            "epoch %d/%d  loss %.4f  noisy-validation accuracy %s  %.0f samples/s trained  %.1f s  %s%s",
-            epoch, recipe.epochs, result.train_loss[-1],
-            f"{result.validation_accuracy[-1]:.4f}" if validation is not None else "n/a",
-            samples / training_seconds if training_seconds > 0 else float("nan"), seconds, device,
-            " bf16" if bf16 else "",
-        )
-        progress.set_postfix_str(f"loss {result.train_loss[-1]:.4f}", refresh=False)
+        train_loss.append(float(torch.stack(recorded).mean()) if recorded else float("nan"))
+        accuracy = best.update(models, epoch=epoch)
+        _log_epoch(epoch, epochs=recipe.epochs, loss=train_loss[-1], accuracy=accuracy, samples=samples,
+                   training_seconds=training_seconds, seconds=time.perf_counter() - started, device=device, bf16=bf16)
+        progress.set_postfix_str(f"loss {train_loss[-1]:.4f}", refresh=False)
         progress.update()
     progress.close()
-    for index, model in enumerate(models):
-        if best_states is not None:
-            model.load_state_dict(best_states[index])
-        model.eval()
-    return result
+    best.restore(models)
+    return TrainingResult(model=models[0], best_epoch=recipe.epochs if best.best_epoch is None else best.best_epoch,
+                          train_loss=train_loss, validation_accuracy=best.history,
+                          peer=models[1] if co_teaching else None, bf16=bf16)
 
 
 @torch.no_grad()
