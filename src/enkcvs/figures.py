@@ -11,10 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from enkcvs.io import atomic_path
+from enkcvs.io import PathLike, atomic_path
 from enkcvs.paper import TABLE1_SELECTION
-
-PathLike = str | Path
 
 
 def _save_figure(figure, *, png: PathLike, pdf: PathLike, dpi: int) -> None:

@@ -23,11 +23,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 
-from enkcvs.io import git_state, package_versions
+from enkcvs.io import PathLike, git_state, package_versions
 from enkcvs.machine import cpu_flags, cpu_model, instruction_set_limits
 from enkcvs.views import RUN_HOMES, compare_runs, pages, regenerate_pages
 
-PathLike = str | Path
 
 #: Rendered files a recorded run keeps (tables as Markdown and CSV, figures as PNG).
 RECORDED_SUFFIXES = (".md", ".csv", ".png")
@@ -142,7 +141,6 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
                         root=root)
     since_file.unlink()
     return record
-
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,8 +5,6 @@
 live here, beside the one call that writes each of them.
 """
 
-from pathlib import Path
-
 from enkcvs.comparison import (
     compare_table1,
     compare_table2,
@@ -18,7 +16,7 @@ from enkcvs.comparison import (
 )
 from enkcvs.datasets import load_dataset
 from enkcvs.figures import comparison_figure, label_issue_grid, sensitivity_figure, theory_figure
-from enkcvs.io import atomic_path, read_table
+from enkcvs.io import PathLike, atomic_path, read_table
 from enkcvs.tables import (
     CONFIDENT_LEARNING_SCORES,
     RANKING_SCORES,
@@ -35,8 +33,6 @@ from enkcvs.tables import (
     theory_table,
 )
 from enkcvs.tabular import write_table
-
-PathLike = str | Path
 
 
 TABLE1_CAPTION = (

@@ -5,17 +5,13 @@ the two together for the workflow's report rules. Every aggregated row keeps a `
 files behind it, so that :mod:`enkcvs.audit` can recompute it.
 """
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from enkcvs.io import read_json
+from enkcvs.io import PathLike, read_json
 from enkcvs.methods import ABLATION_LADDER, METHOD_TITLES
 from enkcvs.noise import parse_noise
 from enkcvs.paper import published_results
-
-PathLike = str | Path
 
 
 def collect_records(paths: list[PathLike]) -> pd.DataFrame:

@@ -7,14 +7,12 @@ pandas frame into the three files, escaping LaTeX and flattening grouped headers
 import itertools
 import re
 import textwrap
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from enkcvs.io import atomic_path
+from enkcvs.io import PathLike, atomic_path
 
-PathLike = str | Path
 
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",

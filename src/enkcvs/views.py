@@ -25,11 +25,11 @@ import pandas as pd
 import yaml
 
 from enkcvs.comparison import method_rank
+from enkcvs.io import PathLike
 from enkcvs.machine import CPU_FLAGS
 from enkcvs.methods import METHOD_TITLES
 from enkcvs.paper import published_results
 
-PathLike = str | Path
 
 MARKER = re.compile(r"(<!-- recorded: (?P<key>\S+) -->\n)(?P<body>.*?)(<!-- /recorded -->)", re.DOTALL)
 #: Where recorded runs live, relative to the repository root: the runs the pages cite as results (and as evidence of
@@ -55,7 +55,6 @@ def _duration(seconds: float) -> str:
     minutes, seconds = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min" if hours else f"{minutes} min {seconds} s"
-
 
 
 def run_line(run: Path) -> str:
