@@ -14,17 +14,14 @@ import pytest
 import yaml
 
 from enkcvs.recorded import main, record_run, run_and_record, snakemake_sittings
+from enkcvs.pages import MARKER, pages, regenerate, render_block
 from enkcvs.views import (
-    MARKER,
     RUN_HOMES,
     _ranking,
     compare_runs,
     ladder_steps,
     noise_cost,
-    pages,
     paper_beside,
-    regenerate,
-    render_block,
     table1_trend,
     table2_ordering,
 )

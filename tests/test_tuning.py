@@ -6,8 +6,7 @@ import pytest
 import yaml
 
 from enkcvs.folds import fold_indices
-from enkcvs.steps import symmetric_ce_validation_grid
-from enkcvs.tuning import main
+from enkcvs.tuning import main, symmetric_ce_validation_grid
 
 RECIPE = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 3, "batch_size": 16, "mixup_alpha": None}
 

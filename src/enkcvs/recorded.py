@@ -6,7 +6,7 @@ results) or ``benchmarks/results/runs/<name>/`` (speed comparisons) beside ``pro
 when, on which machine (CPU model and instruction sets), how long, with which packages and commit.
 ``python -m enkcvs.recorded run --name NAME --configfile FILE`` runs the workflow on a config, timed, and records it;
 ``readme`` (``make readme``) rewrites the generated blocks of every page (README.md, ``docs/*.md``,
-``benchmarks/README.md``) from the recorded runs, through :mod:`enkcvs.views`, and ``readme --check`` only reports
+``benchmarks/README.md``) from the recorded runs, through :mod:`enkcvs.pages`, and ``readme --check`` only reports
 the blocks that differ; ``compare`` lists the cells in which two runs' tables differ.
 """
 
@@ -25,7 +25,8 @@ from pathlib import Path
 
 from enkcvs.io import PathLike, git_state, package_versions
 from enkcvs.machine import cpu_flags, cpu_model, instruction_set_limits
-from enkcvs.views import RUN_HOMES, compare_runs, pages, regenerate_pages
+from enkcvs.pages import pages, regenerate_pages
+from enkcvs.views import RUN_HOMES, compare_runs
 
 
 #: Rendered files a recorded run keeps (tables as Markdown and CSV, figures as PNG).

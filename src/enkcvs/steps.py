@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from enkcvs.datasets import Dataset, load_dataset, save_dataset
+from enkcvs.datasets import load_dataset, save_dataset
+from enkcvs.inputs import split_inputs, subset_inputs
 from enkcvs.io import PathLike, atomic_path, provenance, read_table, read_table_metadata, write_json, write_table
 from enkcvs.issues import ISSUE_OUTCOME, write_issue_files
 from enkcvs.metrics import (
@@ -71,28 +72,6 @@ def tokenize_dataset(*, dataset: PathLike, checkpoint: str, max_length: int, out
     meta = provenance(checkpoint=checkpoint, max_length=max_length)
     with atomic_path(output) as tmp, open(tmp, "wb") as handle:
         np.savez(handle, **arrays, provenance=np.array(json.dumps(meta, sort_keys=True)))
-
-
-def _split_inputs(data: Dataset, tokens: PathLike | None, *, split: str) -> np.ndarray:
-    """The whole ``split``'s ("train"/"test") inputs, read once per job: images, token ids (from ``tokens``, the
-    tokenise rule's file) for text, or image paths for image files."""
-    if data.modality != "text":
-        return getattr(data, f"x_{split}")
-    if tokens is None:
-        raise ValueError("a text dataset needs its tokens file (the tokenise rule's output)")
-    with np.load(tokens) as arrays:
-        return arrays[split]
-
-
-def _subset(data: Dataset, x: np.ndarray, indices: np.ndarray | None = None, *, train: bool = False):
-    """The model inputs of samples ``indices`` of ``x`` (from :func:`_split_inputs`): an array for in-memory data,
-    a streamed Dataset for image files (random crops and flips when ``train``)."""
-    x = x if indices is None else x[indices]
-    if data.modality != "image_files":
-        return x
-    from enkcvs.sources.web import image_files_dataset
-
-    return image_files_dataset(root=data.image_root, paths=x, transform=data.image_transform, train=train)
 
 
 def make_noisy_labels(
@@ -155,14 +134,14 @@ def train_fold(
     device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
     torch.set_num_threads(threads)
     data = load_dataset(dataset)
-    x_train = _split_inputs(data, tokens, split="train")
+    x_train = split_inputs(data, tokens, split="train")
     label_table, num_classes = read_label_table(labels)
     given = label_table["given"].to_numpy()
     recipe_ = Recipe.from_dict(recipe)
     log.info("read %s and %s", dataset, labels)
     held_out, probabilities, result = fold_probabilities(
         recipe=recipe_,
-        inputs=lambda indices, train: _subset(data, x_train, indices, train=train),
+        inputs=lambda indices, train: subset_inputs(data, x_train, indices, train=train),
         given=given,
         num_classes=num_classes,
         seed=seed,
@@ -183,43 +162,6 @@ def train_fold(
     )
     write_table(frame, output, metadata=meta)
     log.info("wrote %s (weights of epoch %d)", output, result.best_epoch)
-
-
-def symmetric_ce_validation_grid(
-    *,
-    dataset: PathLike,
-    labels: PathLike,
-    recipe: dict[str, Any],
-    seed: int,
-    num_folds: int,
-    grid: list[tuple[float, float]],
-    tokens: PathLike | None = None,
-) -> pd.DataFrame:
-    """Symmetric cross-entropy's (alpha, beta) scored as Wang et al. (2019) advise for a new dataset: on noisy
-    validation data. Each pair trains the model of fold 1, iteration 1 (the split a fold job uses) with SL and scores
-    its best epoch on that fold's held-out validation share against the given (noisy) labels.
-
-    Returns one row per pair: ``alpha``, ``beta``, ``best_epoch``, ``validation_accuracy`` (at the best epoch) and
-    ``per_epoch`` (every epoch's, as text).
-    """
-    from enkcvs.crossval import fold_probabilities
-
-    data = load_dataset(dataset)
-    x_train = _split_inputs(data, tokens, split="train")
-    label_table, num_classes = read_label_table(labels)
-    rows = []
-    for alpha, beta in grid:
-        _, _, result = fold_probabilities(
-            recipe=Recipe.from_dict(recipe), inputs=lambda indices, train: _subset(data, x_train, indices, train=train),
-            given=label_table["given"].to_numpy(), num_classes=num_classes, seed=seed, num_folds=num_folds,
-            iteration=1, fold=1, loss="sl", loss_params={"alpha": float(alpha), "beta": float(beta)},
-        )
-        rows.append({"alpha": alpha, "beta": beta, "best_epoch": result.best_epoch,
-                     "validation_accuracy": max(result.validation_accuracy),
-                     "per_epoch": " ".join(f"{value:.4f}" for value in result.validation_accuracy)})
-        log.info("SL alpha %g beta %g: noisy-validation accuracy %.4f (epoch %d)", alpha, beta,
-                 rows[-1]["validation_accuracy"], result.best_epoch)
-    return pd.DataFrame(rows)
 
 
 def select_samples(
@@ -338,13 +280,13 @@ def train_final(
              f" and {selection}" if selection else "", len(indices), recipe_.mixup_alpha)
     result = train_model(
         recipe=recipe_,
-        x=_subset(data, _split_inputs(data, tokens, split="train"), indices, train=True),
+        x=subset_inputs(data, split_inputs(data, tokens, split="train"), indices, train=True),
         targets=targets,
         seed=derive_seed(seed, Purpose.FINAL),
         device=device,
         **training.train_model_arguments(),
     )
-    test_inputs = _subset(data, _split_inputs(data, tokens, split="test"))
+    test_inputs = subset_inputs(data, split_inputs(data, tokens, split="test"))
     predicted = predict_proba(
         result.model, test_inputs, device=device, workers=recipe_.loader_workers, bf16=result.bf16
     ).argmax(axis=1)

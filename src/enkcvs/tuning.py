@@ -19,12 +19,57 @@ import logging
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import yaml
 
-from enkcvs.io import atomic_path, provenance, write_json
+from enkcvs.datasets import load_dataset
+from enkcvs.inputs import split_inputs, subset_inputs
+from enkcvs.io import PathLike, atomic_path, provenance, write_json
+from enkcvs.predictions import read_label_table
+from enkcvs.recipe import Recipe
 from enkcvs.text import checkpoint_slug
+
+log = logging.getLogger(__name__)
+
+
+def symmetric_ce_validation_grid(
+    *,
+    dataset: PathLike,
+    labels: PathLike,
+    recipe: dict[str, Any],
+    seed: int,
+    num_folds: int,
+    grid: list[tuple[float, float]],
+    tokens: PathLike | None = None,
+) -> pd.DataFrame:
+    """Symmetric cross-entropy's (alpha, beta) scored as Wang et al. (2019) advise for a new dataset: on noisy
+    validation data. Each pair trains the model of fold 1, iteration 1 (the split a fold job uses) with SL and scores
+    its best epoch on that fold's held-out validation share against the given (noisy) labels.
+
+    Returns one row per pair: ``alpha``, ``beta``, ``best_epoch``, ``validation_accuracy`` (at the best epoch) and
+    ``per_epoch`` (every epoch's, as text).
+    """
+    from enkcvs.crossval import fold_probabilities
+
+    data = load_dataset(dataset)
+    x_train = split_inputs(data, tokens, split="train")
+    label_table, num_classes = read_label_table(labels)
+    rows = []
+    for alpha, beta in grid:
+        _, _, result = fold_probabilities(
+            recipe=Recipe.from_dict(recipe),
+            inputs=lambda indices, train: subset_inputs(data, x_train, indices, train=train),
+            given=label_table["given"].to_numpy(), num_classes=num_classes, seed=seed, num_folds=num_folds,
+            iteration=1, fold=1, loss="sl", loss_params={"alpha": float(alpha), "beta": float(beta)},
+        )
+        rows.append({"alpha": alpha, "beta": beta, "best_epoch": result.best_epoch,
+                     "validation_accuracy": max(result.validation_accuracy),
+                     "per_epoch": " ".join(f"{value:.4f}" for value in result.validation_accuracy)})
+        log.info("SL alpha %g beta %g: noisy-validation accuracy %.4f (epoch %d)", alpha, beta,
+                 rows[-1]["validation_accuracy"], result.best_epoch)
+    return pd.DataFrame(rows)
 
 
 def workflow_inputs(*, config: dict, dataset: str, noise: str, seed: int) -> dict[str, Path]:
@@ -45,8 +90,7 @@ def workflow_inputs(*, config: dict, dataset: str, noise: str, seed: int) -> dic
 
 def main(argv: list[str] | None = None) -> int:
     from enkcvs.recorded import machine
-    from enkcvs.steps import symmetric_ce_validation_grid
-
+    
     parser = argparse.ArgumentParser(prog="python -m enkcvs.tuning", description=__doc__.split("\n\n")[0])
     parser.add_argument("--configfile", required=True, type=Path, help="the workflow config naming the dataset")
     parser.add_argument("--dataset", required=True, help="a dataset under the config's datasets")
