@@ -10,7 +10,8 @@ no test sample is looked at::
         --alpha 0.1 1.0 --beta 0.1 1.0 --output results/recorded/trec-sl-grid
 
 The output folder holds ``grid.csv`` (a row per noise setting and pair, the mean over settings ranked in
-``mean.csv``) and ``provenance.json`` (the config slice, seed, versions, commit, machine, wall time).
+``mean.csv``), ``grid.md`` (both as the pages show them) and ``provenance.json`` (the config slice, seed, versions,
+commit, machine, wall time).
 """
 
 import argparse
@@ -72,6 +73,18 @@ def symmetric_ce_validation_grid(
     return pd.DataFrame(rows)
 
 
+def grid_markdown(*, table: pd.DataFrame, mean: pd.DataFrame) -> str:
+    """The grid as the pages show it: the pairs ranked by their mean noisy-validation accuracy (%), one column per noise
+    setting, and the best epoch's accuracy per epoch below."""
+    wide = table.pivot_table(index=["alpha", "beta"], columns="noise", values="validation_accuracy") * 100
+    ranked = mean.set_index(["alpha", "beta"])[["validation_accuracy"]].rename(
+        columns={"validation_accuracy": "mean"}) * 100
+    frame = ranked.join(wide).reset_index()
+    return (frame.to_markdown(index=False, floatfmt=".2f") + "\n\nNoisy-validation accuracy (%) of fold 1, iteration 1, "
+            "at its best epoch, per pair of symmetric cross-entropy's (alpha, beta) and noise setting; pairs ranked "
+            "by the mean over the settings.\n")
+
+
 def workflow_inputs(*, config: dict, dataset: str, noise: str, seed: int) -> dict[str, Path]:
     """The workflow's files a grid over ``dataset`` reads: the prepared data, the noisy labels of (noise, seed) and,
     for text, the tokens; a missing one raises ``FileNotFoundError`` naming the Snakemake command that builds it."""
@@ -117,8 +130,12 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    started, frames = time.perf_counter(), []
     grid = list(itertools.product(args.alpha, args.beta))
+    # what produced the grid, taken before it runs (the commit that trains it, not the one checked out at its end)
+    record = provenance(configfile=str(args.configfile), dataset=args.dataset, recipe=entry["recipe"], seed=seed,
+                        num_folds=num_folds, split="fold 1 of iteration 1, noisy validation share",
+                        grid=[list(pair) for pair in grid], noise=args.noise, machine=machine())
+    started, frames = time.perf_counter(), []
     for noise, paths in inputs.items():
         frame = symmetric_ce_validation_grid(**paths, recipe=entry["recipe"], seed=seed, num_folds=num_folds,
                                              grid=grid)
@@ -130,11 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, frame in (("grid.csv", table), ("mean.csv", mean)):
         with atomic_path(args.output / name) as tmp:
             frame.to_csv(tmp, index=False)
-    write_json(provenance(config=str(args.configfile), dataset=args.dataset, recipe=entry["recipe"], seed=seed,
-                          num_folds=num_folds, split="fold 1 of iteration 1, noisy validation share",
-                          grid=[list(pair) for pair in grid], noise=args.noise, machine=machine(),
-                          wall_seconds=round(time.perf_counter() - started, 1)),
-               args.output / "provenance.json")
+    with atomic_path(args.output / "grid.md") as tmp:
+        tmp.write_text(grid_markdown(table=table, mean=mean))
+    write_json({**record, "wall_seconds": round(time.perf_counter() - started, 1)}, args.output / "provenance.json")
     best = mean.iloc[0]
     print(f"best on noisy validation (mean over {args.noise}): alpha {best['alpha']:g}, beta {best['beta']:g} "
           f"({best['validation_accuracy']:.4f})")
