@@ -4,7 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from enkcvs.tables import resource_table, sensitivity_table
+from enkcvs.io import write_table
+from enkcvs.noise import ASYMMETRIC_MAPS, inject_noise, parse_noise
+from enkcvs.tables import format_noise_table, noise_records, noise_table, resource_table, sensitivity_table
 
 
 def _sweep_records(seeds=(1, 2)) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -42,3 +44,69 @@ def test_resource_table_sums_and_ranges_the_benchmark_files(tmp_path):
     fold = table.iloc[0]
     assert (fold["jobs"], fold["wall_s_total"], fold["wall_s_mean"], fold["wall_s_max"]) == (2, 6.0, 3.0, 4.0)
     assert (fold["max_rss_mb_mean"], fold["max_rss_mb_max"], fold["cpu_s_total"]) == (300.5, 300.5, 5.0)  # NA: unsampled
+
+
+#: Uneven class sizes, so that round(eps * n_c) rounds differently from class to class.
+CLASS_SIZES = [23, 37, 41, 18, 29, 52, 33, 26, 44, 31]
+
+
+def _label_file(path, *, true, noise, seed, asymmetric_map=None, mapping=None, given=None):
+    """A noisy-label table as the ``inject_noise`` rule writes it (:func:`enkcvs.steps.make_noisy_labels`)."""
+    spec = parse_noise(noise)
+    if given is None:
+        given = inject_noise(true, spec=spec, num_classes=10, seed=seed, mapping=mapping)
+    if spec.kind == "real":
+        true = np.full_like(true, -1)
+    frame = pd.DataFrame({"sample": np.arange(len(true)), "true": true, "given": given})
+    meta = {"noise": noise, "seed": seed, "asymmetric_map": asymmetric_map, "num_classes": 10,
+            "mapping": {str(source): target for source, target in sorted((mapping or {}).items())}}
+    write_table(frame, path, metadata=meta)
+    return path
+
+
+def test_noise_table_shares_of_wrong_labels_and_forget_rates(tmp_path, make_labels):
+    true = make_labels(seed=5, n_per_class=CLASS_SIZES, num_classes=10)
+    mapping = ASYMMETRIC_MAPS["mnist"]  # 2->7, 3->8, 5<->6, 7->1: 5 of 10 classes flip
+    files, datasets = [], []
+    for noise in ("asym0.3", "sym0.3", "real"):  # asym first: the table puts sym first all the same
+        for seed in (1, 2):
+            files.append(_label_file(tmp_path / f"{noise}-{seed}.parquet", true=true, noise=noise, seed=seed,
+                                     asymmetric_map="mnist", mapping=mapping if noise == "asym0.3" else None))
+            datasets.append("digits")
+    records = noise_records(labels=files, datasets=datasets)
+    assert len(records) == 4  # real noise left out: its true labels are unknown
+    table = noise_table(records).set_index("noise_kind")
+    assert table.index.tolist() == ["sym", "asym"] and (table["seeds"] == 2).all()
+    samples = sum(CLASS_SIZES)
+    sym, asym = table.loc["sym"], table.loc["asym"]
+    # symmetric: every class flips, so the share is the rate up to rounding (half a label per class at most)
+    assert sym["wrong_share_mean"] == pytest.approx(100 * sum(round(0.3 * n) for n in CLASS_SIZES) / samples)
+    assert abs(sym["wrong_share_mean"] - 30.0) <= 100 * 0.5 * 10 / samples
+    assert (sym["asymmetric_map"], sym["flipped_classes"], sym["classes"]) == ("none", 10, 10)
+    # asymmetric: only the map's source classes flip, so the share is below the rate
+    expected = 100 * sum(round(0.3 * CLASS_SIZES[c]) for c in mapping) / samples
+    assert asym["wrong_share_mean"] == pytest.approx(expected) and expected < 20.0
+    assert asym["wrong_share_min"] == asym["wrong_share_max"]  # exact per-class counts: the same for every seed
+    assert (asym["asymmetric_map"], asym["flipped_classes"]) == ("mnist", 5)
+    assert (table["forget_rate_nominal"] == 0.3).all()
+    np.testing.assert_allclose(table["forget_rate_actual"], table["wrong_share_mean"] / 100)
+    assert asym["sources"].split(";") == sorted(str(tmp_path / f"asym0.3-{seed}.parquet") for seed in (1, 2))
+    readable = format_noise_table(table.reset_index(), decimals=2).set_index("noise")
+    assert readable.loc["asym", "flipped classes"] == "5 of 10" and readable.loc["sym", "asymmetric map"] == "none"
+    assert readable.loc["asym", "wrong labels %"] == f"{expected:.2f}"
+    assert readable.loc["asym", "forget rate nominal"] == "0.3"
+    assert readable.loc["asym", "forget rate actual"] == f"{expected / 100:.4f}"
+
+
+def test_noise_table_shows_the_range_where_the_seeds_differ(tmp_path, make_labels):
+    true = make_labels(seed=5, n_per_class=10, num_classes=10)
+    given = [true.copy(), true.copy()]
+    given[0][:10] = (true[:10] + 1) % 10  # seed 1: 10 of 100 wrong; seed 2: 20
+    given[1][:20] = (true[:20] + 1) % 10
+    files = [_label_file(tmp_path / f"seed{seed}.parquet", true=true, given=given[seed - 1], noise="sym0.2",
+                         seed=seed) for seed in (1, 2)]
+    table = noise_table(noise_records(labels=files, datasets=["a", "a"]))
+    row = format_noise_table(table, decimals=1).iloc[0]
+    assert row["wrong labels %"] == "15.0 (10.0-20.0)" and row["forget rate actual"] == "0.150 (0.100-0.200)"
+    with pytest.raises(ValueError, match="one name per file"):
+        noise_records(labels=files, datasets=["a"])

@@ -137,6 +137,24 @@ def test_table1_rows_are_seed_means_of_the_metrics(tiny_run):
     assert sym[header.index("precision Theorem 1")] == f"{row['theorem1_precision']:.3f}"
 
 
+def test_noise_table_gives_the_share_of_wrong_labels_and_both_forget_rates(tiny_run):
+    table = pd.read_csv(tiny_run / "results/report/noise.csv").set_index("noise_kind")
+    assert table.index.tolist() == ["sym", "asym"]  # tests/config/tiny.yaml: digits sym0.4, asym0.3
+    for kind, noise in (("sym", "sym0.4"), ("asym", "asym0.3")):
+        shares = [100 * np.mean(labels["given"] != labels["true"]) for labels, _ in
+                  (read_table(tiny_run / f"results/noise/digits/{noise}/seed{seed}.parquet") for seed in (1, 2))]
+        assert table.loc[kind, "wrong_share_mean"] == pytest.approx(np.mean(shares))
+        assert table.loc[kind, "forget_rate_actual"] == pytest.approx(np.mean(shares) / 100)
+    asym = table.loc["asym"]
+    assert (asym["asymmetric_map"], asym["flipped_classes"], asym["classes"]) == ("mnist", 5, 10)
+    assert asym["wrong_share_mean"] < 20.0 and asym["forget_rate_nominal"] == 0.3  # MNIST's map flips 5 of 10
+    coteaching = read_json(tiny_run / "results/final/digits/sym0.4/seed1/coteaching.json")
+    assert coteaching["options"]["forget_rate"] == table.loc["sym", "forget_rate_nominal"]  # tiny: nominal
+    shown = (tiny_run / "results/report/noise.md").read_text()
+    assert "| 5 of 10 " in shown and "forget rate actual" in shown and "\\toprule" in (
+        tiny_run / "results/report/noise.tex").read_text()
+
+
 def test_figures_are_rendered(tiny_run):
     for name in ("sensitivity", "theory"):
         assert (tiny_run / f"results/report/{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -409,5 +427,6 @@ def test_snakemake_report_gathers_tables_and_figures(tiny_run, run_snakemake, tm
     done = run_snakemake(tiny_run, "--report", str(report))
     assert done.returncode == 0, done.stderr[-3000:]
     html = report.read_text(errors="replace")
-    for name in ("table1.csv", "table2.csv", "table3.csv", "datasets.csv", "sensitivity.png", "theory.png"):
+    for name in ("table1.csv", "table2.csv", "table3.csv", "datasets.csv", "noise.csv", "sensitivity.png",
+                 "theory.png"):
         assert name in html

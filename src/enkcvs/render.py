@@ -24,6 +24,9 @@ from enkcvs.tables import (
     collect_records,
     confident_learning_table,
     format_ablation,
+    format_noise_table,
+    noise_records,
+    noise_table,
     published_table1,
     ranking_table,
     resource_table,
@@ -46,6 +49,15 @@ TABLE2_CAPTION = (
     "A dataset in parentheses is compared with that paper dataset: 'paper' is the paper's Table 2 cell as printed "
     "(mean ± std over 5 runs), Δ = ours - paper. Bold: the best mean of each dataset and noise setting. 'missing': a "
     "configured run without a result."
+)
+
+NOISE_CAPTION = (
+    "Injected noise per dataset and setting: the asymmetric map (none: symmetric noise) and how many of the Q classes "
+    "flip, the share of wrong labels (given != true, %, mean over seeds; the range where the seeds differ) and the "
+    "forget rate co-teaching trains with under datasets.<d>.baselines.coteaching.forget_rate 'nominal' (the rate "
+    "epsilon) and 'actual' (the share of wrong labels, measured by each seed's job). Exactly round(epsilon * n_c) "
+    "labels of each flipped class c change, so the share is epsilon up to rounding under symmetric noise and below it "
+    "under an asymmetric map. 'real' noise is left out (true labels unknown)."
 )
 
 
@@ -108,6 +120,19 @@ def render_dataset_summary(
     """Sizes, classes and input shape of every prepared dataset."""
     summary = dataset_summary({name: describe_dataset(load_dataset(path)) for name, path in datasets.items()})
     write_table(summary, markdown=markdown, csv=csv, latex=latex, decimals=0)
+
+
+def render_noise_table(
+    *, labels: list[PathLike], datasets: list[str], markdown: PathLike, csv: PathLike, latex: PathLike,
+    decimals: int
+) -> None:
+    """The noise table from the noisy-label tables of the main settings with injected noise (``datasets``: the
+    dataset of each file): the share of wrong labels and co-teaching's nominal and actual forget rates per dataset
+    and setting (:func:`enkcvs.tables.noise_table`); CSV with the sources, Markdown and LaTeX readable
+    (:func:`enkcvs.tables.format_noise_table`)."""
+    table = noise_table(noise_records(labels=labels, datasets=datasets))
+    write_table(table, markdown=markdown, csv=csv, latex=latex, decimals=decimals,
+                readable=format_noise_table(table, decimals=decimals), caption=NOISE_CAPTION, group_rows=True)
 
 
 def render_sensitivity_figure(

@@ -8,9 +8,9 @@ files behind it, so that :mod:`enkcvs.audit` can recompute it.
 import numpy as np
 import pandas as pd
 
-from enkcvs.io import PathLike, read_json
+from enkcvs.io import PathLike, read_json, read_table
 from enkcvs.methods import ABLATION_LADDER, METHOD_TITLES
-from enkcvs.noise import parse_noise
+from enkcvs.noise import actual_noise_rate, parse_noise
 from enkcvs.paper import published_results
 
 
@@ -247,3 +247,108 @@ def ranking_table(frames: list[pd.DataFrame]) -> pd.DataFrame:
     the mean number of errors. ``frames``: :func:`enkcvs.confident.compare_rankings` tables with their setting."""
     return _means_over_seeds(frames, errors=("errors", "mean"), **{s: (s, "mean") for s in RANKING_SCORES})
 
+
+def noise_records(*, labels: list[PathLike], datasets: list[str]) -> pd.DataFrame:
+    """One row per noisy-label table of the ``inject_noise`` rule (columns ``sample``, ``true``, ``given``; metadata
+    ``noise``, ``seed``, ``asymmetric_map``, ``mapping``, ``num_classes``), ``real`` noise left out (true labels
+    unknown).
+
+    Parameters
+    ----------
+    labels : list of path
+        The noisy-label parquet files.
+    datasets : list of str
+        The dataset of each file, in the same order (the files do not name it).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``dataset``, ``noise``, ``noise_kind``, ``noise_rate`` (epsilon), ``seed``, ``asymmetric_map`` (the map's
+        config name; ``"none"`` for symmetric noise), ``classes`` (Q), ``flipped_classes`` (the source classes of
+        the noise: Q for symmetric noise, the map's sources otherwise), ``samples`` (N), ``wrong`` (labels with
+        given != true), ``wrong_share`` (wrong / N, %: :func:`enkcvs.noise.actual_noise_rate` x 100) and
+        ``source`` (the file).
+    """
+    if len(labels) != len(datasets):
+        raise ValueError(f"{len(labels)} noisy-label files but {len(datasets)} dataset names: one name per file")
+    rows = []
+    for path, dataset in zip(labels, datasets):
+        frame, meta = read_table(path)
+        spec = parse_noise(meta["noise"])
+        if spec.kind == "real":
+            continue
+        classes = int(meta["num_classes"])
+        wrong = int((frame["given"] != frame["true"]).sum())
+        rows.append({
+            "dataset": dataset, "noise": meta["noise"], "noise_kind": spec.kind, "noise_rate": spec.rate,
+            "seed": int(meta["seed"]),
+            "asymmetric_map": meta["asymmetric_map"] if spec.kind == "asym" else "none", "classes": classes,
+            "flipped_classes": len(meta["mapping"]) if spec.kind == "asym" else classes, "samples": len(frame),
+            "wrong": wrong, "wrong_share": 100.0 * actual_noise_rate(given=frame["given"], true=frame["true"]),
+            "source": str(path),
+        })
+    return pd.DataFrame(rows, columns=["dataset", "noise", "noise_kind", "noise_rate", "seed", "asymmetric_map",
+                                       "classes", "flipped_classes", "samples", "wrong", "wrong_share", "source"])
+
+
+def noise_table(records: pd.DataFrame) -> pd.DataFrame:
+    """The share of wrong labels behind each injected noise setting, and co-teaching's forget rate under either
+    reading of ``datasets.<d>.baselines.coteaching.forget_rate``.
+
+    Exactly round(epsilon * n_c) labels of each source class c are flipped (:func:`enkcvs.noise.inject_noise`), so
+    the share is epsilon up to rounding under symmetric noise, and sum over the map's source classes of
+    round(epsilon * n_c) / N under an asymmetric map: below epsilon (MNIST's and CIFAR-10's maps flip 5 of 10
+    classes, about epsilon / 2). With exact counts it is the same for every seed, unless the map itself is drawn
+    per seed.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        :func:`noise_records`' rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per dataset and noise setting (symmetric before asymmetric, rates ascending): ``dataset``,
+        ``noise_kind``, ``noise_rate``, ``asymmetric_map``, ``flipped_classes``, ``classes``, ``seeds``,
+        ``samples`` (N, mean over seeds), ``wrong_share_mean``, ``wrong_share_min``, ``wrong_share_max`` (% over
+        seeds), ``forget_rate_nominal`` (``nominal``: epsilon), ``forget_rate_actual`` (``actual``: the share of
+        wrong labels as a fraction, mean over seeds; each seed's job forgets its own) and ``sources``.
+    """
+    table = (
+        records.groupby(["dataset", "noise_kind", "noise_rate"], sort=False)
+        .agg(asymmetric_map=("asymmetric_map", "first"), flipped_classes=("flipped_classes", "max"),
+             classes=("classes", "first"), seeds=("seed", "nunique"), samples=("samples", "mean"),
+             wrong_share_mean=("wrong_share", "mean"), wrong_share_min=("wrong_share", "min"),
+             wrong_share_max=("wrong_share", "max"), sources=("source", _join_sources))
+        .reset_index()
+    )
+    table.insert(table.columns.get_loc("sources"), "forget_rate_nominal", table["noise_rate"])
+    table.insert(table.columns.get_loc("sources"), "forget_rate_actual", table["wrong_share_mean"] / 100.0)
+    order = table["noise_kind"].map({"sym": 0, "asym": 1})
+    return (table.assign(_order=order).sort_values(["dataset", "_order", "noise_rate"], ignore_index=True)
+            .drop(columns="_order"))
+
+
+def format_noise_table(table: pd.DataFrame, *, decimals: int) -> pd.DataFrame:
+    """Readable :func:`noise_table`: the noise setting, the map and the classes it flips, the share of wrong labels
+    (% to ``decimals`` digits; "mean (min-max)" where the seeds differ) and both forget rates (fractions, to
+    ``decimals + 2`` digits, as precise as the share)."""
+    def spread(mean: float, low: float, high: float, places: int) -> str:
+        text = f"{mean:.{places}f}"
+        return text if np.isclose(low, high) else f"{text} ({low:.{places}f}-{high:.{places}f})"
+
+    return pd.DataFrame({
+        "dataset": table["dataset"],
+        "noise": table["noise_kind"],
+        "rate": [f"{rate:g}" for rate in table["noise_rate"]],
+        "asymmetric map": table["asymmetric_map"],
+        "flipped classes": [f"{flipped} of {classes}" for flipped, classes in
+                            zip(table["flipped_classes"], table["classes"])],
+        "seeds": table["seeds"],
+        "wrong labels %": [spread(mean, low, high, decimals) for mean, low, high in
+                           zip(table["wrong_share_mean"], table["wrong_share_min"], table["wrong_share_max"])],
+        "forget rate nominal": [f"{rate:g}" for rate in table["forget_rate_nominal"]],
+        "forget rate actual": [spread(mean / 100, low / 100, high / 100, decimals + 2) for mean, low, high in
+                               zip(table["wrong_share_mean"], table["wrong_share_min"], table["wrong_share_max"])],
+    })

@@ -248,14 +248,14 @@ def get_oof_settings(wildcards):
 
 
 def get_final_output():
-    """Table 3 and the dataset summary always; Table 1, the theory figure, the training jobs' time and memory and the
-    confident-learning comparison when
-    some run injects noise (runs on 'real' noise have no true labels to score), Table 2 (and the ablation ladder when
-    asked for) when such a run also has a test set; Figure 1 when enabled; label issues of the datasets that ask for
-    them and of the user's own OOF sets."""
+    """Table 3 and the dataset summary always; Table 1, the noise table, the theory figure, the training jobs' time
+    and memory and the confident-learning comparison when some run injects noise (runs on 'real' noise have no true
+    labels to score), Table 2 (and the ablation ladder when asked for) when such a run also has a test set; Figure 1
+    when enabled; label issues of the datasets that ask for them and of the user's own OOF sets."""
     outputs = [*rules.table3.output, *rules.dataset_summary.output]
     if main_settings(real=False):
-        outputs += [*rules.table1.output, *rules.theory_figure.output, *rules.resource_usage.output]
+        outputs += [*rules.table1.output, *rules.noise_table.output, *rules.theory_figure.output,
+                    *rules.resource_usage.output]
     if evaluated(main_settings(real=False)):
         outputs += rules.table2.output
         if config["ablation"]:

@@ -1,6 +1,7 @@
 # Seconds of pandas and matplotlib each: on a cluster they run in the Snakemake process, not through the queue.
 localrules:
-    table1, table2, table3, ablation, dataset_summary, sensitivity_figure, theory_figure, resource_usage,
+    table1, table2, table3, ablation, dataset_summary, noise_table, sensitivity_figure, theory_figure,
+    resource_usage,
 
 
 rule table1:
@@ -93,6 +94,24 @@ rule dataset_summary:
         "../../envs/report.yaml"
     script:
         "../scripts/dataset_summary.py"
+
+
+rule noise_table:
+    input:
+        labels=get_noise_labels,
+    output:
+        markdown="results/report/noise.md",
+        csv=report("results/report/noise.csv", caption="../report/noise.rst", category="Tables"),
+        latex="results/report/noise.tex",
+    log:
+        "logs/report/noise.log",
+    params:
+        datasets=get_noise_label_datasets,
+        decimals=config["report"]["decimals"],
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/noise_table.py"
 
 
 rule sensitivity_figure:

@@ -11,6 +11,17 @@ def get_table1_metrics(wildcards):
     return selection_outputs(rules.select_samples.output.metrics, main_settings(real=False), main_point)
 
 
+def get_noise_labels(wildcards):
+    """The noisy-label file of every main setting with injected noise, in the order of ``main_settings``."""
+    return [rules.inject_noise.output.labels.format(dataset=dataset, noise=noise, seed=seed)
+            for dataset, noise, seed in main_settings(real=False)]
+
+
+def get_noise_label_datasets(wildcards):
+    """The dataset of each file of :func:`get_noise_labels`, in the same order (the files do not name it)."""
+    return [dataset for dataset, noise, seed in main_settings(real=False)]
+
+
 def get_table2_results(wildcards):
     return final_outputs(config["methods"], evaluated(main_settings(real=False)), main_point)
 
