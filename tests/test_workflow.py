@@ -367,7 +367,7 @@ def test_table2_sets_reproduced_beside_published(tiny_run):
     assert row["difference"] == pytest.approx(row["mean"] - 99.0)
     asym = table[(table["method"] == "sl") & (table["noise_kind"] == "asym")].iloc[0]
     assert np.isnan(asym["published"]) and np.isnan(asym["difference"])  # the paper has no asym 0.3 column
-    assert set(table["method"]) == {"ce", "sl", "gce", "coteaching", "enkcvs"}
+    assert set(table["method"]) == {"ce", "ce_mixup", "sl", "gce", "coteaching", "cl_prune", "enkcvs"}
     lines = (tiny_run / "results/report/table2.md").read_text().splitlines()
     header = [cell.strip() for cell in lines[0].split("|")[1:-1]]
     assert header == ["dataset", "method", "symmetric 0.4", "symmetric 0.4 paper", "symmetric 0.4 Δ", "asymmetric 0.3"]
