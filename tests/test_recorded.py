@@ -296,6 +296,19 @@ def test_diff_view_counts_the_cells_two_recorded_runs_differ_in(tmp_path, monkey
     assert "kernels limited" not in render_block("a/run", root=tmp_path / "rec")
 
 
+def test_diff_view_lists_a_table_whose_shape_changed(tmp_path):
+    """A table with other rows in the second run (new methods) is counted whole, without a largest difference."""
+    config = tmp_path / "config.yaml"
+    config.write_text("seeds: [1]\n")
+    report = _report(tmp_path / "report")
+    record_run(name="a", configfile=config, report=report, wall_seconds=1, jobs=1, command=[], root=tmp_path / "rec")
+    pd.DataFrame({"method": ["ce", "ce_mixup", "enkcvs"], "mean": [80.0, 85.0, 90.0]}).to_csv(
+        report / "table2.csv", index=False)
+    record_run(name="b", configfile=config, report=report, wall_seconds=1, jobs=1, command=[], root=tmp_path / "rec")
+    text = render_block("b/diff:a", root=tmp_path / "rec")
+    assert "| table2.csv |" in text and "(shape)" in text
+
+
 def _ladder_run(root: Path, name: str, *, model: str, settings: list[tuple[str, float]], shift: float) -> None:
     run = root / name
     run.mkdir(parents=True)

@@ -337,13 +337,15 @@ def run_difference(first: Path, second: Path) -> str:
     changed = frame[frame["differ"] > 0]
     if changed.empty:
         return summary
-    largest = changed.loc[changed.groupby("table")["max_abs_difference"].idxmax()].set_index("table")
+    # a table whose shape changed has no largest difference (NaN): it still gets its row
+    order = changed["max_abs_difference"].fillna(-np.inf)
+    largest = changed.loc[order.groupby(changed["table"]).idxmax()].set_index("table")
     per_table = pd.DataFrame({
         "cells": frame.groupby("table")["cells"].sum(),
         "differ": frame.groupby("table")["differ"].sum(),
         "largest difference": largest["max_abs_difference"],
         "in column": largest["column"],
-    }).dropna().reset_index()
+    }).dropna(subset=["in column"]).reset_index()  # tables without a differing cell have no column
     return summary + _tolerance(first, second) + "\n" + per_table.to_markdown(index=False, floatfmt=".4g") + "\n"
 
 
