@@ -108,6 +108,15 @@ def test_deleted_selection_behind_a_final_result_is_reported(copied_run):
     assert any(source in problem and str(selection) in problem for problem in problems), problems
 
 
+def test_deleted_kept_set_behind_prune_and_retrain_is_reported(copied_run):
+    """Prune-and-retrain trains from confident learning's kept set, not from E-NKCVS's selection."""
+    source = next(path for path in sources_of(copied_run, "table2.csv") if path.endswith("cl_prune.json"))
+    kept = Path(source.replace("results/final/", "results/comparison/")).with_name("cl_selection.parquet")
+    (copied_run / kept).unlink()
+    problems = audit_results(workdir=copied_run)
+    assert any(source in problem and str(kept) in problem for problem in problems), problems
+
+
 def test_row_without_runs_needs_empty_sources_and_nan_values(copied_run):
     path = copied_run / "results/report/table2.csv"
     table = pd.read_csv(path, dtype={"sources": str})

@@ -28,6 +28,7 @@ from enkcvs.methods import (
     final_recipe,
     final_training,
     final_training_set,
+    resolve_forget_rate,
 )
 from enkcvs.io import write_table
 from enkcvs.recipe import CoTeaching, Recipe
@@ -555,3 +556,14 @@ def test_co_teaching_training_ramps_the_forget_rate_per_step_on_a_short_warmup(m
     train_model(recipe=recipe, x=x, targets=np.eye(4, dtype=np.float32)[labels], seed=0, device=CPU,
                 co_teaching=CoTeaching(forget_rate=0.4, warmup_epochs=1))
     np.testing.assert_allclose(rates, [0.1, 0.2, 0.3, 0.4, 0.4, 0.4, 0.4, 0.4])
+
+
+def test_forget_rate_resolves_nominal_actual_and_numbers():
+    given, true = np.array([0, 1, 2, 3, 0, 1, 2, 3]), np.array([0, 1, 2, 3, 0, 1, 3, 2])  # 2 of 8 wrong
+    assert resolve_forget_rate("nominal", noise="asym0.4", given=given, true=true) == 0.4
+    assert resolve_forget_rate("actual", noise="asym0.4", given=given, true=true) == 0.25
+    assert resolve_forget_rate(0.3, noise="asym0.4", given=given, true=true) == 0.3
+    with pytest.raises(ValueError, match="set baselines.coteaching.forget_rate to a number"):
+        resolve_forget_rate("nominal", noise="real", given=given, true=np.full(8, -1))
+    with pytest.raises(ValueError, match="only injected noise knows"):
+        resolve_forget_rate("actual", noise="real", given=given, true=np.full(8, -1))

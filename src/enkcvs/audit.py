@@ -8,7 +8,8 @@ The tables' CSVs (``results/report/table{1,2}.csv``) list, per row, the result J
   same keys and the same numbers (relative tolerance 1e-9; NaN only where NaN);
 * checks that each source sits where the workflow writes a file with its fields, and that its own inputs exist:
   a selection's noise labels, its M x K fold predictions and its ``selection.parquet``; a final model's noise labels
-  and, for a selection method, the ``selection.parquet`` it trained from;
+  and, for a selection method, the selection it trained from (``selection.parquet``; prune-and-retrain:
+  confident learning's ``cl_selection.parquet``);
 * for Table 2, checks that each source's dataset, noise and method are the row's, and that a row without runs has no
   sources and NaN mean and std.
 
@@ -51,6 +52,8 @@ FOLD = "results/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.parquet"
 SELECTION_DIR = "results/selection/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}"
 FINAL_BASELINE = "results/final/{dataset}/{noise}/seed{seed}/{method}.json"
 FINAL_SELECTED = "results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.json"
+#: The kept set prune-and-retrain trains from (every other selection method trains from ``selection.parquet``).
+CL_SELECTION = "results/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/cl_selection.parquet"
 
 
 @dataclass
@@ -255,7 +258,8 @@ def _check_final_result(audit: Audit, where: str, row: pd.Series, record: dict[s
     _check_location(audit, source, where, (FINAL_SELECTED if selected else FINAL_BASELINE).format(**fields, method=method))
     inputs = [NOISE_LABELS.format(**fields)]
     if selected:
-        inputs.append(f"{SELECTION_DIR.format(**fields)}/selection.parquet")
+        inputs.append(CL_SELECTION.format(**fields) if method == "cl_prune"
+                      else f"{SELECTION_DIR.format(**fields)}/selection.parquet")
     _require_files(audit, source, where, inputs)
 
 

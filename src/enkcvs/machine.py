@@ -34,3 +34,17 @@ def cpu_flags() -> list[str]:
 def instruction_set_limits() -> dict[str, str]:
     """The :data:`ISA_VARIABLES` set in this process's environment, with their values."""
     return {key: os.environ[key] for key in ISA_VARIABLES if key in os.environ}
+
+
+def machine_description() -> dict:
+    """The machine a run is recorded on: CPU model, logical cores, memory, the instruction sets in
+    :data:`CPU_FLAGS` it has, and the operating system."""
+    memory = re.search(r"^MemTotal:\s*(\d+) kB", Path("/proc/meminfo").read_text() if Path("/proc/meminfo").exists()
+                       else "", re.MULTILINE)
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "memory_gib": round(int(memory.group(1)) / 2**20, 1) if memory else None,
+        "cpu_flags": cpu_flags(),
+        "system": platform.platform(),
+    }

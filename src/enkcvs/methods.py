@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from enkcvs.noise import actual_noise_rate, parse_noise
 from enkcvs.paper import METHOD_NAMES
 from enkcvs.recipe import CoTeaching, Recipe
 from enkcvs.weights import full_loss_sample_weights, reweighted_targets
@@ -127,6 +128,21 @@ def final_training(*, method: str, options: dict[str, Any]) -> FinalTraining:
                                  ramp=options["ramp"])
         return FinalTraining(mixup=False, co_teaching=co_teaching)
     return FinalTraining(mixup=mixup)
+
+
+def resolve_forget_rate(value: float | str, *, noise: str, given: np.ndarray, true: np.ndarray) -> float:
+    """Co-teaching's forget rate as configured (``baselines.coteaching.forget_rate``): ``"nominal"``, the noise
+    setting's rate epsilon (``noise``, e.g. ``"asym0.4"``); ``"actual"``, the share of wrong labels (given (N,) !=
+    true (N,)), which Han et al. set it to and which an asymmetric map keeps below epsilon; or a number, as it is.
+    ``"real"`` noise knows neither: ``ValueError``."""
+    if value == "nominal":
+        rate = parse_noise(noise).rate
+        if np.isnan(rate):
+            raise ValueError(f"noise {noise!r} has no nominal rate: set baselines.coteaching.forget_rate to a number")
+        return rate
+    if value == "actual":
+        return actual_noise_rate(given=given, true=true)
+    return float(value)
 
 
 def final_recipe(recipe: Recipe, *, training: FinalTraining) -> Recipe:

@@ -13,7 +13,6 @@ the blocks that differ; ``compare`` lists the cells in which two runs' tables di
 import argparse
 import json
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -24,27 +23,13 @@ from pathlib import Path
 
 
 from enkcvs.io import PathLike, git_state, package_versions
-from enkcvs.machine import cpu_flags, cpu_model, instruction_set_limits
+from enkcvs.machine import instruction_set_limits, machine_description
 from enkcvs.pages import pages, regenerate_pages
 from enkcvs.views import RUN_HOMES, compare_runs
 
 
 #: Rendered files a recorded run keeps (tables as Markdown and CSV, figures as PNG).
 RECORDED_SUFFIXES = (".md", ".csv", ".png")
-
-
-def machine() -> dict:
-    """The machine a run is recorded on: CPU model, logical cores, memory, the instruction sets in
-    :data:`enkcvs.machine.CPU_FLAGS` it has, and the operating system."""
-    memory = re.search(r"^MemTotal:\s*(\d+) kB", Path("/proc/meminfo").read_text() if Path("/proc/meminfo").exists()
-                       else "", re.MULTILINE)
-    return {
-        "cpu": cpu_model(),
-        "cores": os.cpu_count(),
-        "memory_gib": round(int(memory.group(1)) / 2**20, 1) if memory else None,
-        "cpu_flags": cpu_flags(),
-        "system": platform.platform(),
-    }
 
 
 def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_seconds: float, jobs: int | None,
@@ -72,7 +57,7 @@ def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_second
         "command": command,
         "wall_seconds": round(wall_seconds, 1),
         "jobs": jobs,
-        "machine": machine(),
+        "machine": machine_description(),
         "instruction_set_limits": instruction_set_limits(),
         "versions": package_versions(),
         "git": git or git_state(),

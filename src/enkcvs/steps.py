@@ -25,7 +25,6 @@ from enkcvs.metrics import (
 from enkcvs.noise import (
     ASYMMETRIC_MAPS,
     SUPERCLASS_MAPS,
-    actual_noise_rate,
     inject_noise,
     parse_noise,
     superclass_asymmetric_map,
@@ -247,13 +246,13 @@ def train_final(
     """Train a final model of ``method`` from scratch and write its clean test accuracy (last epoch) as JSON.
 
     ``options`` are the method's hyperparameters (see :func:`enkcvs.methods.final_training`; co-teaching's
-    ``forget_rate`` may be ``"actual"``: the share of wrong labels in ``labels``), recorded in the JSON beside what the
+    ``forget_rate`` is resolved by :func:`enkcvs.methods.resolve_forget_rate`), recorded in the JSON beside what the
     model trained with (mixup alpha, loss, forget rate); ``tokens`` is a text dataset's tokenised file; ``gpus`` and
     ``allow_cpu_fallback`` as :func:`enkcvs.train.job_device`.
     """
     import torch
 
-    from enkcvs.methods import GAMMA_METHODS, final_recipe, final_training, final_training_set
+    from enkcvs.methods import GAMMA_METHODS, final_recipe, final_training, final_training_set, resolve_forget_rate
     from enkcvs.train import job_device, predict_proba, train_model
 
     device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
@@ -271,9 +270,10 @@ def train_final(
     )
     options = dict(options or {})
     resolved = dict(options)
-    if resolved.get("forget_rate") == "actual":
-        resolved["forget_rate"] = actual_noise_rate(given=given, true=true)
-        log.info("co-teaching forgets the actual share of wrong labels, %.4f", resolved["forget_rate"])
+    if "forget_rate" in resolved:
+        noise = read_table_metadata(labels)["noise"]
+        resolved["forget_rate"] = resolve_forget_rate(resolved["forget_rate"], noise=noise, given=given, true=true)
+        log.info("co-teaching forgets %s: %.4f", options["forget_rate"], resolved["forget_rate"])
     training = final_training(method=method, options=resolved)
     recipe_ = final_recipe(Recipe.from_dict(recipe), training=training)
     log.info("%s: read %s and %s%s; training on %d samples, mixup alpha %s", method, dataset, labels,

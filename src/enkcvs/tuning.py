@@ -28,9 +28,11 @@ import yaml
 from enkcvs.datasets import load_dataset
 from enkcvs.inputs import split_inputs, subset_inputs
 from enkcvs.io import PathLike, atomic_path, provenance, write_json
+from enkcvs.machine import machine_description
+from enkcvs.methods import final_recipe, final_training
 from enkcvs.predictions import read_label_table
 from enkcvs.recipe import Recipe
-from enkcvs.text import checkpoint_slug
+from enkcvs.text import DEFAULT_CHECKPOINT, checkpoint_slug
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +46,12 @@ def symmetric_ce_validation_grid(
     num_folds: int,
     grid: list[tuple[float, float]],
     tokens: PathLike | None = None,
+    mixup: bool = False,
 ) -> pd.DataFrame:
     """Symmetric cross-entropy's (alpha, beta) scored as Wang et al. (2019) advise for a new dataset: on noisy
-    validation data. Each pair trains the model of fold 1, iteration 1 (the split a fold job uses) with SL and scores
-    its best epoch on that fold's held-out validation share against the given (noisy) labels.
+    validation data. Each pair trains the model of fold 1, iteration 1 (the split a fold job uses) with SL, as SL's
+    final model trains (without the recipe's mixup unless ``mixup``: :func:`enkcvs.methods.final_training`), and
+    scores its best epoch on that fold's held-out validation share against the given (noisy) labels.
 
     Returns one row per pair: ``alpha``, ``beta``, ``best_epoch``, ``validation_accuracy`` (at the best epoch) and
     ``per_epoch`` (every epoch's, as text).
@@ -59,11 +63,12 @@ def symmetric_ce_validation_grid(
     label_table, num_classes = read_label_table(labels)
     rows = []
     for alpha, beta in grid:
+        training = final_training(method="sl", options={"alpha": alpha, "beta": beta, "mixup": mixup})
         _, _, result = fold_probabilities(
-            recipe=Recipe.from_dict(recipe),
+            recipe=final_recipe(Recipe.from_dict(recipe), training=training),
             inputs=lambda indices, train: subset_inputs(data, x_train, indices, train=train),
             given=label_table["given"].to_numpy(), num_classes=num_classes, seed=seed, num_folds=num_folds,
-            iteration=1, fold=1, loss="sl", loss_params={"alpha": float(alpha), "beta": float(beta)},
+            iteration=1, fold=1, loss=training.loss, loss_params=training.loss_params,
         )
         rows.append({"alpha": alpha, "beta": beta, "best_epoch": result.best_epoch,
                      "validation_accuracy": max(result.validation_accuracy),
@@ -92,7 +97,7 @@ def workflow_inputs(*, config: dict, dataset: str, noise: str, seed: int) -> dic
     paths = {"dataset": Path(f"results/data/{dataset}.npz"),
              "labels": Path(f"results/noise/{dataset}/{noise}/seed{seed}.parquet")}
     if entry["recipe"]["model"] == "text_classifier":
-        checkpoint = entry["recipe"].get("model_options", {}).get("checkpoint", "all-MiniLM-L6-v2")
+        checkpoint = entry["recipe"].get("model_options", {}).get("checkpoint", DEFAULT_CHECKPOINT)
         paths["tokens"] = Path(f"results/tokens/{dataset}/{checkpoint_slug(checkpoint)}.npz")
     missing = [str(path) for path in paths.values() if not path.exists()]
     if missing:
@@ -102,8 +107,6 @@ def workflow_inputs(*, config: dict, dataset: str, noise: str, seed: int) -> dic
 
 
 def main(argv: list[str] | None = None) -> int:
-    from enkcvs.recorded import machine
-    
     parser = argparse.ArgumentParser(prog="python -m enkcvs.tuning", description=__doc__.split("\n\n")[0])
     parser.add_argument("--configfile", required=True, type=Path, help="the workflow config naming the dataset")
     parser.add_argument("--dataset", required=True, help="a dataset under the config's datasets")
@@ -131,14 +134,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     grid = list(itertools.product(args.alpha, args.beta))
+    mixup = bool(entry.get("baselines", {}).get("sl", {}).get("mixup", False))  # as SL's final model trains
     # what produced the grid, taken before it runs (the commit that trains it, not the one checked out at its end)
-    record = provenance(configfile=str(args.configfile), dataset=args.dataset, recipe=entry["recipe"], seed=seed,
-                        num_folds=num_folds, split="fold 1 of iteration 1, noisy validation share",
-                        grid=[list(pair) for pair in grid], noise=args.noise, machine=machine())
+    record = provenance(configfile=str(args.configfile), dataset=args.dataset, recipe=entry["recipe"], mixup=mixup,
+                        seed=seed, num_folds=num_folds, split="fold 1 of iteration 1, noisy validation share",
+                        grid=[list(pair) for pair in grid], noise=args.noise, machine=machine_description())
     started, frames = time.perf_counter(), []
     for noise, paths in inputs.items():
         frame = symmetric_ce_validation_grid(**paths, recipe=entry["recipe"], seed=seed, num_folds=num_folds,
-                                             grid=grid)
+                                             grid=grid, mixup=mixup)
         frames.append(frame.assign(noise=noise))
     table = pd.concat(frames, ignore_index=True)[["noise", "alpha", "beta", "best_epoch", "validation_accuracy",
                                                   "per_epoch"]]

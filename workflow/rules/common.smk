@@ -11,7 +11,6 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from enkcvs.config import config_problems, duplicate_key_problems
 from enkcvs.methods import BASELINE_METHODS, GAMMA_METHODS, SELECTION_METHODS
-from enkcvs.noise import parse_noise
 from enkcvs.sources import SOURCES
 from enkcvs.text import checkpoint_slug
 
@@ -100,14 +99,9 @@ def get_text_inputs(wildcards):
 
 
 def get_baseline_options(wildcards):
-    """Hyperparameters of one baseline on one dataset, whether it mixes included. Co-teaching's ``nominal`` forget rate
-    is the noise setting's rate; ``actual`` is left to the job, which measures it on its labels."""
-    if wildcards.baseline not in ("ce", "sl", "gce", "coteaching"):
-        return {}
-    options = dict(config["datasets"][wildcards.dataset]["baselines"][wildcards.baseline])
-    if options.get("forget_rate") == "nominal":
-        options["forget_rate"] = parse_noise(wildcards.noise).rate
-    return canonical(options)
+    """Hyperparameters of one baseline on one dataset, whether it mixes included, as configured (co-teaching's
+    ``nominal`` or ``actual`` forget rate is resolved by the job: :func:`enkcvs.methods.resolve_forget_rate`)."""
+    return canonical(config["datasets"][wildcards.dataset]["baselines"].get(wildcards.baseline, {}))
 
 
 def get_final_selection(wildcards):
