@@ -100,21 +100,18 @@ def test_deleted_fold_behind_a_metrics_json_is_reported(copied_run):
     assert source in problem and fold in problem and "input missing" in problem
 
 
-def test_deleted_selection_behind_a_final_result_is_reported(copied_run):
-    source = next(path for path in sources_of(copied_run, "table2.csv") if path.endswith("enkcvs.json"))
-    selection = Path(source.replace("results/final/", "results/selection/")).with_name("selection.parquet")
+@pytest.mark.parametrize(
+    ("result", "folder", "name"),
+    [("enkcvs.json", "results/selection/", "selection.parquet"),
+     # prune-and-retrain trains from confident learning's kept set, not from E-NKCVS's selection
+     ("cl_prune.json", "results/comparison/", "cl_selection.parquet")],
+)
+def test_deleted_selection_behind_a_final_result_is_reported(copied_run, result, folder, name):
+    source = next(path for path in sources_of(copied_run, "table2.csv") if path.endswith(result))
+    selection = Path(source.replace("results/final/", folder)).with_name(name)
     (copied_run / selection).unlink()
     problems = audit_results(workdir=copied_run)
     assert any(source in problem and str(selection) in problem for problem in problems), problems
-
-
-def test_deleted_kept_set_behind_prune_and_retrain_is_reported(copied_run):
-    """Prune-and-retrain trains from confident learning's kept set, not from E-NKCVS's selection."""
-    source = next(path for path in sources_of(copied_run, "table2.csv") if path.endswith("cl_prune.json"))
-    kept = Path(source.replace("results/final/", "results/comparison/")).with_name("cl_selection.parquet")
-    (copied_run / kept).unlink()
-    problems = audit_results(workdir=copied_run)
-    assert any(source in problem and str(kept) in problem for problem in problems), problems
 
 
 def test_row_without_runs_needs_empty_sources_and_nan_values(copied_run):
