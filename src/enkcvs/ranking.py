@@ -16,7 +16,7 @@ def label_quality(*, mean_probabilities: np.ndarray, given: np.ndarray, pseudo: 
     y_i, else the most probable other class. So q_i < 1/2 when the suggested label is more probable than the given
     one. With M = 1 it is cleanlab's ``normalized_margin``; with M > 1 the rival class is the majority vote, as in the
     pseudo labels. Chosen over the mean probability of the given label (cleanlab's ``self_confidence``) and over
-    votes-then-probability by measurement on the default run (README, "Find label issues in your own data").
+    votes-then-probability by measurement on the default run (docs/your-data.md).
 
     Parameters
     ----------
