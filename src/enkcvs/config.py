@@ -34,7 +34,7 @@ def _source_problems(key: str, dataset: dict[str, Any], source) -> list[str]:
             f"{key}.recipe.model {dataset['recipe']['model']!r} does not fit {source.modality} data of source "
             f"{dataset['source']!r}: use text_classifier for text sources and an image model otherwise"
         )
-    if source.modality == "text" and dataset["recipe"].get("mixup_alpha", 0.3) is not None:
+    if source.modality == "text" and dataset["recipe"]["mixup_alpha"] is not None:
         problems.append(f"{key}.recipe.mixup_alpha must be null: mixup cannot mix token ids")
     if dataset.get("asymmetric_map") in SUPERCLASS_MAPS and dataset["source"] != "cifar100":
         problems.append(f"{key}.asymmetric_map {dataset['asymmetric_map']!r} needs CIFAR-100's super-classes")
@@ -43,24 +43,24 @@ def _source_problems(key: str, dataset: dict[str, Any], source) -> list[str]:
 
 def _baseline_problems(key: str, dataset: dict[str, Any], *, methods: list[str]) -> list[str]:
     """Problems of the baselines' settings for the ``methods`` a dataset trains final models of."""
-    problems, baselines = [], dataset.get("baselines", {})
-    if "ce_mixup" in methods and dataset["recipe"].get("mixup_alpha", 0.3) is None:
+    problems, baselines = [], dataset["baselines"]
+    if "ce_mixup" in methods and dataset["recipe"]["mixup_alpha"] is None:
         problems.append(f"methods has 'ce_mixup' but {key}.recipe.mixup_alpha is null, so it would train CE again: "
                         "drop 'ce_mixup' from methods (the ablation ladder skips the rung there by itself)")
-    sl = baselines.get("sl", {})
+    sl = baselines["sl"]
     if "sl" in methods and not {"alpha", "beta"} <= set(sl):
         problems.append(
             f"{key}.baselines.sl needs alpha and beta (set {sorted({'alpha', 'beta'} - set(sl))}): symmetric "
             "cross-entropy has no values that fit every dataset; choose them as Wang et al. advise, on noisy "
             "validation data (config/README.md), or drop 'sl' from methods"
         )
-    coteaching = baselines.get("coteaching", {})
+    coteaching = baselines["coteaching"]
     if "coteaching" in methods and coteaching.get("mixup"):
         problems.append(
             f"{key}.baselines.coteaching.mixup is true, but co-teaching cannot train with mixup (its small-loss "
             "ranking needs each sample's own label): set it to false"
         )
-    warmup = coteaching.get("warmup_epochs", 10)
+    warmup = coteaching["warmup_epochs"]
     if "coteaching" in methods and coteaching.get("ramp") == "epoch" and not float(warmup).is_integer():
         problems.append(
             f"{key}.baselines.coteaching.warmup_epochs {warmup} is no whole number of epochs, which ramp 'epoch' "
@@ -70,7 +70,8 @@ def _baseline_problems(key: str, dataset: dict[str, Any], *, methods: list[str])
 
 
 def config_problems(config: dict[str, Any]) -> list[str]:
-    """Every cross-key problem of a schema-valid config, each naming the key and the fix (empty when fine)."""
+    """Every cross-key problem of a schema-valid config (its defaults filled in), each naming the key and the fix
+    (empty when fine)."""
     problems = []
     for key, selection in [
         ("selection", config["selection"]),
@@ -108,10 +109,10 @@ def config_problems(config: dict[str, Any]) -> list[str]:
                     f"{key}.noise has 'real' (true labels unknown), so {oracles} cannot train on them: remove them "
                     "from methods (the ablation ladder trains them only where true labels are known)"
                 )
-            coteaching = dataset.get("baselines", {}).get("coteaching", {})
+            coteaching = dataset["baselines"]["coteaching"]
             trains_coteaching = "coteaching" in config["methods"] and source.has_test  # own data: no final models
-            if spec.kind == "real" and isinstance(coteaching.get("forget_rate", "nominal"), str) and trains_coteaching:
-                rate = coteaching.get("forget_rate", "nominal")
+            rate = coteaching["forget_rate"]
+            if spec.kind == "real" and isinstance(rate, str) and trains_coteaching:
                 problems.append(
                     f"{key}.noise has 'real' (unknown noise rate and true labels), so co-teaching's forget rate "
                     f"cannot be {rate!r}: set {key}.baselines.coteaching.forget_rate to a number"
