@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from enkcvs import layout
 from enkcvs.audit import audit_results
 from enkcvs.io import read_json
 
@@ -101,17 +102,17 @@ def test_deleted_fold_behind_a_metrics_json_is_reported(copied_run):
 
 
 @pytest.mark.parametrize(
-    ("result", "folder", "name"),
-    [("enkcvs.json", "results/selection/", "selection.parquet"),
+    ("result", "kept_set"),
+    [("enkcvs.json", layout.SELECTION),
      # prune-and-retrain trains from confident learning's kept set, not from E-NKCVS's selection
-     ("cl_prune.json", "results/comparison/", "cl_selection.parquet")],
+     ("cl_prune.json", layout.CL_SELECTION)],
 )
-def test_deleted_selection_behind_a_final_result_is_reported(copied_run, result, folder, name):
+def test_deleted_selection_behind_a_final_result_is_reported(copied_run, result, kept_set):
     source = next(path for path in sources_of(copied_run, "table2.csv") if path.endswith(result))
-    selection = Path(source.replace("results/final/", folder)).with_name(name)
+    selection = kept_set.format(**read_json(copied_run / source))
     (copied_run / selection).unlink()
     problems = audit_results(workdir=copied_run)
-    assert any(source in problem and str(selection) in problem for problem in problems), problems
+    assert any(source in problem and selection in problem for problem in problems), problems
 
 
 def test_row_without_runs_needs_empty_sources_and_nan_values(copied_run):

@@ -220,7 +220,7 @@ def test_table_feature_errors(tmp_path):
 def test_id_column_errors(tmp_path):
     frame = make_table(seed=9).assign(row=[0, 1, 2, 3, 1, 5, 6, 7, 8, 9, 10, 1])
     path = write_table(frame, tmp_path / "data.csv")
-    with pytest.raises(ValueError, match=r"ids in column 'row' repeat \(rows 4, 11; 0-based"):
+    with pytest.raises(ValueError, match=r"ids in column 'row' repeat \(1 on rows 1, 4, 11; rows 0-based, header not counted\)"):
         own.load_table(path=path, label_column="label", id_column="row")
     with pytest.raises(ValueError, match="the id column 'row' is also a feature column"):
         own.load_table(path=path, label_column="label", feature_columns=["a", "row"], id_column="row")

@@ -116,7 +116,7 @@ def test_final_models_mix_as_their_method_says_and_prune_and_retrain_trains_on_c
              (("ce", "ce.json"), ("sl", "sl.json"), ("coteaching", "coteaching.json"), ("ce_mixup", "ce_mixup.json"),
               ("enkcvs", "K2/M2/t1/enkcvs.json"), ("cl_prune", "K2/M2/t1/cl_prune.json"))}
     assert mixup == {"ce": None, "sl": None, "coteaching": None, "ce_mixup": 0.3, "enkcvs": 0.3, "cl_prune": 0.3}
-    kept, meta = read_table(tiny_run / "results/comparison/digits/sym0.4/seed1/K2/M2/t1/cl_selection.parquet")
+    kept, meta = read_table(tiny_run / "results/comparison/digits/sym0.4/seed1/K2/M2/cl_selection.parquet")
     assert meta["filter_by"] == "prune_by_noise_rate" and len(kept) == 1500
     assert read_json(base / "K2/M2/t1/cl_prune.json")["train_samples"] == kept["selected"].sum() < 1500
 

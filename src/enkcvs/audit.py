@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from enkcvs.layout import (CL_SELECTION, FINAL_BASELINE, FINAL_SELECTED, FOLD, NOISE_LABELS, SELECTION,
+                           SELECTION_METRICS)
 from enkcvs.methods import BASELINE_METHODS, SELECTION_METHODS
 from enkcvs.tables import collect_records, table1, table2
 
@@ -45,15 +47,6 @@ TABLE2_VALUES = ("mean", "std", "runs")
 #: Columns read as numbers (anything else in them is a problem of its own).
 NUMERIC_COLUMNS = ("noise_rate", "K", "M", "t", *TABLE1_VALUES, *TABLE2_VALUES)
 REL_TOL = 1e-9
-
-# Where the workflow writes each file (Snakefile's path scheme).
-NOISE_LABELS = "results/noise/{dataset}/{noise}/seed{seed}.parquet"
-FOLD = "results/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.parquet"
-SELECTION_DIR = "results/selection/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}"
-FINAL_BASELINE = "results/final/{dataset}/{noise}/seed{seed}/{method}.json"
-FINAL_SELECTED = "results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.json"
-#: The kept set prune-and-retrain trains from (every other selection method trains from ``selection.parquet``).
-CL_SELECTION = "results/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/cl_selection.parquet"
 
 
 @dataclass
@@ -231,10 +224,9 @@ def _check_selection_inputs(audit: Audit, where: str, record: dict[str, Any]) ->
     if fields is None:
         audit.problems.append(f"{source} (source of {where}): lacks one of dataset, noise, seed, K, M, t")
         return
-    selection_dir = SELECTION_DIR.format(**fields)
-    _check_location(audit, source, where, f"{selection_dir}/metrics.json")
+    _check_location(audit, source, where, SELECTION_METRICS.format(**fields))
     folds = [FOLD.format(**fields, m=m, k=k) for m in range(1, fields["M"] + 1) for k in range(1, fields["K"] + 1)]
-    _require_files(audit, source, where, [NOISE_LABELS.format(**fields), *folds, f"{selection_dir}/selection.parquet"])
+    _require_files(audit, source, where, [NOISE_LABELS.format(**fields), *folds, SELECTION.format(**fields)])
 
 
 def _check_final_result(audit: Audit, where: str, row: pd.Series, record: dict[str, Any]) -> None:
@@ -255,11 +247,12 @@ def _check_final_result(audit: Audit, where: str, row: pd.Series, record: dict[s
     if fields is None:
         audit.problems.append(f"{source} (source of {where}): lacks one of {', '.join(names)}")
         return
-    _check_location(audit, source, where, (FINAL_SELECTED if selected else FINAL_BASELINE).format(**fields, method=method))
+    location = FINAL_SELECTED.format(**fields, method=method) if selected else FINAL_BASELINE.format(**fields,
+                                                                                                      baseline=method)
+    _check_location(audit, source, where, location)
     inputs = [NOISE_LABELS.format(**fields)]
     if selected:
-        inputs.append(CL_SELECTION.format(**fields) if method == "cl_prune"
-                      else f"{SELECTION_DIR.format(**fields)}/selection.parquet")
+        inputs.append((CL_SELECTION if method == "cl_prune" else SELECTION).format(**fields))
     _require_files(audit, source, where, inputs)
 
 

@@ -13,7 +13,6 @@ import numpy as np
 
 from enkcvs.io import atomic_path
 
-SHOWN_IDS = 5  # repeated ids an error message lists
 
 #: Output formats, by the suffix of ``--out``.
 WRITERS = {
@@ -57,19 +56,14 @@ def find_issues(
 def _unique_ids(ids: np.ndarray, *, labels: Path, column: str) -> np.ndarray:
     """``ids`` (N,), read from column ``column`` of the file ``labels``, when no id repeats; ValueError naming the
     repeated ids and their rows otherwise."""
-    import pandas as pd
+    from enkcvs.ids import repeated_ids
 
-    repeated = pd.Series(ids).duplicated(keep=False).to_numpy()  # (N,) True on every row of a repeated id
-    if not repeated.any():
-        return ids
-    values, rows = ids.tolist(), {}  # Python values: their repr is what the file holds
-    for row in np.flatnonzero(repeated):
-        rows.setdefault(values[row], []).append(int(row))
-    shown = "; ".join(f"{value!r} on rows {', '.join(map(str, at))}" for value, at in list(rows.items())[:SHOWN_IDS])
-    more = f"; ... ({len(rows)} ids repeat)" if len(rows) > SHOWN_IDS else ""
-    raise ValueError(f"{labels}: the ids in --id-column {column} repeat ({shown}{more}; rows 0-based in sample order, "
-                     "header not counted), so they cannot name a sample. Fix: make the ids unique, or pass another "
-                     "--id-column")
+    repeated = repeated_ids(ids)
+    if repeated:
+        raise ValueError(f"{labels}: the ids in --id-column {column} repeat ({repeated}; rows 0-based in sample order, "
+                         "header not counted), so they cannot name a sample. Fix: make the ids unique, or pass "
+                         "another --id-column")
+    return ids
 
 
 def parser() -> argparse.ArgumentParser:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from enkcvs.io import PathLike, read_json, read_table
-from enkcvs.methods import ABLATION_LADDER, METHOD_TITLES
+from enkcvs.methods import RUNG_COLUMNS
 from enkcvs.noise import actual_noise_rate, parse_noise
 from enkcvs.paper import published_results
 
@@ -72,12 +72,6 @@ def table2(results: pd.DataFrame, *, methods: list[str]) -> pd.DataFrame:
     return table.sort_values(["dataset", "noise_kind", "noise_rate", "method"], ignore_index=True)
 
 
-#: Column titles of the ablation ladder's rungs (:data:`enkcvs.methods.ABLATION_LADDER`): the methods' titles, with
-#: what tells the two ends apart.
-ABLATION_RUNGS = {**{method: METHOD_TITLES[method] for method in ABLATION_LADDER},
-                  "ce": "CE, noisy labels", "ce_mixup": "CE + mixup, noisy labels", "enkcvs": "E-NKCVS (beta, gamma)"}
-
-
 def ablation_table(results: pd.DataFrame, metrics: pd.DataFrame, *, rungs: list[str]) -> pd.DataFrame:
     """The ablation ladder, one row per dataset and noise setting (mean over seeds): the fold models' out-of-fold
     accuracy against the true labels (mean over iterations), the selection's precision, its lowest precision within one
@@ -116,7 +110,7 @@ def ablation_table(results: pd.DataFrame, metrics: pd.DataFrame, *, rungs: list[
 def format_ablation(table: pd.DataFrame, *, rungs: list[str], decimals: int) -> pd.DataFrame:
     """Readable ablation ladder: the setting, out-of-fold accuracy, precision (lowest class) / recall, pseudo-label
     accuracy (all; on wrong labels; on right ones) and "mean ± std" per rung under its title
-    (:data:`ABLATION_RUNGS`)."""
+    (:data:`enkcvs.methods.RUNG_COLUMNS`)."""
     def pct(value: float) -> str:
         return "—" if pd.isna(value) else f"{value:.{decimals}f}"
 
@@ -137,7 +131,7 @@ def format_ablation(table: pd.DataFrame, *, rungs: list[str], decimals: int) -> 
         ],
     })
     for method in rungs:
-        readable[ABLATION_RUNGS[method]] = [
+        readable[RUNG_COLUMNS[method]] = [
             "missing" if pd.isna(mean) else f"{mean:.{decimals}f} ± {'n/a' if pd.isna(std) else f'{std:.{decimals}f}'}"
             for mean, std in zip(table[f"{method}_mean"], table[f"{method}_std"])
         ]

@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from enkcvs import layout
 from enkcvs.datasets import load_dataset
 from enkcvs.inputs import split_inputs, subset_inputs
 from enkcvs.io import PathLike, atomic_path, provenance, write_json
@@ -94,11 +95,11 @@ def workflow_inputs(*, config: dict, dataset: str, noise: str, seed: int) -> dic
     """The workflow's files a grid over ``dataset`` reads: the prepared data, the noisy labels of (noise, seed) and,
     for text, the tokens; a missing one raises ``FileNotFoundError`` naming the Snakemake command that builds it."""
     entry = config["datasets"][dataset]
-    paths = {"dataset": Path(f"results/data/{dataset}.npz"),
-             "labels": Path(f"results/noise/{dataset}/{noise}/seed{seed}.parquet")}
+    paths = {"dataset": Path(layout.DATASET.format(dataset=dataset)),
+             "labels": Path(layout.NOISE_LABELS.format(dataset=dataset, noise=noise, seed=seed))}
     if entry["recipe"]["model"] == "text_classifier":
         checkpoint = entry["recipe"].get("model_options", {}).get("checkpoint", DEFAULT_CHECKPOINT)
-        paths["tokens"] = Path(f"results/tokens/{dataset}/{checkpoint_slug(checkpoint)}.npz")
+        paths["tokens"] = Path(layout.TOKENS.format(dataset=dataset, tokenizer=checkpoint_slug(checkpoint)))
     missing = [str(path) for path in paths.values() if not path.exists()]
     if missing:
         raise FileNotFoundError(f"missing {missing}: build them first with snakemake --configfile <this config> "

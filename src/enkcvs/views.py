@@ -17,7 +17,7 @@ import yaml
 from enkcvs.comparison import method_rank
 from enkcvs.io import PathLike
 from enkcvs.machine import CPU_FLAGS
-from enkcvs.methods import METHOD_TITLES
+from enkcvs.methods import METHOD_TITLES, RUNG_NAMES
 from enkcvs.paper import published_results
 
 
@@ -194,14 +194,11 @@ LADDER_STEPS = {
     ("enkcvs", "ss_pseudo_weighted"): "beta",
     ("enkcvs", "ss_pseudo"): "beta and gamma",
 }
-#: Short titles of the rungs in step titles.
-RUNG_TITLES = {"ce_true": "CE true", "ce_mixup": "CE + mixup", "cs_only": "CS only", "css_only": "CSS only",
-               "ss_pseudo": "SS + pseudo", "ss_pseudo_weighted": "SS + pseudo, full loss"}
 
 
 def _step_title(later: str, earlier: str) -> str:
     name = LADDER_STEPS.get((later, earlier))
-    difference = " - ".join(RUNG_TITLES.get(rung, METHOD_TITLES.get(rung, rung)) for rung in (later, earlier))
+    difference = " - ".join(RUNG_NAMES.get(rung, rung) for rung in (later, earlier))
     return f"{name} ({difference})" if name else difference
 
 

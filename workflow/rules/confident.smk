@@ -27,9 +27,9 @@ rule confident_learning_selection:
         predictions=get_fold_predictions,
         labels=rules.inject_noise.output.labels,
     output:
-        selection="results/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/cl_selection.parquet",
+        selection="results/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/cl_selection.parquet",
     log:
-        "logs/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/cl_selection.log",
+        "logs/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/cl_selection.log",
     conda:
         "../../envs/compare.yaml"
     script:

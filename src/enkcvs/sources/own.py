@@ -224,6 +224,8 @@ def _ids(frame: "pd.DataFrame", *, path: str, column: str | None) -> dict:
     nothing without an id column; ValueError for missing or repeated ids."""
     from pandas.api.types import is_integer_dtype
 
+    from enkcvs.ids import repeated_ids
+
     if column is None:
         return {}
     values = frame[column]
@@ -232,10 +234,10 @@ def _ids(frame: "pd.DataFrame", *, path: str, column: str | None) -> dict:
         raise ValueError(f"{path}: {missing.sum()} of {len(values)} rows have no id in column {column!r} "
                          f"({_rows(missing)}). Fix: give every row an id, or leave out source_options.id_column")
     ids = values.to_numpy(np.int64) if is_integer_dtype(values) else np.array(values.astype(str).tolist(), dtype=str)
-    repeated = values.duplicated().to_numpy()  # True from a value's second row on
-    if repeated.any():
-        raise ValueError(f"{path}: ids in column {column!r} repeat ({_rows(repeated)}), so they cannot name a row. "
-                         "Fix: make the ids unique, or leave out source_options.id_column")
+    repeated = repeated_ids(values)
+    if repeated:
+        raise ValueError(f"{path}: ids in column {column!r} repeat ({repeated}; rows 0-based, header not counted), so "
+                         "they cannot name a row. Fix: make the ids unique, or leave out source_options.id_column")
     return {"sample_ids": ids, "id_column": column}
 
 
