@@ -158,6 +158,36 @@ def test_run_and_record_times_a_killed_run_and_its_resumption_together(tmp_path,
     assert meta["git"] == {"commit": "unknown"}  # the workflow's folder, not the library's checkout
 
 
+def test_run_and_record_builds_the_first_targets_first_each_in_a_sitting(tmp_path, monkeypatch):
+    """--first groups are built in order, each by its own Snakemake invocation, before the whole workflow, and the
+    record says so."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "workflow").mkdir()
+    shutil.copy(REPO / "workflow" / "run.sh", tmp_path / "workflow" / "run.sh")
+    fake = tmp_path / "snakemake"
+    fake.write_text(textwrap.dedent("""\
+        #!/usr/bin/env bash
+        case "$*" in *-n*) echo "total 5"; exit 0;; *--unlock*) exit 0;; esac
+        echo "$*" >> invocations.txt
+        mkdir -p .snakemake/log results/report
+        sitting=$(ls .snakemake/log | wc -l)
+        printf '[Tue Nov 24 0%d:00:00 2026]\\n[Tue Nov 24 0%d:00:10 2026]\\n' $((sitting + 1)) $((sitting + 1)) \\
+            > .snakemake/log/2026-11-24T0$((sitting + 1))0000.000000.snakemake.log
+        printf 'a\\n1\\n' > results/report/table2.csv
+        """))
+    fake.chmod(0o755)
+    (tmp_path / "config.yaml").write_text("seeds: [1]\n")
+    since = tmp_path / ".snakemake" / "recorded" / "demo.since"
+    since.parent.mkdir(parents=True)
+    since.write_text("2026-11-24T00:00:00\n")  # before the stand-in's sittings
+    record = run_and_record(name="demo", configfile="config.yaml", cores="1", snakemake=str(fake),
+                            first=[["a.json"], ["b.json", "c.json"]])
+    base = "--rerun-incomplete --cores 1 --configfile config.yaml"
+    assert (tmp_path / "invocations.txt").read_text().splitlines() == [f"{base} a.json", f"{base} b.json c.json", base]
+    meta = json.loads((record / "provenance.json").read_text())
+    assert meta["first"] == [["a.json"], ["b.json", "c.json"]] and meta["wall_seconds"] == 30.0
+
+
 def test_record_run_refuses_an_empty_report_and_leaves_the_old_record(tmp_path):
     config = tmp_path / "config.yaml"
     config.write_text("seeds: [1]\n")

@@ -34,11 +34,11 @@ RECORDED_SUFFIXES = (".md", ".csv", ".png")
 
 def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_seconds: float, jobs: int | None,
                command: list[str], root: PathLike = "results/recorded", git: dict | None = None,
-               sittings: list[dict] | None = None) -> Path:
+               sittings: list[dict] | None = None, first: list[list[str]] | None = None) -> Path:
     """Copy a finished run's rendered report into ``root/name/`` with its provenance, replacing an earlier record of
     that name as a whole (written beside it, then swapped in, so a failure leaves the old record). ``git`` is the
     checkout's state when the run started (default: now); ``sittings`` the Snakemake invocations the wall time sums
-    (:func:`snakemake_sittings`).
+    (:func:`snakemake_sittings`); ``first`` the groups of targets ``command`` built, in order, before the rest.
 
     Raises ``FileNotFoundError`` when ``report`` holds no rendered file."""
     report, root = Path(report), Path(root)
@@ -55,6 +55,7 @@ def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_second
         "configfile": str(configfile),
         "config": Path(configfile).read_text(),
         "command": command,
+        "first": first or [],
         "wall_seconds": round(wall_seconds, 1),
         "jobs": jobs,
         "machine": machine_description(),
@@ -100,12 +101,16 @@ def snakemake_sittings(*, log_dir: PathLike = ".snakemake/log", since: datetime)
 
 
 def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: str,
-                   root: PathLike = RUN_HOMES[0]) -> Path:
+                   root: PathLike = RUN_HOMES[0], first: list[list[str]] = ()) -> Path:
     """Run the workflow on ``configfile`` through ``workflow/run.sh`` (resuming a killed run), count its jobs (the
     whole DAG's, by a forced dry run) and record the report. The wall time is the sum over the run's sittings
     (:func:`snakemake_sittings`): the first sitting's start is kept in ``.snakemake/recorded/<name>.since`` until
     the record is written, so a run killed and resumed in a later sitting is timed whole. A failed run records
-    nothing. The record goes to ``root/name/`` (``benchmarks/results/runs`` for a speed comparison)."""
+    nothing. The record goes to ``root/name/`` (``benchmarks/results/runs`` for a speed comparison).
+
+    ``first``: groups of Snakemake targets built before the rest, one sitting per group in the order given, so that
+    what matters most is finished should a long run be cut short; a resumed run passes them again (a finished group
+    costs a second)."""
     environment = {**os.environ, "SNAKEMAKE": snakemake}
     dry = subprocess.run([snakemake, "-n", "--forceall", "--configfile", str(configfile)], capture_output=True,
                          text=True)
@@ -119,12 +124,14 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
         since_file.parent.mkdir(parents=True, exist_ok=True)
         since_file.write_text(datetime.now().strftime("%Y-%m-%dT%H:%M:%S") + "\n")
     since = datetime.fromisoformat(since_file.read_text().strip())
+    for targets in first:
+        subprocess.run([*command, *targets], env=environment, check=True)
     subprocess.run(command, env=environment, check=True)
     runs = snakemake_sittings(since=since)
     record = record_run(name=name, configfile=configfile, report="results/report",
                         wall_seconds=sum(sitting["seconds"] for sitting in runs),
                         jobs=int(planned.group(1)) if planned else 0, command=command, git=git, sittings=runs,
-                        root=root)
+                        root=root, first=[list(targets) for targets in first])
     since_file.unlink()
     return record
 
@@ -139,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--configfile", required=True, type=Path)
     run.add_argument("--cores", default="all")
     run.add_argument("--snakemake", default=str(Path(sys.executable).with_name("snakemake")))
+    run.add_argument("--first", nargs="+", action="append", default=[], metavar="TARGET",
+                     help="targets to build before the rest, one sitting per --first in the order given (what "
+                          "should be finished if a long run is cut short); repeat it for the next group")
     readme = commands.add_parser("readme", help="regenerate the generated blocks of the Markdown pages")
     readme.add_argument("--check", action="store_true", help="only report blocks that differ (exit 1)")
     readme.add_argument("pages", nargs="*", type=Path,
@@ -151,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.configfile.exists():
             parser.error(f"--configfile {args.configfile} does not exist")
         print(run_and_record(name=args.name, configfile=args.configfile, cores=args.cores, snakemake=args.snakemake,
-                             root=args.root))
+                             root=args.root, first=args.first))
         return 0
     if args.command == "compare":
         print(compare_runs(args.first, args.second).to_markdown(index=False))
