@@ -125,31 +125,40 @@ def test_a_run_killed_and_resumed_is_timed_over_its_sittings(tmp_path):
         "demo/run", root=tmp_path / "recorded")
 
 
-def test_run_and_record_times_a_killed_run_and_its_resumption_together(tmp_path, monkeypatch):
-    """The real workflow/run.sh around a stand-in snakemake that writes a log per invocation and fails the first time:
-    nothing is recorded then, and the record after the resumed sitting sums both."""
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "workflow").mkdir()
-    shutil.copy(REPO / "workflow" / "run.sh", tmp_path / "workflow" / "run.sh")
-    fake = tmp_path / "snakemake"
-    fake.write_text(textwrap.dedent("""\
+def _stand_in_workflow(folder: Path, *, fail_first: bool) -> Path:
+    """The real workflow/run.sh in ``folder`` around a stand-in snakemake (returned): each invocation appends its
+    arguments to invocations.txt and writes a Snakemake log of a 30 s sitting and a report, or fails the first time
+    with ``fail_first``; the record's start (as run_and_record writes it) predates every sitting."""
+    (folder / "workflow").mkdir()
+    shutil.copy(REPO / "workflow" / "run.sh", folder / "workflow" / "run.sh")
+    fake = folder / "snakemake"
+    fake.write_text(textwrap.dedent(f"""\
         #!/usr/bin/env bash
         case "$*" in *-n*) echo "total 5"; exit 0;; *--unlock*) exit 0;; esac
+        echo "$*" >> invocations.txt
         mkdir -p .snakemake/log results/report
         sitting=$(ls .snakemake/log | wc -l)
         printf '[Tue Nov 24 0%d:00:00 2026]\\n[Tue Nov 24 0%d:00:30 2026]\\n' $((sitting + 1)) $((sitting + 1)) \\
             > .snakemake/log/2026-11-24T0$((sitting + 1))0000.000000.snakemake.log
-        [ "$sitting" -gt 0 ] || exit 1  # the first sitting is killed
+        {'[ "$sitting" -gt 0 ] || exit 1  # the first sitting is killed' if fail_first else ''}
         printf 'a\\n1\\n' > results/report/table2.csv
         """))
     fake.chmod(0o755)
-    (tmp_path / "config.yaml").write_text("seeds: [1]\n")
-    since = tmp_path / ".snakemake" / "recorded" / "demo.since"
+    (folder / "config.yaml").write_text("seeds: [1]\n")
+    since = folder / ".snakemake" / "recorded" / "demo.since"
     since.parent.mkdir(parents=True)
-    since.write_text("2026-11-24T00:00:00\n")  # the first sitting's start, as run_and_record writes it
-    arguments = dict(name="demo", configfile="config.yaml", cores="1", snakemake=str(fake))
+    since.write_text("2026-11-24T00:00:00\n")
+    return fake
+
+
+def test_run_and_record_times_a_killed_run_and_its_resumption_together(tmp_path, monkeypatch):
+    """Nothing is recorded when a sitting fails, and the record after the resumed sitting sums both."""
+    monkeypatch.chdir(tmp_path)
+    arguments = dict(name="demo", configfile="config.yaml", cores="1",
+                     snakemake=str(_stand_in_workflow(tmp_path, fail_first=True)))
     with pytest.raises(subprocess.CalledProcessError):
         run_and_record(**arguments)
+    since = tmp_path / ".snakemake" / "recorded" / "demo.since"
     assert since.exists() and not (tmp_path / "results" / "recorded").exists()
     record = run_and_record(**arguments)
     meta = json.loads((record / "provenance.json").read_text())
@@ -162,30 +171,13 @@ def test_run_and_record_builds_the_first_targets_first_each_in_a_sitting(tmp_pat
     """--first groups are built in order, each by its own Snakemake invocation, before the whole workflow, and the
     record says so."""
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "workflow").mkdir()
-    shutil.copy(REPO / "workflow" / "run.sh", tmp_path / "workflow" / "run.sh")
-    fake = tmp_path / "snakemake"
-    fake.write_text(textwrap.dedent("""\
-        #!/usr/bin/env bash
-        case "$*" in *-n*) echo "total 5"; exit 0;; *--unlock*) exit 0;; esac
-        echo "$*" >> invocations.txt
-        mkdir -p .snakemake/log results/report
-        sitting=$(ls .snakemake/log | wc -l)
-        printf '[Tue Nov 24 0%d:00:00 2026]\\n[Tue Nov 24 0%d:00:10 2026]\\n' $((sitting + 1)) $((sitting + 1)) \\
-            > .snakemake/log/2026-11-24T0$((sitting + 1))0000.000000.snakemake.log
-        printf 'a\\n1\\n' > results/report/table2.csv
-        """))
-    fake.chmod(0o755)
-    (tmp_path / "config.yaml").write_text("seeds: [1]\n")
-    since = tmp_path / ".snakemake" / "recorded" / "demo.since"
-    since.parent.mkdir(parents=True)
-    since.write_text("2026-11-24T00:00:00\n")  # before the stand-in's sittings
-    record = run_and_record(name="demo", configfile="config.yaml", cores="1", snakemake=str(fake),
+    record = run_and_record(name="demo", configfile="config.yaml", cores="1",
+                            snakemake=str(_stand_in_workflow(tmp_path, fail_first=False)),
                             first=[["a.json"], ["b.json", "c.json"]])
     base = "--rerun-incomplete --cores 1 --configfile config.yaml"
     assert (tmp_path / "invocations.txt").read_text().splitlines() == [f"{base} a.json", f"{base} b.json c.json", base]
     meta = json.loads((record / "provenance.json").read_text())
-    assert meta["first"] == [["a.json"], ["b.json", "c.json"]] and meta["wall_seconds"] == 30.0
+    assert meta["first"] == [["a.json"], ["b.json", "c.json"]] and meta["wall_seconds"] == 90.0
 
 
 def test_record_run_refuses_an_empty_report_and_leaves_the_old_record(tmp_path):
