@@ -174,8 +174,10 @@ def test_run_and_record_builds_the_first_targets_first_each_in_a_sitting(tmp_pat
     record = run_and_record(name="demo", configfile="config.yaml", cores="1",
                             snakemake=str(_stand_in_workflow(tmp_path, fail_first=False)),
                             first=[["a.json"], ["b.json", "c.json"]])
-    base = "--rerun-incomplete --cores 1 --configfile config.yaml"
-    assert (tmp_path / "invocations.txt").read_text().splitlines() == [f"{base} a.json", f"{base} b.json c.json", base]
+    options = "--cores 1 --configfile config.yaml"  # after the targets: --configfile takes every word after it
+    assert (tmp_path / "invocations.txt").read_text().splitlines() == [
+        f"--rerun-incomplete a.json {options}", f"--rerun-incomplete b.json c.json {options}",
+        f"--rerun-incomplete {options}"]
     meta = json.loads((record / "provenance.json").read_text())
     assert meta["first"] == [["a.json"], ["b.json", "c.json"]] and meta["wall_seconds"] == 90.0
 

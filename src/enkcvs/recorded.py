@@ -124,8 +124,8 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
         since_file.parent.mkdir(parents=True, exist_ok=True)
         since_file.write_text(datetime.now().strftime("%Y-%m-%dT%H:%M:%S") + "\n")
     since = datetime.fromisoformat(since_file.read_text().strip())
-    for targets in first:
-        subprocess.run([*command, *targets], env=environment, check=True)
+    for targets in first:  # before the options: --configfile takes every word after it
+        subprocess.run([command[0], *targets, *command[1:]], env=environment, check=True)
     subprocess.run(command, env=environment, check=True)
     runs = snakemake_sittings(since=since)
     record = record_run(name=name, configfile=configfile, report="results/report",
