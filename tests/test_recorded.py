@@ -364,6 +364,26 @@ def test_ladder_beside_sets_two_runs_side_by_side_on_their_shared_settings(tmp_p
     assert "share no setting" in render_block("other/ladder-beside:big", root=tmp_path)
 
 
+def test_table2_beside_shows_each_shared_cell_with_its_change(tmp_path):
+    def run(name, cells):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "provenance.json").write_text("{}")
+        pd.DataFrame([{"dataset": "d", "noise_kind": kind, "noise_rate": rate, "method": method, "mean": mean,
+                       "runs": int(mean == mean)} for kind, rate, method, mean in cells]
+                     ).to_csv(tmp_path / name / "table2.csv", index=False)
+
+    run("before", [("sym", 0.2, "ce", 70.0), ("asym", 0.4, "ce", 80.0), ("asym", 0.4, "coteaching", 60.0),
+                   ("asym", 0.4, "sl", float("nan"))])
+    run("after", [("asym", 0.4, "ce", 81.0), ("asym", 0.4, "coteaching", 90.0), ("asym", 0.4, "sl", 85.0),
+                  ("sym", 0.8, "ce", 20.0)])
+    text = render_block("after/table2-beside:before", root=tmp_path)
+    assert "Largest change per method: CE +1.0 (d asym 0.4); Co-teaching +30.0 (d asym 0.4)." in text
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in text.splitlines() if line.startswith("| ")]
+    assert rows == [["setting", "CE", "Co-teaching"], ["d asym 0.4", "81.0 (80.0, +1.0)", "90.0 (60.0, +30.0)"]]
+    run("elsewhere", [("sym", 0.4, "ce", 50.0)])
+    assert "share no Table 2 cell" in render_block("elsewhere/table2-beside:after", root=tmp_path)
+
+
 def test_ladder_steps_follow_the_runs_rungs(tmp_path):
     """A step between each two neighbouring rungs of the run's ladder, named where known, then last minus first: a
     new rung needs no change to the view."""

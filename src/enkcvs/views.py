@@ -253,6 +253,30 @@ def ladder_beside(first: Path, second: Path) -> str:
     return frame.to_markdown(index=False, floatfmt=".1f") + "\n"
 
 
+def table2_beside(first: Path, second: Path) -> str:
+    """Table 2 of two recorded runs side by side (view ``<second>/table2-beside:<first>``): a row per setting both
+    ran, a column per method both trained (the paper's order), each cell the second run's mean, the first's in
+    parentheses and the change; then per method the largest change, to tell a changed method from the spread of the
+    unchanged ones."""
+    keys = ["dataset", "noise_kind", "noise_rate", "method"]
+    tables = [pd.read_csv(run / "table2.csv").query("runs > 0").set_index(keys)["mean"] for run in (first, second)]
+    both = pd.concat(tables, axis=1, keys=["first", "second"], join="inner").reset_index()
+    if both.empty:
+        return f"`{second.name}` and `{first.name}` share no Table 2 cell.\n"
+    both["change"] = both["second"] - both["first"]
+    both["setting"] = _setting_labels(both)
+    both["cell"] = [f"{new:.1f} ({old:.1f}, {change:+.1f})" for new, old, change in
+                    zip(both["second"], both["first"], both["change"])]
+    rank = method_rank(both)
+    frame = both.pivot(index="setting", columns="method", values="cell")
+    frame = frame.loc[both["setting"].unique(), sorted(frame.columns, key=rank.get)].rename(columns=METHOD_TITLES)
+    largest = both.loc[both["change"].abs().groupby(both["method"]).idxmax()]
+    changes = "; ".join(f"{METHOD_TITLES.get(row.method, row.method)} {row.change:+.1f} ({row.setting})"
+                        for row in largest.sort_values("method", key=lambda m: m.map(rank)).itertuples())
+    return (f"Test accuracy (%) of run `{second.name}`, in parentheses `{first.name}`'s and the change. Largest "
+            f"change per method: {changes}.\n\n" + frame.reset_index().to_markdown(index=False) + "\n")
+
+
 def _span(values: pd.Series) -> str:
     low, high = f"{values.min():.1f}", f"{values.max():.1f}"
     return low if low == high else f"{low}-{high}"
@@ -407,4 +431,5 @@ VIEWS: dict[str, Callable[[Path], str]] = {
 PAIR_VIEWS: dict[str, Callable[[Path, Path], str]] = {
     "diff": run_difference,
     "ladder-beside": ladder_beside,
+    "table2-beside": table2_beside,
 }
