@@ -175,3 +175,12 @@ def test_the_shipped_configs_are_valid(tmp_path):
             capture_output=True, text=True,
         )
         assert done.returncode == 0, (config, done.stderr[-2000:])
+
+
+def test_the_coteaching_actual_record_changes_only_the_forget_rate():
+    """Recorded in mnist-full's folder, it must rerun only the Co-teaching models: one key apart."""
+    full = yaml.safe_load((REPO / "config" / "mnist-full.yaml").read_text())
+    actual = yaml.safe_load((REPO / "config" / "mnist-full-coteaching-actual.yaml").read_text())
+    assert actual["datasets"]["mnist"]["baselines"]["coteaching"]["forget_rate"] == "actual"
+    actual["datasets"]["mnist"]["baselines"]["coteaching"]["forget_rate"] = "nominal"
+    assert actual == full
