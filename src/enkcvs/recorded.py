@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -34,7 +35,7 @@ RECORDED_SUFFIXES = (".md", ".csv", ".png")
 
 def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_seconds: float, jobs: int | None,
                command: list[str], root: PathLike = "results/recorded", git: dict | None = None,
-               sittings: list[dict] | None = None, first: list[list[str]] | None = None) -> Path:
+               sittings: list[dict] | None = None, first: Sequence[Sequence[str]] = ()) -> Path:
     """Copy a finished run's rendered report into ``root/name/`` with its provenance, replacing an earlier record of
     that name as a whole (written beside it, then swapped in, so a failure leaves the old record). ``git`` is the
     checkout's state when the run started (default: now); ``sittings`` the Snakemake invocations the wall time sums
@@ -55,7 +56,7 @@ def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_second
         "configfile": str(configfile),
         "config": Path(configfile).read_text(),
         "command": command,
-        "first": first or [],
+        "first": first,
         "wall_seconds": round(wall_seconds, 1),
         "jobs": jobs,
         "machine": machine_description(),
@@ -101,7 +102,7 @@ def snakemake_sittings(*, log_dir: PathLike = ".snakemake/log", since: datetime)
 
 
 def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: str,
-                   root: PathLike = RUN_HOMES[0], first: list[list[str]] = ()) -> Path:
+                   root: PathLike = RUN_HOMES[0], first: Sequence[Sequence[str]] = ()) -> Path:
     """Run the workflow on ``configfile`` through ``workflow/run.sh`` (resuming a killed run), count its jobs (the
     whole DAG's, by a forced dry run) and record the report. The wall time is the sum over the run's sittings
     (:func:`snakemake_sittings`): the first sitting's start is kept in ``.snakemake/recorded/<name>.since`` until
@@ -131,7 +132,7 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
     record = record_run(name=name, configfile=configfile, report="results/report",
                         wall_seconds=sum(sitting["seconds"] for sitting in runs),
                         jobs=int(planned.group(1)) if planned else 0, command=command, git=git, sittings=runs,
-                        root=root, first=[list(targets) for targets in first])
+                        root=root, first=first)
     since_file.unlink()
     return record
 

@@ -103,6 +103,14 @@ def table2_ordering(run: Path) -> str:
     return summary + "\n\n" + "\n".join(lines) + "\n"
 
 
+def _cells_by_setting_and_method(table: pd.DataFrame) -> pd.DataFrame:
+    """The ``cell`` column of a Table 2 frame as a setting x method frame: the settings (column ``setting``) in the
+    table's order, the methods in the paper's (:func:`enkcvs.comparison.method_rank`) under their titles."""
+    frame = table.pivot(index="setting", columns="method", values="cell")
+    rank = method_rank(table)
+    return frame.loc[table["setting"].unique(), sorted(frame.columns, key=rank.get)].rename(columns=METHOD_TITLES)
+
+
 def paper_beside(run: Path) -> str:
     """The run's Table 2 beside the paper's, compact (view ``paper-beside``): a row per setting with a paper cell, a
     column per method (the paper's order), each cell the run's mean with the paper's in parentheses, the best mean of
@@ -115,9 +123,7 @@ def paper_beside(run: Path) -> str:
     best = table.groupby("setting")["mean"].transform("max")
     table["cell"] = [f"**{mean:.1f}** ({paper:.1f})" if mean == top else f"{mean:.1f} ({paper:.1f})"
                      for mean, paper, top in zip(table["mean"], table["published"], best)]
-    frame = table.pivot(index="setting", columns="method", values="cell")
-    rank = method_rank(table)
-    frame = frame.loc[table["setting"].unique(), sorted(frame.columns, key=rank.get)].rename(columns=METHOD_TITLES)
+    frame = _cells_by_setting_and_method(table)
     low, high = int(table["runs"].min()), int(table["runs"].max())
     seeds = (f"{low}" if low == high else f"{low}-{high}") + (" seed" if high == 1 else " seeds")
     papers = ", ".join(dict.fromkeys(table["paper_dataset"]))
@@ -268,8 +274,7 @@ def table2_beside(first: Path, second: Path) -> str:
     both["cell"] = [f"{new:.1f} ({old:.1f}, {change:+.1f})" for new, old, change in
                     zip(both["second"], both["first"], both["change"])]
     rank = method_rank(both)
-    frame = both.pivot(index="setting", columns="method", values="cell")
-    frame = frame.loc[both["setting"].unique(), sorted(frame.columns, key=rank.get)].rename(columns=METHOD_TITLES)
+    frame = _cells_by_setting_and_method(both)
     largest = both.loc[both["change"].abs().groupby(both["method"]).idxmax()]
     changes = "; ".join(f"{METHOD_TITLES.get(row.method, row.method)} {row.change:+.1f} ({row.setting})"
                         for row in largest.sort_values("method", key=lambda m: m.map(rank)).itertuples())
@@ -299,9 +304,7 @@ def noise_cost(run: Path) -> str:
     results["paper"] = results["published"] - results["paper_ceiling"]
     results["setting"] = _setting_labels(results)
     results["cell"] = [f"{ours:+.1f} ({paper:+.1f})" for ours, paper in zip(results["ours"], results["paper"])]
-    frame = results.pivot(index="setting", columns="method", values="cell")
-    rank = method_rank(results)
-    frame = frame.loc[results["setting"].unique(), sorted(frame.columns, key=rank.get)].rename(columns=METHOD_TITLES)
+    frame = _cells_by_setting_and_method(results)
     ceilings = "; ".join(
         f"{dataset} {_span(group['ce_true_mean'])} % here, {group['paper_dataset'].iloc[0]} "
         f"{group['paper_ceiling'].iloc[0]:.1f} % in the paper"
