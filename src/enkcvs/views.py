@@ -38,7 +38,8 @@ def _duration(seconds: float) -> str:
 
 
 def run_line(run: Path) -> str:
-    """One sentence naming a recorded run: when, on what, how long, from which commit."""
+    """One sentence naming a recorded run: when, on what, how long, from which commit; then one per dataset its
+    source checked (:func:`enkcvs.recorded.data_provenance`)."""
     meta = json.loads((run / "provenance.json").read_text())
     host = meta["machine"]
     flags = ", ".join(host["cpu_flags"]) or "none of " + "/".join(CPU_FLAGS)
@@ -52,11 +53,16 @@ def run_line(run: Path) -> str:
     limits = meta.get("instruction_set_limits") or {}
     if limits:
         flags += "; kernels limited by " + ", ".join(f"{key}={value}" for key, value in sorted(limits.items()))
+    checked = "".join(
+        f" Dataset `{name}` (source `{data['source']}`) checked against {data['check']['check']} it trained on: "
+        + ("passed." if data["check"]["passed"] else f"FAILED ({'; '.join(data['check']['problems'])}).")
+        for name, data in (meta.get("data") or {}).items() if "check" in data
+    )
     return (
         f"Run `{meta['name']}` (`{meta['configfile']}`), recorded {meta['recorded']}: {jobs}"
         f"{_duration(meta['wall_seconds'])}{over} of `snakemake` on {cores} of an {host['cpu']} "
         f"({flags}), torch {meta['versions'].get('torch', '?')}, commit {commit}; "
-        f"files in `{_location(run)}/`.\n"
+        f"files in `{_location(run)}/`.{checked}\n"
     )
 
 

