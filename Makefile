@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint readme record clean
+.PHONY: run test lint readme record carry restore clean
 
 $(BIN)/.installed: requirements.lock requirements-nodeps.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,14 @@ readme: $(BIN)/.installed
 # (ROOT=benchmarks/results/runs for a speed comparison; default results/recorded)
 record: $(BIN)/.installed
 	$(BIN)/python -m enkcvs.recorded run --name $(NAME) --configfile $(CONFIG) $(if $(ROOT),--root $(ROOT))
+
+# Move an unfinished recorded run to another machine through git (docs/reproducibility.md): save what it has
+# finished into results/carried/NAME (commit it), then on the other machine restore it and `make record` again.
+carry: $(BIN)/.installed
+	$(BIN)/python -m enkcvs.recorded carry --name $(NAME) --configfile $(CONFIG)
+
+restore: $(BIN)/.installed
+	$(BIN)/python -m enkcvs.recorded restore --name $(NAME) --configfile $(CONFIG)
 
 clean:
 	rm -rf results/data results/tokens results/noise results/folds results/selection results/final results/comparison \

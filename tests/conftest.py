@@ -218,6 +218,24 @@ def tiny_config() -> Path:
     return TINY_CONFIG
 
 
+def _result_files(workdir: Path) -> dict[str, bytes]:
+    """Every data, noise, fold, selection, final and report file but the training jobs' measured time and memory
+    (``benchmarks/``, ``report/resources.*``), which no two runs share."""
+    files = {}
+    for path in sorted((workdir / "results").rglob("*")):
+        measured = "benchmarks" in path.parts or path.stem == "resources"
+        if path.is_file() and path.suffix in {".npz", ".parquet", ".json", ".csv", ".md", ".tex"} and not measured:
+            files[str(path.relative_to(workdir))] = path.read_bytes()
+    return files
+
+
+@pytest.fixture(scope="session")
+def result_files():
+    """``result_files(workdir)`` -> every result file of a working directory by path, bytes (what two runs that
+    should agree must agree on)."""
+    return _result_files
+
+
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory, run_snakemake) -> Path:
     """The tiny config run once to completion (a working directory with results/); tests only read it."""

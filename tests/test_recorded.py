@@ -227,6 +227,21 @@ def test_run_and_record_builds_the_first_targets_first_each_in_a_sitting(tmp_pat
     assert meta["first"] == [["a.json"], ["b.json", "c.json"]] and meta["wall_seconds"] == 90.0
 
 
+def test_a_run_carried_between_machines_lists_their_saves_and_its_carried_folder_goes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    saves = [{"saved": "2026-11-25 13:30 UTC", "machine": {"cpu": "AMD EPYC", "cpu_flags": ["avx2"]},
+              "git": {"commit": "abc"}, "training_jobs": 5, "sittings": []}]
+    carried = tmp_path / "results" / "carried" / "demo"
+    (carried / "files").mkdir(parents=True)
+    (carried / "manifest.json").write_text(json.dumps({"name": "demo", "files": {}, "saves": saves}))
+    record = run_and_record(name="demo", configfile="config.yaml", cores="1",
+                            snakemake=str(_stand_in_workflow(tmp_path, fail_first=False)))
+    assert json.loads((record / "provenance.json").read_text())["carried"] == saves
+    assert ("Carried between machines: 5 training jobs done when saved 2026-11-25 13:30 UTC on an AMD EPYC (avx2), "
+            "commit abc.") in render_block("demo/run", root=record.parent)
+    assert not carried.exists()  # the record holds the result now
+
+
 def test_record_run_refuses_an_empty_report_and_leaves_the_old_record(tmp_path):
     config = tmp_path / "config.yaml"
     config.write_text("seeds: [1]\n")

@@ -23,18 +23,7 @@ def run_command(workdir: Path, cores: int) -> list[str]:
             "--cores", str(cores)]
 
 
-def result_files(workdir: Path) -> dict[str, bytes]:
-    """Every data, noise, fold, selection, final and report file but the training jobs' measured time and memory
-    (``benchmarks/``, ``report/resources.*``), which no two runs share."""
-    files = {}
-    for path in sorted((workdir / "results").rglob("*")):
-        measured = "benchmarks" in path.parts or path.stem == "resources"
-        if path.is_file() and path.suffix in {".npz", ".parquet", ".json", ".csv", ".md", ".tex"} and not measured:
-            files[str(path.relative_to(workdir))] = path.read_bytes()
-    return files
-
-
-def test_killed_run_resumes_to_byte_identical_results_and_cores_do_not_matter(tmp_path):
+def test_killed_run_resumes_to_byte_identical_results_and_cores_do_not_matter(tmp_path, result_files):
     environment = {**os.environ, "SNAKEMAKE": SNAKEMAKE}
     reference = tmp_path / "reference"
     reference.mkdir()

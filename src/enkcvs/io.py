@@ -5,6 +5,7 @@ import functools
 import json
 import os
 import platform
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -76,6 +77,24 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)
+
+
+@contextlib.contextmanager
+def atomic_folder(path: PathLike) -> Iterator[Path]:
+    """Yield an empty folder beside ``path``; swap it in for ``path`` (and its old contents, removed whole) only if
+    the block succeeds, so a failure leaves the old folder as it was."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
+    try:
+        yield staging
+        old = path.with_name(f".{path.name}.old")
+        if path.exists():
+            path.rename(old)
+        staging.rename(path)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def write_table(frame: pd.DataFrame, path: PathLike, *, metadata: dict[str, Any]) -> None:

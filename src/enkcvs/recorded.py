@@ -8,7 +8,8 @@ when, on which machine (CPU model and instruction sets), how long, with which pa
 ``python -m enkcvs.recorded run --name NAME --configfile FILE`` runs the workflow on a config, timed, and records it;
 ``readme`` (``make readme``) rewrites the generated blocks of every page (README.md, ``docs/*.md``,
 ``benchmarks/README.md``) from the recorded runs, through :mod:`enkcvs.pages`, and ``readme --check`` only reports
-the blocks that differ; ``compare`` lists the cells in which two runs' tables differ.
+the blocks that differ; ``compare`` lists the cells in which two runs' tables differ; ``carry`` and ``restore``
+move an unfinished run to another machine through the repository (:mod:`enkcvs.carry`).
 """
 
 import argparse
@@ -19,7 +20,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,8 +27,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from enkcvs.carry import CARRIED_HOME, restore_run, save_run, since_file
 from enkcvs.datasets import load_dataset
-from enkcvs.io import PathLike, git_state, package_versions
+from enkcvs.io import PathLike, atomic_folder, git_state, package_versions
 from enkcvs.layout import DATASET
 from enkcvs.machine import instruction_set_limits, machine_description
 from enkcvs.pages import pages, regenerate_pages
@@ -43,46 +44,41 @@ RECORDED_SUFFIXES = (".md", ".csv", ".png")
 def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_seconds: float, jobs: int | None,
                command: list[str], root: PathLike = "results/recorded", git: dict | None = None,
                sittings: list[dict] | None = None, first: Sequence[Sequence[str]] = (),
-               data: dict | None = None) -> Path:
+               data: dict | None = None, carried: list[dict] | None = None) -> Path:
     """Copy a finished run's rendered report into ``root/name/`` with its provenance, replacing an earlier record of
     that name as a whole (written beside it, then swapped in, so a failure leaves the old record). ``git`` is the
     checkout's state when the run started (default: now); ``sittings`` the Snakemake invocations the wall time sums
     (:func:`snakemake_sittings`); ``first`` the groups of targets ``command`` built, in order, before the rest;
-    ``data`` what it trained on (:func:`data_provenance`).
+    ``data`` what it trained on (:func:`data_provenance`); ``carried`` the saves that moved it between machines
+    (:func:`enkcvs.carry.save_run`), each with its machine and commit.
 
     Raises ``FileNotFoundError`` when ``report`` holds no rendered file."""
     report, root = Path(report), Path(root)
     files = sorted(path for path in report.glob("*") if path.suffix in RECORDED_SUFFIXES)
     if not files:
         raise FileNotFoundError(f"{report} holds no rendered table or figure: run the workflow first")
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
-    for path in files:
-        shutil.copyfile(path, staging / path.name)
-    provenance = {
-        "name": name,
-        "recorded": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "configfile": str(configfile),
-        "config": Path(configfile).read_text(),
-        "command": command,
-        "first": first,
-        "wall_seconds": round(wall_seconds, 1),
-        "jobs": jobs,
-        "machine": machine_description(),
-        "instruction_set_limits": instruction_set_limits(),
-        "versions": package_versions(),
-        "git": git or git_state(),
-        "sittings": sittings or [],
-        "data": data or {},
-    }
-    (staging / "provenance.json").write_text(json.dumps(provenance, indent=2, sort_keys=True) + "\n")
-    destination = root / name
-    old = root / f".{name}.old"
-    if destination.exists():
-        destination.rename(old)
-    staging.rename(destination)
-    shutil.rmtree(old, ignore_errors=True)
-    return destination
+    with atomic_folder(root / name) as staging:
+        for path in files:
+            shutil.copyfile(path, staging / path.name)
+        provenance = {
+            "name": name,
+            "recorded": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "configfile": str(configfile),
+            "config": Path(configfile).read_text(),
+            "command": command,
+            "first": first,
+            "wall_seconds": round(wall_seconds, 1),
+            "jobs": jobs,
+            "machine": machine_description(),
+            "instruction_set_limits": instruction_set_limits(),
+            "versions": package_versions(),
+            "git": git or git_state(),
+            "sittings": sittings or [],
+            "data": data or {},
+            "carried": carried or [],
+        }
+        (staging / "provenance.json").write_text(json.dumps(provenance, indent=2, sort_keys=True) + "\n")
+    return root / name
 
 
 def data_provenance(*, configfile: PathLike) -> dict:
@@ -145,7 +141,10 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
 
     ``first``: groups of Snakemake targets built before the rest, one sitting per group in the order given, so that
     what matters most is finished should a long run be cut short; a resumed run passes them again (a finished group
-    costs a second)."""
+    costs a second).
+
+    A run carried from other machines (:func:`enkcvs.carry.restore_run`) lists their saves in the record, and its
+    carried folder, no longer needed once the record is written, is removed."""
     environment = {**os.environ, "SNAKEMAKE": snakemake}
     dry = subprocess.run([snakemake, "-n", "--forceall", "--configfile", str(configfile)], capture_output=True,
                          text=True)
@@ -154,20 +153,23 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
     # the workflow that runs is the working directory's (not necessarily this library's checkout), as it is when
     # the run starts: the README may be edited while a long run goes on
     git = git_state(root=Path.cwd())
-    since_file = Path(".snakemake/recorded") / f"{name}.since"
-    if not since_file.exists():
-        since_file.parent.mkdir(parents=True, exist_ok=True)
-        since_file.write_text(datetime.now().strftime("%Y-%m-%dT%H:%M:%S") + "\n")
-    since = datetime.fromisoformat(since_file.read_text().strip())
+    began = since_file(name)
+    if not began.exists():
+        began.parent.mkdir(parents=True, exist_ok=True)
+        began.write_text(datetime.now().strftime("%Y-%m-%dT%H:%M:%S") + "\n")
+    since = datetime.fromisoformat(began.read_text().strip())
     for targets in first:  # before the options: --configfile takes every word after it
         subprocess.run([command[0], *targets, *command[1:]], env=environment, check=True)
     subprocess.run(command, env=environment, check=True)
     runs = snakemake_sittings(since=since)
+    manifest = Path(CARRIED_HOME) / name / "manifest.json"
     record = record_run(name=name, configfile=configfile, report="results/report",
                         wall_seconds=sum(sitting["seconds"] for sitting in runs),
                         jobs=int(planned.group(1)) if planned else 0, command=command, git=git, sittings=runs,
-                        root=root, first=first, data=data_provenance(configfile=configfile))
-    since_file.unlink()
+                        root=root, first=first, data=data_provenance(configfile=configfile),
+                        carried=json.loads(manifest.read_text())["saves"] if manifest.is_file() else [])
+    began.unlink()
+    shutil.rmtree(manifest.parent, ignore_errors=True)
     return record
 
 
@@ -184,6 +186,15 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--first", nargs="+", action="append", default=[], metavar="TARGET",
                      help="targets to build before the rest, one sitting per --first in the order given (what "
                           "should be finished if a long run is cut short); repeat it for the next group")
+    carry = commands.add_parser("carry", help="save what a run has finished into results/carried/NAME, to be "
+                                "committed and restored on another machine (the run may be going on)")
+    restore = commands.add_parser("restore", help="put a carried run back (rebuilding its datasets), so that "
+                                  "`run` with the same name goes on where it was saved")
+    for moved in (carry, restore):
+        moved.add_argument("--name", required=True, help="the run's name, as `run --name` gives it")
+        moved.add_argument("--configfile", required=True, type=Path)
+        moved.add_argument("--snakemake", default=str(Path(sys.executable).with_name("snakemake")))
+    restore.add_argument("--cores", default="all")
     readme = commands.add_parser("readme", help="regenerate the generated blocks of the Markdown pages")
     readme.add_argument("--check", action="store_true", help="only report blocks that differ (exit 1)")
     readme.add_argument("pages", nargs="*", type=Path,
@@ -197,6 +208,21 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--configfile {args.configfile} does not exist")
         print(run_and_record(name=args.name, configfile=args.configfile, cores=args.cores, snakemake=args.snakemake,
                              root=args.root, first=args.first))
+        return 0
+    if args.command in ("carry", "restore"):
+        if not args.configfile.exists():
+            parser.error(f"--configfile {args.configfile} does not exist")
+        try:
+            if args.command == "carry":
+                print(save_run(name=args.name, snakemake=[args.snakemake], configfile=args.configfile))
+            else:
+                restored = restore_run(name=args.name, snakemake=[args.snakemake], configfile=args.configfile,
+                                       cores=args.cores)
+                print(f"{restored} files of {args.name} restored: go on with `python -m enkcvs.recorded run "
+                      f"--name {args.name} --configfile {args.configfile}`")
+        except (FileNotFoundError, ValueError, RuntimeError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
         return 0
     if args.command == "compare":
         print(compare_runs(args.first, args.second).to_markdown(index=False))

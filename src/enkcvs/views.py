@@ -38,8 +38,9 @@ def _duration(seconds: float) -> str:
 
 
 def run_line(run: Path) -> str:
-    """One sentence naming a recorded run: when, on what, how long, from which commit; then one per dataset its
-    source checked (:func:`enkcvs.recorded.data_provenance`)."""
+    """One sentence naming a recorded run: when, on what, how long, from which commit; then, for a run carried
+    between machines (:mod:`enkcvs.carry`), which machine had trained how much at each save; then one per dataset
+    its source checked (:func:`enkcvs.recorded.data_provenance`)."""
     meta = json.loads((run / "provenance.json").read_text())
     host = meta["machine"]
     flags = ", ".join(host["cpu_flags"]) or "none of " + "/".join(CPU_FLAGS)
@@ -53,6 +54,11 @@ def run_line(run: Path) -> str:
     limits = meta.get("instruction_set_limits") or {}
     if limits:
         flags += "; kernels limited by " + ", ".join(f"{key}={value}" for key, value in sorted(limits.items()))
+    saves = meta.get("carried") or []
+    carried = (" Carried between machines: " + "; ".join(
+        f"{save['training_jobs']} training jobs done when saved {save['saved']} on an {save['machine']['cpu']} "
+        f"({', '.join(save['machine']['cpu_flags'])}), commit {save['git'].get('commit', 'unknown')[:7]}"
+        for save in saves) + ".") if saves else ""
     checked = "".join(
         f" Dataset `{name}` (source `{data['source']}`) checked against {data['check']['check']} it trained on: "
         + ("passed." if data["check"]["passed"] else f"FAILED ({'; '.join(data['check']['problems'])}).")
@@ -62,7 +68,7 @@ def run_line(run: Path) -> str:
         f"Run `{meta['name']}` (`{meta['configfile']}`), recorded {meta['recorded']}: {jobs}"
         f"{_duration(meta['wall_seconds'])}{over} of `snakemake` on {cores} of an {host['cpu']} "
         f"({flags}), torch {meta['versions'].get('torch', '?')}, commit {commit}; "
-        f"files in `{_location(run)}/`.{checked}\n"
+        f"files in `{_location(run)}/`.{carried}{checked}\n"
     )
 
 

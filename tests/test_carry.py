@@ -1,0 +1,97 @@
+"""A run carried to another machine through the repository: saved from one working directory and restored into an
+empty one, it trains nothing again and ends with the same results; a damaged or clashing carry is refused first."""
+
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from enkcvs.carry import TRAINING_RULES, restore_run, save_run
+from enkcvs.recorded import main
+
+REPO = Path(__file__).resolve().parents[1]
+TINY_CONFIG = REPO / "tests" / "config" / "tiny.yaml"
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
+
+
+def planned_rules(dry_run_output: str) -> set[str]:
+    return set(re.findall(r"^rule (\w+):", dry_run_output, re.MULTILINE))
+
+
+@pytest.mark.workflow
+def test_a_carried_run_trains_nothing_again_and_ends_with_the_same_results(tiny_run, tmp_path, monkeypatch,
+                                                                           run_snakemake, result_files):
+    first = tmp_path / "first"
+    shutil.copytree(tiny_run, first)  # keeps modification times; tiny_run is only read
+    shutil.rmtree(first / "results" / "report")  # the run is not finished: its report is still to be rendered
+    (first / ".snakemake" / "recorded").mkdir()
+    (first / ".snakemake" / "recorded" / "tiny.since").write_text("2000-01-01T00:00:00\n")
+    monkeypatch.chdir(first)
+    folder = save_run(name="tiny", snakemake=SNAKEMAKE, configfile=TINY_CONFIG, root=tmp_path / "carried")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    trained = sorted(str(path.relative_to(first)) for stage in ("folds", "final")
+                     for path in (first / "results" / stage).rglob("*") if path.is_file())
+    assert trained and set(trained) <= set(manifest["files"])
+    assert not [path for path in manifest["files"] if path.startswith(("results/data/", "results/noise/"))]
+    assert manifest["saves"][0]["training_jobs"] == len(trained)
+    assert manifest["saves"][0]["sittings"]  # the sittings the recorder times the run over travel with it
+
+    second = tmp_path / "second"
+    second.mkdir()
+    monkeypatch.chdir(second)
+    assert restore_run(name="tiny", snakemake=SNAKEMAKE, configfile=TINY_CONFIG, cores="2",
+                       root=tmp_path / "carried") == len(manifest["files"])
+    dry = run_snakemake(second, "-n")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    rerun = planned_rules(dry.stdout + dry.stderr)
+    assert "table2" in rerun and not rerun & {*TRAINING_RULES, "select_samples", "confident_learning_selection"}
+    assert (second / ".snakemake" / "recorded" / "tiny.since").read_text() == "2000-01-01T00:00:00\n"
+    assert sorted(path.name for path in (second / ".snakemake" / "log").glob("*.snakemake.log")) \
+        >= manifest["saves"][0]["sittings"]
+
+    done = run_snakemake(second)
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected, got = result_files(tiny_run), result_files(second)
+    assert sorted(got) == sorted(expected)
+    assert [name for name in expected if expected[name] != got[name]] == []
+
+
+def carried_by_hand(root: Path, files: dict[str, bytes], digests: dict[str, str]) -> None:
+    """A carried run ``root/run/`` holding ``files`` whose manifest claims ``digests``."""
+    for path, content in files.items():
+        (root / "run" / "files" / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / "run" / "files" / path).write_bytes(content)
+    (root / "run" / "manifest.json").write_text(json.dumps({"name": "run", "files": digests, "saves": []}))
+
+
+EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def test_a_damaged_carried_file_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    carried_by_hand(tmp_path / "carried", {"results/folds/k1.parquet": b"changed"},
+                    {"results/folds/k1.parquet": EMPTY_SHA256})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"differ from their SHA-256 .* results/folds/k1.parquet"):
+        restore_run(name="run", snakemake=["false"], configfile="c.yaml", root=tmp_path / "carried")
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_restore_over_another_version_of_the_run_is_refused(tmp_path, monkeypatch):
+    carried_by_hand(tmp_path / "carried", {"results/folds/k1.parquet": b""},
+                    {"results/folds/k1.parquet": EMPTY_SHA256})
+    (tmp_path / "results" / "folds").mkdir(parents=True)
+    (tmp_path / "results" / "folds" / "k1.parquet").write_bytes(b"trained here")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"differ from the carried run run, e.g. results/folds/k1.parquet.*make clean"):
+        restore_run(name="run", snakemake=["false"], configfile="c.yaml", root=tmp_path / "carried")
+    assert (tmp_path / "results" / "folds" / "k1.parquet").read_bytes() == b"trained here"
+
+
+def test_restoring_a_run_never_carried_names_the_command_that_saves_one(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text("{}\n")
+    assert main(["restore", "--name", "nothing", "--configfile", "c.yaml"]) == 2
+    assert "holds no carried run: save one with `python -m enkcvs.recorded carry`" in capsys.readouterr().err
