@@ -37,11 +37,25 @@ CARRIED_HOME = "results/carried"
 TRAINING_RULES = ("train_fold", "train_final_baseline", "train_final_selected")
 #: Snakemake's working state in a working directory, and where a carried run keeps its parts of it.
 SNAKEMAKE_STATE = {"metadata": ".snakemake/metadata", "sittings": ".snakemake/log"}
+#: Snakemake writes one log per invocation, named by its local start time.
+SNAKEMAKE_LOG = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{6}\.\d+)\.snakemake\.log$")
 
 
 def since_file(name: str) -> Path:
     """The file holding when a recorded run's first sitting began (:func:`enkcvs.recorded.run_and_record`)."""
     return Path(".snakemake/recorded") / f"{name}.since"
+
+
+def snakemake_logs(*, since: datetime,
+                   log_dir: PathLike = SNAKEMAKE_STATE["sittings"]) -> list[tuple[Path, datetime]]:
+    """Snakemake's logs in ``log_dir`` that started at or after ``since`` (local time, as Snakemake names them: a
+    run's sittings, not an earlier run's), in order, each with its start."""
+    found = []
+    for path in sorted(Path(log_dir).glob("*.snakemake.log")):
+        name = SNAKEMAKE_LOG.match(path.name)
+        if name and (start := datetime.strptime(name.group(1), "%Y-%m-%dT%H%M%S.%f")) >= since:
+            found.append((path, start))
+    return found
 
 
 def benchmark_file(output: str) -> str:
@@ -100,15 +114,11 @@ def _carry_sittings(name: str, staging: Path) -> list[str]:
     if not since.is_file():
         return []
     shutil.copyfile(since, staging / "since")
-    began = datetime.fromisoformat(since.read_text().strip())
     (staging / "sittings").mkdir()
-    sittings = []
-    for log in sorted(Path(SNAKEMAKE_STATE["sittings"]).glob("*.snakemake.log")):
-        # Snakemake names its logs by their local start time, as the recorder reads them back
-        if datetime.strptime(log.name.split(".snakemake")[0], "%Y-%m-%dT%H%M%S.%f") >= began:
-            shutil.copyfile(log, staging / "sittings" / log.name)
-            sittings.append(log.name)
-    return sittings
+    logs = [log for log, _ in snakemake_logs(since=datetime.fromisoformat(since.read_text().strip()))]
+    for log in logs:
+        shutil.copyfile(log, staging / "sittings" / log.name)
+    return [log.name for log in logs]
 
 
 def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root: PathLike = CARRIED_HOME) -> Path:
@@ -128,9 +138,10 @@ def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root:
         for path in files:
             (staging / "files" / path).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, staging / "files" / path)
-            if metadata_file(path).is_file():
+            record = metadata_file(path)
+            if record.is_file():
                 (staging / "metadata").mkdir(exist_ok=True)
-                shutil.copyfile(metadata_file(path), staging / "metadata" / metadata_file(path).name)
+                shutil.copyfile(record, staging / "metadata" / record.name)
         sittings = _carry_sittings(name, staging)
         manifest = {
             "name": name,

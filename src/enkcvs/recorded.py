@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from enkcvs.carry import CARRIED_HOME, restore_run, save_run, since_file
+from enkcvs.carry import CARRIED_HOME, restore_run, save_run, since_file, snakemake_logs
 from enkcvs.datasets import load_dataset
 from enkcvs.io import PathLike, atomic_folder, git_state, package_versions
 from enkcvs.layout import DATASET
@@ -105,8 +105,6 @@ def data_provenance(*, configfile: PathLike) -> dict:
     return found
 
 
-#: Snakemake writes one log per invocation, named by its local start time.
-SNAKEMAKE_LOG = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{6}\.\d+)\.snakemake\.log$")
 LOG_EVENT = re.compile(r"^\[(\w{3} \w{3} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})\]$", re.MULTILINE)
 
 
@@ -116,13 +114,7 @@ def snakemake_sittings(*, log_dir: PathLike = ".snakemake/log", since: datetime)
     seconds from its start to its last timestamped event (a killed sitting's last event is its last job's start or
     end; the minutes of a job cut off by the kill are lost with it)."""
     found = []
-    for path in sorted(Path(log_dir).glob("*.snakemake.log")):
-        name = SNAKEMAKE_LOG.match(path.name)
-        if not name:
-            continue
-        start = datetime.strptime(name.group(1), "%Y-%m-%dT%H%M%S.%f")
-        if start < since:  # an earlier run's log: not read
-            continue
+    for path, start in snakemake_logs(log_dir=log_dir, since=since):
         events = LOG_EVENT.findall(path.read_text(errors="replace"))
         if not events:
             continue
@@ -203,15 +195,13 @@ def main(argv: list[str] | None = None) -> int:
     compare.add_argument("first", type=Path)
     compare.add_argument("second", type=Path)
     args = parser.parse_args(argv)
+    if getattr(args, "configfile", None) is not None and not args.configfile.exists():
+        parser.error(f"--configfile {args.configfile} does not exist")
     if args.command == "run":
-        if not args.configfile.exists():
-            parser.error(f"--configfile {args.configfile} does not exist")
         print(run_and_record(name=args.name, configfile=args.configfile, cores=args.cores, snakemake=args.snakemake,
                              root=args.root, first=args.first))
         return 0
     if args.command in ("carry", "restore"):
-        if not args.configfile.exists():
-            parser.error(f"--configfile {args.configfile} does not exist")
         try:
             if args.command == "carry":
                 print(save_run(name=args.name, snakemake=[args.snakemake], configfile=args.configfile))
