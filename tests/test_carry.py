@@ -29,14 +29,17 @@ def test_a_carried_run_trains_nothing_again_and_ends_with_the_same_results(tiny_
     shutil.rmtree(first / "results" / "report")  # the run is not finished: its report is still to be rendered
     (first / ".snakemake" / "recorded").mkdir()
     (first / ".snakemake" / "recorded" / "tiny.since").write_text("2000-01-01T00:00:00\n")
+    trained = sorted(str(path.relative_to(first)) for stage in ("folds", "final")
+                     for path in (first / "results" / stage).rglob("*") if path.is_file())
+    in_flight = "results/folds/digits/sym0.4/seed1/K2/m1/k9.resume.pt"  # a fold job still training when saved
+    (first / in_flight).write_bytes(b"epoch 3 of 10")
     monkeypatch.chdir(first)
     folder = save_run(name="tiny", snakemake=SNAKEMAKE, configfile=TINY_CONFIG, root=tmp_path / "carried")
     manifest = json.loads((folder / "manifest.json").read_text())
-    trained = sorted(str(path.relative_to(first)) for stage in ("folds", "final")
-                     for path in (first / "results" / stage).rglob("*") if path.is_file())
-    assert trained and set(trained) <= set(manifest["files"])
+    assert trained and set(trained) | {in_flight} <= set(manifest["files"])
     assert not [path for path in manifest["files"] if path.startswith(("results/data/", "results/noise/"))]
     assert manifest["saves"][0]["training_jobs"] == len(trained)
+    assert manifest["saves"][0]["in_flight_checkpoints"] == 1
     assert manifest["saves"][0]["sittings"]  # the sittings the recorder times the run over travel with it
 
     second = tmp_path / "second"
@@ -49,6 +52,7 @@ def test_a_carried_run_trains_nothing_again_and_ends_with_the_same_results(tiny_
     rerun = planned_rules(dry.stdout + dry.stderr)
     assert "table2" in rerun and not rerun & {*TRAINING_RULES, "select_samples", "confident_learning_selection"}
     assert (second / ".snakemake" / "recorded" / "tiny.since").read_text() == "2000-01-01T00:00:00\n"
+    assert (second / in_flight).read_bytes() == b"epoch 3 of 10"  # its job goes on from that epoch
     assert sorted(path.name for path in (second / ".snakemake" / "log").glob("*.snakemake.log")) \
         >= manifest["saves"][0]["sittings"]
 

@@ -9,9 +9,10 @@ and machine, and listing each save's machine and commit in the record's provenan
 
 What is carried: every output Snakemake's ``--summary`` calls up to date, of every rule that depends on a training
 rule (fold models, final models and what sits between them: selections, cleanlab's kept sets), with each one's log,
-benchmark file and Snakemake metadata record (so a later change of its params or rule still reruns it), and the
-Snakemake logs the run's wall time is summed from. The datasets are not: they can be tens of megabytes and are
-rebuilt byte for byte from their sources. ``manifest.json`` lists every carried file with its SHA-256, in the
+benchmark file and Snakemake metadata record (so a later change of its params or rule still reruns it), the
+Snakemake logs the run's wall time is summed from, and the epoch checkpoints of the training jobs still going
+(:mod:`enkcvs.resume`: they go on from their last epoch there). The datasets are not: they can be tens of megabytes
+and are rebuilt byte for byte from their sources. ``manifest.json`` lists every carried file with its SHA-256, in the
 order the run wrote them; a restore refuses a carried file whose checksum differs, and gives the files fresh
 modification times in that order, all after the rebuilt inputs, so Snakemake's timestamps agree with its DAG.
 """
@@ -30,6 +31,7 @@ from pathlib import Path
 
 from enkcvs.io import PathLike, atomic_folder, git_state
 from enkcvs.machine import machine_description
+from enkcvs.resume import SUFFIX
 
 #: Where carried runs are kept (tracked by git, unlike the rest of ``results/``).
 CARRIED_HOME = "results/carried"
@@ -102,6 +104,11 @@ def finished_files(*, snakemake: Sequence[str], configfile: PathLike) -> list[st
     return list(dict.fromkeys(files))
 
 
+def in_flight_checkpoints() -> list[str]:
+    """The epoch checkpoints of the training jobs not finished yet (a finished job removes its own)."""
+    return sorted(str(path) for stage in ("results/folds", "results/final") for path in Path(stage).rglob(f"*{SUFFIX}"))
+
+
 def _sha256(path: Path) -> str:
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
@@ -124,8 +131,9 @@ def _carry_sittings(name: str, staging: Path) -> list[str]:
 def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root: PathLike = CARRIED_HOME) -> Path:
     """Copy what the run in the working directory has finished into ``root/name/`` (replacing an earlier save as a
     whole, written beside it and then swapped in), with ``manifest.json``: the files, their SHA-256 in the order they
-    were written, and every save so far (when, machine, commit, how many training jobs). The run may be going on:
-    a job that finishes during the save is carried by the next one.
+    were written, and every save so far (when, machine, commit, how many training jobs, how many unfinished ones
+    with an epoch checkpoint). The run may be going on: a job that finishes during the save is carried by the next
+    one.
 
     Raises ``FileNotFoundError`` when the run has finished no job a restore could not rebuild."""
     files = finished_files(snakemake=snakemake, configfile=configfile)
@@ -142,6 +150,15 @@ def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root:
             if record.is_file():
                 (staging / "metadata").mkdir(exist_ok=True)
                 shutil.copyfile(record, staging / "metadata" / record.name)
+        checkpoints = []
+        for path in in_flight_checkpoints():
+            (staging / "files" / path).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                shutil.copyfile(path, staging / "files" / path)
+            except FileNotFoundError:  # its job finished meanwhile; the next save carries the output
+                continue
+            checkpoints.append(path)
+        files += checkpoints
         sittings = _carry_sittings(name, staging)
         manifest = {
             "name": name,
@@ -149,7 +166,9 @@ def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root:
             "files": {path: _sha256(staging / "files" / path) for path in files},
             "saves": [*previous, {
                 "saved": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                "training_jobs": sum(1 for path in files if path.startswith(("results/folds/", "results/final/"))),
+                "training_jobs": sum(1 for path in files if path.startswith(("results/folds/", "results/final/"))
+                                     and not path.endswith(SUFFIX)),
+                "in_flight_checkpoints": len(checkpoints),
                 "sittings": sittings,
                 "machine": machine_description(),
                 "git": git_state(root=Path.cwd()),

@@ -32,6 +32,7 @@ def fold_probabilities(
     device=None,
     loss: str = "ce",
     loss_params: dict[str, float] | None = None,
+    resume=None,
 ):
     """Train fold k of iteration m (1-based) on the given labels and predict its held-out samples.
 
@@ -46,6 +47,7 @@ def fold_probabilities(
     device : torch device; default :func:`enkcvs.train.default_device`.
     loss, loss_params : the training loss (E-NKCVS's fold models: cross-entropy; :mod:`enkcvs.tuning` scores others
         on the same split), see :func:`enkcvs.losses.make_loss`.
+    resume : the training's epoch checkpoint file, as :func:`enkcvs.train.train_model` takes it (None: none).
 
     Returns
     -------
@@ -69,6 +71,7 @@ def fold_probabilities(
         device=device,
         loss=loss,
         loss_params=loss_params,
+        resume=resume,
     )
     probabilities = predict_proba(result.model, inputs(held_out, False), device=device,
                                   workers=recipe.loader_workers, bf16=result.bf16)

@@ -1,4 +1,5 @@
-"""The recipe's optimizer and step schedule, behind three calls: ``zero_grad()``, ``step()``, ``end_epoch()``.
+"""The recipe's optimizer and step schedule, behind three calls: ``zero_grad()``, ``step()``, ``end_epoch()``, and
+``state_dict()`` / ``load_state_dict()`` for a training resumed from its last epoch (:mod:`enkcvs.resume`).
 
 SGD does not go through ``torch.optim.Optimizer``: creating any such optimizer imports ``torch._dynamo`` (its
 ``add_param_group`` is wrapped by ``torch._disable_dynamo``, which imports dynamo on first call), about 1.1 s of the
@@ -29,6 +30,12 @@ class MultiStepDecay:
         self.epochs_done += 1
         if self.epochs_done in self.milestones:
             self.lr = self.lr * self.gamma ** self.milestones[self.epochs_done]
+
+    def state_dict(self) -> dict:
+        return {"lr": self.lr, "epochs_done": self.epochs_done}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.lr, self.epochs_done = state["lr"], state["epochs_done"]
 
 
 class MomentumSGD:
@@ -77,6 +84,15 @@ class MomentumSGD:
     def end_epoch(self) -> None:
         self.schedule.end_epoch()
 
+    def state_dict(self) -> dict:
+        """The momentum buffers (by parameter index) and the schedule, for :meth:`load_state_dict`."""
+        return {"momentum_buffers": dict(self.momentum_buffers), "schedule": self.schedule.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.momentum_buffers = {int(index): buffer.to(self.parameters[int(index)].device)
+                                 for index, buffer in state["momentum_buffers"].items()}
+        self.schedule.load_state_dict(state["schedule"])
+
 
 class TorchOptimizer:
     """A ``torch.optim`` optimizer and its ``MultiStepLR`` schedule under :class:`MomentumSGD`'s three calls."""
@@ -93,6 +109,13 @@ class TorchOptimizer:
 
     def end_epoch(self) -> None:
         self.schedule.step()
+
+    def state_dict(self) -> dict:
+        return {"optimizer": self.optimizer.state_dict(), "schedule": self.schedule.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.schedule.load_state_dict(state["schedule"])
 
 
 def recipe_optimizer(recipe: Recipe, parameters: Iterable[torch.nn.Parameter]) -> MomentumSGD | TorchOptimizer:

@@ -123,11 +123,13 @@ def train_fold(
 
     Writes a table with ``sample``, ``given``, ``predicted`` and ``prob_0..prob_{Q-1}``. ``tokens`` is the text
     dataset's tokenised file (:func:`tokenize_dataset`); ``gpus`` and ``allow_cpu_fallback`` as
-    :func:`enkcvs.train.job_device`.
+    :func:`enkcvs.train.job_device`. A killed job started again goes on from its last epoch
+    (:func:`enkcvs.resume.checkpoint_path` of ``output``).
     """
     import torch
 
     from enkcvs.crossval import fold_probabilities
+    from enkcvs.resume import checkpoint_path
     from enkcvs.train import job_device
 
     device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
@@ -148,6 +150,7 @@ def train_fold(
         iteration=iteration,
         fold=fold,
         device=device,
+        resume=checkpoint_path(output),
     )
     frame = pd.DataFrame({"sample": held_out, "given": given[held_out], "predicted": probabilities.argmax(axis=1)})
     frame = frame.join(pd.DataFrame(probabilities, columns=[f"prob_{c}" for c in range(num_classes)]))
@@ -248,11 +251,13 @@ def train_final(
     ``options`` are the method's hyperparameters (see :func:`enkcvs.methods.final_training`; co-teaching's
     ``forget_rate`` is resolved by :func:`enkcvs.methods.resolve_forget_rate`), recorded in the JSON beside what the
     model trained with (mixup alpha, loss, forget rate); ``tokens`` is a text dataset's tokenised file; ``gpus`` and
-    ``allow_cpu_fallback`` as :func:`enkcvs.train.job_device`.
+    ``allow_cpu_fallback`` as :func:`enkcvs.train.job_device`. A killed job started again goes on from its last epoch
+    (:func:`enkcvs.resume.checkpoint_path` of ``output``).
     """
     import torch
 
     from enkcvs.methods import GAMMA_METHODS, final_recipe, final_training, final_training_set, resolve_forget_rate
+    from enkcvs.resume import checkpoint_path
     from enkcvs.train import job_device, predict_proba, train_model
 
     device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
@@ -284,6 +289,7 @@ def train_final(
         targets=targets,
         seed=derive_seed(seed, Purpose.FINAL),
         device=device,
+        resume=checkpoint_path(output),
         **training.train_model_arguments(),
     )
     test_inputs = subset_inputs(data, split_inputs(data, tokens, split="test"))

@@ -7,6 +7,7 @@ worker processes instead.
 """
 
 import copy
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -22,11 +23,13 @@ from tqdm import tqdm
 from enkcvs import losses
 from enkcvs.allocator import keep_freed_memory
 from enkcvs.augment import AUGMENTATIONS
+from enkcvs.io import PathLike
 from enkcvs.mixup import mixup, mixup_lambda
 from enkcvs.models import create_model
 from enkcvs.optimizer import recipe_optimizer
 from enkcvs.precision import resolve_bf16
 from enkcvs.recipe import CoTeaching, Recipe
+from enkcvs.resume import EpochCheckpoint, training_key
 from enkcvs.rng import Purpose, derive_seed
 
 log = logging.getLogger(__name__)
@@ -307,12 +310,77 @@ class _BestEpoch:
             self._best_states = [copy.deepcopy(model.state_dict()) for model in models]
         return accuracy
 
+    def state_dict(self) -> dict:
+        return {"history": self.history, "best_epoch": self.best_epoch, "best_accuracy": self._best_accuracy,
+                "best_states": self._best_states}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.history, self.best_epoch = list(state["history"]), state["best_epoch"]
+        self._best_accuracy, self._best_states = state["best_accuracy"], state["best_states"]
+
     def restore(self, models: list[nn.Module]) -> None:
         """Load the best epoch's weights into the networks (if any epoch was scored) and put them in eval mode."""
         for index, model in enumerate(models):
             if self._best_states is not None:
                 model.load_state_dict(self._best_states[index])
             model.eval()
+
+
+def _epoch_checkpoint(path: PathLike | None, *, recipe: Recipe, x: Inputs, targets: np.ndarray,
+                      validation: tuple[Inputs, np.ndarray] | None, settings: dict) -> EpochCheckpoint | None:
+    """The epoch checkpoint of this training at ``path`` (:mod:`enkcvs.resume`), keyed by ``settings`` and the
+    arrays; None without a path or for streamed inputs (a DataLoader's order cannot be resumed mid-run)."""
+    if path is None:
+        return None
+    streamed = not isinstance(x, np.ndarray) or (validation is not None and not isinstance(validation[0], np.ndarray))
+    if streamed:
+        log.info("no epoch checkpoints: the inputs are streamed from disk")
+        return None
+    arrays = {"x": x, "targets": targets}
+    if validation is not None:
+        arrays |= {"validation_x": validation[0], "validation_labels": validation[1]}
+    settings = {**settings, "recipe": recipe.to_dict(), "torch": torch.__version__}
+    return EpochCheckpoint(path, key=training_key(arrays=arrays, settings=settings))
+
+
+def _random_states(*, device: torch.device, generator: torch.Generator, rng: np.random.Generator) -> dict:
+    """The state of every random generator a training draws from (initialisation and dropout, batch order,
+    augmentation and mixup partners, mixup's lambda)."""
+    states = {"torch": torch.get_rng_state(), "batches": generator.get_state(), "numpy": rng.bit_generator.state}
+    if device.type == "cuda":
+        states["cuda"] = torch.cuda.get_rng_state(device)
+    return states
+
+
+def _set_random_states(states: dict, *, device: torch.device, generator: torch.Generator,
+                       rng: np.random.Generator) -> None:
+    torch.set_rng_state(states["torch"])
+    generator.set_state(states["batches"])
+    rng.bit_generator.state = states["numpy"]
+    if "cuda" in states:
+        torch.cuda.set_rng_state(states["cuda"], device)
+
+
+def _training_state(*, epoch: int, train_loss: list[float], step: int, models: list[nn.Module], optimizers: list,
+                    best: _BestEpoch, randomness: dict) -> dict:
+    """Everything a training needs to go on after ``epoch`` (:func:`_resume`)."""
+    return {"epoch": epoch, "train_loss": train_loss, "step": step, "best": best.state_dict(),
+            "models": [model.state_dict() for model in models],
+            "optimizers": [optimizer.state_dict() for optimizer in optimizers],
+            "random": _random_states(**randomness)}
+
+
+def _resume(saved: dict, *, models: list[nn.Module], optimizers: list, best: _BestEpoch,
+            randomness: dict) -> tuple[list[float], int, int]:
+    """Load a :func:`_training_state` into the training's parts; returns its loss history, optimizer steps and
+    epochs done."""
+    for model, optimizer, model_state, optimizer_state in zip(models, optimizers, saved["models"],
+                                                              saved["optimizers"], strict=True):
+        model.load_state_dict(model_state)
+        optimizer.load_state_dict(optimizer_state)
+    best.load_state_dict(saved["best"])
+    _set_random_states(saved["random"], **randomness)
+    return list(saved["train_loss"]), saved["step"], saved["epoch"]
 
 
 def _log_epoch(epoch: int, *, epochs: int, loss: float, accuracy: float | None, samples: int,
@@ -335,6 +403,7 @@ def train_model(
     loss: str = "ce",
     loss_params: dict[str, float] | None = None,
     co_teaching: CoTeaching | None = None,
+    resume: PathLike | None = None,
 ) -> TrainingResult:
     """Train a fresh model of ``recipe.model`` with a milestone lr schedule, and mixup when ``recipe.mixup_alpha``
     is set (which methods mix is decided per method: :func:`enkcvs.methods.final_recipe`).
@@ -360,6 +429,9 @@ def train_model(
         its own label, which a mixed pair no longer has). The forget rate rises as :meth:`CoTeaching.rate` says,
         per epoch or per step. The validation set picks the epoch by network 1;
         ``train_loss`` holds both networks' mean cross-entropy over every sample of each batch.
+    resume : an epoch checkpoint file (:mod:`enkcvs.resume`): written after every epoch but the last, removed at the
+        end; a training started again with the same arguments goes on after the epoch it holds, and ends with the
+        same weights and history as one never interrupted. Inputs streamed from disk are not checkpointed.
 
     Returns
     -------
@@ -382,10 +454,17 @@ def train_model(
     batch_loss = _batch_loss(models, recipe=recipe, loss_function=loss_function, co_teaching=co_teaching,
                              epoch_steps=steps_per_epoch(len(x), batch_size=recipe.batch_size), bf16=bf16,
                              device=device, generator=batch_order, rng=rng)
-    train_loss, step = [], 0
+    randomness = {"device": device, "generator": batch_order, "rng": rng}
+    checkpoint = _epoch_checkpoint(resume, recipe=recipe, x=x, targets=targets, validation=validation, settings={
+        "seed": seed, "loss": loss, "loss_params": loss_params, "bf16": bf16, "device": device.type,
+        "co_teaching": dataclasses.asdict(co_teaching) if co_teaching else None})
+    parts = {"models": models, "optimizers": optimizers, "best": best, "randomness": randomness}
+    train_loss, step, done = [], 0, 0
+    if checkpoint is not None and (saved := checkpoint.load()) is not None:
+        train_loss, step, done = _resume(saved, **parts)
     # A bar only in a terminal (disable=None: off when stderr is no TTY, e.g. a Snakemake log file).
-    progress = tqdm(total=recipe.epochs, desc="training", unit="epoch", disable=None, leave=False)
-    for epoch in range(1, recipe.epochs + 1):
+    progress = tqdm(total=recipe.epochs, initial=done, desc="training", unit="epoch", disable=None, leave=False)
+    for epoch in range(done + 1, recipe.epochs + 1):
         started = time.perf_counter()
         recorded, samples, step = _train_epoch(models, epoch_batches(), epoch=epoch, step=step, batch_loss=batch_loss,
                                                optimizers=optimizers, batch_size=recipe.batch_size, device=device)
@@ -398,7 +477,11 @@ def train_model(
                    training_seconds=training_seconds, seconds=time.perf_counter() - started, device=device, bf16=bf16)
         progress.set_postfix_str(f"loss {train_loss[-1]:.4f}", refresh=False)
         progress.update()
+        if checkpoint is not None and epoch < recipe.epochs:
+            checkpoint.save(_training_state(epoch=epoch, train_loss=train_loss, step=step, **parts))
     progress.close()
+    if checkpoint is not None:
+        checkpoint.remove()
     best.restore(models)
     return TrainingResult(model=models[0], best_epoch=recipe.epochs if best.best_epoch is None else best.best_epoch,
                           train_loss=train_loss, validation_accuracy=best.history,
