@@ -37,6 +37,8 @@ from enkcvs.resume import SUFFIX
 CARRIED_HOME = "results/carried"
 #: The rules that train models: the expensive jobs a carried run must not repeat.
 TRAINING_RULES = ("train_fold", "train_final_baseline", "train_final_selected")
+#: Where those rules write their outputs (and, while they train, their epoch checkpoints).
+TRAINING_OUTPUTS = ("results/folds/", "results/final/")
 #: Snakemake's working state in a working directory, and where a carried run keeps its parts of it.
 SNAKEMAKE_STATE = {"metadata": ".snakemake/metadata", "sittings": ".snakemake/log"}
 #: Snakemake writes one log per invocation, named by its local start time.
@@ -106,7 +108,7 @@ def finished_files(*, snakemake: Sequence[str], configfile: PathLike) -> list[st
 
 def in_flight_checkpoints() -> list[str]:
     """The epoch checkpoints of the training jobs not finished yet (a finished job removes its own)."""
-    return sorted(str(path) for stage in ("results/folds", "results/final") for path in Path(stage).rglob(f"*{SUFFIX}"))
+    return sorted(str(path) for stage in TRAINING_OUTPUTS for path in Path(stage).rglob(f"*{SUFFIX}"))
 
 
 def _sha256(path: Path) -> str:
@@ -150,6 +152,7 @@ def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root:
             if record.is_file():
                 (staging / "metadata").mkdir(exist_ok=True)
                 shutil.copyfile(record, staging / "metadata" / record.name)
+        training_jobs = sum(1 for path in files if path.startswith(TRAINING_OUTPUTS))
         checkpoints = []
         for path in in_flight_checkpoints():
             (staging / "files" / path).parent.mkdir(parents=True, exist_ok=True)
@@ -166,8 +169,7 @@ def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root:
             "files": {path: _sha256(staging / "files" / path) for path in files},
             "saves": [*previous, {
                 "saved": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                "training_jobs": sum(1 for path in files if path.startswith(("results/folds/", "results/final/"))
-                                     and not path.endswith(SUFFIX)),
+                "training_jobs": training_jobs,
                 "in_flight_checkpoints": len(checkpoints),
                 "sittings": sittings,
                 "machine": machine_description(),
