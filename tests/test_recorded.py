@@ -393,19 +393,23 @@ def test_diff_view_lists_a_table_whose_shape_changed(tmp_path):
     assert "| table2.csv |" in text and "(shape)" in text
 
 
-def _ladder_run(root: Path, name: str, *, model: str, settings: list[tuple[str, float]], shift: float) -> None:
+def _ladder_run(root: Path, name: str, *, model: str, settings: list[tuple[str, float]], shift: float,
+                dataset: str = "d", paper: str | None = None, samples: int | None = None) -> None:
     run = root / name
     run.mkdir(parents=True)
-    config = {"datasets": {"d": {"recipe": {"model": model}}}}
+    config = {"datasets": {dataset: {"recipe": {"model": model}}}}
     (run / "provenance.json").write_text(json.dumps({"config": yaml.safe_dump(config)}))
     ladder = pd.DataFrame([{
-        "dataset": "d", "noise_kind": kind, "noise_rate": rate, "seeds": 2, "oof_accuracy": 80 + shift,
+        "dataset": dataset, "noise_kind": kind, "noise_rate": rate, "seeds": 2, "oof_accuracy": 80 + shift,
         "precision": 93.0, "recall": 84.0 + shift, "cs_only_mean": 94.0, "css_only_mean": 90.0 + shift,
         "ss_only_mean": 83.0 + shift, "enkcvs_mean": 83.0 + shift} for kind, rate in settings])
     ladder.to_csv(run / "ablation.csv", index=False)
-    pd.DataFrame([{"dataset": "d", "noise_kind": kind, "noise_rate": rate, "method": method, "mean": mean}
+    pd.DataFrame([{"dataset": dataset, "paper_dataset": paper, "noise_kind": kind, "noise_rate": rate,
+                   "method": method, "mean": mean}
                   for kind, rate in settings for method, mean in (("coteaching", 88.0), ("sl", 86.0 - shift))]
                  ).to_csv(run / "table2.csv", index=False)
+    if samples is not None:
+        pd.DataFrame([{"dataset": dataset, "train": samples}]).to_csv(run / "datasets.csv", index=False)
 
 
 def test_ladder_beside_sets_two_runs_side_by_side_on_their_shared_settings(tmp_path):
@@ -416,12 +420,27 @@ def test_ladder_beside_sets_two_runs_side_by_side_on_their_shared_settings(tmp_p
     assert [row.split("|")[1:4] for row in rows] == [[" d asym 0.4 ", " small ", " mlp     "],
                                                      [" d asym 0.4 ", " big   ", " cnn4    "]]
     cells = [[cell.strip() for cell in row.split("|")[4:-1]] for row in rows]
-    # seeds, out-of-fold, precision / recall, missed clean (CSS - CS), wrong labels (SS - CSS), CS only, E-NKCVS,
-    # Co-teaching, SL
-    assert cells == [["2", "80.0", "93.0 / 84.0", "-4.0", "-7.0", "94.0", "83.0", "88.0", "86.0"],
-                     ["2", "84.0", "93.0 / 88.0", "0.0", "-7.0", "94.0", "87.0", "88.0", "82.0"]]
+    # training samples (no datasets.csv), seeds, out-of-fold, precision / recall, missed clean (CSS - CS), wrong
+    # labels (SS - CSS), CS only, E-NKCVS, Co-teaching, SL
+    assert cells == [["n/a", "2", "80.0", "93.0 / 84.0", "-4.0", "-7.0", "94.0", "83.0", "88.0", "86.0"],
+                     ["n/a", "2", "84.0", "93.0 / 88.0", "0.0", "-7.0", "94.0", "87.0", "88.0", "82.0"]]
     _ladder_run(tmp_path, "other", model="mlp", settings=[("sym", 0.8)], shift=0.0)
     assert "share no setting" in render_block("other/ladder-beside:big", root=tmp_path)
+
+
+def test_ladder_beside_matches_two_datasets_that_stand_for_the_same_paper_dataset(tmp_path):
+    """A sample of MNIST beside the full MNIST: other dataset names, one paper dataset, the sizes in a column."""
+    _ladder_run(tmp_path, "sample", model="cnn4", settings=[("asym", 0.4), ("sym", 0.2)], shift=0.0,
+                dataset="mnist5k", paper="MNIST", samples=4000)
+    _ladder_run(tmp_path, "full", model="cnn4", settings=[("asym", 0.4)], shift=4.0, dataset="mnist", paper="MNIST",
+                samples=60000)
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]]
+            for line in render_block("full/ladder-beside:sample", root=tmp_path).splitlines()[2:]]
+    assert [row[:6] for row in rows] == [["mnist5k asym 0.4", "sample", "cnn4", "4000", "2", "80.0"],
+                                         ["mnist asym 0.4", "full", "cnn4", "60000", "2", "84.0"]]
+    _ladder_run(tmp_path, "digits", model="cnn4", settings=[("asym", 0.4)], shift=0.0, dataset="mnist5k",
+                paper=None)
+    assert "share no setting" in render_block("digits/ladder-beside:full", root=tmp_path)
 
 
 def test_table2_beside_shows_each_shared_cell_with_its_change(tmp_path):

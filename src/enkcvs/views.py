@@ -234,26 +234,40 @@ def ladder_steps(run: Path) -> str:
     return frame.to_markdown(index=False) + "\n"
 
 
+def _training_samples(run: Path) -> dict[str, int]:
+    """Per dataset of a recorded run, its training samples (``datasets.csv``; none where the run has no such file)."""
+    path = run / "datasets.csv"
+    return pd.read_csv(path).set_index("dataset")["train"].to_dict() if path.is_file() else {}
+
+
 def ladder_beside(first: Path, second: Path) -> str:
     """The ablation ladders of two recorded runs side by side on the settings they share (view
-    ``<second>/ladder-beside:<first>``): each run's fold models, selection, the two losses inside SS, the oracle and
-    E-NKCVS, and the methods of their Table 2 that are no rung of the ladder (the baselines)."""
-    keys = ["dataset", "noise_kind", "noise_rate"]
+    ``<second>/ladder-beside:<first>``): each run's training samples, fold models, selection, the two losses inside
+    SS, the oracle and E-NKCVS, and the methods of their Table 2 that are no rung of the ladder (the baselines). A
+    setting is shared when the noise matches and the datasets are the same or stand for the same paper dataset (the
+    default's 4,000-image MNIST sample beside the full MNIST: what the data size alone changes)."""
+    keys = ["compared", "noise_kind", "noise_rate"]
     rows = []
     ladders = {run: pd.read_csv(run / "ablation.csv") for run in (first, second)}
-    rungs = {column.removesuffix("_mean") for ladder in ladders.values() for column in ladder if column.endswith("_mean")}
+    rungs = {column.removesuffix("_mean") for ladder in ladders.values() for column in ladder
+             if column.endswith("_mean")}
     both = pd.concat([pd.read_csv(run / "table2.csv") for run in (first, second)])
     rank = method_rank(both)
     baselines = sorted((m for m in rank if m not in rungs), key=rank.get)
-    for run in (first, second):
+    for order, run in enumerate((first, second)):
         ladder, results = ladders[run], pd.read_csv(run / "table2.csv")
+        papers = (results.dropna(subset=["paper_dataset"]).set_index("dataset")["paper_dataset"].to_dict()
+                  if "paper_dataset" in results else {})
+        samples = _training_samples(run)
         config = yaml.safe_load(json.loads((run / "provenance.json").read_text())["config"])
         for row in ladder.itertuples():
             method_means = results[(results["dataset"] == row.dataset) & (results["noise_kind"] == row.noise_kind)
                                    & (results["noise_rate"] == row.noise_rate)].set_index("method")["mean"]
             rows.append({
+                "compared": papers.get(row.dataset, row.dataset), "order": order,
                 "dataset": row.dataset, "noise_kind": row.noise_kind, "noise_rate": row.noise_rate,
                 "run": run.name, "model": config["datasets"][row.dataset]["recipe"]["model"],
+                "training samples": samples.get(row.dataset, "n/a"),
                 "seeds": row.seeds, "out-of-fold acc. %": row.oof_accuracy,
                 "precision / recall %": f"{row.precision:.1f} / {row.recall:.1f}",
                 "SS's missed clean samples": row.css_only_mean - row.cs_only_mean,
@@ -262,12 +276,12 @@ def ladder_beside(first: Path, second: Path) -> str:
                 **{METHOD_TITLES.get(m, m): method_means.get(m, np.nan) for m in baselines},
             })
     frame = pd.DataFrame(rows)
-    shared = frame.groupby(keys)["run"].transform("nunique") == 2
-    frame = frame[shared]
+    frame = frame[frame.groupby(keys)["run"].transform("nunique") == 2]
     if frame.empty:
         return f"`{second.name}` and `{first.name}` share no setting of the ablation ladder.\n"
+    frame = frame.sort_values([*keys, "order"], kind="stable")
     frame.insert(0, "setting", _setting_labels(frame))
-    frame = frame.sort_values("setting", kind="stable").drop(columns=keys)
+    frame = frame.drop(columns=[*keys, "order", "dataset"])
     return frame.to_markdown(index=False, floatfmt=".1f") + "\n"
 
 
