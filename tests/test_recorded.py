@@ -27,6 +27,7 @@ from enkcvs.views import (
     ladder_steps,
     noise_cost,
     paper_beside,
+    table1_agreement,
     table1_trend,
     table2_ordering,
 )
@@ -345,6 +346,22 @@ def test_table2_ordering_says_whether_enkcvs_comes_first_where_the_paper_has_it_
     assert "- d sym 0.6: CE + mixup (not in the paper) 91.0 > E-NKCVS 90.0 (paper: E-NKCVS 88.0)" in text
 
 
+def test_table1_agreement_reads_as_a_range_over_settings_and_as_one_value_for_one_setting(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    table = pd.DataFrame({"precision": [98.7, 95.0], "recall": [97.1, 90.0],
+                          "theorem1_precision": [99.5, 95.5], "theorem1_recall": [98.8, 94.0]})
+    table.to_csv(run / "table1.csv", index=False)
+    # the second setting's recall misses Theorem 1 by 4 points
+    assert table1_agreement(run) == ("Selection precision is 95.0-98.7 % and recall 90.0-97.1 % over 2 settings; the "
+                                     "corrected Theorem 1 is within 2 points of both in 1 of them (Theorem 1 minus "
+                                     "measured recall: +1.7 to +4.0 points).\n")
+    table.head(1).to_csv(run / "table1.csv", index=False)
+    assert table1_agreement(run) == ("Selection precision is 98.7 % and recall 97.1 % over 1 setting; the corrected "
+                                     "Theorem 1 is within 2 points of both (Theorem 1 minus measured recall: +1.7 "
+                                     "points).\n")
+
+
 def test_ranking_marks_ties_as_the_paper_prints_them():
     assert _ranking(pd.Series(["ce", "sl", "enkcvs"]), pd.Series([99.3, 99.1, 99.3])) == "CE 99.3 = E-NKCVS 99.3 > SL 99.1"
 
@@ -486,7 +503,7 @@ def test_paper_beside_sets_each_cell_beside_the_papers(tmp_path):
     text = paper_beside(run)
     assert text.startswith("Test accuracy (%) on the clean test set: run `run` (2 seeds per cell) beside the paper's "
                            "Table 2 (MNIST, mean of 5 runs)")
-    assert "E-NKCVS has the best mean of the paper's methods in 1 of 1 settings" in text  # without a paper cell: out
+    assert "E-NKCVS has the best mean of the paper's methods in 1 of 1 setting " in text  # without a paper cell: out
     assert text.splitlines()[-1] == "| m sym 0.6 | 50.0 (97.0) | **94.0** (98.5) |"
 
 

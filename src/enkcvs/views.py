@@ -99,7 +99,7 @@ def _ordering(table: pd.DataFrame) -> tuple[str, list[str]]:
         kept += ours and paper_first
         lines.append(line)
     verdict = "holds" if kept == claimed else "does not hold" if kept == 0 else "holds in part"
-    return (f"E-NKCVS has the best mean of the paper's methods in {first} of {len(lines)} settings (of all methods "
+    return (f"E-NKCVS has the best mean of the paper's methods in {first} of {_settings(len(lines))} (of all methods "
             "where a setting has no paper cell). The paper has it first (ties included) "
             f"in {claimed} of them, and here it is first in {kept} of those: the paper's ordering {verdict} "
             f"here."), lines
@@ -151,12 +151,16 @@ def table1_agreement(run: Path) -> str:
     table = pd.read_csv(run / "table1.csv")
     misses = (table["theorem1_precision"] - table["precision"]).abs().gt(2) | (
         table["theorem1_recall"] - table["recall"]).abs().gt(2)
+    recall_miss = table["theorem1_recall"] - table["recall"]
+    low, high = f"{recall_miss.min():+.1f}", f"{recall_miss.max():+.1f}"
+    if len(table) == 1:
+        agreement = "misses one of them by more than 2 points" if misses.any() else "is within 2 points of both"
+    else:
+        agreement = f"is within 2 points of both in {int((~misses).sum())} of them"
     return (
-        f"Selection precision is {table['precision'].min():.1f}-{table['precision'].max():.1f} % and recall "
-        f"{table['recall'].min():.1f}-{table['recall'].max():.1f} % over the {len(table)} settings; the corrected "
-        f"Theorem 1 is within 2 points of both in {int((~misses).sum())} of them "
-        f"(Theorem 1 minus measured recall: {(table['theorem1_recall'] - table['recall']).min():+.1f} to "
-        f"{(table['theorem1_recall'] - table['recall']).max():+.1f} points).\n"
+        f"Selection precision is {_span(table['precision'])} % and recall {_span(table['recall'])} % over "
+        f"{_settings(len(table))}; the corrected Theorem 1 {agreement} (Theorem 1 minus measured recall: "
+        f"{low if low == high else f'{low} to {high}'} points).\n"
     )
 
 
@@ -306,6 +310,10 @@ def table2_beside(first: Path, second: Path) -> str:
                         for row in largest.sort_values("method", key=lambda m: m.map(rank)).itertuples())
     return (f"Test accuracy (%) of run `{second.name}`, in parentheses `{first.name}`'s and the change. Largest "
             f"change per method: {changes}.\n\n" + frame.reset_index().to_markdown(index=False) + "\n")
+
+
+def _settings(count: int) -> str:
+    return "1 setting" if count == 1 else f"{count} settings"
 
 
 def _span(values: pd.Series) -> str:
