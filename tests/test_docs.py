@@ -11,14 +11,19 @@ PAGES = sorted({REPO / "README.md", *REPO.glob("docs/*.md"), REPO / "benchmarks"
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 
 
+def _without_fences(text: str) -> str:
+    return re.sub(r"^```.*?^```", "", text, flags=re.DOTALL | re.MULTILINE)
+
+
 def _prose(text: str) -> str:
     """The page without fenced code blocks and inline code, where brackets are code, not links."""
-    return re.sub(r"`[^`\n]*`", "", re.sub(r"^```.*?^```", "", text, flags=re.DOTALL | re.MULTILINE))
+    return re.sub(r"`[^`\n]*`", "", _without_fences(text))
 
 
 def _anchors(page: Path) -> set[str]:
-    """GitHub's anchors of a page's headings: lower case, punctuation but '-' and '_' dropped, spaces to '-'."""
-    headings = re.findall(r"^#+\s+(.*?)\s*$", _prose(page.read_text()), flags=re.MULTILINE)
+    """GitHub's anchors of a page's headings: lower case, punctuation but '-' and '_' dropped (an inline code span
+    keeps its text, without the backticks), spaces to '-'."""
+    headings = re.findall(r"^#+\s+(.*?)\s*$", _without_fences(page.read_text()), flags=re.MULTILINE)
     return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
 
 
