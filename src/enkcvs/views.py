@@ -149,10 +149,8 @@ def table1_agreement(run: Path) -> str:
     """Whether the run's Table 1 reads like the paper's (high precision) and how close the corrected Theorem 1
     comes to the measured precision and recall."""
     table = pd.read_csv(run / "table1.csv")
-    misses = (table["theorem1_precision"] - table["precision"]).abs().gt(2) | (
-        table["theorem1_recall"] - table["recall"]).abs().gt(2)
     recall_miss = table["theorem1_recall"] - table["recall"]
-    low, high = f"{recall_miss.min():+.1f}", f"{recall_miss.max():+.1f}"
+    misses = (table["theorem1_precision"] - table["precision"]).abs().gt(2) | recall_miss.abs().gt(2)
     if len(table) == 1:
         agreement = "misses one of them by more than 2 points" if misses.any() else "is within 2 points of both"
     else:
@@ -160,7 +158,7 @@ def table1_agreement(run: Path) -> str:
     return (
         f"Selection precision is {_span(table['precision'])} % and recall {_span(table['recall'])} % over "
         f"{_settings(len(table))}; the corrected Theorem 1 {agreement} (Theorem 1 minus measured recall: "
-        f"{low if low == high else f'{low} to {high}'} points).\n"
+        f"{_span(recall_miss, spec='+.1f', joiner=' to ')} points).\n"
     )
 
 
@@ -316,9 +314,10 @@ def _settings(count: int) -> str:
     return "1 setting" if count == 1 else f"{count} settings"
 
 
-def _span(values: pd.Series) -> str:
-    low, high = f"{values.min():.1f}", f"{values.max():.1f}"
-    return low if low == high else f"{low}-{high}"
+def _span(values: pd.Series, *, spec: str = ".1f", joiner: str = "-") -> str:
+    """The values' lowest and highest, formatted with ``spec``, or one of them where they read the same."""
+    low, high = f"{values.min():{spec}}", f"{values.max():{spec}}"
+    return low if low == high else f"{low}{joiner}{high}"
 
 
 def noise_cost(run: Path) -> str:
