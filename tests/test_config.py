@@ -184,3 +184,18 @@ def test_the_coteaching_actual_record_changes_only_the_forget_rate():
     assert actual["datasets"]["mnist"]["baselines"]["coteaching"]["forget_rate"] == "actual"
     actual["datasets"]["mnist"]["baselines"]["coteaching"]["forget_rate"] = "nominal"
     assert actual == full
+
+
+@pytest.mark.parametrize("parent", ["mnist-sample-paper", "trec-full"])
+def test_a_coteaching_actual_run_is_its_parent_at_the_asymmetric_settings_with_coteaching_alone(parent):
+    """Its Co-teaching cells sit beside the parent record's: same data, labels, seed and recipe, another forget rate."""
+    full = yaml.safe_load((REPO / "config" / f"{parent}.yaml").read_text())
+    actual = yaml.safe_load((REPO / "config" / f"{parent}-coteaching-actual.yaml").read_text())
+    (name, dataset), = actual["datasets"].items()
+    assert dataset["baselines"]["coteaching"]["forget_rate"] == "actual"
+    assert dataset["noise"] == [n for n in full["datasets"][name]["noise"] if n.startswith("asym")]
+    assert (actual["methods"], actual["ablation"]) == (["coteaching"], False)
+    dataset["baselines"]["coteaching"]["forget_rate"] = "nominal"
+    dataset["noise"] = full["datasets"][name]["noise"]
+    actual["methods"], actual["ablation"] = full["methods"], full["ablation"]
+    assert actual == full
