@@ -3,6 +3,7 @@
 import json
 import os
 import stat
+import subprocess
 
 import numpy as np
 import pandas as pd
@@ -10,7 +11,7 @@ import pytest
 
 from enkcvs.datasets import Dataset, load_dataset, save_dataset
 from enkcvs.sources import load_source
-from enkcvs.io import atomic_path, provenance, read_json, read_table, write_json, write_table
+from enkcvs.io import atomic_path, git_state, provenance, read_json, read_table, write_json, write_table
 
 
 def _frame():
@@ -119,3 +120,21 @@ def test_load_source_rejects_unknown_names_and_options():
         load_source("cifar1000")
     with pytest.raises(TypeError, match=r"source 'sklearn_digits' takes the options \[\], not \['root'\]"):
         load_source("sklearn_digits", root="x")
+
+
+def test_a_checkout_reads_as_changed_by_its_code_and_not_by_what_runs_write_under_results(tmp_path):
+    """A record that retired a carried run's tracked files left the next record's commit reading "dirty"."""
+    for path in ("code.py", "results/carried/run/manifest.json", "benchmarks/results/runs/old/table.md"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("one\n")
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "start"], check=True)
+    state = git_state.__wrapped__  # uncached: the checkout changes between calls
+    assert state(root=tmp_path)["dirty"] is False
+    (tmp_path / "results/carried/run/manifest.json").unlink()
+    (tmp_path / "benchmarks/results/runs/old/table.md").write_text("two\n")
+    assert state(root=tmp_path)["dirty"] is False
+    (tmp_path / "code.py").write_text("two\n")
+    assert state(root=tmp_path)["dirty"] is True

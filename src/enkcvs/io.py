@@ -33,10 +33,15 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+#: Folders of a checkout that hold what runs write (records, carried runs), not code: a record that retires a
+#: carried run's tracked files must not make the next record's checkout read as changed.
+DATA_FOLDERS = ("results", "benchmarks/results")
+
+
 @functools.cache
 def git_state(*, root: PathLike | None = None) -> dict[str, Any]:
     """Commit of the checkout at ``root`` (default: the one the library runs from), and whether its tracked files
-    differ from it.
+    outside :data:`DATA_FOLDERS` differ from it.
 
     ``{"commit": "unknown"}`` where that is not a git checkout (an installed wheel, a tarball).
     """
@@ -48,7 +53,8 @@ def git_state(*, root: PathLike | None = None) -> dict[str, Any]:
             ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
         ).stdout.strip()
         changes = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", ".",
+             *(f":(exclude){folder}" for folder in DATA_FOLDERS)],
             capture_output=True, text=True, check=True,
         ).stdout
     except (OSError, subprocess.CalledProcessError):
