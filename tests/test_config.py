@@ -115,11 +115,11 @@ CASES = [
     ("unknown augmentation", edited("datasets.digits.recipe.augment", "rotate"), ["'rotate' is not one of"]),
     ("real noise without a forget rate", edited("datasets.digits.noise", ["real"]),
      ["datasets.digits.noise has 'real' (unknown noise rate and true labels), so co-teaching's forget rate cannot "
-      "be 'nominal': set datasets.digits.baselines.coteaching.forget_rate to a number"]),
-    ("real noise with the actual forget rate",
-     edited("datasets.digits.baselines", {"sl": {"alpha": 0.1, "beta": 1.0}, "coteaching": {"forget_rate": "actual"}})
+      "be 'actual': set datasets.digits.baselines.coteaching.forget_rate to a number"]),
+    ("real noise with the nominal forget rate",
+     edited("datasets.digits.baselines", {"sl": {"alpha": 0.1, "beta": 1.0}, "coteaching": {"forget_rate": "nominal"}})
      .replace("- sym0.4\n    - asym0.3", "- real"),
-     ["so co-teaching's forget rate cannot be 'actual'"]),
+     ["so co-teaching's forget rate cannot be 'nominal'"]),
     # the baselines, as their authors train them
     ("SL without its values", edited("datasets.digits.baselines", DELETE),
      ["datasets.digits.baselines.sl needs alpha and beta (set ['alpha', 'beta']): symmetric cross-entropy has no "

@@ -480,6 +480,35 @@ def test_table2_beside_shows_each_shared_cell_with_its_change(tmp_path):
     assert "share no Table 2 cell" in render_block("elsewhere/table2-beside:after", root=tmp_path)
 
 
+def test_forget_rate_view_sets_two_forget_rates_beside_the_papers_coteaching_cell(tmp_path):
+    """Which forget rate each run chose comes from its recorded config, what it forgot from its noise table."""
+    def run(name, forget_rate, cells):
+        (tmp_path / name).mkdir()
+        config = {"datasets": {"d": {"baselines": {"coteaching": {"forget_rate": forget_rate}}}}}
+        (tmp_path / name / "provenance.json").write_text(json.dumps({"config": yaml.safe_dump(config)}))
+        pd.DataFrame([{"dataset": "d", "paper_dataset": "MNIST", "noise_kind": "asym", "noise_rate": rate,
+                       "method": method, "mean": mean, "runs": 1, "published": paper}
+                      for rate, method, mean, paper in cells]).to_csv(tmp_path / name / "table2.csv", index=False)
+        pd.DataFrame([{"dataset": "d", "noise_kind": "asym", "noise_rate": rate, "forget_rate_nominal": rate,
+                       "forget_rate_actual": rate / 2} for rate in (0.2, 0.4)]).to_csv(
+            tmp_path / name / "noise.csv", index=False)
+
+    run("nominal", "nominal", [(0.2, "coteaching", 96.9, 97.1), (0.4, "coteaching", 98.0, 88.8),
+                               (0.4, "ce", 80.0, 81.1)])
+    run("actual", "actual", [(0.2, "coteaching", 95.1, 97.1), (0.4, "coteaching", 94.6, 88.8)])
+    text = render_block("actual/forget-rate:nominal", root=tmp_path)
+    assert text.startswith("Co-teaching's test accuracy (%) with two forget rates beside the paper's cell, over 2 "
+                           "settings; nearer the paper: `nominal` (run `nominal`) in 1, 4.7 points from it on "
+                           "average; `actual` (run `actual`) in 1, 3.9 points from it on average.\n")
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in text.splitlines() if line.startswith("| ")]
+    assert rows[0] == ["setting", "paper", "nominal: forgets (%)", "actual: forgets (%)", "nominal: accuracy",
+                       "actual: accuracy", "nearer the paper"]
+    assert rows[1:] == [["d asym 0.2", "97.10", "20.00", "10.00", "96.90", "95.10", "nominal"],
+                        ["d asym 0.4", "88.80", "40.00", "20.00", "98.00", "94.60", "actual"]]
+    assert "both trained Co-teaching with forget rate `nominal`" in render_block("nominal/forget-rate:nominal",
+                                                                                  root=tmp_path)
+
+
 def test_ladder_steps_follow_the_runs_rungs(tmp_path):
     """A step between each two neighbouring rungs of the run's ladder, named where known, then last minus first: a
     new rung needs no change to the view."""

@@ -148,9 +148,10 @@ def test_noise_table_gives_the_share_of_wrong_labels_and_both_forget_rates(tiny_
     asym = table.loc["asym"]
     assert (asym["asymmetric_map"], asym["flipped_classes"], asym["classes"]) == ("mnist", 5, 10)
     assert asym["wrong_share_mean"] < 20.0 and asym["forget_rate_nominal"] == 0.3  # MNIST's map flips 5 of 10
-    coteaching = read_json(tiny_run / "results/final/digits/sym0.4/seed1/coteaching.json")
-    trained = coteaching["trained_with"]["co_teaching"]["forget_rate"]  # tiny.yaml: nominal, resolved by the job
-    assert trained == table.loc["sym", "forget_rate_nominal"]
+    coteaching = read_json(tiny_run / "results/final/digits/asym0.3/seed1/coteaching.json")
+    trained = coteaching["trained_with"]["co_teaching"]["forget_rate"]  # tiny.yaml: the default, actual, resolved
+    labels, _ = read_table(tiny_run / "results/noise/digits/asym0.3/seed1.parquet")  # by the job on its labels
+    assert trained == pytest.approx(np.mean(labels["given"] != labels["true"])) and trained < 0.3
     shown = (tiny_run / "results/report/noise.md").read_text()
     assert "| 5 of 10 " in shown and "forget rate actual" in shown and "\\toprule" in (
         tiny_run / "results/report/noise.tex").read_text()
@@ -382,10 +383,13 @@ def test_table2_sets_reproduced_beside_published(tiny_run):
 
 def test_baseline_results_record_their_options(tiny_run):
     coteaching = read_json(tiny_run / "results/final/digits/sym0.4/seed1/coteaching.json")
-    # forget rate = the noise setting's rate (nominal), resolved by the job; 10 warm-up epochs ramp per epoch (auto)
-    assert coteaching["options"] == {"forget_rate": "nominal", "warmup_epochs": 10, "ramp": "auto", "mixup": False}
-    assert coteaching["trained_with"]["co_teaching"] == {"forget_rate": 0.4, "warmup_epochs": 10, "ramp": "auto",
-                                                         "per_step": False}
+    # forget rate = the labels' share of wrong ones (actual), resolved by the job; 10 warm-up epochs ramp per epoch
+    # (auto)
+    assert coteaching["options"] == {"forget_rate": "actual", "warmup_epochs": 10, "ramp": "auto", "mixup": False}
+    labels, _ = read_table(tiny_run / "results/noise/digits/sym0.4/seed1.parquet")
+    assert coteaching["trained_with"]["co_teaching"] == {
+        "forget_rate": pytest.approx(np.mean(labels["given"] != labels["true"])), "warmup_epochs": 10, "ramp": "auto",
+        "per_step": False}
     sl = read_json(tiny_run / "results/final/digits/sym0.4/seed1/sl.json")
     assert sl["options"] == {"alpha": 0.01, "beta": 1.0, "mixup": False}
     assert sl["trained_with"]["loss"] == {"name": "sl", "alpha": 0.01, "beta": 1.0}

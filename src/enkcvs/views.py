@@ -310,6 +310,51 @@ def table2_beside(first: Path, second: Path) -> str:
             f"change per method: {changes}.\n\n" + frame.reset_index().to_markdown(index=False) + "\n")
 
 
+def _coteaching_cells(run: Path) -> pd.DataFrame:
+    """The run's Co-teaching cells of Table 2 with the paper's, its ``forget_rate`` choice (from the recorded
+    config) and the share of each batch that choice forgot (%, from the noise table)."""
+    config = yaml.safe_load(json.loads((run / "provenance.json").read_text())["config"])
+    keys = ["dataset", "noise_kind", "noise_rate"]
+    frame = pd.read_csv(run / "table2.csv").query("method == 'coteaching' and runs > 0").merge(
+        pd.read_csv(run / "noise.csv"), on=keys, how="left")
+    frame["choice"] = [str(((config["datasets"][name].get("baselines") or {}).get("coteaching") or {})
+                           .get("forget_rate", "the default")) for name in frame["dataset"]]
+    frame["forgets"] = [100 * (row.forget_rate_actual if row.choice == "actual" else
+                               row.forget_rate_nominal if row.choice == "nominal" else float(row.choice))
+                        for row in frame.itertuples()]
+    return frame[[*keys, "choice", "forgets", "mean", "published"]]
+
+
+def forget_rate_beside(first: Path, second: Path) -> str:
+    """Co-teaching's Table 2 cells of two runs that differ in its forget rate, beside the paper's (view
+    ``<second>/forget-rate:<first>``): a row per setting both ran with a paper cell, the share of each batch each run
+    forgot (the nominal epsilon or the labels' measured share of wrong ones), its test accuracy and which comes nearer
+    the paper's; then how often each does and the mean distances from the paper."""
+    both = _coteaching_cells(first).merge(_coteaching_cells(second), on=["dataset", "noise_kind", "noise_rate"],
+                                          suffixes=("_1", "_2")).dropna(subset=["published_1"])
+    if both.empty:
+        return f"`{second.name}` and `{first.name}` share no Co-teaching cell beside a paper cell.\n"
+    names = {side: both[f"choice_{side}"].iloc[0] for side in ("1", "2")}
+    if names["1"] == names["2"]:
+        return f"`{second.name}` and `{first.name}` both trained Co-teaching with forget rate `{names['1']}`.\n"
+    runs = {"1": first.name, "2": second.name}
+    distance = {side: (both[f"mean_{side}"] - both["published_1"]).abs() for side in names}
+    nearer = np.select([distance["2"] < distance["1"], distance["1"] < distance["2"]],
+                       [names["2"], names["1"]], "tie")
+    frame = pd.DataFrame({
+        "setting": _setting_labels(both),
+        "paper": both["published_1"],
+        **{f"{names[side]}: forgets (%)": both[f"forgets_{side}"] for side in names},
+        **{f"{names[side]}: accuracy": both[f"mean_{side}"] for side in names},
+        "nearer the paper": nearer,
+    })
+    counts = "; ".join(f"`{names[side]}` (run `{runs[side]}`) in {int((nearer == names[side]).sum())}, "
+                       f"{distance[side].mean():.1f} points from it on average" for side in names)
+    return (f"Co-teaching's test accuracy (%) with two forget rates beside the paper's cell, over "
+            f"{_settings(len(frame))}; nearer the paper: {counts}.\n\n"
+            + frame.to_markdown(index=False, floatfmt=".2f") + "\n")
+
+
 def _settings(count: int) -> str:
     return "1 setting" if count == 1 else f"{count} settings"
 
@@ -468,4 +513,5 @@ PAIR_VIEWS: dict[str, Callable[[Path, Path], str]] = {
     "diff": run_difference,
     "ladder-beside": ladder_beside,
     "table2-beside": table2_beside,
+    "forget-rate": forget_rate_beside,
 }
