@@ -47,7 +47,10 @@ def run_line(run: Path) -> str:
     commit = meta["git"].get("commit", "unknown")[:7] + (" (dirty)" if meta["git"].get("dirty") else "")
     jobs = f"{meta['jobs']} jobs in " if meta.get("jobs") else ""
     parts = len(meta.get("sittings") or [])
-    over = f" (over {parts} sittings, the run killed and resumed)" if parts > 1 else ""
+    # a run given targets to build first invokes Snakemake once per group and once for the rest, in one sitting
+    invocations = len(meta.get("first") or []) + 1
+    over = (f" (over {parts} sittings, the run killed and resumed)" if parts > invocations else
+            f" (in {parts} Snakemake invocations: the targets asked for first, then the rest)" if parts > 1 else "")
     command = meta.get("command") or []
     asked = command[command.index("--cores") + 1] if "--cores" in command[:-1] else "all"
     cores = f"{host['cores']} cores" if asked == "all" else f"{asked} of the {host['cores']} cores"
@@ -328,10 +331,12 @@ def _coteaching_cells(run: Path) -> pd.DataFrame:
 def forget_rate_beside(first: Path, second: Path) -> str:
     """Co-teaching's Table 2 cells of two runs that differ in its forget rate, beside the paper's (view
     ``<second>/forget-rate:<first>``): a row per setting both ran with a paper cell, the share of each batch each run
-    forgot (the nominal epsilon or the labels' measured share of wrong ones), its test accuracy and which comes nearer
-    the paper's; then how often each does and the mean distances from the paper."""
-    both = _coteaching_cells(first).merge(_coteaching_cells(second), on=["dataset", "noise_kind", "noise_rate"],
-                                          suffixes=("_1", "_2")).dropna(subset=["published_1"])
+    forgot (the nominal epsilon or the labels' measured share of wrong ones), its test accuracy, which comes nearer
+    the paper's and, where either run trained it, E-NKCVS on the same labels; then how often each rate comes nearer,
+    the mean distances from the paper and how often E-NKCVS is ahead of Co-teaching under each."""
+    keys = ["dataset", "noise_kind", "noise_rate"]
+    both = _coteaching_cells(first).merge(_coteaching_cells(second), on=keys, suffixes=("_1", "_2")).dropna(
+        subset=["published_1"])
     if both.empty:
         return f"`{second.name}` and `{first.name}` share no Co-teaching cell beside a paper cell.\n"
     names = {side: both[f"choice_{side}"].iloc[0] for side in ("1", "2")}
@@ -341,17 +346,25 @@ def forget_rate_beside(first: Path, second: Path) -> str:
     distance = {side: (both[f"mean_{side}"] - both["published_1"]).abs() for side in names}
     nearer = np.select([distance["2"] < distance["1"], distance["1"] < distance["2"]],
                        [names["2"], names["1"]], "tie")
+    enkcvs = pd.concat([pd.read_csv(run / "table2.csv").query("method == 'enkcvs' and runs > 0")
+                        for run in (first, second)]).drop_duplicates(keys)[[*keys, "mean"]]
+    both = both.merge(enkcvs.rename(columns={"mean": "enkcvs"}), on=keys, how="left")
     frame = pd.DataFrame({
         "setting": _setting_labels(both),
         "paper": both["published_1"],
         **{f"{names[side]}: forgets (%)": both[f"forgets_{side}"] for side in names},
         **{f"{names[side]}: accuracy": both[f"mean_{side}"] for side in names},
         "nearer the paper": nearer,
-    })
+        "E-NKCVS": both["enkcvs"],
+    }).dropna(axis=1, how="all")
     counts = "; ".join(f"`{names[side]}` (run `{runs[side]}`) in {int((nearer == names[side]).sum())}, "
                        f"{distance[side].mean():.1f} points from it on average" for side in names)
+    ahead = both["enkcvs"].notna()
+    leads = ("" if not ahead.any() else " E-NKCVS on the same labels is ahead of Co-teaching in " + " and ".join(
+        f"{int((both.loc[ahead, 'enkcvs'] > both.loc[ahead, f'mean_{side}']).sum())} of {int(ahead.sum())} with "
+        f"`{names[side]}`" for side in names) + ".")
     return (f"Co-teaching's test accuracy (%) with two forget rates beside the paper's cell, over "
-            f"{_settings(len(frame))}; nearer the paper: {counts}.\n\n"
+            f"{_settings(len(frame))}; nearer the paper: {counts}.{leads}\n\n"
             + frame.to_markdown(index=False, floatfmt=".2f") + "\n")
 
 
