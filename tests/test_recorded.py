@@ -514,6 +514,10 @@ def test_forget_rate_view_sets_two_forget_rates_beside_the_papers_coteaching_cel
                         ["d asym 0.4", "88.80", "40.00", "20.00", "98.00", "94.60", "actual", "96.00"]]
     assert "both trained Co-teaching with forget rate `nominal`" in render_block("nominal/forget-rate:nominal",
                                                                                   root=tmp_path)
+    run("fixed", 0.3, [(0.4, "coteaching", 90.0, 88.8)])  # a number is forgotten as it is
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]]
+            for line in render_block("fixed/forget-rate:nominal", root=tmp_path).splitlines() if line.startswith("| ")]
+    assert rows[0][2:4] == ["nominal: forgets (%)", "0.3: forgets (%)"] and rows[1][2:4] == ["40.00", "30.00"]
 
 
 def test_ladder_steps_follow_the_runs_rungs(tmp_path):
