@@ -505,8 +505,8 @@ def test_forget_rate_view_sets_two_forget_rates_beside_the_papers_coteaching_cel
     text = render_block("actual/forget-rate:nominal", root=tmp_path)
     assert text.startswith("Co-teaching's test accuracy (%) with two forget rates beside the paper's cell, over 2 "
                            "settings; nearer the paper: `nominal` (run `nominal`) in 1, 4.7 points from it on "
-                           "average; `actual` (run `actual`) in 1, 3.9 points from it on average. E-NKCVS on the same labels is "
-                           "ahead of Co-teaching in 0 of 2 with `nominal` and 2 of 2 with `actual`.\n")
+                           "average; `actual` (run `actual`) in 1, 3.9 points from it on average. E-NKCVS on the "
+                           "same labels is ahead of Co-teaching in 0 of 2 with `nominal` and 2 of 2 with `actual`.\n")
     rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in text.splitlines() if line.startswith("| ")]
     assert rows[0] == ["setting", "paper", "nominal: forgets (%)", "actual: forgets (%)", "nominal: accuracy",
                        "actual: accuracy", "nearer the paper", "E-NKCVS"]

@@ -24,6 +24,9 @@ from enkcvs.paper import published_results
 #: Where recorded runs live, relative to the repository root: the runs the pages cite as results (and as evidence of
 #: reproducibility), then one-off speed comparisons. A run's name is unique over both.
 RUN_HOMES = ("results/recorded", "benchmarks/results/runs")
+
+#: The columns that name a setting in a run's tables.
+SETTING = ["dataset", "noise_kind", "noise_rate"]
 def _location(run: Path) -> str:
     """Where a run lives, as the pages name it: its home (:data:`RUN_HOMES`) and name."""
     folder = run.parent.as_posix()
@@ -87,7 +90,7 @@ def _ranking(methods: pd.Series, values: pd.Series) -> str:
 def _ordering(table: pd.DataFrame) -> tuple[str, list[str]]:
     """The verdict sentence of :func:`table2_ordering` and its line per setting."""
     lines, first, claimed, kept = [], 0, 0, 0
-    for (dataset, kind, rate), rows in table.groupby(["dataset", "noise_kind", "noise_rate"], sort=False):
+    for (dataset, kind, rate), rows in table.groupby(SETTING, sort=False):
         line = f"- {dataset} {kind} {rate:g}: {_ranking(rows['method'], rows['mean'])}"
         published = rows["published"] if "published" in rows else pd.Series(float("nan"), index=rows.index)
         papers = bool(published.notna().any())
@@ -264,7 +267,7 @@ def ladder_beside(first: Path, second: Path) -> str:
         papers = (results.dropna(subset=["paper_dataset"]).set_index("dataset")["paper_dataset"].to_dict()
                   if "paper_dataset" in results else {})
         samples = _training_samples(run)
-        config = yaml.safe_load(json.loads((run / "provenance.json").read_text())["config"])
+        config = _recorded_config(run)
         for row in ladder.itertuples():
             method_means = results[(results["dataset"] == row.dataset) & (results["noise_kind"] == row.noise_kind)
                                    & (results["noise_rate"] == row.noise_rate)].set_index("method")["mean"]
@@ -295,7 +298,7 @@ def table2_beside(first: Path, second: Path) -> str:
     ran, a column per method both trained (the paper's order), each cell the second run's mean, the first's in
     parentheses and the change; then per method the largest change, to tell a changed method from the spread of the
     unchanged ones."""
-    keys = ["dataset", "noise_kind", "noise_rate", "method"]
+    keys = [*SETTING, "method"]
     tables = [pd.read_csv(run / "table2.csv").query("runs > 0").set_index(keys)["mean"] for run in (first, second)]
     both = pd.concat(tables, axis=1, keys=["first", "second"], join="inner").reset_index()
     if both.empty:
@@ -313,20 +316,23 @@ def table2_beside(first: Path, second: Path) -> str:
             f"change per method: {changes}.\n\n" + frame.reset_index().to_markdown(index=False) + "\n")
 
 
-def _coteaching_cells(run: Path) -> pd.DataFrame:
-    """The run's Co-teaching cells of Table 2 with the paper's, its ``forget_rate`` choice (from the recorded
-    config) and the share of each batch that choice forgot (%, from the noise table)."""
-    config = yaml.safe_load(json.loads((run / "provenance.json").read_text())["config"])
-    keys = ["dataset", "noise_kind", "noise_rate"]
-    frame = pd.read_csv(run / "table2.csv").query("method == 'coteaching' and runs > 0").merge(
-        pd.read_csv(run / "noise.csv"), on=keys, how="left")
+def _recorded_config(run: Path) -> dict:
+    """The config a recorded run ran with, as its provenance keeps it."""
+    return yaml.safe_load(json.loads((run / "provenance.json").read_text())["config"])
+
+
+def _coteaching_cells(run: Path, table: pd.DataFrame) -> pd.DataFrame:
+    """The Co-teaching cells of the run's Table 2 frame ``table`` with the paper's, the run's ``forget_rate`` choice
+    (from its recorded config) and the share of each batch that choice forgot (%, from its noise table)."""
+    config = _recorded_config(run)
+    frame = table.query("method == 'coteaching'").merge(pd.read_csv(run / "noise.csv"), on=SETTING, how="left")
     # a config that leaves it unset trained with the schema's default of its commit, which the record does not keep
     frame["choice"] = [str(((config["datasets"][name].get("baselines") or {}).get("coteaching") or {})
                            .get("forget_rate", "unset")) for name in frame["dataset"]]
     frame["forgets"] = 100 * np.select([frame["choice"] == "actual", frame["choice"] == "nominal"],
                                        [frame["forget_rate_actual"], frame["forget_rate_nominal"]],
                                        pd.to_numeric(frame["choice"], errors="coerce"))
-    return frame[[*keys, "choice", "forgets", "mean", "published"]]
+    return frame[[*SETTING, "choice", "forgets", "mean", "published"]]
 
 
 def forget_rate_beside(first: Path, second: Path) -> str:
@@ -335,9 +341,9 @@ def forget_rate_beside(first: Path, second: Path) -> str:
     forgot (the nominal epsilon or the labels' measured share of wrong ones), its test accuracy, which comes nearer
     the paper's and, where either run trained it, E-NKCVS on the same labels; then how often each rate comes nearer,
     the mean distances from the paper and how often E-NKCVS is ahead of Co-teaching under each."""
-    keys = ["dataset", "noise_kind", "noise_rate"]
-    both = _coteaching_cells(first).merge(_coteaching_cells(second), on=keys, suffixes=("_1", "_2")).dropna(
-        subset=["published_1"])
+    tables = [pd.read_csv(run / "table2.csv").query("runs > 0") for run in (first, second)]
+    both = _coteaching_cells(first, tables[0]).merge(_coteaching_cells(second, tables[1]), on=SETTING,
+                                                     suffixes=("_1", "_2")).dropna(subset=["published_1"])
     if both.empty:
         return f"`{second.name}` and `{first.name}` share no Co-teaching cell beside a paper cell.\n"
     names = {side: both[f"choice_{side}"].iloc[0] for side in ("1", "2")}
@@ -347,9 +353,8 @@ def forget_rate_beside(first: Path, second: Path) -> str:
     distance = {side: (both[f"mean_{side}"] - both["published_1"]).abs() for side in names}
     nearer = np.select([distance["2"] < distance["1"], distance["1"] < distance["2"]],
                        [names["2"], names["1"]], "tie")
-    enkcvs = pd.concat([pd.read_csv(run / "table2.csv").query("method == 'enkcvs' and runs > 0")
-                        for run in (first, second)]).drop_duplicates(keys)[[*keys, "mean"]]
-    both = both.merge(enkcvs.rename(columns={"mean": "enkcvs"}), on=keys, how="left")
+    enkcvs = pd.concat(tables).query("method == 'enkcvs'").drop_duplicates(SETTING)[[*SETTING, "mean"]]
+    both = both.merge(enkcvs.rename(columns={"mean": "enkcvs"}), on=SETTING, how="left")
     frame = pd.DataFrame({
         "setting": _setting_labels(both),
         "paper": both["published_1"],
@@ -383,9 +388,8 @@ def noise_cost(run: Path) -> str:
     """What the noise costs each method, with each side's own ceiling taken out (view ``noise-cost``): here, a method's
     test accuracy minus CE's on the true labels (the ablation ladder's ceiling of this data and recipe); in the paper,
     its cell minus the paper's CE at noise 0 on that dataset. Settings with a paper cell only."""
-    keys = ["dataset", "noise_kind", "noise_rate"]
-    ceiling = pd.read_csv(run / "ablation.csv")[[*keys, "ce_true_mean"]]
-    results = pd.read_csv(run / "table2.csv").merge(ceiling, on=keys)
+    ceiling = pd.read_csv(run / "ablation.csv")[[*SETTING, "ce_true_mean"]]
+    results = pd.read_csv(run / "table2.csv").merge(ceiling, on=SETTING)
     results = results[results["published"].notna()]
     if results.empty:
         return f"`{run.name}` has no setting with both the ablation ladder and a paper cell.\n"
