@@ -199,3 +199,15 @@ def test_a_coteaching_actual_run_is_its_parent_at_the_asymmetric_settings_with_c
     dataset["noise"] = full["datasets"][name]["noise"]
     actual["methods"], actual["ablation"] = full["methods"], full["ablation"]
     assert actual == full
+
+
+def test_a_full_mnist_setting_record_is_mnist_full_at_another_noise_setting():
+    """Its cells join mnist-full's in one Table 2 row: same data, recipe, selection and seed."""
+    full = yaml.safe_load((REPO / "config" / "mnist-full.yaml").read_text())
+    setting = yaml.safe_load((REPO / "config" / "mnist-full-sym0.8.yaml").read_text())
+    dataset = setting["datasets"]["mnist"]
+    assert dataset.pop("noise") == ["sym0.8"] and full["datasets"]["mnist"].pop("noise") == ["asym0.4"]
+    assert dataset["baselines"]["coteaching"].pop("forget_rate") == "actual"
+    full["datasets"]["mnist"]["baselines"]["coteaching"].pop("forget_rate")
+    assert setting.pop("ablation") is False and full.pop("ablation") is True
+    assert setting == full
