@@ -121,6 +121,16 @@ CASES = [
      .replace("- sym0.4\n    - asym0.3", "- real"),
      ["so co-teaching's forget rate cannot be 'nominal'"]),
     # the baselines, as their authors train them
+    ("SL on an authors' schedule that does not exist",
+     edited("datasets.digits", {**BASE["datasets"]["digits"], "paper_name": None,
+                                "baselines": {"sl": {"alpha": 0.01, "beta": 1.0, "schedule": "authors"}}}),
+     ["datasets.digits: baseline 'sl' has no authors' schedule for paper dataset None (known: ['MNIST']): set "
+      "baselines.sl.schedule: dataset"]),
+    ("unknown SL schedule", edited("datasets.digits.baselines", {"sl": {"alpha": 0.1, "beta": 1.0, "schedule": "own"}}),
+     ["'own' is not one of ['dataset', 'authors']"]),
+    ("time-based decay with Adam", edited("datasets.digits.recipe", {**BASE["datasets"]["digits"]["recipe"],
+                                                                     "optimizer": "adam", "lr_step_decay": 0.01}),
+     ["datasets.digits.recipe.lr_step_decay applies to optimizer sgd only, not 'adam'"]),
     ("SL without its values", edited("datasets.digits.baselines", DELETE),
      ["datasets.digits.baselines.sl needs alpha and beta (set ['alpha', 'beta']): symmetric cross-entropy has no "
       "values that fit every dataset"]),
@@ -211,3 +221,15 @@ def test_a_full_mnist_setting_record_is_mnist_full_at_another_noise_setting():
     full["datasets"]["mnist"]["baselines"]["coteaching"].pop("forget_rate")
     assert setting.pop("ablation") is False and full.pop("ablation") is True
     assert setting == full
+
+
+def test_the_sl_authors_record_is_mnist_full_with_sl_alone_on_its_authors_schedule():
+    """Its SL cells sit beside mnist-full's and mnist-full-sym0.8's: same data, labels, seed, model and loss."""
+    full = yaml.safe_load((REPO / "config" / "mnist-full.yaml").read_text())
+    authors = yaml.safe_load((REPO / "config" / "mnist-full-sl-authors.yaml").read_text())
+    dataset = authors["datasets"]["mnist"]
+    assert dataset.pop("noise") == ["asym0.4", "sym0.8"] and full["datasets"]["mnist"].pop("noise") == ["asym0.4"]
+    assert dataset["baselines"]["sl"].pop("schedule") == "authors"
+    assert (authors.pop("methods"), authors.pop("ablation")) == (["sl"], False)
+    full.pop("methods"), full.pop("ablation")
+    assert authors == full

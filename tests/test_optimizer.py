@@ -84,3 +84,38 @@ def test_sgd_training_does_not_import_torch_dynamo():
     )
     imported = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True).stdout
     assert imported.strip() == "[]"
+
+
+def test_the_time_based_decay_divides_each_steps_lr_by_one_plus_decay_times_the_steps_taken():
+    """Keras' SGD(decay=d) inside the milestone schedule: step s of the whole run uses the epoch's lr / (1 + d s)."""
+    decay, ours, reference = 5e-3, _model(0), _model(0)
+    sgd = MomentumSGD(ours.parameters(), lr=0.1, momentum=0.9, weight_decay=0.0, milestones=[2], gamma=0.1,
+                      step_decay=decay)
+    torch_sgd = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    taken = {"steps": 0, "epochs": 0}
+
+    def reference_step():
+        epoch_lr = 0.1 * 0.1 if taken["epochs"] >= 2 else 0.1
+        torch_sgd.param_groups[0]["lr"] = epoch_lr / (1.0 + decay * taken["steps"])
+        torch_sgd.step()
+        taken["steps"] += 1
+
+    _train(ours, sgd.zero_grad, sgd.step, sgd.end_epoch, epochs=4)
+    _train(reference, lambda: torch_sgd.zero_grad(set_to_none=True), reference_step,
+           lambda: taken.update(epochs=taken["epochs"] + 1), epochs=4)
+    assert sgd.steps == 12 and sgd.lr == 0.1 * 0.1 / (1.0 + decay * 12)
+    for (name, mine), theirs in zip(ours.state_dict().items(), reference.state_dict().values()):
+        assert torch.equal(mine, theirs), name
+
+
+def test_a_resumed_optimizer_goes_on_with_the_steps_it_had_taken():
+    model = _model(0)
+    sgd = MomentumSGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.0, milestones=[], gamma=0.1,
+                      step_decay=0.01)
+    _train(model, sgd.zero_grad, sgd.step, sgd.end_epoch, epochs=2)
+    resumed = MomentumSGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.0, milestones=[], gamma=0.1,
+                          step_decay=0.01)
+    resumed.load_state_dict(sgd.state_dict())
+    assert resumed.steps == 6 and resumed.lr == sgd.lr == 0.1 / 1.06
+    assert recipe_optimizer(Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1, lr_step_decay=0.01),
+                            model.parameters()).step_decay == 0.01

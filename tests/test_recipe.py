@@ -5,6 +5,7 @@ from."""
 import dataclasses
 from pathlib import Path
 
+import pytest
 import yaml
 
 from enkcvs.recipe import Recipe
@@ -37,3 +38,31 @@ def test_every_recipe_default_is_the_schemas_default_and_vice_versa():
         else:
             assert "default" in spec and field.name not in schema["required"], field.name
             assert spec["default"] == default and type(spec["default"]) is type(default), field.name
+
+
+def test_the_authors_schedule_replaces_the_dataset_recipes_schedule_only_where_the_authors_give_one():
+    from enkcvs.recipe import AUTHORS_SCHEDULES, baseline_recipe
+
+    dataset = {"model": "cnn4", "optimizer": "sgd", "lr": 0.01, "epochs": 50, "milestones": [10, 30],
+               "weight_decay": 1e-4, "mixup_alpha": 0.3, "bf16": "auto"}
+    assert baseline_recipe(dataset, baseline="sl", schedule="dataset", paper_name="MNIST") is dataset
+    authors = baseline_recipe(dataset, baseline="sl", schedule="authors", paper_name="MNIST")
+    assert authors == {**dataset, **AUTHORS_SCHEDULES["sl"]["MNIST"]}
+    assert (authors["lr"], authors["milestones"], authors["lr_step_decay"], authors["weight_decay"]) == (
+        0.1, [11, 31], 5e-3, 0.0)
+    assert (authors["model"], authors["bf16"], authors["mixup_alpha"]) == ("cnn4", "auto", None)
+    Recipe.from_dict(authors)  # a valid recipe
+    for paper_name, baseline in [(None, "sl"), ("TREC", "sl"), ("MNIST", "coteaching")]:
+        with pytest.raises(ValueError, match="schedule: dataset"):
+            baseline_recipe(dataset, baseline=baseline, schedule="authors", paper_name=paper_name)
+    with pytest.raises(ValueError, match="unknown schedule"):
+        baseline_recipe(dataset, baseline="sl", schedule="theirs", paper_name="MNIST")
+
+
+def test_a_recipe_without_time_based_decay_keeps_the_form_it_had_before_it_existed():
+    """Records and epoch checkpoints are keyed by the recipe's mapping: an unused field must not change it."""
+    plain = Recipe(model="cnn4", optimizer="sgd", lr=0.01, epochs=2)
+    assert "lr_step_decay" not in plain.to_dict()
+    assert Recipe(**{**plain.__dict__, "lr_step_decay": 5e-3}).to_dict()["lr_step_decay"] == 5e-3
+    with pytest.raises(ValueError, match="optimizer sgd only"):
+        Recipe(model="cnn4", optimizer="adam", lr=0.01, epochs=2, lr_step_decay=5e-3)

@@ -435,3 +435,25 @@ def test_snakemake_report_gathers_tables_and_figures(tiny_run, run_snakemake, tm
     for name in ("table1.csv", "table2.csv", "table3.csv", "datasets.csv", "noise.csv", "sensitivity.png",
                  "theory.png"):
         assert name in html
+
+
+def test_a_run_of_baselines_alone_trains_no_fold_model_and_sl_trains_on_its_authors_schedule(tmp_path, run_snakemake,
+                                                                                              tiny_config):
+    config = yaml.safe_load(tiny_config.read_text())
+    digits = config["datasets"]["digits"]
+    digits["noise"], digits["baselines"]["sl"]["schedule"] = ["sym0.4"], "authors"
+    config.update(seeds=[1], methods=["sl"], ablation=False, compare_confident_learning=False,
+                  sensitivity={"enabled": False})
+    baselines = tmp_path / "baselines.yaml"
+    baselines.write_text(yaml.safe_dump(config))
+    done = run_snakemake(tmp_path, config=baselines)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not (tmp_path / "results/folds").exists() and not (tmp_path / "results/report/table1.csv").exists()
+    sl = read_json(tmp_path / "results/final/digits/sym0.4/seed1/sl.json")
+    assert sl["options"] == {"alpha": 0.01, "beta": 1.0, "mixup": False}  # the schedule went into the recipe
+    assert {key: sl["recipe"][key] for key in ("lr", "lr_step_decay", "milestones", "epochs", "weight_decay")} == {
+        "lr": 0.1, "lr_step_decay": 5e-3, "milestones": [11, 31], "epochs": 50, "weight_decay": 0.0}
+    assert sl["recipe"]["model"] == "cnn4" and sl["trained_with"]["mixup_alpha"] is None
+    table2 = pd.read_csv(tmp_path / "results/report/table2.csv")
+    assert table2[["method", "runs"]].values.tolist() == [["sl", 1]]
+    assert table2["mean"].iloc[0] == pytest.approx(100 * sl["test_accuracy"])

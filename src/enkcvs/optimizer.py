@@ -40,7 +40,9 @@ class MultiStepDecay:
 
 class MomentumSGD:
     """SGD with momentum and L2 weight decay, as ``torch.optim.SGD(parameters, lr, momentum, weight_decay)`` with a
-    ``MultiStepLR(milestones, gamma)`` schedule (dampening 0, no Nesterov), without importing ``torch._dynamo``."""
+    ``MultiStepLR(milestones, gamma)`` schedule (dampening 0, no Nesterov), without importing ``torch._dynamo``;
+    ``step_decay`` > 0 adds Keras' time-based decay: step s (0-based, over all epochs) uses the epoch's lr
+    / (1 + step_decay * s)."""
 
     def __init__(
         self,
@@ -51,11 +53,20 @@ class MomentumSGD:
         weight_decay: float,
         milestones: Iterable[int],
         gamma: float,
+        step_decay: float = 0.0,
     ) -> None:
         self.parameters = list(parameters)
-        self.momentum, self.weight_decay = momentum, weight_decay
+        self.momentum, self.weight_decay, self.step_decay = momentum, weight_decay, step_decay
         self.schedule = MultiStepDecay(lr=lr, milestones=milestones, gamma=gamma)
         self.momentum_buffers: dict[int, torch.Tensor] = {}  # parameter index -> buffer, created by the first step
+        self.steps = 0  # optimizer steps taken, for the time-based decay
+
+    @property
+    def lr(self) -> float:
+        """The learning rate of the next step."""
+        if not self.step_decay:
+            return self.schedule.lr
+        return self.schedule.lr / (1.0 + self.step_decay * self.steps)
 
     def zero_grad(self) -> None:
         for parameter in self.parameters:
@@ -72,7 +83,7 @@ class MomentumSGD:
             buffers,
             weight_decay=self.weight_decay,
             momentum=self.momentum,
-            lr=self.schedule.lr,
+            lr=self.lr,
             dampening=0.0,
             nesterov=False,
             maximize=False,
@@ -80,18 +91,21 @@ class MomentumSGD:
         )
         if self.momentum:
             self.momentum_buffers.update(zip(stepped, buffers))
+        self.steps += 1
 
     def end_epoch(self) -> None:
         self.schedule.end_epoch()
 
     def state_dict(self) -> dict:
-        """The momentum buffers (by parameter index) and the schedule, for :meth:`load_state_dict`."""
-        return {"momentum_buffers": dict(self.momentum_buffers), "schedule": self.schedule.state_dict()}
+        """The momentum buffers (by parameter index), the schedule and the steps taken, for :meth:`load_state_dict`."""
+        return {"momentum_buffers": dict(self.momentum_buffers), "schedule": self.schedule.state_dict(),
+                "steps": self.steps}
 
     def load_state_dict(self, state: dict) -> None:
         self.momentum_buffers = {int(index): buffer.to(self.parameters[int(index)].device)
                                  for index, buffer in state["momentum_buffers"].items()}
         self.schedule.load_state_dict(state["schedule"])
+        self.steps = state.get("steps", 0)  # checkpoints written before the time-based decay count no steps
 
 
 class TorchOptimizer:
@@ -124,7 +138,7 @@ def recipe_optimizer(recipe: Recipe, parameters: Iterable[torch.nn.Parameter]) -
     if recipe.optimizer == "sgd":
         return MomentumSGD(
             parameters, lr=recipe.lr, momentum=recipe.momentum, weight_decay=recipe.weight_decay,
-            milestones=recipe.milestones, gamma=recipe.lr_decay,
+            milestones=recipe.milestones, gamma=recipe.lr_decay, step_decay=recipe.lr_step_decay,
         )
     if recipe.optimizer == "adam":
         adam = torch.optim.Adam(parameters, lr=recipe.lr, weight_decay=recipe.weight_decay)

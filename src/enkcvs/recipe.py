@@ -17,6 +17,9 @@ class Recipe:
     weight_decay: float = 0.0  # L2 penalty
     milestones: tuple[int, ...] = field(default=())  # epochs at which the lr is multiplied by lr_decay
     lr_decay: float = 0.1  # lr factor at each milestone
+    # Keras' time-based decay (SGD's ``decay``), which SL's authors train with: each step's lr is the epoch's lr
+    # / (1 + lr_step_decay * optimizer steps taken so far); 0 = none. SGD only.
+    lr_step_decay: float = 0.0
     mixup_alpha: float | None = 0.3  # Beta(alpha, alpha) of Eq. mixup; None trains without mixup
     validation_fraction: float = 0.1  # share of a fold's training data held out to pick the best epoch
     augment: str | None = None  # batch augmentation by name in enkcvs.augment.AUGMENTATIONS; None: none
@@ -34,11 +37,54 @@ class Recipe:
         values["model_options"] = dict(values.get("model_options") or {})
         return cls(**values)
 
+    def __post_init__(self):
+        if self.lr_step_decay < 0 or (self.lr_step_decay and self.optimizer != "sgd"):
+            raise ValueError(f"recipe lr_step_decay {self.lr_step_decay} must be >= 0 and applies to optimizer sgd "
+                             f"only, not {self.optimizer!r}: set it to 0 or train with sgd")
+
     def to_dict(self) -> dict[str, Any]:
-        """Plain mapping for provenance metadata."""
+        """Plain mapping for provenance metadata; ``lr_step_decay`` only where it is used, so that the recipes of
+        records and epoch checkpoints made before it existed keep their form and digest."""
         values = asdict(self)
         values["milestones"] = list(self.milestones)
+        if not self.lr_step_decay:
+            del values["lr_step_decay"]
         return values
+
+
+#: The schedules baselines' authors train with in their own code, by baseline and the paper's dataset: the recipe
+#: fields they replace in the dataset's recipe (``baselines.<method>.schedule: authors``; PAPER-NOTES, Baselines).
+#: SL (Wang et al. 2019, YisenWang/symmetric_cross_entropy_for_noisy_labels, train_models.py and util.py) on MNIST:
+#: Keras SGD(lr=0.1, decay=5e-3, momentum=0.9), batch 128, 50 epochs, no augmentation, no weight penalty, and a
+#: LearningRateScheduler giving 0.1 while the 0-based epoch is <= 10, 0.01 to 30, 0.001 after: the lr falls after the
+#: 11th and the 31st epoch. Not reproduced: Keras applies the momentum to lr-scaled steps (PyTorch scales the
+#: accumulated ones by the current lr) and its batch norm averages with momentum 0.99 (PyTorch 0.9); the model is
+#: the dataset's (their MNIST model is the paper's cnn4 with he-normal initialisation).
+AUTHORS_SCHEDULES: dict[str, dict[str, dict[str, Any]]] = {
+    "sl": {
+        "MNIST": {"optimizer": "sgd", "lr": 0.1, "momentum": 0.9, "weight_decay": 0.0, "lr_step_decay": 5e-3,
+                  "milestones": [11, 31], "lr_decay": 0.1, "epochs": 50, "batch_size": 128, "mixup_alpha": None,
+                  "augment": None},
+    },
+}
+#: How a baseline's schedule is chosen (``baselines.<method>.schedule``): the dataset's recipe, or its authors'.
+SCHEDULES = ("dataset", "authors")
+
+
+def baseline_recipe(recipe: dict[str, Any], *, baseline: str, schedule: str, paper_name: str | None) -> dict[str, Any]:
+    """The recipe mapping a final model of ``baseline`` trains with: the dataset's ``recipe``, or, with ``schedule``
+    "authors", the dataset's recipe with the fields of :data:`AUTHORS_SCHEDULES` for ``baseline`` on the paper's
+    dataset ``paper_name`` replaced. ``ValueError`` naming the fix where the authors give no schedule for it."""
+    if schedule not in SCHEDULES:
+        raise ValueError(f"unknown schedule {schedule!r} for baseline {baseline!r}; use one of {list(SCHEDULES)}")
+    if schedule == "dataset":
+        return recipe
+    given = AUTHORS_SCHEDULES.get(baseline, {})
+    if paper_name not in given:
+        raise ValueError(
+            f"baseline {baseline!r} has no authors' schedule for paper dataset {paper_name!r} (known: "
+            f"{sorted(given) or 'none'}): set baselines.{baseline}.schedule: dataset, or paper_name to one of those")
+    return {**recipe, **given[paper_name]}
 
 
 #: Han et al.'s T_k (their code ramps over 10 epochs): a warm-up of at least this many whole epochs ramps per epoch, as

@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from enkcvs.config import config_problems, duplicate_key_problems
 from enkcvs.methods import BASELINE_METHODS, GAMMA_METHODS, SELECTION_METHODS
+from enkcvs.recipe import baseline_recipe
 from enkcvs.sources import SOURCES
 from enkcvs.text import checkpoint_slug
 
@@ -100,8 +101,19 @@ def get_text_inputs(wildcards):
 
 def get_baseline_options(wildcards):
     """Hyperparameters of one baseline on one dataset, whether it mixes included, as configured (co-teaching's
-    ``nominal`` or ``actual`` forget rate is resolved by the job: :func:`enkcvs.methods.resolve_forget_rate`)."""
-    return canonical(config["datasets"][wildcards.dataset]["baselines"].get(wildcards.baseline, {}))
+    ``nominal`` or ``actual`` forget rate is resolved by the job: :func:`enkcvs.methods.resolve_forget_rate`); its
+    schedule goes into its recipe (:func:`get_baseline_recipe`)."""
+    options = config["datasets"][wildcards.dataset]["baselines"].get(wildcards.baseline, {})
+    return canonical({key: value for key, value in options.items() if key != "schedule"})
+
+
+def get_baseline_recipe(wildcards):
+    """The recipe of one baseline on one dataset: the dataset's, or where ``baselines.<method>.schedule`` says
+    ``authors``, its authors' schedule for the paper's dataset (:func:`enkcvs.recipe.baseline_recipe`)."""
+    dataset = config["datasets"][wildcards.dataset]
+    schedule = dataset["baselines"].get(wildcards.baseline, {}).get("schedule", "dataset")
+    return canonical(baseline_recipe(dataset["recipe"], baseline=wildcards.baseline, schedule=schedule,
+                                     paper_name=dataset["paper_name"]))
 
 
 def get_final_selection(wildcards):
@@ -241,15 +253,23 @@ def get_oof_settings(wildcards):
     return canonical({key: value for key, value in entry.items() if key not in ("probabilities", "labels", "true_labels")})
 
 
+def selects():
+    """Whether the run votes a selection: some method trains on one, or the ablation ladder climbs to E-NKCVS.
+    A run of baselines alone trains no fold models, and so has no Table 1."""
+    return config["ablation"] or any(method in SELECTION_METHODS for method in config["methods"])
+
+
 def get_final_output():
-    """Table 3 and the dataset summary always; Table 1, the noise table, the theory figure, the training jobs' time
-    and memory and the confident-learning comparison when some run injects noise (runs on 'real' noise have no true
-    labels to score), Table 2 (and the ablation ladder when asked for) when such a run also has a test set; Figure 1
-    when enabled; label issues of the datasets that ask for them and of the user's own OOF sets."""
+    """Table 3 and the dataset summary always; the noise table, the training jobs' time and memory and the
+    confident-learning comparison when some run injects noise (runs on 'real' noise have no true labels to score),
+    Table 1 and the theory figure when it also selects; Table 2 (and the ablation ladder when asked for) when such a
+    run also has a test set; Figure 1 when enabled; label issues of the datasets that ask for them and of the
+    user's own OOF sets."""
     outputs = [*rules.table3.output, *rules.dataset_summary.output]
     if main_settings(real=False):
-        outputs += [*rules.table1.output, *rules.noise_table.output, *rules.theory_figure.output,
-                    *rules.resource_usage.output]
+        outputs += [*rules.noise_table.output, *rules.resource_usage.output]
+        if selects():
+            outputs += [*rules.table1.output, *rules.theory_figure.output]
     if evaluated(main_settings(real=False)):
         outputs += rules.table2.output
         if config["ablation"]:

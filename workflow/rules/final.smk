@@ -11,7 +11,7 @@ rule train_final_baseline:
         "results/benchmarks/final/{dataset}/{noise}/seed{seed}/{baseline}.tsv"
     params:
         method=lambda wildcards: wildcards.baseline,
-        recipe=get_dataset_setting("recipe"),
+        recipe=get_baseline_recipe,
         gamma=None,
         options=get_baseline_options,
     threads: 1

@@ -8,6 +8,8 @@ from enkcvs.methods import ABLATION_LADDER
 
 
 def get_table1_metrics(wildcards):
+    if not selects():
+        return []
     return selection_outputs(rules.select_samples.output.metrics, main_settings(real=False), main_point)
 
 
