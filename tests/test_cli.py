@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from PIL import Image
 
 from enkcvs.cli import main
 from test_oof import make_planted
@@ -130,3 +131,93 @@ def test_usage_errors_and_help():
     shown = subprocess.run([sys.executable, "-m", "enkcvs.cli", "find-issues", "--help"], capture_output=True,
                            text=True)
     assert shown.returncode == 0 and "--id-column" in shown.stdout and "label_quality" in shown.stdout
+
+
+def find_issues_args(directory, *extra):
+    return ["find-issues", "--probabilities", str(directory / "oof.npy"), "--labels", str(directory / "labels.csv"),
+            "--label-column", "animal", "--class-names", ",".join(NAMES),
+            "--out", str(directory / "out" / "issues.csv"), *extra]
+
+
+@pytest.fixture
+def reviewable(tmp_path, planted):
+    """The planted files plus 200 images (.npy (N, H, W, 3) and PNG files, one at an absolute path) and texts."""
+    rng = np.random.default_rng(3)
+    np.save(tmp_path / "images.npy", rng.integers(0, 256, size=(200, 6, 5, 3), dtype=np.uint8))
+    (tmp_path / "pictures").mkdir()
+    files = [f"pictures/{i}.png" for i in range(200)]
+    files[0] = str(tmp_path / files[0])  # absolute paths are read as they are
+    for i in range(200):
+        colour = tuple(int(c) for c in rng.integers(0, 256, size=3))
+        Image.new("RGB", (5, 6), colour).save(tmp_path / f"pictures/{i}.png")
+    labels = pd.read_csv(tmp_path / "labels.csv")
+    labels.assign(file=files, note=[f"note {i} | of\nrow {i}" for i in range(200)]).to_csv(tmp_path / "labels.csv",
+                                                                                          index=False)
+    return planted
+
+
+@pytest.mark.parametrize("option", [["--images", "images.npy"], ["--image-column", "file"]], ids=["npy", "column"])
+def test_the_review_sheet_of_user_images_is_written_beside_the_table(tmp_path, reviewable, capsys, option):
+    if option[0] == "--images":
+        option = ["--images", str(tmp_path / option[1])]
+    code = main(find_issues_args(tmp_path, *option, "--review-top", "5", "--id-column", "photo"))
+    assert code == 0, capsys.readouterr().err
+    out = tmp_path / "out"
+    assert sorted(path.name for path in out.iterdir()) == ["issues.csv", "issues.review.pdf", "issues.review.png"]
+    assert (out / "issues.review.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "issues.review.pdf").read_bytes()[:5] == b"%PDF-"
+    assert "review sheet" in capsys.readouterr().out
+
+
+def test_the_review_sheet_of_a_text_column_holds_the_top_samples(tmp_path, reviewable):
+    _, given, _ = reviewable
+    assert main(find_issues_args(tmp_path, "--text-column", "note", "--review-top", "6")) == 0
+    frame = pd.read_csv(tmp_path / "out" / "issues.csv")
+    sheet = (tmp_path / "out" / "issues.review.md").read_text()
+    assert sheet.startswith("# E-NKCVS ranking of labels.csv: M = 3 iterations")
+    rows = [line for line in sheet.splitlines() if line.startswith("|")][2:]
+    assert len(rows) == 6
+    for line, row in zip(rows, frame.head(6).to_dict("records")):
+        cells = [cell.strip() for cell in line.strip("|").replace("\\|", "\0").split("|")]
+        sample = row["sample"]
+        assert cells[:3] == [str(row["rank"]), str(sample), f"note {sample} \0 of ↵ row {sample}"]
+        assert cells[3:6] == [NAMES[given[sample]], row["suggested_label"], f"{row['votes']} of 3"]
+
+
+def with_missing_picture(directory):
+    (directory / "pictures" / "17.png").unlink()
+
+
+def with_unreadable_picture(directory):
+    for i in range(200):
+        (directory / "pictures" / f"{i}.png").write_bytes(b"no image")
+
+
+@pytest.mark.parametrize(
+    "option, change, message",
+    [
+        (["--images", "images.npy"], lambda d: np.save(d / "images.npy", np.zeros((150, 6, 5, 3))),
+         "150 images for 200 labelled samples. Fix: give one per labelled sample"),
+        (["--images", "images.npy"], lambda d: np.save(d / "images.npy", np.zeros((200, 30))),
+         r"an image batch is \(N, H, W\), \(N, H, W, C\) or \(N, C, H, W\) .* got shape \(200, 30\)"),
+        (["--image-column", "file"], with_missing_picture,
+         r"1 of 200 image files do not exist \(row 17: \S+pictures/17\.png; rows 0-based"),
+        (["--image-column", "file"], with_unreadable_picture,
+         r"the image file \S+pictures/\d+\.png \(row \d+, 0-based in sample order\) is unreadable"),
+        (["--text-column", "note", "--review-top", "0"], None, "--review-top 0: a review sheet shows N >= 1 samples"),
+        (["--images", "images.npy", "--text-column", "note"], None,
+         "--images and --text-column each choose what the review sheet shows; pass only one of them"),
+        (["--review-top", "3"], None, "pass --images, --image-column or --text-column too"),
+        (["--text-column", "notes"], None, r"no text column 'notes'; .* \(enkcvs find-issues: --text-column\)"),
+    ],
+    ids=["count", "shape", "missing", "unreadable", "top", "both", "top alone", "no column"],
+)
+def test_bad_review_inputs_exit_1_and_write_nothing(tmp_path, reviewable, capsys, option, change, message):
+    if change is not None:
+        change(tmp_path)
+    option = [str(tmp_path / value) if value.endswith(".npy") else value for value in option]
+    code = main(find_issues_args(tmp_path, *option))
+    assert code == 1
+    error = capsys.readouterr().err
+    assert error.startswith("enkcvs find-issues: error: ") and re.search(message, error), error
+    assert not (tmp_path / "out").exists()

@@ -69,3 +69,25 @@ def test_comparison_rows_and_columns(planted):
         select(probabilities=probabilities, labels=given, true_labels=true).precision
     )
     assert (rows["kept"] + rows["flagged"] == 200).all()
+
+
+def test_agreement_on_real_labels_counts_each_methods_flags_and_the_shared_top_k(planted):
+    from cleanlab.rank import get_label_quality_scores
+
+    from enkcvs.confident import CLEANLAB_DEFAULT_FILTER, agreement_on_real_labels
+
+    probabilities, given, _ = planted
+    frame = agreement_on_real_labels(probabilities=probabilities, given=given, threshold=2, tops=(20, 100, 500))
+    assert frame["set"].tolist() == ["flagged", "top 20", "top 100"]  # 500 > N = 200: left out
+    ours = ~select(probabilities=probabilities, labels=given, threshold=2).selected
+    mean = probabilities.mean(axis=0)
+    theirs = cleanlab_flags(probabilities=mean / mean.sum(axis=1, keepdims=True), labels=given,
+                            method=CLEANLAB_DEFAULT_FILTER)
+    assert frame.iloc[0, 1:].tolist() == [ours.sum(), theirs.sum(), (ours & theirs).sum()]
+    ranked = select(probabilities=probabilities, labels=given, threshold=2).label_quality.argsort(kind="stable")
+    cleanlab_ranked = get_label_quality_scores(labels=given, pred_probs=mean / mean.sum(axis=1, keepdims=True))
+    cleanlab_ranked = cleanlab_ranked.argsort(kind="stable")
+    for row, k in zip(frame.iloc[1:].itertuples(), (20, 100)):
+        assert (row._2, row.cleanlab, row.both) == (k, k, len(set(ranked[:k]) & set(cleanlab_ranked[:k])))
+    # planted errors are found by both: most of each top 20 is shared
+    assert frame.loc[1, "both"] >= 15

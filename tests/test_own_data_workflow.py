@@ -51,6 +51,7 @@ def own_run(tmp_path_factory, run_snakemake):
         "seeds": [1, 2],
         "selection": {"K": 3, "M": 2, "t": 2},
         "methods": ["ce", "enkcvs"],
+        "compare_confident_learning": True,
         "oof": {"mine": {"probabilities": "oof.npy", "labels": "labels.csv", "label_column": "label",
                          "id_column": "uid",
                          "true_labels": "true.npy", "threshold": 1}},
@@ -78,11 +79,45 @@ def test_planted_label_errors_rank_first_in_each_seed_and_merged(own_run, where)
     assert "flagged as likely mislabeled" in summary and "| rank" not in summary.split("\n")[0]
 
 
-def test_image_folder_issues_come_with_an_example_grid(own_run):
+def test_image_folder_issues_come_with_a_review_sheet(own_run):
     workdir, _ = own_run
-    issues = pd.read_parquet(workdir / "results" / "issues" / "photos" / "real" / "label_issues.parquet")
+    merged = workdir / "results" / "issues" / "photos" / "real"
+    issues = pd.read_parquet(merged / "label_issues.parquet")
     assert len(issues) == 18 and issues["path"].str.endswith(".png").all()
-    assert (workdir / "results" / "issues" / "photos" / "real" / "examples.png").stat().st_size > 0
+    assert (merged / "review.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (merged / "review.pdf").read_bytes()[:5] == b"%PDF-"
+    assert not (merged / "review.md").exists()
+
+
+def test_table_issues_come_with_a_markdown_review_sheet_of_ids_labels_and_features(own_run):
+    workdir, _ = own_run
+    merged = workdir / "results" / "issues" / "animals" / "real"
+    issues = pd.read_parquet(merged / "label_issues.parquet")
+    sheet = (merged / "review.md").read_text()
+    assert sheet.startswith("# animals, noise real: E-NKCVS ranking merged over seeds 1, 2 (K = 3; M = 2 iterations "
+                            "per seed, 4 in all; t = 2 per seed)")
+    lines = [line for line in sheet.splitlines() if line.startswith("|")]
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    assert header == ["rank", "photo", "given", "suggested", "votes", "label quality", "label issue",
+                      "x0", "x1", "x2", "x3", "x4"]
+    assert len(lines) - 2 == 36  # report.review_top's default
+    for line, row in zip(lines[2:], issues.to_dict("records")):
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        assert cells[:6] == [str(row["rank"]), row["photo"], row["given_label"], row["suggested_label"],
+                             f"{row['votes']} of 4", f"{row['label_quality']:.3f}"]
+    assert not (merged / "review.png").exists()
+
+
+def test_cleanlab_ranks_the_same_labels_beside_e_nkcvs_where_no_true_labels_exist(own_run):
+    workdir, planted = own_run
+    merged = workdir / "results" / "issues" / "animals" / "real"
+    issues = pd.read_parquet(merged / "label_issues.parquet")
+    agreement = pd.read_csv(merged / "confident_learning.csv")
+    assert agreement["set"].tolist() == ["flagged", "top 36", "top 100"]  # top 1000 > 300 samples: left out
+    flagged = agreement.iloc[0]
+    assert flagged["E-NKCVS"] == issues["is_label_issue"].sum() and 0 < flagged["both"] <= flagged["cleanlab"]
+    assert agreement.loc[1, "both"] >= 20  # the planted errors top both rankings
+    assert "filter_by=prune_by_noise_rate" in (merged / "confident_learning.md").read_text()
 
 
 def test_own_data_without_a_test_set_trains_no_final_model(own_run):

@@ -67,12 +67,16 @@ def test_table_reads_only_the_feature_columns_given(tmp_path):
     path = write_table(frame, tmp_path / "data.csv")
     dataset = own.load_table(path=path, label_column="label", feature_columns=["count", "a"])
     np.testing.assert_allclose(dataset.x_train[:, 0, 0], frame[["count", "a"]].to_numpy(np.float32))
+    assert dataset.feature_names == ("count", "a")  # the review sheet's column heads, kept in the prepared file
+    save_dataset(dataset, tmp_path / "prepared.npz")
+    assert load_dataset(tmp_path / "prepared.npz").feature_names == ("count", "a")
 
 
 def test_parquet_table_ignores_a_saved_dataframe_index(tmp_path):
     frame = make_table(seed=3).iloc[2:]  # no longer a RangeIndex: pandas stores it as a column
     path = write_table(frame, tmp_path / "data.parquet")
-    assert own.load_table(path=path, label_column="label").x_train.shape == (10, 1, 1, 3)
+    dataset = own.load_table(path=path, label_column="label")
+    assert dataset.x_train.shape == (10, 1, 1, 3) and dataset.feature_names == ("a", "b", "count")
 
 
 @pytest.mark.parametrize("labels, class_names, expected, mapping", [

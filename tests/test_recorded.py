@@ -574,3 +574,42 @@ def test_readme_regenerates_every_page(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().err.count("differs") == 3
     assert main(["readme"]) == 0 and main(["readme", "--check"]) == 0
     assert (tmp_path / "docs" / "a.md").read_text().count("| 1 |") == 1
+
+
+def test_a_record_keeps_the_merged_label_issue_rankings_with_their_flagged_rows(tmp_path):
+    from enkcvs.io import write_table
+
+    config = tmp_path / "config.yaml"
+    config.write_text("seeds: [1]\n")
+    merged = tmp_path / "issues" / "mnist" / "real"
+    (merged / "seed1").mkdir(parents=True)
+    ranking = pd.DataFrame({"sample": [3, 0, 1, 2], "official_image": ["test 0", "train 0", "train 1", "train 2"],
+                            "is_label_issue": [True, True, False, False], "rank": [1, 2, 3, 4]})
+    write_table(ranking, merged / "label_issues.parquet", metadata={"dataset": "mnist"})
+    write_table(ranking, merged / "seed1" / "label_issues.parquet", metadata={"dataset": "mnist"})
+    for name in ("summary.md", "review.png", "review-test.png", "confident_learning.csv", "review.pdf"):
+        (merged / name).write_text(name)
+    record = record_run(name="demo", configfile=config, report=_report(tmp_path / "report"), wall_seconds=1, jobs=1,
+                        command=[], root=tmp_path / "recorded", issues=tmp_path / "issues")
+    kept = record / "issues" / "mnist" / "real"
+    assert sorted(path.name for path in kept.iterdir()) == [
+        "confident_learning.csv", "label_issues.csv", "review-test.png", "review.png", "summary.md"]
+    assert pd.read_csv(kept / "label_issues.csv")["official_image"].tolist() == ["test 0", "train 0"]
+    assert not (record / "issues" / "mnist" / "real" / "seed1").exists()
+
+
+def test_label_issues_view_counts_the_flagged_samples_per_group_beside_cleanlab(tmp_path):
+    kept = tmp_path / "recorded" / "demo" / "issues" / "mnist" / "real"
+    kept.mkdir(parents=True)
+    (kept.parents[2] / "provenance.json").write_text("{}")
+    pd.DataFrame({"sample": [60003, 7, 9], "official_image": ["test 3", "train 7", "train 9"],
+                  "given_label": ["1 - one", "5 - five", "4 - four"], "iterations": 3}).to_csv(
+        kept / "label_issues.csv", index=False)
+    pd.DataFrame({"set": ["flagged", "top 36"], "E-NKCVS": [3, 36], "cleanlab": [5, 36], "both": [2, 30]}).to_csv(
+        kept / "confident_learning.csv", index=False)
+    text = render_block("demo/label-issues", root=tmp_path / "recorded")
+    assert text == (
+        "`mnist`, noise `real`: E-NKCVS flags 3 samples: 1 of its test samples and 2 of its train samples (selected "
+        "in fewer than t of 3 iterations). cleanlab's `find_label_issues` on the same out-of-fold probabilities "
+        "flags 5 samples, 2 of them flagged by both; of the 36 each ranks most likely mislabelled, 30 are the same "
+        "samples.\n")

@@ -19,6 +19,8 @@ CLEANLAB_DEFAULT_FILTER = "prune_by_noise_rate"
 #: ``method`` values of :func:`cleanlab.rank.get_label_quality_scores` whose rankings are compared here.
 CLEANLAB_SCORES = ("self_confidence", "normalized_margin", "confidence_weighted_entropy")
 SCORE_COLUMNS = ("kept", "flagged", "kept_precision", "kept_recall", "flagged_precision", "flagged_recall")
+#: The top-k sizes at which two rankings of labels whose errors are unknown (``real`` noise) are set side by side.
+AGREEMENT_TOPS = (36, 100, 1000)
 
 
 def cleanlab_flags(*, probabilities: np.ndarray, labels: np.ndarray, method: str) -> np.ndarray:
@@ -131,3 +133,43 @@ def compare_rankings(*, probabilities: np.ndarray, given: np.ndarray, true: np.n
     is_error = np.asarray(given) != np.asarray(true)
     return pd.DataFrame([{"method": name, **ranking_quality(label_quality=score, is_error=is_error)}
                          for name, score in scores.items()])
+
+
+def agreement_on_real_labels(*, probabilities: np.ndarray, given: np.ndarray, threshold: int,
+                             tops: tuple[int, ...] = AGREEMENT_TOPS) -> pd.DataFrame:
+    """E-NKCVS beside cleanlab's defaults on the same out-of-fold probabilities where no true labels exist to score
+    either (``real`` noise): how many samples each flags and both flag, and how many of each one's k most likely
+    mislabelled samples the other ranks in its top k too.
+
+    E-NKCVS flags the samples selected in fewer than ``threshold`` of the M iterations and ranks by label quality
+    (:func:`enkcvs.oof.select`); cleanlab flags by ``find_label_issues`` (:data:`CLEANLAB_DEFAULT_FILTER`) and ranks
+    by ``get_label_quality_scores`` (its default, self-confidence), both on the mean of the M iterations'
+    probabilities.
+
+    Parameters
+    ----------
+    probabilities : (M, N, Q) out-of-fold probabilities, one slice per iteration (every seed's, merged).
+    given : (N,) given labels in 0..Q-1.
+    threshold : t, the iterations that must select a sample to keep it.
+    tops : the k of the top-k rows (those above N are left out).
+
+    Returns
+    -------
+    Rows ``flagged`` and ``top <k>``; columns ``set``, ``E-NKCVS``, ``cleanlab`` (the set's sizes) and ``both``
+    (the samples in both sets).
+    """
+    from cleanlab.rank import get_label_quality_scores
+
+    ensemble = select(probabilities=probabilities, labels=given, threshold=threshold)  # checks all inputs
+    mean = np.asarray(probabilities, dtype=float).mean(axis=0)
+    mean = mean / mean.sum(axis=1, keepdims=True)  # float16-stored rows, as select() accepts them
+    flags = {"E-NKCVS": ~ensemble.selected,
+             "cleanlab": cleanlab_flags(probabilities=mean, labels=given, method=CLEANLAB_DEFAULT_FILTER)}
+    orders = {"E-NKCVS": np.argsort(ensemble.label_quality, kind="stable"),
+              "cleanlab": np.argsort(get_label_quality_scores(labels=given, pred_probs=mean), kind="stable")}
+    rows = [{"set": "flagged", **{name: int(flag.sum()) for name, flag in flags.items()},
+             "both": int((flags["E-NKCVS"] & flags["cleanlab"]).sum())}]
+    for k in (k for k in tops if k <= len(given)):
+        shared = np.intersect1d(orders["E-NKCVS"][:k], orders["cleanlab"][:k]).size
+        rows.append({"set": f"top {k}", "E-NKCVS": k, "cleanlab": k, "both": shared})
+    return pd.DataFrame(rows, columns=["set", "E-NKCVS", "cleanlab", "both"])

@@ -28,7 +28,8 @@ class Dataset:
     ``superclasses`` (Q,) gives each class's super-class where the source defines one (CIFAR-100's 20 coarse labels);
     ``image_root`` and ``image_transform`` describe how ``image_files`` samples are read (resize, crop);
     ``sample_ids`` (N,) are the user's own row ids from the column named ``id_column`` (own tables), carried into the
-    label-issue tables.
+    label-issue tables; ``feature_names`` (F,) name a table's features (stored as (N, 1, 1, F) images), for its review
+    sheet.
     """
 
     x_train: np.ndarray
@@ -42,6 +43,7 @@ class Dataset:
     image_transform: dict[str, Any] = field(default_factory=dict)
     sample_ids: np.ndarray | None = None  # (N,) int64 or str, unique
     id_column: str = ""
+    feature_names: tuple[str, ...] | None = None
 
     def __post_init__(self):
         if self.modality not in MODALITIES:
@@ -59,6 +61,8 @@ def save_dataset(dataset: Dataset, path: str | Path, *, metadata: dict[str, Any]
     optional = {} if dataset.superclasses is None else {"superclasses": np.asarray(dataset.superclasses, np.int64)}
     if dataset.sample_ids is not None:
         optional |= {"sample_ids": dataset.sample_ids, "id_column": np.array(dataset.id_column)}
+    if dataset.feature_names is not None:
+        optional |= {"feature_names": np.array(dataset.feature_names, dtype=str)}
     with atomic_path(path) as tmp, open(tmp, "wb") as handle:
         np.savez(
             handle,
@@ -91,6 +95,8 @@ def load_dataset(path: str | Path) -> Dataset:
                 image_transform=json.loads(str(arrays["image_transform"])),
                 sample_ids=arrays.get("sample_ids", None),
                 id_column=str(arrays.get("id_column", "")),
+                feature_names=tuple(str(name) for name in arrays["feature_names"]) if "feature_names" in arrays
+                else None,
             )
     except (zipfile.BadZipFile, EOFError, KeyError, ValueError, OSError) as error:
         raise ValueError(

@@ -1,5 +1,5 @@
-"""The report's figures (matplotlib): Figure 1's parameter sweep, Theorem 1 against the measured selection, E-NKCVS
-beside confident learning, and the grid of the most likely mislabelled images.
+"""The report's figures (matplotlib): Figure 1's parameter sweep, Theorem 1 against the measured selection, and E-NKCVS
+beside confident learning (the review sheet of the most likely mislabelled images is :mod:`enkcvs.review`'s).
 
 ``draw_*`` functions return the figure (for tests to inspect); the others write it to disk. matplotlib is imported
 inside each function: the workflow starts a process per report job, and most of them draw nothing.
@@ -8,14 +8,14 @@ inside each function: the workflow starts a process per report job, and most of 
 import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from enkcvs.io import PathLike, atomic_path
 from enkcvs.paper import TABLE1_SELECTION
 
 
-def _save_figure(figure, *, png: PathLike, pdf: PathLike, dpi: int) -> None:
+def save_figure(figure, *, png: PathLike, pdf: PathLike, dpi: int) -> None:
+    """``figure`` as PNG (at ``dpi``) and PDF, each written atomically."""
     # No creation date in the PDF, so identical runs (and resumed ones) write identical bytes.
     for path, kwargs in ((png, {"dpi": dpi}), (pdf, {"metadata": {"CreationDate": None}})):
         with atomic_path(path) as tmp:
@@ -108,7 +108,7 @@ def sensitivity_figure(
     import matplotlib.pyplot as plt
 
     figure = draw_sensitivity(points, K=K, M=M, t=t, published=published)
-    _save_figure(figure, png=png, pdf=pdf, dpi=dpi)
+    save_figure(figure, png=png, pdf=pdf, dpi=dpi)
     plt.close(figure)
 
 
@@ -130,7 +130,7 @@ def theory_figure(metrics: pd.DataFrame, *, png: PathLike, pdf: PathLike, dpi: i
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize="small")
     figure.tight_layout()
-    _save_figure(figure, png=png, pdf=pdf, dpi=dpi)
+    save_figure(figure, png=png, pdf=pdf, dpi=dpi)
     plt.close(figure)
 
 
@@ -194,37 +194,5 @@ def comparison_figure(frame: pd.DataFrame, *, png: PathLike, pdf: PathLike, dpi:
     import matplotlib.pyplot as plt
 
     figure = draw_comparison(frame)
-    _save_figure(figure, png=png, pdf=pdf, dpi=dpi)
+    save_figure(figure, png=png, pdf=pdf, dpi=dpi)
     plt.close(figure)
-
-
-def label_issue_grid(*, data, issues: pd.DataFrame, png: PathLike, dpi: int) -> None:
-    """``issues`` (a label-issue table's first rows, most likely mislabelled first) as a grid of their training images
-    from ``data`` (a :class:`enkcvs.datasets.Dataset`), each titled "given -> pseudo" with its rank, written as PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    columns = min(len(issues), 8)
-    rows = -(-len(issues) // columns)
-    figure, axes = plt.subplots(rows, columns, figsize=(1.6 * columns, 1.9 * rows), squeeze=False)
-    for axis in axes.flat:
-        axis.axis("off")
-    for axis, row in zip(axes.flat, issues.itertuples()):
-        axis.imshow(_image(data, row.sample), cmap="gray")
-        axis.set_title(f"#{row.rank}: {row.given_label} -> {row.suggested_label}", fontsize=7)
-    with atomic_path(png) as tmp:
-        figure.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
-    plt.close(figure)
-
-
-def _image(data, sample: int) -> np.ndarray:
-    """A training image as (H, W) or (H, W, 3) for display: from memory, or read from its file."""
-    if data.modality == "image_files":
-        from PIL import Image
-
-        with Image.open(Path(data.image_root) / data.x_train[sample]) as image:
-            return np.asarray(image.convert("RGB"))
-    image = np.moveaxis(data.x_train[sample], 0, -1)
-    return image[..., 0] if image.shape[-1] == 1 else image

@@ -337,10 +337,12 @@ def load_probabilities(path: PathLike) -> np.ndarray:
     return stack
 
 
-def load_labels(path: PathLike, *, column: str | None = None) -> np.ndarray:
+def load_labels(path: PathLike, *, column: str | None = None, what: str = "label") -> np.ndarray:
     """(N,) labels from a ``.npy`` array or a ``.csv`` / ``.parquet`` column (rows sorted by ``sample`` if present).
 
-    ``column`` may be omitted for a table with a single column (besides ``sample``).
+    ``column`` may be omitted for a table with a single column (besides ``sample``). ``what`` the column holds
+    (``"label"``, ``"id"``, ``"text"``, ``"image"``) names it, and the option of ``enkcvs find-issues`` that picks it,
+    in the error for a column the file lacks.
     """
     frame = _read_file(path, what="labels")
     if isinstance(frame, np.ndarray):
@@ -354,7 +356,7 @@ def load_labels(path: PathLike, *, column: str | None = None) -> np.ndarray:
         column = candidates[0]
     if column not in frame.columns:
         raise ValueError(
-            f"{path}: no label column {column!r}; the file has columns {list(frame.columns)}: pass column=<one of "
-            "them> (enkcvs find-issues: --label-column)"
+            f"{path}: no {what} column {column!r}; the file has columns {list(frame.columns)}: pass column=<one of "
+            f"them> (enkcvs find-issues: --{what}-column)"
         )
     return frame[column].to_numpy()

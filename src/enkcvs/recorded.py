@@ -29,7 +29,7 @@ import yaml
 
 from enkcvs.carry import CARRIED_HOME, restore_run, save_run, since_file, snakemake_logs
 from enkcvs.datasets import load_dataset
-from enkcvs.io import PathLike, atomic_folder, git_state, package_versions
+from enkcvs.io import PathLike, atomic_folder, git_state, package_versions, read_table
 from enkcvs.layout import DATASET
 from enkcvs.machine import instruction_set_limits, machine_description
 from enkcvs.pages import pages, regenerate_pages
@@ -39,13 +39,30 @@ from enkcvs.views import RUN_HOMES, compare_runs
 
 #: Rendered files a recorded run keeps (tables as Markdown and CSV, figures as PNG).
 RECORDED_SUFFIXES = (".md", ".csv", ".png")
+#: Where a run's label-issue rankings merged over its seeds lie: ``<dataset>/<noise>/`` below it.
+ISSUES = Path("results/issues")
+
+
+def keep_label_issues(*, issues: PathLike, into: PathLike) -> None:
+    """Copy every merged label-issue ranking of ``issues`` (``<dataset>/<noise>/``, not the seeds' own) into
+    ``into/issues/<dataset>/<noise>/``: its rendered files (summary, review sheets, cleanlab beside it) and, as
+    ``label_issues.csv``, the rows it flags (the full ranking of every sample stays with the run)."""
+    for table in sorted(Path(issues).glob("*/*/label_issues.parquet")):
+        kept = Path(into) / "issues" / table.parent.relative_to(issues)
+        kept.mkdir(parents=True)
+        for path in sorted(table.parent.iterdir()):
+            if path.is_file() and path.suffix in RECORDED_SUFFIXES:
+                shutil.copyfile(path, kept / path.name)
+        ranking = read_table(table)[0]
+        ranking[ranking["is_label_issue"]].to_csv(kept / "label_issues.csv", index=False)
 
 
 def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_seconds: float, jobs: int | None,
                command: list[str], root: PathLike = "results/recorded", git: dict | None = None,
                sittings: list[dict] | None = None, first: Sequence[Sequence[str]] = (),
-               data: dict | None = None, carried: list[dict] | None = None) -> Path:
-    """Copy a finished run's rendered report into ``root/name/`` with its provenance, replacing an earlier record of
+               data: dict | None = None, carried: list[dict] | None = None, issues: PathLike | None = None) -> Path:
+    """Copy a finished run's rendered report into ``root/name/`` with its provenance, and with ``issues`` (a run's
+    ``results/issues``) its merged label-issue rankings (:func:`keep_label_issues`), replacing an earlier record of
     that name as a whole (written beside it, then swapped in, so a failure leaves the old record). ``git`` is the
     checkout's state when the run started (default: now); ``sittings`` the Snakemake invocations the wall time sums
     (:func:`snakemake_sittings`); ``first`` the groups of targets ``command`` built, in order, before the rest;
@@ -60,6 +77,8 @@ def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_second
     with atomic_folder(root / name) as staging:
         for path in files:
             shutil.copyfile(path, staging / path.name)
+        if issues is not None:
+            keep_label_issues(issues=issues, into=staging)
         provenance = {
             "name": name,
             "recorded": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -159,7 +178,8 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
                         wall_seconds=sum(sitting["seconds"] for sitting in runs),
                         jobs=int(planned.group(1)) if planned else 0, command=command, git=git, sittings=runs,
                         root=root, first=first, data=data_provenance(configfile=configfile),
-                        carried=json.loads(manifest.read_text())["saves"] if manifest.is_file() else [])
+                        carried=json.loads(manifest.read_text())["saves"] if manifest.is_file() else [],
+                        issues=ISSUES)
     began.unlink()
     shutil.rmtree(manifest.parent, ignore_errors=True)
     return record

@@ -15,7 +15,7 @@ from enkcvs.comparison import (
     table3,
 )
 from enkcvs.datasets import load_dataset
-from enkcvs.figures import comparison_figure, label_issue_grid, sensitivity_figure, theory_figure
+from enkcvs.figures import comparison_figure, sensitivity_figure, theory_figure
 from enkcvs.io import PathLike, atomic_path, read_table
 from enkcvs.tables import (
     CONFIDENT_LEARNING_SCORES,
@@ -197,7 +197,43 @@ def render_ranking(
                 markdown=markdown, csv=csv, latex=latex, decimals=decimals)
 
 
-def render_label_issue_grid(*, dataset: PathLike, table: PathLike, top: int, png: PathLike, dpi: int) -> None:
-    """The ``top`` most likely mislabeled images of a label-issue table in a grid, each titled "given -> pseudo" with
-    its rank."""
-    label_issue_grid(data=load_dataset(dataset), issues=read_table(table)[0].head(top), png=png, dpi=dpi)
+def render_review_sheet(
+    *, dataset: PathLike, table: PathLike, top: int, png: PathLike | None = None, pdf: PathLike | None = None,
+    dpi: int = 150, markdown: PathLike | None = None, group: str | None = None
+) -> None:
+    """The review sheet of a dataset's label-issue ranking, its ``top`` samples most likely mislabelled first: a
+    figure of the images (:func:`enkcvs.review.draw_review_sheet`, in memory or read from their files) as ``png`` and
+    ``pdf``, or a Markdown ``markdown`` of the texts (:func:`enkcvs.review.text_sheet`) or of a table's feature rows
+    under their names (:func:`enkcvs.review.table_sheet`). ``group``: only the samples whose id's first word it is
+    (:attr:`enkcvs.sources.Source.id_groups`), each shown with its rank among all."""
+    from enkcvs.review import table_sheet, text_sheet, write_markdown, write_review_sheet
+
+    data = load_dataset(dataset)
+    issues, meta = read_table(table)
+    caption = ranking_caption(meta)
+    if group is not None:
+        issues = issues[issues[data.id_column].astype(str).str.startswith(f"{group} ")]
+        caption = f"{caption}; its {group} samples only, ranked among all {len(data.y_train)}"
+    sheet = {"issues": issues, "caption": caption, "top": top, "id_column": data.id_column or None}
+    if markdown is None:
+        files = data.modality == "image_files"
+        if files and not data.id_column:  # an image folder's files are named by their paths in the table
+            sheet["id_column"] = "path"
+        write_review_sheet(images=data.x_train, layout=None if files else "NCHW",
+                           root=data.image_root if files else "", png=png, pdf=pdf, dpi=dpi, **sheet)
+    elif data.modality == "text":
+        write_markdown(text_sheet(texts=data.x_train, **sheet), path=markdown)
+    else:  # a table's rows are stored as (N, 1, 1, F) images
+        write_markdown(table_sheet(features=data.x_train.reshape(len(data.x_train), -1),
+                                   feature_names=data.feature_names, **sheet), path=markdown)
+
+
+def ranking_caption(meta: dict) -> str:
+    """Which ranking a label-issue table holds, from its provenance: dataset, noise setting, the seed or the seeds
+    merged, and the selection (K, M, t)."""
+    seeds, K, M, t = meta.get("seeds", [meta.get("seed")]), meta.get("K"), meta.get("M"), meta.get("threshold")
+    ranking = f"{meta.get('dataset')}, noise {meta.get('noise')}: E-NKCVS ranking"
+    if len(seeds) == 1:
+        return f"{ranking} of seed {seeds[0]} (K = {K}, M = {M}, t = {t})"
+    return (f"{ranking} merged over seeds {', '.join(map(str, seeds))} (K = {K}; M = {M} iterations per seed, "
+            f"{len(seeds) * M} in all; t = {t} per seed)")

@@ -397,6 +397,29 @@ def merge_label_issues(
     threshold : t, the votes per seed.
     top, table, summary : as :func:`write_label_issues`.
     """
+    given, seeds, predicted, probabilities = read_merged_iterations(predictions, labels=labels)
+    iterations = len(predicted)
+    outcome = ensemble_outcome(predicted=predicted, mean_probabilities=probabilities.mean(axis=0), given=given,
+                               threshold=threshold * len(seeds))
+    fields = {**provenance_fields, "seeds": seeds, "K": read_table_metadata(predictions[0])["K"],
+              "M": iterations // len(seeds)}
+    rule = (
+        f"E-NKCVS with K = {fields['K']}, M = {fields['M']}, t = {threshold} (noise setting {fields['noise']}) over "
+        f"seeds {', '.join(map(str, fields['seeds']))}: {iterations} iterations in all, a sample kept when "
+        f"selected in at least {threshold * len(seeds)} of them"
+    )
+    write_issue_files(dataset=load_dataset(dataset), given=given, outcome=outcome, iterations=iterations,
+                      rule=rule, metadata=provenance(**fields, threshold=threshold), top=top, table=table,
+                      summary=summary)
+
+
+def read_merged_iterations(predictions: list[PathLike], *, labels: list[PathLike]) -> tuple[
+        np.ndarray, list[int], np.ndarray, np.ndarray]:
+    """Every seed's iterations of one dataset and noise setting as one ensemble: the given labels (N,), the seeds,
+    and the S x M iterations' held-out predicted labels (S x M, N) and probabilities (S x M, N, Q), seed by seed.
+    ``predictions``: the S x M x K held-out prediction tables, each naming its seed in its metadata; ``labels``: the
+    S noisy-label tables. ValueError where the seeds' tables do not match or their given labels differ (synthetic
+    noise draws other labels per seed, which no merged ensemble can describe)."""
     by_seed: dict[int, list[PathLike]] = {}
     for path in predictions:
         by_seed.setdefault(int(read_table_metadata(path)["seed"]), []).append(path)
@@ -413,19 +436,29 @@ def merge_label_issues(
             )
         given = label_table["given"].to_numpy()
         iterations += seed_iterations
-    predicted, probabilities = stack_iterations(iterations, num_classes=num_classes)  # (S x M, N), (S x M, N, Q)
-    outcome = ensemble_outcome(predicted=predicted, mean_probabilities=probabilities.mean(axis=0), given=given,
-                               threshold=threshold * len(by_seed))
-    fields = {**provenance_fields, "seeds": sorted(by_seed), "K": read_table_metadata(predictions[0])["K"],
-              "M": len(iterations) // len(by_seed)}
-    rule = (
-        f"E-NKCVS with K = {fields['K']}, M = {fields['M']}, t = {threshold} (noise setting {fields['noise']}) over "
-        f"seeds {', '.join(map(str, fields['seeds']))}: {len(iterations)} iterations in all, a sample kept when "
-        f"selected in at least {threshold * len(by_seed)} of them"
+    return given, sorted(by_seed), *stack_iterations(iterations, num_classes=num_classes)
+
+
+def compare_real_label_issues(*, predictions: list[PathLike], labels: list[PathLike], threshold: int,
+                              markdown: PathLike, csv: PathLike, provenance_fields: dict[str, Any]) -> None:
+    """E-NKCVS's merged ranking of labels whose errors are unknown beside cleanlab's on the same out-of-fold
+    probabilities (:func:`enkcvs.confident.agreement_on_real_labels`; t per seed, as the merged ranking), as a
+    Markdown table under a line saying what was compared, and as CSV."""
+    from enkcvs.confident import CLEANLAB_DEFAULT_FILTER, agreement_on_real_labels
+
+    given, seeds, _, probabilities = read_merged_iterations(predictions, labels=labels)
+    frame = agreement_on_real_labels(probabilities=probabilities, given=given, threshold=threshold * len(seeds))
+    heading = (
+        f"E-NKCVS (t = {threshold} per seed over seeds {', '.join(map(str, seeds))}, {len(probabilities)} "
+        f"iterations) and cleanlab's find_label_issues (filter_by={CLEANLAB_DEFAULT_FILTER}, ranked by "
+        f"self-confidence) on the same mean out-of-fold probabilities of {len(given)} samples "
+        f"({provenance_fields['dataset']}, noise {provenance_fields['noise']}): samples flagged, and the k most "
+        "likely mislabelled of each ranking; `both`: in both sets."
     )
-    write_issue_files(dataset=load_dataset(dataset), given=given, outcome=outcome, iterations=len(iterations),
-                      rule=rule, metadata=provenance(**fields, threshold=threshold), top=top, table=table,
-                      summary=summary)
+    with atomic_path(markdown) as tmp:
+        tmp.write_text(f"{heading}\n\n{frame.to_markdown(index=False)}\n")
+    with atomic_path(csv) as tmp:
+        frame.to_csv(tmp, index=False)
 
 
 def select_out_of_fold(

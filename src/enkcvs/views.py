@@ -16,6 +16,7 @@ import yaml
 
 from enkcvs.comparison import method_rank
 from enkcvs.io import PathLike
+from enkcvs.issue_views import label_issues
 from enkcvs.machine import CPU_FLAGS
 from enkcvs.methods import METHOD_TITLES, RUNG_NAMES
 from enkcvs.paper import published_results
@@ -524,6 +525,7 @@ VIEWS: dict[str, Callable[[Path], str]] = {
     "noise-cost": noise_cost,
     "theory-misses": theory_misses,
     "ranking-verdict": ranking_verdict,
+    "label-issues": label_issues,
 }
 
 #: Views that set a recorded run against another: ``<run>/<view>:<other run>``.

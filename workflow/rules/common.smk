@@ -37,6 +37,7 @@ wildcard_constraints:
     baseline="|".join(BASELINE_METHODS),
     tokenizer=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     name=r"[A-Za-z][A-Za-z0-9_]*",
+    group=r"[a-z]+",
 
 
 SELECTION = config["selection"]
@@ -205,6 +206,18 @@ def issue_datasets():
     return [name for name, dataset in DATASETS.items() if dataset["find_issues"]]
 
 
+def markdown_review(dataset):
+    """Whether a dataset's review sheet is Markdown (texts, and feature tables stored as (N, 1, 1, F) images) rather
+    than a figure of its images."""
+    source = config["datasets"][dataset]["source"]
+    return source == "table" or SOURCES[source].modality == "text"
+
+
+def review_sheet(dataset):
+    """The review sheet files of a dataset's merged label-issue ranking: Markdown or PNG and PDF."""
+    return rules.review_markdown.output if markdown_review(dataset) else rules.review_images.output
+
+
 def get_issue_selection(wildcards):
     """The selection one seed's label issues are read from: the dataset's main (K, M, t)."""
     [(K, M, t)] = main_point(wildcards.dataset)
@@ -282,7 +295,11 @@ def get_final_output():
     for name in issue_datasets():
         outputs += expand(rules.label_issues.output, dataset=name, noise=DATASETS[name]["noise"], seed=config["seeds"])
         outputs += expand(rules.merged_label_issues.output, dataset=name, noise=merged_issue_noise(name))
-        if DATASETS[name]["source"] not in ("trec", "text_table", "table"):  # images only
-            outputs += expand(rules.label_issue_grid.output, dataset=name, noise=merged_issue_noise(name))
+        outputs += expand(review_sheet(name), dataset=name, noise=merged_issue_noise(name))
+        if not markdown_review(name):
+            outputs += expand(rules.review_group_images.output, dataset=name, noise=merged_issue_noise(name),
+                              group=SOURCES[DATASETS[name]["source"]].id_groups)
+        if config["compare_confident_learning"] and "real" in DATASETS[name]["noise"]:
+            outputs += expand(rules.compare_real_label_issues.output, dataset=name, noise="real")
     outputs += expand(rules.select_out_of_fold.output, name=sorted(config["oof"]))
     return outputs

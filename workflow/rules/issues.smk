@@ -1,6 +1,8 @@
 # Report rules: on a cluster they run in the Snakemake process, not through the queue.
 localrules:
-    label_issue_grid,
+    review_images,
+    review_group_images,
+    review_markdown,
 
 
 rule label_issues:
@@ -39,23 +41,81 @@ rule merged_label_issues:
         "../scripts/merged_label_issues.py"
 
 
-rule label_issue_grid:
+rule compare_real_label_issues:
+    input:
+        unpack(get_merged_issue_inputs),
+    output:
+        markdown="results/issues/{dataset}/{noise}/confident_learning.md",
+        csv="results/issues/{dataset}/{noise}/confident_learning.csv",
+    log:
+        "logs/issues/{dataset}/{noise}.confident_learning.log",
+    params:
+        threshold=get_issue_threshold,
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/compare_real_label_issues.py"
+
+
+rule review_images:
     input:
         dataset=rules.prepare_dataset.output.dataset,
         table=rules.merged_label_issues.output.table,
     output:
         png=report(
-            "results/issues/{dataset}/{noise}/examples.png", caption="../report/issue_grid.rst", category="Label issues"
+            "results/issues/{dataset}/{noise}/review.png", caption="../report/review.rst", category="Label issues"
         ),
+        pdf="results/issues/{dataset}/{noise}/review.pdf",
     log:
-        "logs/issues/{dataset}/{noise}.grid.log",
+        "logs/issues/{dataset}/{noise}.review_images.log",
     params:
-        top=config["report"]["top_issues"],
+        top=config["report"]["review_top"],
         dpi=config["report"]["dpi"],
     conda:
         "../../envs/report.yaml"
     script:
-        "../scripts/label_issue_grid.py"
+        "../scripts/review_sheet.py"
+
+
+rule review_group_images:
+    input:
+        dataset=rules.prepare_dataset.output.dataset,
+        table=rules.merged_label_issues.output.table,
+    output:
+        png=report(
+            "results/issues/{dataset}/{noise}/review-{group}.png",
+            caption="../report/review.rst",
+            category="Label issues",
+        ),
+        pdf="results/issues/{dataset}/{noise}/review-{group}.pdf",
+    log:
+        "logs/issues/{dataset}/{noise}.review_images-{group}.log",
+    params:
+        top=config["report"]["review_top"],
+        dpi=config["report"]["dpi"],
+        group=lambda wildcards: wildcards.group,
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/review_sheet.py"
+
+
+rule review_markdown:
+    input:
+        dataset=rules.prepare_dataset.output.dataset,
+        table=rules.merged_label_issues.output.table,
+    output:
+        markdown=report(
+            "results/issues/{dataset}/{noise}/review.md", caption="../report/review.rst", category="Label issues"
+        ),
+    log:
+        "logs/issues/{dataset}/{noise}.review_markdown.log",
+    params:
+        top=config["report"]["review_top"],
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/review_sheet.py"
 
 
 rule select_out_of_fold:

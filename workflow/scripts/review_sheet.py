@@ -1,0 +1,12 @@
+from enkcvs.job import logged_job
+
+with logged_job(snakemake.log[0]):
+    from enkcvs.render import render_review_sheet
+
+    # review_images passes png, pdf and dpi; review_markdown passes markdown and a table's features
+    render_review_sheet(
+        dataset=snakemake.input.dataset,
+        table=snakemake.input.table,
+        **dict(snakemake.params.items()),
+        **dict(snakemake.output.items()),
+    )
