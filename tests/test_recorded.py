@@ -613,3 +613,41 @@ def test_label_issues_view_counts_the_flagged_samples_per_group_beside_cleanlab(
         "in fewer than t of 3 iterations). cleanlab's `find_label_issues` on the same out-of-fold probabilities "
         "flags 5 samples, 2 of them flagged by both; of the 36 each ranks most likely mislabelled, 30 are the same "
         "samples.\n")
+
+
+def _row_run(root: Path, name: str, seeds: list[int], cells: list[tuple]) -> Path:
+    """A recorded run of ``seeds`` whose Table 2 holds ``cells``: (noise rate, method, mean, std, runs, paper)."""
+    run = root / name
+    run.mkdir(parents=True)
+    (run / "provenance.json").write_text(json.dumps({"config": yaml.safe_dump({"seeds": seeds})}))
+    pd.DataFrame([{"dataset": "mnist", "paper_dataset": "MNIST", "noise_kind": "asym", "noise_rate": rate,
+                   "method": method, "mean": mean, "std": std, "runs": runs, "published": paper}
+                  for rate, method, mean, std, runs, paper in cells]).to_csv(run / "table2.csv", index=False)
+    return run
+
+
+def test_row_view_pools_seeds_replaces_a_retrained_cell_and_orders_only_outside_the_spread(tmp_path):
+    from enkcvs.row_view import gathered_row, pooled
+
+    nan = float("nan")
+    _row_run(tmp_path, "full", [1], [(0.4, "ce", 81.0, nan, 1, 81.1), (0.4, "enkcvs", 98.0, nan, 1, 98.4),
+                                     (0.4, "sl", 91.8, nan, 1, 98.0), (0.4, "ce_mixup", 86.0, nan, 1, None)])
+    _row_run(tmp_path, "seeds", [2, 3], [(0.4, "ce", 83.0, 1.0, 2, 81.1), (0.4, "enkcvs", 98.6, 0.2, 2, 98.4),
+                                         (0.4, "sl", 97.0, 2.0, 2, 98.0)])
+    _row_run(tmp_path, "sl", [1], [(0.4, "sl", 98.1, nan, 1, 98.0)])
+    row = gathered_row([tmp_path / "full", tmp_path / "seeds", tmp_path / "sl"]).set_index("method")
+    values = {"ce": [81.0, 83.0 - 1 / 2 ** 0.5, 83.0 + 1 / 2 ** 0.5], "enkcvs": [98.0, 98.6 - 0.2 / 2 ** 0.5, 98.6 + 0.2 / 2 ** 0.5]}
+    for method, seeds in values.items():  # the seeds' values recovered from (mean, std, n), pooled exactly
+        assert row.loc[method, "mean"] == pytest.approx(np.mean(seeds))
+        assert row.loc[method, "std"] == pytest.approx(np.std(seeds, ddof=1))
+        assert row.loc[method, "runs"] == 3
+    assert row.loc["sl", "mean"] == pytest.approx((98.1 + 2 * 97.0) / 3)  # seed 1's SL is the sl run's
+    assert row.loc["sl", "runs_from"] == "seeds, sl" and row.loc["ce_mixup", "runs"] == 1
+    assert np.isnan(pooled(pd.DataFrame([{"mean": 1.0, "std": nan, "runs": 1, "published": 2.0, "run": "a"}]))["std"])
+    text = render_block("full/row:seeds+sl", root=tmp_path)
+    assert "mnist asym 0.4 (3 seeds): E-NKCVS is above CE; not told apart from SL" in text  # SL within its spread
+    line = text.splitlines()[4]
+    assert line == "| mnist asym 0.4 | 82.3 ± 1.4 (81.1) | 97.4 ± 1.6 (98.0) | **98.4 ± 0.4** (98.4) |"
+    assert "CE + mixup" not in line and text.rstrip().endswith("SL: seeds, sl.")
+    with pytest.raises(FileNotFoundError, match="no recorded run gone to gather with full"):
+        render_block("full/row:seeds+gone", root=tmp_path)

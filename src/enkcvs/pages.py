@@ -8,8 +8,9 @@ A page (README.md, ``docs/*.md``, ``benchmarks/README.md``: :data:`PAGES`) holds
 
 A key is ``<run>/<view>``: the run a recorded run's folder in one of :data:`enkcvs.views.RUN_HOMES`
 (``results/recorded/`` for the runs the pages cite as results, ``benchmarks/results/runs/`` for speed comparisons),
-the view a rendered file of the run (``table2.md``), one of :data:`enkcvs.views.VIEWS`, or one of
-:data:`enkcvs.views.PAIR_VIEWS` against another run (``diff:<other run>``: the cells that differ). :func:`regenerate`
+the view a rendered file of the run (``table2.md``), one of :data:`enkcvs.views.VIEWS`, one of
+:data:`enkcvs.views.PAIR_VIEWS` against another run (``diff:<other run>``: the cells that differ), or one of
+:data:`MULTI_VIEWS` over the run and others (``row:<run>+<run>``: one Table 2 row gathered from them). :func:`regenerate`
 rewrites a page's blocks; ``python -m enkcvs.recorded readme`` (``make readme``) rewrites every page's, and
 ``--check`` only reports the blocks that differ.
 """
@@ -19,7 +20,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from enkcvs.io import PathLike
+from enkcvs.row_view import row_view
 from enkcvs.views import PAIR_VIEWS, RUN_HOMES, VIEWS
+
+#: Views over a run and others, in the order given: ``<run>/<view>:<run>+<run>...``.
+MULTI_VIEWS = {"row": row_view}
 
 MARKER = re.compile(r"(<!-- recorded: (?P<key>\S+) -->\n)(?P<body>.*?)(<!-- /recorded -->)", re.DOTALL)
 #: The Markdown pages whose generated blocks ``make readme`` rewrites (globs, relative to the repository root).
@@ -51,6 +56,12 @@ def render_block(key: str, *, root: Roots = RUN_HOMES) -> str:
     if view in VIEWS:
         return VIEWS[view](run)
     pair_view, _, other_name = view.partition(":")
+    if pair_view in MULTI_VIEWS:
+        others = [find_run(other, root) for other in other_name.split("+")]
+        if None in others:
+            missing = [other for other, found in zip(other_name.split("+"), others) if found is None]
+            raise FileNotFoundError(f"block {key!r}: no recorded run {', '.join(missing)} to gather with {name}")
+        return MULTI_VIEWS[pair_view]([run, *others])
     if pair_view in PAIR_VIEWS:
         other = find_run(other_name, root)
         if other is None:
@@ -59,7 +70,8 @@ def render_block(key: str, *, root: Roots = RUN_HOMES) -> str:
     path = run / view
     if not path.exists():
         raise FileNotFoundError(f"block {key!r}: {path} does not exist; views: {sorted(VIEWS)}, "
-                                f"{[v + ':<run>' for v in PAIR_VIEWS]} or a file")
+                                f"{[v + ':<run>' for v in PAIR_VIEWS]}, {[v + ':<run>+<run>' for v in MULTI_VIEWS]} "
+                                "or a file")
     return path.read_text().rstrip("\n") + "\n"
 
 

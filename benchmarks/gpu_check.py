@@ -1,0 +1,108 @@
+"""The GPU check (``make gpu-check``): on a lent GPU machine, the tiny workflow end to end with every training job on
+the GPU, then one fold of the paper's MNIST model (cnn4) and CIFAR-10 model (cnn8) as a workflow job trains it
+(benchmarks/fold_speed.py), all written to one JSON under benchmarks/results/.
+
+Sized for at most 6 minutes on one H100. ``--device cpu --quick`` runs the same code path at a tiny size (the test
+suite's check of its wiring). Reports numbers, asserts nothing but that each part ran.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import yaml
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+TINY_CONFIG = REPOSITORY / "tests" / "config" / "tiny.yaml"
+#: The folds measured: the paper's MNIST and CIFAR-10 recipes at their datasets' sizes (config/paper.yaml).
+FOLDS = {
+    "cnn4": ["--dataset", "mnist", "--shape", "1,28,28", "--samples", "60000", "--folds", "4", "--epochs", "3"],
+    "cnn8": ["--dataset", "cifar10", "--shape", "3,32,32", "--samples", "50000", "--folds", "10", "--epochs", "2"],
+}
+#: ``--quick``: the same runs at a size the CPU finishes in seconds.
+QUICK_FOLD = ["--samples", "400", "--epochs", "1", "--steps", "3", "--compile-modes", ""]
+
+
+def tiny_workflow(*, workdir: Path, gpu: bool, quick: bool, parallel_jobs: int) -> dict:
+    """Run the tiny config with every training job asking for a GPU (``gpu.per_training_job: 1``, so that a job
+    that sees none fails), ``parallel_jobs`` of them side by side; its wall time, job count and Table 2."""
+    config = yaml.safe_load(TINY_CONFIG.read_text())
+    config["gpu"] = {"per_training_job": 1 if gpu else 0}
+    if quick:
+        config.update(seeds=[1], ablation=False, compare_confident_learning=False, sensitivity={"enabled": False})
+        config["datasets"]["digits"]["noise"] = config["datasets"]["digits"]["noise"][:1]
+    path = workdir / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPOSITORY / "Snakefile"), "-d", str(workdir),
+               "--configfile", str(path), "--cores", str(parallel_jobs), "--resources", f"gpu={parallel_jobs}"]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"the tiny workflow failed ({' '.join(command)}):\n{done.stderr[-3000:]}")
+    epoch_lines = [line for log in (workdir / "logs").rglob("*.log") for line in log.read_text().splitlines()
+                   if " epoch " in line]
+    table2 = workdir / "results" / "report" / "table2.csv"
+    return {
+        "config": config,
+        "seconds": round(seconds, 1),
+        "training_jobs": len(list((workdir / "results" / "benchmarks").rglob("*.tsv"))),
+        "epoch_lines": len(epoch_lines),
+        "epoch_lines_on_cuda": sum(line.rstrip().endswith("cuda") for line in epoch_lines),
+        "table2": table2.read_text() if table2.exists() else None,
+    }
+
+
+def fold_speed(*, device: str, model: str, quick: bool, workdir: Path) -> dict:
+    """benchmarks/fold_speed.py's JSON for ``model``'s fold (:data:`FOLDS`)."""
+    out = workdir / f"fold_speed-{model}.json"
+    arguments = [*FOLDS[model], *(QUICK_FOLD if quick else [])]
+    subprocess.run([sys.executable, str(REPOSITORY / "benchmarks" / "fold_speed.py"), "--device", device, *arguments,
+                    "--out", str(out)], check=True)
+    return json.loads(out.read_text())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help="where to train (default cuda)")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: the wiring only, e.g. on the CPU")
+    parser.add_argument("--parallel-jobs", type=int, default=4, help="training jobs side by side (default 4)")
+    parser.add_argument("--out", type=Path, required=True, help="the JSON written (its folder must exist)")
+    args = parser.parse_args(argv)
+    if not args.out.parent.is_dir():
+        parser.error(f"--out {args.out}: folder {args.out.parent} does not exist")
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            parser.error(f"--device cuda: torch {torch.__version__} sees no GPU; on a CPU use --device cpu --quick")
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        workdir = Path(folder)
+        (workdir / "tiny").mkdir()
+        results = {
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "device": args.device,
+            "quick": args.quick,
+            "tiny_workflow": tiny_workflow(workdir=workdir / "tiny", gpu=args.device == "cuda", quick=args.quick,
+                                           parallel_jobs=args.parallel_jobs),
+            "folds": {model: fold_speed(device=args.device, model=model, quick=args.quick, workdir=workdir)
+                      for model in FOLDS},
+        }
+    results["seconds"] = round(time.perf_counter() - started, 1)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    workflow = results["tiny_workflow"]
+    print(f"tiny workflow: {workflow['training_jobs']} training jobs in {workflow['seconds']} s, "
+          f"{workflow['epoch_lines_on_cuda']} of {workflow['epoch_lines']} epochs on CUDA; folds: "
+          + ", ".join(f"{model} {fold['engine_fold']['seconds']:.1f} s" for model, fold in results["folds"].items())
+          + f"; written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
