@@ -215,7 +215,11 @@ def test_a_group_sheet_shows_only_the_samples_of_its_group_with_their_rank_among
     monkeypatch.setattr(enkcvs.review, "write_review_sheet", lambda **sheet: drawn.update(sheet))
     render_review_sheet(dataset=tmp_path / "d.npz", table=tmp_path / "issues.parquet", top=36, png="p", pdf="q",
                         group="test")
-    shown = drawn["issues"]
-    assert shown["photo"].tolist() == [i for i in ranking["photo"] if i.startswith("test ")]  # rank order kept
-    assert shown["rank"].tolist() == ranking.loc[ranking["photo"].str.startswith("test "), "rank"].tolist()
+    assert drawn["issues"]["photo"].tolist() == ranking["photo"].tolist()  # the whole ranking, one image each
+    assert drawn["subset"].tolist() == ranking["photo"].str.startswith("test ").tolist()
     assert drawn["caption"].endswith("; its test samples only, ranked among all 12")
+    figure = draw_review_sheet(**{key: value for key, value in drawn.items() if key not in ("png", "pdf", "dpi")})
+    titles = [axis.get_title(loc="left").splitlines()[0] for axis in figure.axes if axis.get_images()]
+    tested = ranking[ranking["photo"].str.startswith("test ")]
+    assert titles == [f"#{rank}  photo {photo}" for rank, photo in zip(tested["rank"], tested["photo"])]
+    assert "Top 4 of 4 of the 12 samples" in figure._supxlabel.get_text()

@@ -211,14 +211,14 @@ def render_review_sheet(
     data = load_dataset(dataset)
     issues, meta = read_table(table)
     caption = ranking_caption(meta)
-    if group is not None:
-        issues = issues[issues[data.id_column].astype(str).str.startswith(f"{group} ")]
-        caption = f"{caption}; its {group} samples only, ranked among all {len(data.y_train)}"
     sheet = {"issues": issues, "caption": caption, "top": top, "id_column": data.id_column or None}
     if markdown is None:
         files = data.modality == "image_files"
         if files and not data.id_column:  # an image folder's files are named by their paths in the table
             sheet["id_column"] = "path"
+        if group is not None:
+            sheet["subset"] = issues[data.id_column].astype(str).str.startswith(f"{group} ").to_numpy()
+            sheet["caption"] = f"{caption}; its {group} samples only, ranked among all {len(data.y_train):,}"
         write_review_sheet(images=data.x_train, layout=None if files else "NCHW",
                            root=data.image_root if files else "", png=png, pdf=pdf, dpi=dpi, **sheet)
     elif data.modality == "text":

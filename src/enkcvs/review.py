@@ -98,6 +98,7 @@ def draw_review_sheet(
     id_column: str | None = None,
     layout: str | None = None,
     root: PathLike = "",
+    subset: np.ndarray | None = None,
 ):
     """The ``top`` most likely mislabelled images in rank order, one tile each, titled with the rank, the sample's id,
     the given and the suggested class names, the votes and the label quality; a label issue's tile has a red frame.
@@ -113,6 +114,8 @@ def draw_review_sheet(
     id_column : the column of ``issues`` holding the user's sample ids; None: samples are named by row.
     layout : ``"NHW"``, ``"NHWC"`` or ``"NCHW"`` for an array; None: :func:`image_layout` infers it.
     root : the folder relative paths start from.
+    subset : (N,) bool, aligned with the rows of ``issues``: show only these (e.g. one official split of the data),
+        each with its rank among all; None: all.
 
     Returns
     -------
@@ -123,7 +126,8 @@ def draw_review_sheet(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    shown = _shown(issues, top=top, count=len(images), what="images")
+    shown = _shown(issues if subset is None else issues[_checked_subset(subset, issues)], top=top,
+                   count=len(images), total=len(issues), what="images")
     pictures = _images(images, samples=shown["sample"].to_numpy(), layout=layout, root=root)
     columns = min(max(len(shown), 3), 6)  # a sheet of one or two tiles keeps room for its caption and legend
     rows = -(-len(shown) // columns)
@@ -142,7 +146,8 @@ def draw_review_sheet(
             spine.set_color(ISSUE_COLOUR if flagged else KEPT_COLOUR)
             spine.set_linewidth(3.0 if flagged else 1.0)
     figure.get_layout_engine().set(h_pad=0.12, w_pad=0.08)  # inches between tiles: a title never meets the image above
-    legend = f"{_top_of(len(shown), len(issues))} {LEGEND} (red frame)."
+    of = len(issues) if subset is None else f"{int(np.sum(subset)):,} of the {len(issues):,}"
+    legend = f"{_top_of(len(shown), of)} {LEGEND} (red frame)."
     figure.suptitle(textwrap.fill(caption, width=int(LINE_CHARS * 1.2 * columns)), fontsize=TITLE_POINTS + 3,
                     fontweight="bold")
     figure.supxlabel(textwrap.fill(legend, width=int(LINE_CHARS * 1.4 * columns)), fontsize=TITLE_POINTS)
@@ -230,14 +235,23 @@ def write_markdown(sheet: str, *, path: PathLike) -> None:
         tmp.write_text(sheet)
 
 
-def _shown(issues: pd.DataFrame, *, top: int, count: int, what: str) -> pd.DataFrame:
+def _checked_subset(subset: np.ndarray, issues: pd.DataFrame) -> np.ndarray:
+    subset = np.asarray(subset)
+    if subset.dtype != bool or subset.shape != (len(issues),):
+        raise ValueError(f"a review sheet's subset is a (N,) bool mask over the {len(issues)} ranked samples; got "
+                         f"{subset.dtype} {subset.shape}")
+    return subset
+
+
+def _shown(issues: pd.DataFrame, *, top: int, count: int, what: str, total: int | None = None) -> pd.DataFrame:
     """The first ``top`` rows of the ranking ``issues`` after checking ``top`` and that ``count`` (the number of
-    images, texts or feature rows) matches its N samples."""
+    images, texts or feature rows) matches its N samples (``total``, where ``issues`` holds only some of them)."""
     if isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 1:
         raise ValueError(f"a review sheet shows N >= 1 samples; got N = {top!r}. Fix: pass a whole number of 1 or "
                          "more (enkcvs find-issues: --review-top; the workflow: report.review_top)")
-    if count != len(issues):
-        raise ValueError(f"{count} {what} for {len(issues)} labelled samples. Fix: give one per labelled sample, in "
+    total = len(issues) if total is None else total
+    if count != total:
+        raise ValueError(f"{count} {what} for {total} labelled samples. Fix: give one per labelled sample, in "
                          "the labels' order")
     return issues.head(int(top))
 
@@ -281,7 +295,7 @@ def _markdown(fields: pd.DataFrame, *, caption: str, total: int, note: str = "")
     return f"# {caption}\n\n{textwrap.fill(intro, width=120)}\n\n{table}\n"
 
 
-def _top_of(shown: int, total: int) -> str:
+def _top_of(shown: int, total: int | str) -> str:
     return f"Top {shown} of {total} samples, most likely mislabelled first."
 
 
