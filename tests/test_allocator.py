@@ -10,17 +10,18 @@ import numpy as np
 import pytest
 import torch
 
-from enkcvs import allocator, train
-from enkcvs.recipe import Recipe
+from enkcvs.training import allocator, train
+from enkcvs.training.recipe import Recipe
 
 # A fresh process (malloc settings are per process and cannot be undone): page faults of six "steps" that each
 # write and free three 40 MB buffers, then the predictions of a small seeded cnn4 training.
 CHILD = """
 import json, resource
 import numpy as np, torch
-from enkcvs.allocator import keep_freed_memory
-from enkcvs.recipe import Recipe
-from enkcvs.train import predict_proba, train_model
+from enkcvs.training.allocator import keep_freed_memory
+from enkcvs.training.recipe import Recipe
+from enkcvs.training.evaluate import predict_proba
+from enkcvs.training.train import train_model
 
 applied = keep_freed_memory()
 

@@ -1,4 +1,5 @@
-"""The audit of the report tables (enkcvs.audit) on the tiny run: clean as produced, and each kind of tampering found.
+"""The audit of the report tables (enkcvs.report.audit) on the tiny run: clean as produced, and each kind of tampering
+found.
 
 ``tiny_run`` is shared by the session and only read here: every test that tampers copies its ``results/`` first.
 """
@@ -13,9 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from enkcvs import layout
-from enkcvs.audit import audit_results
 from enkcvs.io import read_json
+from enkcvs.report.audit import audit_results
+from enkcvs.workflow import layout
 
 pytestmark = pytest.mark.workflow
 
@@ -23,7 +24,7 @@ SUMMARY = re.compile(r"audit: 2 tables, (\d+) rows, (\d+) cells traced to (\d+) 
 
 
 def audit_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "enkcvs.audit", *args], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "enkcvs.report.audit", *args], capture_output=True, text=True, cwd=cwd)
 
 
 @pytest.fixture
@@ -138,6 +139,6 @@ def test_missing_report_exits_2_and_says_to_run_the_workflow(tmp_path):
 
 
 def test_audit_does_not_import_torch(tmp_path):
-    code = "import sys, enkcvs.audit; assert 'torch' not in sys.modules, 'torch imported'"
+    code = "import sys, enkcvs.report.audit; assert 'torch' not in sys.modules, 'torch imported'"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr

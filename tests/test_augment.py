@@ -3,7 +3,7 @@ in), horizontally flipped or not, and the draws depend on the generator only."""
 
 import torch
 
-from enkcvs.augment import random_shift_flip
+from enkcvs.training.augment import random_shift_flip
 
 
 def _shifted(image: torch.Tensor, dy: int, dx: int) -> torch.Tensor:

@@ -11,15 +11,17 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from enkcvs.io import read_json
-from enkcvs.losses import (
+from enkcvs.io import read_json, write_table
+from enkcvs.method.losses import (
     LOSSES,
     generalized_cross_entropy,
     make_loss,
     soft_cross_entropy,
     symmetric_cross_entropy,
 )
-from enkcvs.methods import (
+from enkcvs.training.batches import steps_per_epoch
+from enkcvs.training.evaluate import predict_proba
+from enkcvs.training.final import (
     BASELINE_METHODS,
     METHODS,
     ORACLE_METHODS,
@@ -30,16 +32,9 @@ from enkcvs.methods import (
     final_training_set,
     resolve_forget_rate,
 )
-from enkcvs.io import write_table
-from enkcvs.recipe import CoTeaching, Recipe
-from enkcvs.steps import train_final
-from enkcvs.train import (
-    co_teaching_losses,
-    predict_proba,
-    small_loss_indices,
-    steps_per_epoch,
-    train_model,
-)
+from enkcvs.training.recipe import CoTeaching, Recipe
+from enkcvs.training.train import co_teaching_losses, small_loss_indices, train_model
+from enkcvs.workflow.steps.final import train_final
 
 CPU = torch.device("cpu")
 
@@ -268,7 +263,7 @@ def test_co_teaching_out_of_memory_names_the_batch_size_to_lower(monkeypatch):
     def exhausted(*args, **kwargs):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
-    monkeypatch.setattr("enkcvs.losses.cross_entropy_per_sample", exhausted)
+    monkeypatch.setattr("enkcvs.method.losses.cross_entropy_per_sample", exhausted)
     recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1, batch_size=16, mixup_alpha=None)
     x, targets = np.zeros((32, 1, 4, 4), dtype=np.float32), np.eye(2, dtype=np.float32)[np.arange(32) % 2]
     message = r"epoch 1, batch 1 with batch_size 16: lower recipe.batch_size \(e.g. to 8\)"
@@ -417,8 +412,8 @@ def test_final_training_set_prune_and_retrain_keeps_the_unflagged_samples():
 
 
 def test_methods_module_never_imports_torch():
-    """The workflow imports enkcvs.methods to plan jobs: it must stay torch-free."""
-    probe = "import sys, enkcvs.methods; print(sorted(m for m in sys.modules if m.split('.')[0] == 'torch'))"
+    """The workflow imports enkcvs.training.final to plan jobs: it must stay torch-free."""
+    probe = "import sys, enkcvs.training.final; print(sorted(m for m in sys.modules if m.split('.')[0] == 'torch'))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
@@ -486,16 +481,16 @@ def _write_selection(base):
 def test_final_models_receive_mixup_only_where_their_method_mixes(tiny_inputs, monkeypatch, method, options, mixes):
     """The recipe mixes (alpha 0.3); CE, SL, GCE and co-teaching train without it, E-NKCVS and CE + mixup with it:
     seen in what train_model receives and in the provenance."""
-    import enkcvs.train
+    import enkcvs.training.train
 
     received = []
-    real_train_model = enkcvs.train.train_model
+    real_train_model = enkcvs.training.train.train_model
 
     def spy(**kwargs):
         received.append(kwargs["recipe"])
         return real_train_model(**kwargs)
 
-    monkeypatch.setattr(enkcvs.train, "train_model", spy)
+    monkeypatch.setattr(enkcvs.training.train, "train_model", spy)
     output = tiny_inputs / f"{method}.json"
     selection = _write_selection(tiny_inputs) if method in SELECTION_METHODS else None
     train_final(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", selection=selection,
@@ -542,15 +537,15 @@ def test_provenance_states_loss_and_forget_rate_as_trained(tiny_inputs):
 def test_co_teaching_training_ramps_the_forget_rate_per_step_on_a_short_warmup(make_separable_images, monkeypatch):
     """One warm-up epoch of two: the first batch forgets almost nothing, the rate reaches tau at the epoch's last
     step and stays there (per epoch, the first batch would already forget tau)."""
-    import enkcvs.train
+    import enkcvs.training.train
 
-    rates, real = [], enkcvs.train.co_teaching_losses
+    rates, real = [], enkcvs.training.train.co_teaching_losses
 
     def spy(logits, targets, *, forget_rate):
         rates.append(forget_rate)
         return real(logits, targets, forget_rate=forget_rate)
 
-    monkeypatch.setattr(enkcvs.train, "co_teaching_losses", spy)
+    monkeypatch.setattr(enkcvs.training.train, "co_teaching_losses", spy)
     x, labels = make_separable_images(seed=0, num_samples=128, num_classes=4)
     recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=2, batch_size=32, mixup_alpha=None)
     train_model(recipe=recipe, x=x, targets=np.eye(4, dtype=np.float32)[labels], seed=0, device=CPU,

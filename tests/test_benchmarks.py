@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from enkcvs.folds import fold_indices
+from enkcvs.method.folds import fold_indices
 
 REPO = Path(__file__).resolve().parent.parent
 FOLD_SPEED = REPO / "benchmarks" / "fold_speed.py"

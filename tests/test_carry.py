@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from enkcvs.carry import TRAINING_RULES, restore_run, save_run
-from enkcvs.recorded import main
+from enkcvs.runs.carry import TRAINING_RULES, restore_run, save_run
+from enkcvs.runs.recorded import main
 
 REPO = Path(__file__).resolve().parents[1]
 TINY_CONFIG = REPO / "tests" / "config" / "tiny.yaml"
@@ -98,4 +98,4 @@ def test_restoring_a_run_never_carried_names_the_command_that_saves_one(tmp_path
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text("{}\n")
     assert main(["restore", "--name", "nothing", "--configfile", "c.yaml"]) == 2
-    assert "holds no carried run: save one with `python -m enkcvs.recorded carry`" in capsys.readouterr().err
+    assert "holds no carried run: save one with `python -m enkcvs.runs.recorded carry`" in capsys.readouterr().err

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from enkcvs.cli import main
+from enkcvs.labelissues.cli import main
 from test_oof import make_planted
 
 NAMES = np.array(["ant", "bee", "cat", "dog"])
@@ -123,13 +123,13 @@ def test_bad_labels_files_name_the_file_and_the_fix_and_write_nothing(tmp_path, 
 
 
 def test_usage_errors_and_help():
-    bad_suffix = subprocess.run([sys.executable, "-m", "enkcvs.cli", "find-issues", "--probabilities", "a.npy",
-                                 "--labels", "b.csv", "--out", "issues.txt"], capture_output=True, text=True)
+    command = [sys.executable, "-m", "enkcvs.labelissues.cli", "find-issues"]
+    bad_suffix = subprocess.run([*command, "--probabilities", "a.npy", "--labels", "b.csv", "--out", "issues.txt"],
+                                capture_output=True, text=True)
     assert bad_suffix.returncode == 1 and "unknown extension '.txt'" in bad_suffix.stderr
-    missing = subprocess.run([sys.executable, "-m", "enkcvs.cli", "find-issues"], capture_output=True, text=True)
+    missing = subprocess.run(command, capture_output=True, text=True)
     assert missing.returncode == 2 and "--probabilities" in missing.stderr
-    shown = subprocess.run([sys.executable, "-m", "enkcvs.cli", "find-issues", "--help"], capture_output=True,
-                           text=True)
+    shown = subprocess.run([*command, "--help"], capture_output=True, text=True)
     assert shown.returncode == 0 and "--id-column" in shown.stdout and "label_quality" in shown.stdout
 
 

@@ -4,16 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from enkcvs.comparison import (
-    compare_table1,
-    compare_table2,
-    dataset_summary,
-    describe_dataset,
-    format_table1,
-    format_table2,
-    table3,
-)
-from enkcvs.datasets import Dataset
+from enkcvs.data.datasets import Dataset
+from enkcvs.report.dataset_summary import dataset_summary, describe_dataset
+from enkcvs.report.paper_table1 import compare_table1, format_table1
+from enkcvs.report.paper_table2 import compare_table2, format_table2
+from enkcvs.report.paper_table3 import table3
 
 NAMES = {"mnist5k": "MNIST", "digits": None}
 

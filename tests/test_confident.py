@@ -1,4 +1,5 @@
-"""E-NKCVS beside confident learning (enkcvs.confident): both scorings, cleanlab's methods, the comparison."""
+"""E-NKCVS beside confident learning (enkcvs.labelissues.confident): both scorings, cleanlab's methods, the
+comparison."""
 
 import math
 
@@ -6,13 +7,13 @@ import numpy as np
 import pytest
 from test_oof import make_planted
 
-from enkcvs.confident import (
+from enkcvs.labelissues.confident import (
     CLEANLAB_METHODS,
     cleanlab_flags,
     compare_with_confident_learning,
     kept_and_flagged_scores,
 )
-from enkcvs.oof import select
+from enkcvs.labelissues.oof import select
 
 COLUMNS = ["method", "kept", "flagged", "kept_precision", "kept_recall", "flagged_precision", "flagged_recall"]
 
@@ -74,7 +75,7 @@ def test_comparison_rows_and_columns(planted):
 def test_agreement_on_real_labels_counts_each_methods_flags_and_the_shared_top_k(planted):
     from cleanlab.rank import get_label_quality_scores
 
-    from enkcvs.confident import CLEANLAB_DEFAULT_FILTER, agreement_on_real_labels
+    from enkcvs.labelissues.confident import CLEANLAB_DEFAULT_FILTER, agreement_on_real_labels
 
     probabilities, given, _ = planted
     frame = agreement_on_real_labels(probabilities=probabilities, given=given, threshold=2, tops=(20, 100, 500))

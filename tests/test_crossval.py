@@ -1,4 +1,4 @@
-"""Out-of-fold probabilities from the library (enkcvs.crossval): the workflow's fold step is the same code."""
+"""Out-of-fold probabilities from the library (enkcvs.training.crossval): the workflow's fold step is the same code."""
 
 import re
 from pathlib import Path
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from enkcvs.crossval import out_of_fold_probabilities
-from enkcvs.datasets import load_dataset
+from enkcvs.data.datasets import load_dataset
 from enkcvs.io import read_table
+from enkcvs.training.crossval import out_of_fold_probabilities
 from test_steps import RECIPE, run_fold
 
 

@@ -1,4 +1,4 @@
-"""Epoch checkpoints (enkcvs.resume): a training killed after an epoch and started again goes on from there and
+"""Epoch checkpoints (enkcvs.training.resume): a training killed after an epoch and started again goes on from there and
 ends bit-identical to one never interrupted; a checkpoint of another training is not resumed."""
 
 import logging
@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from enkcvs.io import read_table
-from enkcvs.recipe import CoTeaching, Recipe
-from enkcvs.resume import EpochCheckpoint, checkpoint_path
-from enkcvs.train import train_model
+from enkcvs.training.recipe import CoTeaching, Recipe
+from enkcvs.training.resume import EpochCheckpoint, checkpoint_path
+from enkcvs.training.train import train_model
 
 CPU = torch.device("cpu")
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -111,7 +111,7 @@ def test_streamed_inputs_write_no_checkpoint(tmp_path, make_separable_images, ca
 
 
 def test_a_killed_fold_job_resumes_to_the_same_table(tiny_inputs, kill_after_epoch):
-    from enkcvs.steps import train_fold
+    from enkcvs.workflow.steps.folds import train_fold
 
     recipe = {"model": "cnn4", "optimizer": "sgd", "lr": 0.05, "epochs": 3, "batch_size": 8, "mixup_alpha": 0.3}
     job = dict(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", recipe=recipe, seed=1,

@@ -1,4 +1,4 @@
-"""The report's figures (enkcvs.figures): Figure 1's panels and the paper's points on them, and E-NKCVS beside
+"""The report's figures (enkcvs.report.figures): Figure 1's panels and the paper's points on them, and E-NKCVS beside
 confident learning, drawn from small hand-built or planted frames."""
 
 import matplotlib.pyplot as plt
@@ -8,9 +8,9 @@ import pytest
 from test_oof import make_planted
 from test_tables import _sweep_records
 
-from enkcvs.confident import compare_with_confident_learning
-from enkcvs.figures import comparison_figure, draw_comparison, draw_sensitivity
-from enkcvs.tables import sensitivity_table
+from enkcvs.labelissues.confident import compare_with_confident_learning
+from enkcvs.report.figures import comparison_figure, draw_comparison, draw_sensitivity
+from enkcvs.report.tables import sensitivity_table
 
 
 def test_sensitivity_figure_has_a_titled_panel_per_parameter_with_error_bars_and_integer_ticks():

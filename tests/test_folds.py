@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from enkcvs.folds import kfold_assignment, validation_split
+from enkcvs.method.folds import kfold_assignment, validation_split
 from enkcvs.rng import Purpose, derive_seed, generator
 
 SHAPES = [(10, 2), (10, 3), (7, 7), (50, 4), (101, 10)]

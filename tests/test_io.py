@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from enkcvs.datasets import Dataset, load_dataset, save_dataset
-from enkcvs.sources import load_source
+from enkcvs.data.datasets import Dataset, load_dataset, save_dataset
+from enkcvs.data.sources import load_source
 from enkcvs.io import atomic_path, git_state, provenance, read_json, read_table, write_json, write_table
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from enkcvs.metrics import (
+from enkcvs.method.metrics import (
     accuracy,
     class_prior,
     confusion_matrix,
@@ -15,8 +15,8 @@ from enkcvs.metrics import (
     pseudo_label_accuracy,
     selection_set_sizes,
 )
-from enkcvs.noise import symmetric_transition_matrix
-from enkcvs.theory import (
+from enkcvs.method.noise import symmetric_transition_matrix
+from enkcvs.method.theory import (
     corollary_precision_recall,
     iteration_dependence,
     selection_probability,

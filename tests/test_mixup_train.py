@@ -12,13 +12,14 @@ import torch
 import torch.nn.functional as F
 import yaml
 
-from enkcvs.losses import soft_cross_entropy
-from enkcvs.methods import METHODS, final_training_set
-from enkcvs.mixup import mixup, mixup_lambda
-from enkcvs.models import create_model
-from enkcvs.recipe import Recipe
-from enkcvs.train import predict_proba, train_model
-from enkcvs.weights import full_loss_sample_weights
+from enkcvs.method.losses import soft_cross_entropy
+from enkcvs.method.mixup import mixup, mixup_lambda
+from enkcvs.method.weights import full_loss_sample_weights
+from enkcvs.training.evaluate import predict_proba
+from enkcvs.training.final import METHODS, final_training_set
+from enkcvs.training.models import create_model
+from enkcvs.training.recipe import Recipe
+from enkcvs.training.train import train_model
 
 CPU = torch.device("cpu")
 RECIPE = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=5, batch_size=32)
@@ -114,9 +115,9 @@ def test_train_model_keeps_the_best_validation_epoch(make_separable_images):
 
 def test_train_model_logs_one_line_per_epoch(make_separable_images, caplog):
     x, labels = make_separable_images(seed=0, num_samples=200, num_classes=4)
-    with caplog.at_level(logging.INFO, logger="enkcvs.train"):
+    with caplog.at_level(logging.INFO, logger="enkcvs.training.train"):
         result = _train(x, labels, validation=(x[:40], labels[:40]))
-    lines = [record.getMessage() for record in caplog.records if record.name == "enkcvs.train"]
+    lines = [record.getMessage() for record in caplog.records if record.name == "enkcvs.training.train"]
     assert len(lines) == RECIPE.epochs
     for epoch, (line, loss, accuracy) in enumerate(zip(lines, result.train_loss, result.validation_accuracy), 1):
         assert line.startswith(f"epoch {epoch}/{RECIPE.epochs}  loss {loss:.4f}  noisy-validation accuracy "
@@ -282,7 +283,7 @@ def test_the_default_device_is_whichever_gpu_the_scheduler_exposes(monkeypatch):
     """No hard-coded index: 'cuda' means the first device CUDA_VISIBLE_DEVICES lets the job see."""
     import torch
 
-    from enkcvs.train import default_device
+    from enkcvs.training.device import default_device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert default_device() == torch.device("cuda") and default_device().index is None
@@ -291,14 +292,14 @@ def test_the_default_device_is_whichever_gpu_the_scheduler_exposes(monkeypatch):
 
 
 def test_a_job_that_asked_for_a_gpu_and_sees_none_fails_unless_cpu_fallback_is_allowed(monkeypatch, caplog):
-    from enkcvs.train import job_device
+    from enkcvs.training.device import job_device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert job_device(gpus=0) == CPU
     with pytest.raises(RuntimeError, match=r"asked for 1 GPU\(s\) \(config gpu.per_training_job\) but torch .* sees "
                        r"none: run it where a GPU is visible, set gpu.per_training_job: 0"):
         job_device(gpus=1)
-    with caplog.at_level(logging.WARNING, logger="enkcvs.train"):
+    with caplog.at_level(logging.WARNING, logger="enkcvs.training.device"):
         assert job_device(gpus=2, allow_cpu_fallback=True) == CPU
     assert [record.getMessage() for record in caplog.records] == [
         f"this job asked for 2 GPU(s) (config gpu.per_training_job) but torch {torch.__version__} sees none: "

@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from enkcvs.models import MODELS, BasicBlock, create_model, model_options
+from enkcvs.training.models import MODELS, BasicBlock, create_model, model_options
 
 # name -> (input_shape, options): small inputs each model accepts, no downloads.
 CASES = {
@@ -143,7 +143,7 @@ def test_resnet44_has_44_weighted_layers():
 
 
 def test_cifar_resnet_depth_must_be_6n_plus_2():
-    from enkcvs.models import cifar_resnet
+    from enkcvs.training.models import cifar_resnet
 
     with pytest.raises(ValueError, match="6n \\+ 2"):
         cifar_resnet(depth=45, input_shape=(3, 32, 32), num_classes=10)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from enkcvs.noise import (
+from enkcvs.method.noise import (
     ASYMMETRIC_MAPS,
     NoiseSpec,
     asymmetric_transition_matrix,

@@ -1,4 +1,5 @@
-"""E-NKCVS on user-supplied out-of-fold probabilities (enkcvs.oof): selection, ranking, input checks, loaders."""
+"""E-NKCVS on user-supplied out-of-fold probabilities (enkcvs.labelissues.oof): selection, ranking, input checks,
+loaders."""
 
 import warnings
 
@@ -8,9 +9,9 @@ import pytest
 
 import enkcvs
 from enkcvs.io import read_json, read_table, write_table
-from enkcvs.oof import load_labels, load_probabilities, select
-from enkcvs.ranking import issue_ranks
-from enkcvs.steps import select_samples
+from enkcvs.labelissues.oof import load_labels, load_probabilities, select
+from enkcvs.method.ranking import issue_ranks
+from enkcvs.workflow.steps.select import select_samples
 
 
 def make_planted(*, seed: int, num_samples: int = 600, num_classes: int = 4, rate: float = 0.15, iterations: int = 3):

@@ -6,8 +6,8 @@ import sys
 import pytest
 import torch
 
-from enkcvs.optimizer import MomentumSGD, MultiStepDecay, TorchOptimizer, recipe_optimizer
-from enkcvs.recipe import Recipe
+from enkcvs.training.optimizer import MomentumSGD, MultiStepDecay, TorchOptimizer, recipe_optimizer
+from enkcvs.training.recipe import Recipe
 
 
 def _model(seed: int) -> torch.nn.Module:
@@ -75,8 +75,8 @@ def test_sgd_training_does_not_import_torch_dynamo():
     """The per-job overhead: no torch.optim.Optimizer (which imports torch._dynamo) on the SGD training path."""
     child = (
         "import sys, numpy as np, torch\n"
-        "from enkcvs.recipe import Recipe\n"
-        "from enkcvs.train import train_model\n"
+        "from enkcvs.training.recipe import Recipe\n"
+        "from enkcvs.training.train import train_model\n"
         "train_model(recipe=Recipe(model='cnn4', optimizer='sgd', lr=0.01, epochs=2, batch_size=4, milestones=(1,)),\n"
         "            x=np.zeros((8, 1, 28, 28), np.uint8), targets=np.eye(10, dtype=np.float32)[np.arange(8)],\n"
         "            seed=0, device=torch.device('cpu'))\n"

@@ -1,4 +1,5 @@
-"""The user's own data (:mod:`enkcvs.sources.own`): tables, image folders and text tables written in ``tmp_path``."""
+"""The user's own data (:mod:`enkcvs.data.sources.own`): tables, image folders and text tables written in
+``tmp_path``."""
 
 import os
 
@@ -6,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from enkcvs.datasets import load_dataset, save_dataset
-from enkcvs.sources import get_source, load_source, own
+from enkcvs.data.datasets import load_dataset, save_dataset
+from enkcvs.data.sources import get_source, load_source, own
 
 IMAGE_CLASSES = ("cat", "dog", "fox")
 
@@ -125,7 +126,7 @@ def test_image_folder_lists_the_images_of_each_class_folder(tmp_path):
 
 
 def test_image_folder_paths_are_read_by_the_training_reader(tmp_path):
-    from enkcvs.sources.web import image_files_dataset
+    from enkcvs.data.sources.web import image_files_dataset
 
     write_image_folder(tmp_path / "images", seed=5)
     dataset = own.load_image_folder(root=str(tmp_path / "images"), resize=8, crop=6)

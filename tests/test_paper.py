@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from enkcvs.paper import COLUMNS, KEY, published_results
+from enkcvs.report.paper import COLUMNS, KEY, published_results
 
 
 def _one(**key) -> dict:

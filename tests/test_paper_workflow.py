@@ -12,7 +12,7 @@ import pytest
 import yaml
 from source_fixtures import write_clothing1m_tree, write_trec_files
 
-from enkcvs.datasets import load_dataset, save_dataset
+from enkcvs.data.datasets import load_dataset, save_dataset
 
 pytestmark = pytest.mark.workflow
 
@@ -116,7 +116,7 @@ def test_a_broken_clothing1m_layout_stops_before_any_training(tmp_path, run_snak
 
 
 def test_trec_runs_through_the_tokenise_rule_with_the_shipped_minilm(tmp_path, run_snakemake, monkeypatch):
-    from enkcvs.sources import load_source, trec
+    from enkcvs.data.sources import load_source, trec
 
     written = write_trec_files(tmp_path / "trec", num_train=36, num_test=12)
     # The fixture is not the official file, so its md5 differs: accept it here, in-process only, to write the

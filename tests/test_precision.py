@@ -1,4 +1,5 @@
-"""bf16 only where it pays (enkcvs.precision): ``auto`` resolves by a cached probe; fp32 training is unchanged."""
+"""bf16 only where it pays (enkcvs.training.precision): ``auto`` resolves by a cached probe; fp32 training is
+unchanged."""
 
 import json
 
@@ -6,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from enkcvs import precision
-from enkcvs.models import create_model
-from enkcvs.recipe import Recipe
-from enkcvs.train import train_model
+from enkcvs.training import precision
+from enkcvs.training.models import create_model
+from enkcvs.training.recipe import Recipe
+from enkcvs.training.train import train_model
 
 CPU = torch.device("cpu")
 

@@ -1,12 +1,12 @@
-"""Ranking label issues (enkcvs.ranking): the label-quality score, its ranks, and how a ranking is measured."""
+"""Ranking label issues (enkcvs.method.ranking): the label-quality score, its ranks, and how a ranking is measured."""
 
 import numpy as np
 import pytest
 from cleanlab.rank import get_label_quality_scores
 
-from enkcvs.confident import CLEANLAB_SCORES, compare_rankings
-from enkcvs.oof import select
-from enkcvs.ranking import issue_ranks, label_quality, ranking_quality
+from enkcvs.labelissues.confident import CLEANLAB_SCORES, compare_rankings
+from enkcvs.labelissues.oof import select
+from enkcvs.method.ranking import issue_ranks, label_quality, ranking_quality
 from test_oof import make_planted
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from enkcvs.recipe import Recipe
+from enkcvs.training.recipe import Recipe
 
 SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -41,7 +41,7 @@ def test_every_recipe_default_is_the_schemas_default_and_vice_versa():
 
 
 def test_the_authors_schedule_replaces_the_dataset_recipes_schedule_only_where_the_authors_give_one():
-    from enkcvs.recipe import AUTHORS_SCHEDULES, baseline_recipe
+    from enkcvs.training.recipe import AUTHORS_SCHEDULES, baseline_recipe
 
     dataset = {"model": "cnn4", "optimizer": "sgd", "lr": 0.01, "epochs": 50, "milestones": [10, 30],
                "weight_decay": 1e-4, "mixup_alpha": 0.3, "bf16": "auto"}

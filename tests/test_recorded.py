@@ -15,22 +15,16 @@ import pandas as pd
 import pytest
 import yaml
 
-from enkcvs.datasets import Dataset, save_dataset
-from enkcvs.recorded import data_provenance, main, record_run, run_and_record, snakemake_sittings
-from enkcvs.sources import packaged
-from enkcvs.sources.packaged import MNIST_CLASSES
-from enkcvs.pages import MARKER, pages, regenerate, render_block
-from enkcvs.views import (
-    RUN_HOMES,
-    _ranking,
-    compare_runs,
-    ladder_steps,
-    noise_cost,
-    paper_beside,
-    table1_agreement,
-    table1_trend,
-    table2_ordering,
-)
+from enkcvs.data.datasets import Dataset, save_dataset
+from enkcvs.data.sources import packaged
+from enkcvs.data.sources.packaged import MNIST_CLASSES
+from enkcvs.runs.pages import MARKER, pages, regenerate, render_block
+from enkcvs.runs.recorded import data_provenance, main, record_run, run_and_record, snakemake_sittings
+from enkcvs.runs.views.diff import compare_runs
+from enkcvs.runs.views.ladder import ladder_steps
+from enkcvs.runs.views.provenance import RUN_HOMES
+from enkcvs.runs.views.selection import table1_agreement, table1_trend
+from enkcvs.runs.views.table2 import _ranking, noise_cost, paper_beside, table2_ordering
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -627,7 +621,7 @@ def _row_run(root: Path, name: str, seeds: list[int], cells: list[tuple]) -> Pat
 
 
 def test_row_view_pools_seeds_replaces_a_retrained_cell_and_orders_only_outside_the_spread(tmp_path):
-    from enkcvs.row_view import gathered_row, pooled
+    from enkcvs.runs.views.row import gathered_row, pooled
 
     nan = float("nan")
     _row_run(tmp_path, "full", [1], [(0.4, "ce", 81.0, nan, 1, 81.1), (0.4, "enkcvs", 98.0, nan, 1, 98.4),

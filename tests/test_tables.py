@@ -1,12 +1,12 @@
-"""The report's tables as frames (enkcvs.tables), on small hand-built records."""
+"""The report's tables as frames (enkcvs.report.tables), on small hand-built records."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from enkcvs.io import write_table
-from enkcvs.noise import ASYMMETRIC_MAPS, inject_noise, parse_noise
-from enkcvs.tables import format_noise_table, noise_records, noise_table, resource_table, sensitivity_table
+from enkcvs.method.noise import ASYMMETRIC_MAPS, inject_noise, parse_noise
+from enkcvs.report.tables import format_noise_table, noise_records, noise_table, resource_table, sensitivity_table
 
 
 def _sweep_records(seeds=(1, 2)) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -51,7 +51,8 @@ CLASS_SIZES = [23, 37, 41, 18, 29, 52, 33, 26, 44, 31]
 
 
 def _label_file(path, *, true, noise, seed, asymmetric_map=None, mapping=None, given=None):
-    """A noisy-label table as the ``inject_noise`` rule writes it (:func:`enkcvs.steps.make_noisy_labels`)."""
+    """A noisy-label table as the ``inject_noise`` rule writes it
+    (:func:`enkcvs.workflow.steps.noise.make_noisy_labels`)."""
     spec = parse_noise(noise)
     if given is None:
         given = inject_noise(true, spec=spec, num_classes=10, seed=seed, mapping=mapping)

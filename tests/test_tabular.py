@@ -1,8 +1,8 @@
-"""Tables written to disk (enkcvs.tabular): the paper's grouped LaTeX layout and Markdown with its caption."""
+"""Tables written to disk (enkcvs.report.tabular): the paper's grouped LaTeX layout and Markdown with its caption."""
 
 import pandas as pd
 
-from enkcvs.tabular import latex_tabular, write_table
+from enkcvs.report.tabular import latex_tabular, write_table
 
 
 def _grouped() -> pd.DataFrame:

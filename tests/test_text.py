@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from enkcvs import text
-from enkcvs.models import create_model
+from enkcvs.data import text
+from enkcvs.training.models import create_model
 
 QUESTIONS = [
     "Who is Pelé ?",

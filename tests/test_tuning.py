@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import yaml
 
-from enkcvs.folds import fold_indices
-from enkcvs.tuning import main, symmetric_ce_validation_grid
+from enkcvs.method.folds import fold_indices
+from enkcvs.workflow.tuning import main, symmetric_ce_validation_grid
 
 RECIPE = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 3, "batch_size": 16, "mixup_alpha": None}
 

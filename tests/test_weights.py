@@ -5,7 +5,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from enkcvs.weights import (
+from enkcvs.method.weights import (
     entropy_weight,
     full_loss_sample_weights,
     label_entropy,

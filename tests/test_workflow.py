@@ -13,7 +13,7 @@ import torch
 import yaml
 
 from enkcvs.io import read_json, read_table
-from enkcvs.methods import ABLATION_LADDER, SELECTION_METHODS
+from enkcvs.training.final import ABLATION_LADDER, SELECTION_METHODS
 
 pytestmark = pytest.mark.workflow
 
@@ -184,8 +184,8 @@ def test_training_logs_show_what_was_read_every_epoch_and_what_was_written(tiny_
         ("logs/final/digits/sym0.4/seed1/ce.log", "results/final/digits/sym0.4/seed1/ce.json"),
         ("logs/final/digits/sym0.4/seed1/K2/M2/t1/enkcvs.log", "results/final/digits/sym0.4/seed1/K2/M2/t1/enkcvs.json"),
     ]:
-        # the job that probes bf16 first on this machine also logs the probe (enkcvs.precision), and CPU training
-        # logs its malloc setting (enkcvs.allocator)
+        # the job that probes bf16 first on this machine also logs the probe (enkcvs.training.precision), and CPU
+        # training logs its malloc setting (enkcvs.training.allocator)
         lines = [line for line in (tiny_run / log).read_text().splitlines()
                  if "bf16 probe of" not in line and "glibc malloc" not in line]
         assert "read results/data/digits.npz and results/noise/digits/sym0.4/seed1.parquet" in lines[0], log

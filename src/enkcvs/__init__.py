@@ -1,8 +1,24 @@
 """E-NKCVS: Ensemble Noise-robust K-fold Cross-Validation Selection for noisy labels (IJCAI-21).
 
-Importing the package is cheap and needs no third-party package: modules that need torch (``models``, ``mixup``,
-``train``, ``steps.train_*``) import it themselves, so selection, voting, metrics, theory and reporting run without it.
-``enkcvs.select`` applies E-NKCVS to out-of-fold probabilities a user already has (:mod:`enkcvs.oof`).
+The package in layers, each importing only from the layers listed above it (``tests/test_package_structure.py`` keeps
+it so):
+
+1. the basics, at the top level: :mod:`enkcvs.io` (self-describing files), :mod:`enkcvs.rng` (seeds),
+   :mod:`enkcvs.ids` (sample ids), :mod:`enkcvs.machine` (the CPU a run belongs to);
+2. :mod:`enkcvs.method`: the paper's method, one function per equation (noise, folds, mixup, selection, weights,
+   losses, metrics, theory, ranking);
+3. :mod:`enkcvs.data`: the prepared datasets, where they come from, texts tokenised;
+4. :mod:`enkcvs.training`: the one training loop and what it is made of, the final-training methods, the
+   cross-validation's out-of-fold probabilities;
+5. :mod:`enkcvs.labelissues`: label issues in a user's own data, and the ``enkcvs find-issues`` command;
+6. :mod:`enkcvs.workflow`: the workflow's steps, its config checks and file layout;
+7. :mod:`enkcvs.report`: tables and figures from the workflow's results, beside the paper's published numbers;
+8. :mod:`enkcvs.runs`: recorded runs, their views and the pages' generated blocks.
+
+Importing the package is cheap and needs no third-party package: the modules that need torch (the training engine,
+:mod:`enkcvs.method.mixup`, :mod:`enkcvs.method.losses`) import it themselves, and the training steps import them
+inside the step, so selection, voting, metrics, theory and reporting run without it. ``enkcvs.select`` applies
+E-NKCVS to out-of-fold probabilities a user already has (:mod:`enkcvs.labelissues.oof`).
 """
 
 __all__ = ["select"]
@@ -11,7 +27,7 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str):
     if name == "select":  # imported on first use, so `import enkcvs` stays free of numpy and pandas
-        from enkcvs.oof import select
+        from enkcvs.labelissues.oof import select
 
         return select
     raise AttributeError(f"module 'enkcvs' has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""Self-describing artifacts written atomically: parquet tables carry their provenance in the file metadata."""
+"""Self-describing artifacts written atomically: parquet tables carry their provenance in the file metadata; JSON
+records and figures (PNG and PDF) are written the same way."""
 
 import contextlib
 import functools
@@ -135,3 +136,11 @@ def write_json(payload: dict[str, Any], path: PathLike) -> None:
 def read_json(path: PathLike) -> dict[str, Any]:
     """Read a JSON artifact."""
     return json.loads(Path(path).read_text())
+
+
+def save_figure(figure, *, png: PathLike, pdf: PathLike, dpi: int) -> None:
+    """``figure`` as PNG (at ``dpi``) and PDF, each written atomically."""
+    # No creation date in the PDF, so identical runs (and resumed ones) write identical bytes.
+    for path, kwargs in ((png, {"dpi": dpi}), (pdf, {"metadata": {"CreationDate": None}})):
+        with atomic_path(path) as tmp:
+            figure.savefig(tmp, format=Path(path).suffix[1:], bbox_inches="tight", **kwargs)

@@ -9,11 +9,11 @@ from snakemake.utils import validate
 # conda env needs only third-party packages.
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
-from enkcvs.config import config_problems, duplicate_key_problems
-from enkcvs.methods import BASELINE_METHODS, GAMMA_METHODS, SELECTION_METHODS
-from enkcvs.recipe import baseline_recipe
-from enkcvs.sources import SOURCES
-from enkcvs.text import checkpoint_slug
+from enkcvs.data.sources import SOURCES
+from enkcvs.data.text import checkpoint_slug
+from enkcvs.training.final import BASELINE_METHODS, GAMMA_METHODS, SELECTION_METHODS
+from enkcvs.training.recipe import baseline_recipe
+from enkcvs.workflow.config import config_problems, duplicate_key_problems
 
 
 _problems = [problem for path in workflow.configfiles for problem in duplicate_key_problems(path)]
@@ -102,7 +102,7 @@ def get_text_inputs(wildcards):
 
 def get_baseline_options(wildcards):
     """Hyperparameters of one baseline on one dataset, whether it mixes included, as configured (co-teaching's
-    ``nominal`` or ``actual`` forget rate is resolved by the job: :func:`enkcvs.methods.resolve_forget_rate`); its
+    ``nominal`` or ``actual`` forget rate is resolved by the job: :func:`enkcvs.training.final.resolve_forget_rate`); its
     schedule goes into its recipe (:func:`get_baseline_recipe`)."""
     options = config["datasets"][wildcards.dataset]["baselines"].get(wildcards.baseline, {})
     return canonical({key: value for key, value in options.items() if key != "schedule"})
@@ -110,7 +110,7 @@ def get_baseline_options(wildcards):
 
 def get_baseline_recipe(wildcards):
     """The recipe of one baseline on one dataset: the dataset's, or where ``baselines.<method>.schedule`` says
-    ``authors``, its authors' schedule for the paper's dataset (:func:`enkcvs.recipe.baseline_recipe`)."""
+    ``authors``, its authors' schedule for the paper's dataset (:func:`enkcvs.training.recipe.baseline_recipe`)."""
     dataset = config["datasets"][wildcards.dataset]
     schedule = dataset["baselines"].get(wildcards.baseline, {}).get("schedule", "dataset")
     return canonical(baseline_recipe(dataset["recipe"], baseline=wildcards.baseline, schedule=schedule,

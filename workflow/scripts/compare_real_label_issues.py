@@ -1,7 +1,7 @@
-from enkcvs.job import logged_job
+from enkcvs.workflow.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.steps import compare_real_label_issues
+    from enkcvs.workflow.steps.issues import compare_real_label_issues
 
     compare_real_label_issues(
         predictions=list(snakemake.input.predictions),

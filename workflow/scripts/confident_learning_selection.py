@@ -1,7 +1,7 @@
-from enkcvs.job import logged_job
+from enkcvs.workflow.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.steps import confident_learning_selection
+    from enkcvs.workflow.steps.confident import confident_learning_selection
 
     confident_learning_selection(
         predictions=list(snakemake.input.predictions),

@@ -1,7 +1,7 @@
-from enkcvs.job import logged_job
+from enkcvs.workflow.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.render import render_dataset_summary
+    from enkcvs.report.render import render_dataset_summary
 
     render_dataset_summary(
         datasets=dict(zip(snakemake.params.names, snakemake.input.datasets)),

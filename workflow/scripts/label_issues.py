@@ -1,7 +1,7 @@
-from enkcvs.job import logged_job
+from enkcvs.workflow.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.steps import write_label_issues
+    from enkcvs.workflow.steps.issues import write_label_issues
 
     write_label_issues(
         dataset=snakemake.input.dataset,

@@ -1,7 +1,7 @@
-from enkcvs.job import logged_job
+from enkcvs.workflow.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.render import render_resource_usage
+    from enkcvs.report.render import render_resource_usage
 
     render_resource_usage(
         benchmarks={rule: list(files) for rule, files in snakemake.input.items()},

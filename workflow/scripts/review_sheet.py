@@ -1,7 +1,7 @@
-from enkcvs.job import logged_job
+from enkcvs.workflow.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.render import render_review_sheet
+    from enkcvs.report.render import render_review_sheet
 
     # review_images passes png, pdf and dpi; review_markdown passes markdown and a table's features
     render_review_sheet(

@@ -1,7 +1,7 @@
-from enkcvs.job import logged_job
+from enkcvs.workflow.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.steps import select_samples
+    from enkcvs.workflow.steps.select import select_samples
 
     select_samples(
         predictions=list(snakemake.input.predictions),

@@ -1,7 +1,7 @@
-from enkcvs.job import logged_job
+from enkcvs.workflow.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.render import render_table1
+    from enkcvs.report.render import render_table1
 
     render_table1(
         metrics=list(snakemake.input.metrics),

@@ -1,7 +1,7 @@
-from enkcvs.job import logged_job
+from enkcvs.workflow.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.render import render_theory_figure
+    from enkcvs.report.render import render_theory_figure
 
     render_theory_figure(
         metrics=list(snakemake.input.metrics),

@@ -1,7 +1,7 @@
-from enkcvs.job import logged_job
+from enkcvs.workflow.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.steps import tokenize_dataset
+    from enkcvs.workflow.steps.data import tokenize_dataset
 
     tokenize_dataset(
         dataset=snakemake.input.dataset,

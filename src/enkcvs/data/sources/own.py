@@ -1,0 +1,252 @@
+"""The user's own data, to find the mislabeled rows in it: a table of numeric features, a folder of images with one
+sub-folder per class, or a table of texts.
+
+- ``table``: a CSV or parquet file of numeric feature columns and a label column. The features are stored as float32
+  images (N, 1, 1, F) of modality ``"image"``, so the ``mlp`` model (which flattens its input) trains on them
+  unchanged; a table has no modality of its own because nothing but its shape would differ. The numbers are kept as
+  they are (no standardisation): scale features of very different ranges beforehand if the MLP trains poorly.
+- ``image_folder``: ``<root>/<class name>/<image>`` as torchvision's ``ImageFolder`` reads it; modality
+  ``"image_files"``.
+- ``text_table``: a CSV or parquet file with a text column and a label column; modality ``"text"``.
+
+Every row is a training sample; the test split is empty (shape (0, ...)) since the user's data hold no separate clean
+test set. Integer labels 0..Q-1 are kept; any other labels are mapped to 0..Q-1 in sorted order, with a warning, and
+kept as the class names. Each loader checks its input before reading it in full and raises ``FileNotFoundError`` or
+``ValueError`` naming the file and the fix.
+"""
+
+import os
+import warnings
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from enkcvs.data.datasets import Dataset
+
+if TYPE_CHECKING:  # pandas is imported where a table is read, keeping this package cheap to import
+    import pandas as pd
+
+READERS = {".csv": "CSV", ".parquet": "parquet"}  # file extension -> format
+DEFAULT_RESIZE = 256  # shorter side after resizing (pixels), as for Clothing-1M
+DEFAULT_CROP = 224  # side of the centre crop (pixels)
+SHOWN_ROWS = 5  # offending rows named in an error
+SHOWN_LABELS = 10  # label mapping entries named in the warning
+
+
+def load_table(
+    *, path: str, label_column: str, feature_columns: list[str] | None = None, id_column: str | None = None
+) -> Dataset:
+    """A table of numeric features and labels.
+
+    Parameters
+    ----------
+    path : CSV (``.csv``) or parquet (``.parquet``) file, one sample per row.
+    label_column : the column holding each row's (possibly wrong) label.
+    feature_columns : the numeric columns the model sees; None: every column except ``label_column`` and
+        ``id_column``.
+    id_column : a column of unique row ids, never a feature, carried into the label-issue tables.
+
+    Returns
+    -------
+    Dataset of modality ``"image"``: x float32 (N, 1, 1, F) with the F features in the order given and their names as
+    ``feature_names``, labels int64 (N,); empty test split.
+    """
+    from pandas.api.types import is_numeric_dtype
+
+    header = _table_header(path)
+    features = (
+        [c for c in header if c not in (label_column, id_column)] if feature_columns is None else list(feature_columns)
+    )
+    if label_column in features:
+        raise ValueError(f"{path}: the label column {label_column!r} is also a feature column, which would let the "
+                         "model read the label. Fix: drop it from source_options.feature_columns")
+    if id_column is not None and id_column in features:
+        raise ValueError(f"{path}: the id column {id_column!r} is also a feature column, which would let the model "
+                         "learn row ids. Fix: drop it from source_options.feature_columns")
+    if not features:
+        raise ValueError(f"{path} has no feature column besides the label column {label_column!r}. Fix: add numeric "
+                         "feature columns to the file")
+    frame = _read_table(path, header=header, columns=[*features, label_column, *_optional(id_column)])
+    non_numeric = [c for c in features if not is_numeric_dtype(frame[c])]  # booleans count, read as 0/1
+    if non_numeric:
+        raise ValueError(f"{path}: feature columns {non_numeric} are not numeric. Fix: encode them as numbers, or "
+                         "list only numeric columns in source_options.feature_columns")
+    x = frame[features].to_numpy(dtype=np.float32)  # (N, F)
+    non_finite = ~np.isfinite(x).all(axis=1)
+    if non_finite.any():
+        raise ValueError(f"{path}: {non_finite.sum()} of {len(x)} rows have missing or infinite features "
+                         f"({_rows(non_finite)}). Fix: fill in or drop those rows")
+    labels, class_names = _labels(frame[label_column], path=path, column=label_column)
+    return _training_only(x.reshape(len(x), 1, 1, -1), labels, class_names=class_names, modality="image",
+                          feature_names=tuple(map(str, features)), **_ids(frame, path=path, column=id_column))
+
+
+def load_image_folder(*, root: str, resize: int | None = None, crop: int | None = None) -> Dataset:
+    """Images in one sub-folder per class, read as torchvision's ``ImageFolder`` reads them.
+
+    Parameters
+    ----------
+    root : folder of class folders ``<root>/<class name>/**/<image>``; class names are the sorted folder names, images
+        the files with an extension in ``torchvision.datasets.folder.IMG_EXTENSIONS`` (other files are ignored).
+    resize, crop : shorter side after resizing, then side of the centre crop (pixels; None: 256 and 224), stored in
+        ``image_transform``.
+
+    Returns
+    -------
+    Dataset of modality ``"image_files"``: x str (N,) paths relative to ``image_root`` (the absolute root), labels
+    int64 (N,) indexing the class folders; empty test split.
+    """
+    from torchvision.datasets.folder import IMG_EXTENSIONS, find_classes, make_dataset
+
+    fix = "Fix: point source_options.root at a folder holding one sub-folder of images per class"
+    if not os.path.isdir(root):
+        raise FileNotFoundError(f"image folder {root} not found. {fix}")
+    try:
+        class_names, class_to_index = find_classes(root)
+    except FileNotFoundError as error:
+        raise FileNotFoundError(f"{root} has no class sub-folders. {fix}") from error
+    if len(class_names) < 2:
+        raise ValueError(f"{root} has fewer than 2 class sub-folders ({class_names}). {fix}")
+    samples = make_dataset(root, class_to_index, extensions=IMG_EXTENSIONS, allow_empty=True)
+    empty = sorted(set(class_names) - {class_names[label] for _, label in samples})
+    if empty:
+        raise FileNotFoundError(f"{root}: no images in the class folders {empty}; images are files ending in "
+                                f"{', '.join(IMG_EXTENSIONS)} (any case). {fix}")
+    paths = np.array([os.path.relpath(path, root) for path, _ in samples], dtype=str)
+    labels = np.array([label for _, label in samples], dtype=np.int64)
+    transform = {"resize": resize or DEFAULT_RESIZE, "crop": crop or DEFAULT_CROP, "train_crop": "center"}
+    return _training_only(paths, labels, class_names=tuple(class_names), modality="image_files",
+                          image_root=os.path.abspath(root), image_transform=transform)
+
+
+def load_text_table(*, path: str, text_column: str, label_column: str, id_column: str | None = None) -> Dataset:
+    """A table of texts and labels.
+
+    Parameters
+    ----------
+    path : CSV (``.csv``) or parquet (``.parquet``) file, one sample per row.
+    text_column : the column holding each row's text (non-text values are read as their string form).
+    label_column : the column holding each row's (possibly wrong) label.
+    id_column : a column of unique row ids, carried into the label-issue tables.
+
+    Returns
+    -------
+    Dataset of modality ``"text"``: x str (N,), labels int64 (N,); empty test split.
+    """
+    frame = _read_table(path, header=_table_header(path), columns=[text_column, label_column, *_optional(id_column)])
+    texts = frame[text_column]
+    empty = (texts.isna() | texts.astype(str).str.strip().eq("")).to_numpy()
+    if empty.any():
+        raise ValueError(f"{path}: {empty.sum()} of {len(texts)} rows have an empty text in column {text_column!r} "
+                         f"({_rows(empty)}). Fix: fill in or drop those rows")
+    labels, class_names = _labels(frame[label_column], path=path, column=label_column)
+    return _training_only(np.array(texts.astype(str).tolist(), dtype=str), labels, class_names=class_names,
+                          modality="text", **_ids(frame, path=path, column=id_column))
+
+
+def _table_header(path: str) -> list[str]:
+    """The column names of a CSV or parquet file, read without its rows; errors for a missing, unknown or unreadable
+    file."""
+    import pandas as pd
+
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"table {path} not found. Fix: point source_options.path at your CSV or parquet file")
+    if _format(path) is None:
+        raise ValueError(f"{path}: unknown table format; the extension must be one of {sorted(READERS)}. Fix: save "
+                         "the table as CSV or parquet")
+    try:
+        if _format(path) == "CSV":
+            return [str(c) for c in pd.read_csv(path, nrows=0).columns]
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(path)
+        stored_index = (schema.pandas_metadata or {}).get("index_columns", [])  # a saved DataFrame index is no data
+        return [c for c in schema.names if c not in stored_index]
+    except (ValueError, OSError) as error:  # pandas' parser errors and pyarrow's ArrowInvalid are ValueErrors
+        raise _unreadable(path, error) from error
+
+
+def _read_table(path: str, *, header: list[str], columns: list[str]) -> "pd.DataFrame":
+    """``columns`` of a CSV or parquet file whose column names are ``header``, after checking they exist."""
+    import pandas as pd
+
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise ValueError(f"{path} has no column {', '.join(map(repr, missing))}; its columns are {header}. Fix: set "
+                         "source_options to existing column names")
+    try:
+        if _format(path) == "CSV":
+            return pd.read_csv(path, usecols=columns)
+        return pd.read_parquet(path, columns=columns)
+    except (ValueError, OSError) as error:
+        raise _unreadable(path, error) from error
+
+
+def _unreadable(path: str, error: Exception) -> ValueError:
+    return ValueError(f"{path} is not a readable {_format(path)} file ({type(error).__name__}: {error}). Fix: "
+                      "re-export it")
+
+
+def _format(path: str) -> str | None:
+    return READERS.get(os.path.splitext(path)[1].lower())
+
+
+def _labels(values: "pd.Series", *, path: str, column: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Labels (N,) int64 in 0..Q-1 and the Q class names of a label column.
+
+    Integers 0..Q-1 are kept, with class names ``"0"``...; other labels are numbered in sorted order and named by their
+    value, with a warning showing the mapping.
+    """
+    from pandas.api.types import is_integer_dtype
+
+    missing = values.isna().to_numpy()
+    if missing.any():
+        raise ValueError(f"{path}: {missing.sum()} of {len(values)} rows have no label in column {column!r} "
+                         f"({_rows(missing)}). Fix: label or drop those rows")
+    classes, labels = np.unique(values.to_numpy(), return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(f"{path}: column {column!r} holds {len(classes)} distinct label(s) {classes.tolist()}; "
+                         "finding mislabeled rows needs at least 2 classes. Fix: check source_options.label_column")
+    if not (is_integer_dtype(values) and np.array_equal(classes, np.arange(len(classes)))):
+        mapping = ", ".join(f"{value!r} -> {label}" for label, value in enumerate(classes[:SHOWN_LABELS].tolist()))
+        more = f", ... ({len(classes)} classes)" if len(classes) > SHOWN_LABELS else ""
+        warnings.warn(f"{path}: the labels in column {column!r} are not the integers 0..{len(classes) - 1}; numbered "
+                      f"in sorted order and kept as class names: {mapping}{more}", stacklevel=3)
+    return labels.astype(np.int64), tuple(str(value) for value in classes.tolist())
+
+
+def _optional(column: str | None) -> list[str]:
+    return [] if column is None else [column]
+
+
+def _ids(frame: "pd.DataFrame", *, path: str, column: str | None) -> dict:
+    """``sample_ids`` (int64 where the ids are integers, else their string form) and ``id_column`` of a Dataset, or
+    nothing without an id column; ValueError for missing or repeated ids."""
+    from pandas.api.types import is_integer_dtype
+
+    from enkcvs.ids import repeated_ids
+
+    if column is None:
+        return {}
+    values = frame[column]
+    missing = values.isna().to_numpy()
+    if missing.any():
+        raise ValueError(f"{path}: {missing.sum()} of {len(values)} rows have no id in column {column!r} "
+                         f"({_rows(missing)}). Fix: give every row an id, or leave out source_options.id_column")
+    ids = values.to_numpy(np.int64) if is_integer_dtype(values) else np.array(values.astype(str).tolist(), dtype=str)
+    repeated = repeated_ids(values)
+    if repeated:
+        raise ValueError(f"{path}: ids in column {column!r} repeat ({repeated}; rows 0-based, header not counted), so "
+                         "they cannot name a row. Fix: make the ids unique, or leave out source_options.id_column")
+    return {"sample_ids": ids, "id_column": column}
+
+
+def _rows(mask: np.ndarray) -> str:
+    """The first offending rows of a (N,) bool mask, as a user finds them in the file."""
+    shown = ", ".join(str(row) for row in np.flatnonzero(mask)[:SHOWN_ROWS])
+    return f"rows {shown}{', ...' if mask.sum() > SHOWN_ROWS else ''}; 0-based, header not counted"
+
+
+def _training_only(x: np.ndarray, y: np.ndarray, *, class_names: tuple[str, ...], **fields) -> Dataset:
+    """All samples as the training split and an empty test split of the same dtype and sample shape."""
+    return Dataset(x_train=x, y_train=y, x_test=x[:0], y_test=y[:0], class_names=class_names, **fields)

@@ -1,0 +1,175 @@
+"""E-NKCVS side by side with confident learning (cleanlab) on the very same out-of-fold probabilities.
+
+The two score different sets (PAPER-NOTES, Notation): the paper's precision and recall are those of the *kept* (clean
+selected) set, cleanlab's those of the *flagged* (detected label errors) set. Every row here carries both, so the
+methods compare on either scale. cleanlab is imported only where it is called: nothing else in the package needs it.
+"""
+
+import numpy as np
+import pandas as pd
+
+from enkcvs.labelissues.oof import select
+from enkcvs.method.metrics import precision_recall, selection_set_sizes
+from enkcvs.method.ranking import ranking_quality
+
+#: ``filter_by`` values of :func:`cleanlab.filter.find_label_issues` compared here.
+CLEANLAB_METHODS = ("prune_by_noise_rate", "prune_by_class", "both", "confident_learning", "predicted_neq_given")
+#: ``find_label_issues``'s own default ``filter_by``: the one prune-and-retrain (method ``cl_prune``) uses.
+CLEANLAB_DEFAULT_FILTER = "prune_by_noise_rate"
+#: ``method`` values of :func:`cleanlab.rank.get_label_quality_scores` whose rankings are compared here.
+CLEANLAB_SCORES = ("self_confidence", "normalized_margin", "confidence_weighted_entropy")
+SCORE_COLUMNS = ("kept", "flagged", "kept_precision", "kept_recall", "flagged_precision", "flagged_recall")
+#: The top-k sizes at which two rankings of labels whose errors are unknown (``real`` noise) are set side by side.
+AGREEMENT_TOPS = (36, 100, 1000)
+
+
+def cleanlab_flags(*, probabilities: np.ndarray, labels: np.ndarray, method: str) -> np.ndarray:
+    """Label issues found by confident learning: ``cleanlab.filter.find_label_issues(filter_by=method)``.
+
+    Parameters
+    ----------
+    probabilities : (N, Q) out-of-fold predicted probabilities.
+    labels : (N,) given labels in 0..Q-1.
+    method : one of :data:`CLEANLAB_METHODS`.
+
+    Returns
+    -------
+    (N,) bool, True where cleanlab flags the given label as an error.
+    """
+    if method not in CLEANLAB_METHODS:
+        raise ValueError(f"unknown cleanlab method {method!r}: choose one of {CLEANLAB_METHODS}")
+    from cleanlab.filter import find_label_issues
+
+    # n_jobs=1: the result does not depend on it, and a process pool per call costs more than it saves at these sizes
+    return find_label_issues(labels=labels, pred_probs=probabilities, filter_by=method, n_jobs=1)
+
+
+def kept_and_flagged_scores(*, flagged: np.ndarray, given: np.ndarray, true: np.ndarray) -> dict[str, float]:
+    """Both scorings of one detection: the kept set (not flagged) as the paper scores SS, the flagged set as cleanlab.
+
+    ``kept_precision`` = clean kept / kept and ``kept_recall`` = clean kept / clean (Eq. prec-rec);
+    ``flagged_precision`` = noisy flagged / flagged and ``flagged_recall`` = noisy flagged / noisy. NaN where a
+    denominator is 0. ``flagged``, ``given``, ``true`` are (N,).
+    """
+    flagged = np.asarray(flagged, dtype=bool)
+    sizes = selection_set_sizes(selected=~flagged, given=given, true=true)
+    kept = precision_recall(sizes=sizes)
+    noisy = np.asarray(given) != np.asarray(true)
+    hits = int((noisy & flagged).sum())
+    return {
+        "kept": sizes["SS"],
+        "flagged": int(flagged.sum()),
+        "kept_precision": kept["precision"],
+        "kept_recall": kept["recall"],
+        "flagged_precision": hits / flagged.sum() if flagged.any() else float("nan"),
+        "flagged_recall": hits / noisy.sum() if noisy.any() else float("nan"),
+    }
+
+
+def compare_with_confident_learning(
+    *, probabilities: np.ndarray, given: np.ndarray, true: np.ndarray, threshold: int | None = None
+) -> pd.DataFrame:
+    """E-NKCVS and each cleanlab method on the same OOF probabilities, scored both ways.
+
+    Rows: ``E-NKCVS (M=1)`` (iteration 1, t = 1); ``E-NKCVS (M=<M>, t=<t>)`` when M > 1; ``cleanlab <method>`` on
+    iteration 1 (the predictions E-NKCVS M=1 uses); when M > 1, ``cleanlab <method> (mean of <M>)`` on the mean of
+    the M iterations' probabilities.
+
+    Parameters
+    ----------
+    probabilities : (M, N, Q) out-of-fold probabilities, one slice per repetition of the cross-validation.
+    given, true : (N,) given and true labels in 0..Q-1.
+    threshold : t for the M-iteration row (default as :func:`enkcvs.labelissues.oof.select`).
+
+    Returns
+    -------
+    One row per method: ``method`` and the columns of :func:`kept_and_flagged_scores`.
+    """
+    ensemble = select(probabilities=probabilities, labels=given, threshold=threshold, true_labels=true)  # checks all
+    stack = np.asarray(probabilities, dtype=float)  # (M, N, Q)
+    stack = stack[None] if stack.ndim == 2 else stack
+    iterations = len(stack)
+    single = ensemble if iterations == 1 else select(probabilities=stack[0], labels=given, threshold=1)
+    flags = {"E-NKCVS (M=1)": ~single.selected}
+    if iterations > 1:
+        flags[f"E-NKCVS (M={iterations}, t={ensemble.threshold})"] = ~ensemble.selected
+    sources = {"": stack[0]} | ({f" (mean of {iterations})": stack.mean(axis=0)} if iterations > 1 else {})
+    for suffix, source in sources.items():
+        for method in CLEANLAB_METHODS:
+            flags[f"cleanlab {method}{suffix}"] = cleanlab_flags(probabilities=source, labels=given, method=method)
+    rows = [{"method": name, **kept_and_flagged_scores(flagged=f, given=given, true=true)} for name, f in flags.items()]
+    return pd.DataFrame(rows, columns=["method", *SCORE_COLUMNS])
+
+
+def compare_rankings(*, probabilities: np.ndarray, given: np.ndarray, true: np.ndarray) -> pd.DataFrame:
+    """How well each score ranks the true label errors first, on the same OOF probabilities.
+
+    Rows: ``E-NKCVS label quality`` (:func:`enkcvs.method.ranking.label_quality`), ``E-NKCVS votes, then P(given)``
+    (fewest votes first, ties by the mean probability of the given label: the order the paper's selection suggests), and
+    ``cleanlab <method>`` for each of :data:`CLEANLAB_SCORES` on the mean of the M iterations' probabilities (the
+    probabilities E-NKCVS's score reads).
+
+    Parameters
+    ----------
+    probabilities : (M, N, Q) or (N, Q) out-of-fold probabilities.
+    given, true : (N,) given and true labels in 0..Q-1.
+
+    Returns
+    -------
+    One row per score: ``method`` and the keys of :func:`enkcvs.method.ranking.ranking_quality`.
+    """
+    from cleanlab.rank import get_label_quality_scores
+
+    result = select(probabilities=probabilities, labels=given, true_labels=true)  # checks all inputs
+    stack = np.asarray(probabilities, dtype=float)
+    mean = stack.mean(axis=0) if stack.ndim == 3 else stack
+    mean = mean / mean.sum(axis=1, keepdims=True)  # float16-stored rows, as select() accepts them
+    votes_order = np.lexsort((result.prob_given, result.votes)).argsort()  # position in the order = its score
+    scores = {
+        "E-NKCVS label quality": result.label_quality,
+        "E-NKCVS votes, then P(given)": votes_order.astype(float),
+        **{f"cleanlab {m}": get_label_quality_scores(labels=given, pred_probs=mean, method=m) for m in CLEANLAB_SCORES},
+    }
+    is_error = np.asarray(given) != np.asarray(true)
+    return pd.DataFrame([{"method": name, **ranking_quality(label_quality=score, is_error=is_error)}
+                         for name, score in scores.items()])
+
+
+def agreement_on_real_labels(*, probabilities: np.ndarray, given: np.ndarray, threshold: int,
+                             tops: tuple[int, ...] = AGREEMENT_TOPS) -> pd.DataFrame:
+    """E-NKCVS beside cleanlab's defaults on the same out-of-fold probabilities where no true labels exist to score
+    either (``real`` noise): how many samples each flags and both flag, and how many of each one's k most likely
+    mislabelled samples the other ranks in its top k too.
+
+    E-NKCVS flags the samples selected in fewer than ``threshold`` of the M iterations and ranks by label quality
+    (:func:`enkcvs.labelissues.oof.select`); cleanlab flags by ``find_label_issues`` (:data:`CLEANLAB_DEFAULT_FILTER`)
+    and ranks by ``get_label_quality_scores`` (its default, self-confidence), both on the mean of the M iterations'
+    probabilities.
+
+    Parameters
+    ----------
+    probabilities : (M, N, Q) out-of-fold probabilities, one slice per iteration (every seed's, merged).
+    given : (N,) given labels in 0..Q-1.
+    threshold : t, the iterations that must select a sample to keep it.
+    tops : the k of the top-k rows (those above N are left out).
+
+    Returns
+    -------
+    Rows ``flagged`` and ``top <k>``; columns ``set``, ``E-NKCVS``, ``cleanlab`` (the set's sizes) and ``both``
+    (the samples in both sets).
+    """
+    from cleanlab.rank import get_label_quality_scores
+
+    ensemble = select(probabilities=probabilities, labels=given, threshold=threshold)  # checks all inputs
+    mean = np.asarray(probabilities, dtype=float).mean(axis=0)
+    mean = mean / mean.sum(axis=1, keepdims=True)  # float16-stored rows, as select() accepts them
+    flags = {"E-NKCVS": ~ensemble.selected,
+             "cleanlab": cleanlab_flags(probabilities=mean, labels=given, method=CLEANLAB_DEFAULT_FILTER)}
+    orders = {"E-NKCVS": np.argsort(ensemble.label_quality, kind="stable"),
+              "cleanlab": np.argsort(get_label_quality_scores(labels=given, pred_probs=mean), kind="stable")}
+    rows = [{"set": "flagged", **{name: int(flag.sum()) for name, flag in flags.items()},
+             "both": int((flags["E-NKCVS"] & flags["cleanlab"]).sum())}]
+    for k in (k for k in tops if k <= len(given)):
+        shared = np.intersect1d(orders["E-NKCVS"][:k], orders["cleanlab"][:k]).size
+        rows.append({"set": f"top {k}", "E-NKCVS": k, "cleanlab": k, "both": shared})
+    return pd.DataFrame(rows, columns=["set", "E-NKCVS", "cleanlab", "both"])

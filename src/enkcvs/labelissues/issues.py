@@ -1,0 +1,110 @@
+"""The label-issue table: every sample with its E-NKCVS outcome, most likely mislabelled first, in cleanlab's terms;
+and its files (the ranked table beside the user's ids, texts or image paths, and a Markdown summary).
+
+Built from :func:`enkcvs.method.selection.ensemble_outcome` by :meth:`enkcvs.labelissues.oof.SelectionResult.to_frame`
+(the user's own out-of-fold probabilities) and by the workflow's label-issue steps
+(:mod:`enkcvs.workflow.steps.issues`).
+"""
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from enkcvs.data.datasets import Dataset
+from enkcvs.io import PathLike, atomic_path, write_table
+from enkcvs.method.ranking import issue_ranks
+
+#: The per-sample outcome columns (of :func:`enkcvs.method.selection.ensemble_outcome`) a label-issue table is built
+#: from.
+ISSUE_OUTCOME = ("pseudo", "votes", "beta", "prob_given", "label_quality", "selected")
+
+
+def label_issue_table(
+    *,
+    given: np.ndarray,
+    pseudo: np.ndarray,
+    votes: np.ndarray,
+    iterations: int,
+    beta: np.ndarray,
+    prob_given: np.ndarray,
+    label_quality: np.ndarray,
+    selected: np.ndarray,
+    class_names: Sequence[Hashable] | None = None,
+    ids: np.ndarray | None = None,
+    id_column: str | None = None,
+) -> pd.DataFrame:
+    """Every sample with its E-NKCVS outcome, most likely mislabelled first (:func:`enkcvs.method.ranking.issue_ranks`),
+    in cleanlab's terms: ``sample``, the user's ``ids`` as column ``id_column`` (where given), ``given_label``,
+    ``suggested_label`` (the pseudo label; class names where ``class_names`` are given, else indices),
+    ``is_label_issue`` (not selected: votes < t), ``label_quality``, ``votes``, ``iterations``, ``beta``,
+    ``prob_given``, ``rank``. All arrays (N,)."""
+    names = np.array(class_names, dtype=object) if class_names else None
+    rank = issue_ranks(label_quality=label_quality)
+    frame = pd.DataFrame(
+        {
+            "sample": np.arange(len(rank)),
+            **({} if ids is None else {id_column: ids}),
+            "given_label": given if names is None else names[given],
+            "suggested_label": pseudo if names is None else names[pseudo],
+            "is_label_issue": ~np.asarray(selected, dtype=bool),
+            "label_quality": label_quality,
+            "votes": votes,
+            "iterations": iterations,
+            "beta": beta,
+            "prob_given": prob_given,
+            "rank": rank,
+        }
+    )
+    return frame.iloc[np.argsort(rank)].reset_index(drop=True)
+
+
+def write_issue_files(
+    *,
+    dataset: Dataset,
+    given: np.ndarray,
+    outcome: dict[str, np.ndarray],
+    iterations: int,
+    rule: str,
+    metadata: dict[str, Any],
+    top: int,
+    table: PathLike,
+    summary: PathLike,
+) -> None:
+    """Write the ranked label-issue table of ``dataset``'s training samples and its Markdown summary.
+
+    Parameters
+    ----------
+    dataset : the prepared dataset: class names, and the user's ids, texts or image paths put beside each sample.
+    given : (N,) the given labels.
+    outcome : the (N,) arrays :data:`ISSUE_OUTCOME` names, as :func:`enkcvs.method.selection.ensemble_outcome` returns
+    them.
+    iterations : the number of iterations that voted.
+    rule : the selection rule in words, opening the summary.
+    metadata : the table's provenance; its ``dataset`` titles the summary.
+    top : the number of most likely mislabelled rows the summary shows.
+    table, summary : the parquet and Markdown files written.
+    """
+    issues = label_issue_table(given=given, iterations=iterations, class_names=dataset.class_names,
+                               ids=dataset.sample_ids, id_column=dataset.id_column,
+                               **{column: outcome[column] for column in ISSUE_OUTCOME})
+    if dataset.modality in ("text", "image_files"):
+        position = 1 if dataset.sample_ids is None else 2
+        issues.insert(position, "text" if dataset.modality == "text" else "path", dataset.x_train[issues["sample"]])
+    write_table(issues, table, metadata=metadata)
+    flagged = int(issues["is_label_issue"].sum())
+    lines = [
+        f"# Label issues: {metadata['dataset']}",
+        "",
+        (
+            f"{rule}: {flagged} of {len(issues)} samples ({100 * flagged / len(issues):.1f}%) were selected too few "
+            "times and are flagged as likely mislabeled. The full ranking is `label_issues.parquet` (rank 1 = most "
+            "likely mislabeled)."
+        ),
+        "",
+        issues.head(top).to_markdown(index=False, floatfmt=".3f"),
+        "",
+    ]
+    with atomic_path(summary) as tmp:
+        tmp.write_text("\n".join(lines))

@@ -1,0 +1,362 @@
+"""E-NKCVS on a user's own out-of-fold (OOF) predicted probabilities: selection without training anything.
+
+Any cross-validation that predicts each sample from a model that never saw it yields NKCVS's held-out predictions
+(Algorithm 1); M repetitions with different splits yield E-NKCVS's (Algorithm 2). :func:`select` applies the paper's
+voting, pseudo labels and entropy weights to them, and scores the result when the true labels are known.
+"""
+
+import re
+import warnings
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from enkcvs.io import PathLike
+from enkcvs.labelissues.issues import label_issue_table
+from enkcvs.method.metrics import precision_recall, selection_set_sizes
+from enkcvs.method.ranking import issue_ranks
+from enkcvs.method.selection import ensemble_outcome
+from enkcvs.method.theory import empirical_theorem1
+
+# float32 softmax rows sum to 1 within ~1e-6, float16-stored ones within ~3e-3: rows off by more than
+# RENORMALISED_ABOVE are rescaled to sum 1 (with one warning), rows off by more than ROW_SUM_TOLERANCE refused.
+ROW_SUM_TOLERANCE = 1e-2
+RENORMALISED_ABOVE = 1e-4
+_PROB_COLUMN = re.compile(r"prob_(\d+)")
+
+
+@dataclass(frozen=True, eq=False)  # eq on array fields would be ambiguous
+class SelectionResult:
+    """E-NKCVS applied to OOF probabilities: one entry per sample in every array, in the input's sample order.
+
+    Attributes
+    ----------
+    given : (N,) int, the given labels as class indices 0..Q-1.
+    selected : (N,) bool, membership of SS (selected in at least ``threshold`` of the ``iterations``).
+    votes : (N,) int, the number of iterations whose prediction equals the given label.
+    pseudo_labels : (N,) int, the most frequent predicted label (ties: the highest mean probability).
+    beta : (N,) float, H(P) / log Q, the weight of the given label's loss for a non-selected sample.
+    prob_given : (N,) float, the mean predicted probability of the given label.
+    label_quality : (N,) float in [0, 1], low = likely mislabelled (:func:`enkcvs.method.ranking.label_quality`).
+    rank : (N,) int, 1..N; 1 is the most likely mislabelled (lowest ``label_quality``, then index).
+    class_names : the label of each class index 0..Q-1, or None when the labels were integers without names.
+    iterations, threshold : M and t.
+    precision, recall : Eq. prec-rec of the selected set when true labels were given, else None.
+    theorem1 : corrected Theorem 1's expected ``precision`` and ``recall`` from the empirical T and C, else None.
+    """
+
+    given: np.ndarray
+    selected: np.ndarray
+    votes: np.ndarray
+    pseudo_labels: np.ndarray
+    beta: np.ndarray
+    prob_given: np.ndarray
+    label_quality: np.ndarray
+    rank: np.ndarray
+    class_names: tuple[Hashable, ...] | None
+    iterations: int
+    threshold: int
+    precision: float | None = None
+    recall: float | None = None
+    theorem1: dict[str, float] | None = None
+
+    def __post_init__(self):
+        for field in fields(self):  # frozen means the arrays too
+            value = getattr(self, field.name)
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+
+    def to_frame(
+        self, *, labels_as_names: bool = True, ids: np.ndarray | None = None, id_column: str | None = None
+    ) -> pd.DataFrame:
+        """One row per sample, most likely mislabelled first (:func:`enkcvs.labelissues.issues.label_issue_table`); the
+        labels are class names where there are names and ``labels_as_names``, else class indices; the user's ``ids``
+        (N,) in a column named ``id_column`` after ``sample``."""
+        return label_issue_table(
+            ids=ids,
+            id_column=id_column,
+            given=self.given,
+            pseudo=self.pseudo_labels,
+            votes=self.votes,
+            iterations=self.iterations,
+            beta=self.beta,
+            prob_given=self.prob_given,
+            label_quality=self.label_quality,
+            selected=self.selected,
+            class_names=self.class_names if labels_as_names else None,
+        )
+
+
+def select(
+    *,
+    probabilities: np.ndarray | Sequence[np.ndarray],
+    labels: Sequence[Hashable] | np.ndarray,
+    threshold: int | None = None,
+    true_labels: Sequence[Hashable] | np.ndarray | None = None,
+    class_names: Sequence[Hashable] | None = None,
+) -> SelectionResult:
+    """E-NKCVS selection (Algorithm 2, Eq. contains), pseudo labels and beta (Section 3.2) from OOF probabilities.
+
+    Parameters
+    ----------
+    probabilities : (N, Q) for one cross-validation (M = 1), or (M, N, Q) / a list of M (N, Q) arrays, one per
+        repetition; row i of each holds the class probabilities of sample i from a model that did not train on it.
+    labels : (N,) given labels: ints in 0..Q-1, or strings / any hashable values, mapped to 0..Q-1 in the order of
+        ``class_names`` or, without it, of their sorted distinct values (a guess, so it warns naming the mapping).
+    threshold : t, the votes a sample needs to be selected; default 1 for M = 1, else 2 (the paper's default).
+    true_labels : (N,) optional true labels, encoded as ``labels``; they add precision, recall and Theorem 1.
+    class_names : Q names of the probability columns, in column order.
+
+    Returns
+    -------
+    SelectionResult
+
+    Raises
+    ------
+    ValueError
+        Before any computation, naming the problem and its fix, for malformed probabilities, labels or threshold.
+    """
+    stack = _checked_probabilities(probabilities)  # (M, N, Q)
+    iterations, num_samples, num_classes = stack.shape
+    names = _checked_class_names(class_names, num_classes=num_classes)
+    sizes = {"num_samples": num_samples, "num_classes": num_classes}
+    given, names = _encoded_labels(labels, what="labels", class_names=names, infer_names=True, **sizes)
+    true = None
+    if true_labels is not None:
+        true, _ = _encoded_labels(true_labels, what="true_labels", class_names=names, infer_names=False, **sizes)
+    threshold = _checked_threshold(threshold, iterations=iterations)
+
+    predicted = stack.argmax(axis=2)  # (M, N)
+    outcome = ensemble_outcome(
+        predicted=predicted, mean_probabilities=stack.mean(axis=0), given=given, threshold=threshold
+    )
+    scores = {}
+    if true is not None:
+        scores = precision_recall(sizes=selection_set_sizes(selected=outcome["selected"], given=given, true=true))
+        scores["theorem1"] = empirical_theorem1(
+            true=true, given=given, predicted=predicted, threshold=threshold, num_classes=num_classes
+        )
+    return SelectionResult(
+        given=given,
+        selected=outcome["selected"],
+        votes=outcome["votes"],
+        pseudo_labels=outcome["pseudo"],
+        beta=outcome["beta"],
+        prob_given=outcome["prob_given"],
+        label_quality=outcome["label_quality"],
+        rank=issue_ranks(label_quality=outcome["label_quality"]),
+        class_names=names,
+        iterations=iterations,
+        threshold=threshold,
+        **scores,
+    )
+
+
+def _checked_probabilities(probabilities) -> np.ndarray:
+    """The probabilities as one (M, N, Q) float array, or ValueError naming what is wrong and how to fix it."""
+    if isinstance(probabilities, list | tuple):
+        arrays = [np.asarray(p, dtype=float) for p in probabilities]
+        if not arrays or any(a.ndim != 2 for a in arrays):
+            raise ValueError(
+                f"probabilities as a list must hold M >= 1 arrays of shape (N, Q); got shapes "
+                f"{[a.shape for a in arrays]}: pass one (N, Q) array per repetition of the cross-validation"
+            )
+        for name, axis in (("Q (classes)", 1), ("N (samples)", 0)):
+            sizes = [a.shape[axis] for a in arrays]
+            if len(set(sizes)) > 1:
+                raise ValueError(
+                    f"the repetitions' probabilities differ in {name}: {sizes}; every repetition must predict the "
+                    "same samples over the same classes, in the same order"
+                )
+        stack = np.stack(arrays)
+    else:
+        stack = np.asarray(probabilities, dtype=float)
+        if stack.ndim not in (2, 3):
+            raise ValueError(
+                f"probabilities must be (N, Q) or (M, N, Q); got shape {stack.shape}: pass one row of class "
+                "probabilities per sample, stacked over the M repetitions if there are several"
+            )
+        stack = stack[None] if stack.ndim == 2 else stack
+    if stack.shape[2] < 2 or stack.shape[1] == 0:
+        raise ValueError(f"probabilities need N >= 1 samples and Q >= 2 classes; got (M, N, Q) = {stack.shape}")
+    if not np.isfinite(stack).all():
+        raise ValueError(
+            f"probabilities hold {int((~np.isfinite(stack)).sum())} NaN or infinite entries: check the model's "
+            "outputs and drop or re-predict those samples"
+        )
+    if (stack < 0).any():
+        raise ValueError(
+            f"probabilities hold {int((stack < 0).sum())} negative entries (minimum {stack.min():.4g}): these look "
+            "like logits or log-probabilities; apply softmax (or exp) first"
+        )
+    sums = stack.sum(axis=2)
+    off = np.abs(sums - 1.0) > ROW_SUM_TOLERANCE
+    if off.any():
+        worst = sums.flat[np.abs(sums - 1.0).argmax()]
+        raise ValueError(
+            f"{int(off.sum())} probability rows do not sum to 1 (tolerance {ROW_SUM_TOLERANCE}; worst sum "
+            f"{worst:.4g}): pass class probabilities, e.g. apply softmax to logits"
+        )
+    rescaled = np.abs(sums - 1.0) > RENORMALISED_ABOVE
+    if rescaled.any():
+        warnings.warn(
+            f"{int(rescaled.sum())} probability rows sum to 1 only within {ROW_SUM_TOLERANCE} (e.g. stored as "
+            "float16): renormalised to sum 1",
+            stacklevel=3,
+        )
+        stack = np.where(rescaled[..., None], stack / sums[..., None], stack)
+    return stack
+
+
+def _checked_class_names(class_names, *, num_classes: int) -> tuple[Hashable, ...] | None:
+    if class_names is None:
+        return None
+    names = tuple(np.asarray(class_names, dtype=object).tolist())
+    if len(names) != num_classes or len(set(names)) != num_classes:
+        raise ValueError(
+            f"class_names must be Q = {num_classes} distinct names, one per probability column; got {names!r}"
+        )
+    return names
+
+
+def _encoded_labels(
+    labels, *, what: str, num_samples: int, num_classes: int, class_names: tuple | None, infer_names: bool
+) -> tuple[np.ndarray, tuple[Hashable, ...] | None]:
+    """(N,) class indices of ``labels`` and the class names (inferred from sorted distinct values if allowed)."""
+    values = np.asarray(labels)
+    if values.ndim != 1 or len(values) != num_samples:
+        raise ValueError(
+            f"{what} must have shape (N,) = ({num_samples},) like the probabilities; got shape {values.shape}: "
+            "pass one label per probability row, in the same sample order"
+        )
+    integral = values.dtype.kind in "iu" or (
+        values.dtype.kind == "f" and np.isfinite(values).all() and (values == np.round(values)).all()
+    )  # readers turn integer columns into floats
+    if integral:  # class indices, named by class_names if any
+        codes = values.astype(np.int64)
+        outside = (codes < 0) | (codes >= num_classes)
+        if outside.any():
+            raise ValueError(
+                f"{int(outside.sum())} {what} lie outside 0..{num_classes - 1} (Q = {num_classes} probability "
+                f"columns), e.g. {codes[outside][:5].tolist()}: labels must index the probability columns"
+            )
+        return codes, class_names
+    if class_names is None:
+        if not infer_names:
+            raise ValueError(
+                f"{what} are not integers but labels are: pass class_names to map both to 0..{num_classes - 1}"
+            )
+        try:
+            distinct = np.unique(values).tolist()
+        except TypeError:
+            raise ValueError(f"{what} mix types that cannot be sorted: pass class_names in column order") from None
+        if len(distinct) != num_classes:
+            fix = "check the label column" if len(distinct) > num_classes else "pass class_names in column order"
+            raise ValueError(
+                f"{what} have {len(distinct)} distinct values but the probabilities have Q = {num_classes} columns: "
+                f"{fix}"
+            )
+        class_names = tuple(distinct)
+        mapping = {name: index for index, name in enumerate(class_names)}
+        kind = "strings" if all(isinstance(name, str) for name in distinct) else "not integers"
+        warnings.warn(f"{what} are {kind}; mapped to 0..{num_classes - 1} as {mapping}", stacklevel=3)
+    mapping = {name: index for index, name in enumerate(class_names)}
+    unknown = sorted({str(value) for value in values.tolist() if value not in mapping})
+    if unknown:
+        raise ValueError(f"{what} hold values not in class_names {class_names!r}: {unknown[:5]}")
+    return np.array([mapping[value] for value in values.tolist()], dtype=np.int64), class_names
+
+
+def _checked_threshold(threshold: int | None, *, iterations: int) -> int:
+    if threshold is None:
+        return 1 if iterations == 1 else 2
+    if not isinstance(threshold, int | np.integer) or not 1 <= threshold <= iterations:
+        raise ValueError(
+            f"threshold t = {threshold!r} is not an integer in 1..M = 1..{iterations} (M = the number of "
+            f"repetitions; a sample gets at most one vote per repetition): pass t between 1 and {iterations}"
+        )
+    return int(threshold)
+
+
+def _read_file(path: PathLike, *, what: str) -> pd.DataFrame | np.ndarray:
+    """The array of a ``.npy`` file or the table of a ``.parquet`` / ``.csv`` file; ``ValueError`` naming the file when
+    it is empty, unreadable or a table without rows."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no {what} file at {path}")
+    suffix = path.suffix.lower()
+    if suffix not in (".npy", ".parquet", ".csv"):
+        raise ValueError(f"{path}: unknown extension {path.suffix!r} for {what}; use .npy, .parquet or .csv")
+    if path.stat().st_size == 0:
+        raise ValueError(f"the {what} file {path} is empty. Fix: point at the file that holds them")
+    try:
+        if suffix == ".npy":
+            return np.load(path, allow_pickle=False)
+        table = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
+    except (ValueError, OSError, EOFError) as error:  # pandas' and pyarrow's parser errors are ValueErrors
+        raise ValueError(f"the {what} file {path} is unreadable ({type(error).__name__}: {error}). Fix: write it "
+                         "again as .npy, .parquet or .csv") from error
+    if table.empty:
+        raise ValueError(f"the {what} file {path} holds no rows. Fix: one row per sample, under a header")
+    return table
+
+
+def load_probabilities(path: PathLike) -> np.ndarray:
+    """OOF probabilities from a file, ready for :func:`select`.
+
+    ``.npy``: an (N, Q) or (M, N, Q) array. ``.parquet`` / ``.csv``: columns ``prob_0`` .. ``prob_{Q-1}``, optionally
+    ``iteration`` (1..M, same samples in each) and ``sample``; rows are sorted by iteration, then sample.
+
+    Returns
+    -------
+    (N, Q) without an ``iteration`` column, else (M, N, Q) float array.
+    """
+    frame = _read_file(path, what="probabilities")
+    if isinstance(frame, np.ndarray):
+        return frame.astype(float)
+    indices = sorted(int(m.group(1)) for c in frame.columns if (m := _PROB_COLUMN.fullmatch(str(c))))
+    if not indices or indices != list(range(len(indices))):
+        raise ValueError(
+            f"{path}: expected columns prob_0..prob_{{Q-1}} (one per class); found columns {list(frame.columns)}"
+        )
+    frame = frame.sort_values([c for c in ("iteration", "sample") if c in frame.columns], kind="stable")
+    values = frame[[f"prob_{c}" for c in indices]].to_numpy(dtype=float)  # (M * N, Q)
+    if "iteration" not in frame.columns:
+        return values
+    sizes = frame.groupby("iteration").size()
+    if sizes.nunique() != 1:
+        raise ValueError(f"{path}: iterations hold different numbers of rows {sizes.to_dict()}; each must hold all N")
+    stack = values.reshape(len(sizes), -1, len(indices))
+    if "sample" in frame.columns:
+        samples = frame["sample"].to_numpy().reshape(len(sizes), -1)
+        if (samples != samples[0]).any():
+            raise ValueError(f"{path}: iterations cover different samples; each must predict the same N samples")
+    return stack
+
+
+def load_labels(path: PathLike, *, column: str | None = None, what: str = "label") -> np.ndarray:
+    """(N,) labels from a ``.npy`` array or a ``.csv`` / ``.parquet`` column (rows sorted by ``sample`` if present).
+
+    ``column`` may be omitted for a table with a single column (besides ``sample``). ``what`` the column holds
+    (``"label"``, ``"id"``, ``"text"``, ``"image"``) names it, and the option of ``enkcvs find-issues`` that picks it,
+    in the error for a column the file lacks.
+    """
+    frame = _read_file(path, what="labels")
+    if isinstance(frame, np.ndarray):
+        if column is not None:
+            raise ValueError(f"{path}: column={column!r} applies to .csv and .parquet tables, not .npy arrays")
+        return frame
+    if "sample" in frame.columns:
+        frame = frame.sort_values("sample", kind="stable")
+    candidates = [c for c in frame.columns if c != "sample"]
+    if column is None and len(candidates) == 1:
+        column = candidates[0]
+    if column not in frame.columns:
+        raise ValueError(
+            f"{path}: no {what} column {column!r}; the file has columns {list(frame.columns)}: pass column=<one of "
+            f"them> (enkcvs find-issues: --{what}-column)"
+        )
+    return frame[column].to_numpy()

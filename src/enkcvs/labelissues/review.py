@@ -1,0 +1,337 @@
+"""The review sheet of a label-issue ranking: its top N samples, most likely mislabelled first, laid out for a person to
+check at a glance. Images become a figure of tiles (PNG and PDF), texts and feature rows a Markdown table; each entry
+shows the rank, the sample's id, the given and the suggested class names, the votes and the label quality.
+
+A ranking is a label-issue table (:func:`enkcvs.labelissues.issues.label_issue_table`,
+:meth:`enkcvs.labelissues.oof.SelectionResult.to_frame`) with one row per sample; the samples' images, texts or features
+are passed beside it in sample order. Bad input (a count that does not match, an array that is no image batch, a missing
+or unreadable image file, N < 1) raises ``ValueError`` or ``FileNotFoundError`` before anything is drawn or written.
+matplotlib is imported inside the drawing functions (the figure is written by :func:`enkcvs.io.save_figure`); nothing
+here imports torch.
+"""
+
+import os
+import re
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from enkcvs.io import PathLike, atomic_path, save_figure
+
+DEFAULT_TOP = 36  # samples a sheet shows (6 x 6 tiles)
+TEXT_WIDTH = 120  # characters of a text shown in a Markdown sheet
+SHOWN_FEATURES = 20  # feature columns shown in a Markdown sheet of a table
+SHOWN_ROWS = 5  # offending rows named in an error
+CHANNELS = (1, 3, 4)  # grey, RGB, RGBA
+TILE_INCHES = 2.3  # side of one tile; its title holds LINE_CHARS characters a line at TITLE_POINTS
+TITLE_POINTS = 8
+LINE_CHARS = 30
+NAME_LINES = 2  # a long class name wraps onto this many lines, then is cut with an ellipsis
+ISSUE_COLOUR, KEPT_COLOUR = "#d62728", "#bbbbbb"  # tile frames: flagged as a label issue, kept
+
+#: What every sheet's legend says about its fields.
+LEGEND = (
+    "votes: how many of the iterations predict the given label; label quality: low = likely mislabelled "
+    "(Section 3.2's ensemble); label issue: selected in fewer than t iterations"
+)
+
+
+def image_layout(shape: Sequence[int]) -> str:
+    """The layout of an image batch of ``shape``: ``"NHW"`` (grey), ``"NHWC"`` (C in 1, 3, 4 last) or ``"NCHW"``
+    (C in 1, 3, 4 second; a last axis of 1, 3 or 4 is read as channels first). ValueError for any other shape."""
+    shape = tuple(shape)
+    if len(shape) == 3 and min(shape[1:]) > 1:
+        return "NHW"
+    if len(shape) == 4 and min(shape[1:]) > 0:
+        if shape[3] in CHANNELS:
+            return "NHWC"
+        if shape[1] in CHANNELS:
+            return "NCHW"
+    raise ValueError(f"an image batch is (N, H, W), (N, H, W, C) or (N, C, H, W) with C in {CHANNELS}; got shape "
+                     f"{shape}. Fix: save the images as one such array (np.save), one image per labelled sample")
+
+
+def display_image(image: np.ndarray, *, channels_first: bool = False) -> np.ndarray:
+    """One image ready to draw: (H, W) grey or (H, W, 3 or 4) colour, float in [0, 1].
+
+    ``image`` is (H, W), (H, W, C) or, with ``channels_first``, (C, H, W). uint8 is scaled by 1/255 and uint16 by
+    1/65535; other values already in [0, 1] are kept; any other range (standardised pixels) is stretched to [0, 1].
+    """
+    image = np.asarray(image)
+    if channels_first and image.ndim == 3:
+        image = np.moveaxis(image, 0, -1)
+    if image.ndim == 3 and image.shape[-1] == 1:
+        image = image[..., 0]
+    if image.dtype in (np.uint8, np.uint16):
+        return image / float(np.iinfo(image.dtype).max)
+    image = np.nan_to_num(image.astype(float))
+    low, high = image.min(initial=0.0), image.max(initial=0.0)
+    if low >= 0.0 and high <= 1.0:
+        return image
+    return (image - low) / (high - low) if high > low else np.zeros_like(image)
+
+
+def read_image(path: PathLike, *, row: int) -> np.ndarray:
+    """The image file ``path`` of sample ``row`` as uint8 (H, W) (grey files) or (H, W, 3); FileNotFoundError or
+    ValueError naming the file and the row."""
+    from PIL import Image, UnidentifiedImageError
+
+    fix = "Fix: correct the path (relative paths are read from the labels file's folder) or the file"
+    try:
+        with Image.open(path) as image:
+            return np.asarray(image.convert("L" if image.mode in ("1", "L", "I", "I;16", "F") else "RGB"))
+    except FileNotFoundError as error:
+        raise FileNotFoundError(f"no image file at {path} (row {row}, 0-based in sample order). {fix}") from error
+    except (UnidentifiedImageError, OSError, ValueError) as error:
+        raise ValueError(f"the image file {path} (row {row}, 0-based in sample order) is unreadable "
+                         f"({type(error).__name__}: {error}). {fix}") from error
+
+
+def draw_review_sheet(
+    *,
+    issues: pd.DataFrame,
+    images: np.ndarray | Sequence[str],
+    caption: str,
+    top: int = DEFAULT_TOP,
+    id_column: str | None = None,
+    layout: str | None = None,
+    root: PathLike = "",
+    subset: np.ndarray | None = None,
+):
+    """The ``top`` most likely mislabelled images in rank order, one tile each, titled with the rank, the sample's id,
+    the given and the suggested class names, the votes and the label quality; a label issue's tile has a red frame.
+
+    Parameters
+    ----------
+    issues : the ranking, one row per sample, most likely mislabelled first (columns ``sample``, ``rank``,
+        ``given_label``, ``suggested_label``, ``votes``, ``iterations``, ``label_quality``, ``is_label_issue``).
+    images : the N samples' images in sample order: an array (N, H, W), (N, H, W, C) or (N, C, H, W), or N image
+        paths (relative to ``root``, or absolute). Every path must exist; the shown ones are read.
+    caption : which ranking this is (e.g. merged over seeds, or one seed): the figure's title.
+    top : how many samples to show (>= 1).
+    id_column : the column of ``issues`` holding the user's sample ids; None: samples are named by row.
+    layout : ``"NHW"``, ``"NHWC"`` or ``"NCHW"`` for an array; None: :func:`image_layout` infers it.
+    root : the folder relative paths start from.
+    subset : (N,) bool, aligned with the rows of ``issues``: show only these (e.g. one official split of the data),
+        each with its rank among all; None: all.
+
+    Returns
+    -------
+    matplotlib.figure.Figure; its i-th axes is the i-th shown sample, its title that tile's title.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = _shown(issues if subset is None else issues[_checked_subset(subset, issues)], top=top,
+                   count=len(images), total=len(issues), what="images")
+    pictures = _images(images, samples=shown["sample"].to_numpy(), layout=layout, root=root)
+    columns = min(max(len(shown), 3), 6)  # a sheet of one or two tiles keeps room for its caption and legend
+    rows = -(-len(shown) // columns)
+    titles = [_tile_title(row, id_column=id_column) for row in shown.to_dict("records")]
+    title_inches = max(title.count("\n") + 1 for title in titles) * TITLE_POINTS * 1.25 / 72
+    figure, axes = plt.subplots(rows, columns, figsize=(TILE_INCHES * columns, (TILE_INCHES + title_inches) * rows),
+                                squeeze=False, layout="constrained")
+    for axis in axes.flat[len(shown):]:
+        axis.axis("off")
+    for axis, picture, title, flagged in zip(axes.flat, pictures, titles, shown["is_label_issue"]):
+        axis.imshow(picture, cmap="gray" if picture.ndim == 2 else None, vmin=0.0, vmax=1.0, interpolation="nearest")
+        axis.set_title(title, fontsize=TITLE_POINTS, loc="left")
+        axis.set_xticks([])
+        axis.set_yticks([])
+        for spine in axis.spines.values():
+            spine.set_color(ISSUE_COLOUR if flagged else KEPT_COLOUR)
+            spine.set_linewidth(3.0 if flagged else 1.0)
+    figure.get_layout_engine().set(h_pad=0.12, w_pad=0.08)  # inches between tiles: a title never meets the image above
+    of = len(issues) if subset is None else f"{int(np.sum(subset)):,} of the {len(issues):,}"
+    legend = f"{_top_of(len(shown), of)} {LEGEND} (red frame)."
+    figure.suptitle(textwrap.fill(caption, width=int(LINE_CHARS * 1.2 * columns)), fontsize=TITLE_POINTS + 3,
+                    fontweight="bold")
+    figure.supxlabel(textwrap.fill(legend, width=int(LINE_CHARS * 1.4 * columns)), fontsize=TITLE_POINTS)
+    return figure
+
+
+def write_review_sheet(*, png: PathLike, pdf: PathLike, dpi: int = 150, **sheet) -> None:
+    """:func:`draw_review_sheet`'s figure of ``sheet`` (its keyword arguments) as PNG and PDF, atomically."""
+    import matplotlib.pyplot as plt
+
+    figure = draw_review_sheet(**sheet)
+    save_figure(figure, png=png, pdf=pdf, dpi=dpi)
+    plt.close(figure)
+
+
+def text_sheet(
+    *,
+    issues: pd.DataFrame,
+    texts: Sequence[str] | np.ndarray,
+    caption: str,
+    top: int = DEFAULT_TOP,
+    id_column: str | None = None,
+    width: int = TEXT_WIDTH,
+) -> str:
+    """The ``top`` most likely mislabelled texts in rank order as a Markdown table: rank, id, the text (cut to ``width``
+    characters with an ellipsis; line breaks shown as ↵), given and suggested class names, votes, label quality,
+    whether it is a label issue.
+
+    Parameters
+    ----------
+    issues, caption, top, id_column : as :func:`draw_review_sheet`.
+    texts : (N,) the samples' texts in sample order.
+    width : characters of each text shown.
+
+    Returns
+    -------
+    str, the Markdown sheet.
+    """
+    shown = _shown(issues, top=top, count=len(texts), what="texts")
+    fields = _fields(shown, id_column=id_column)
+    fields.insert(2, "text", [_shortened(str(texts[sample]), width=width) for sample in shown["sample"]])
+    return _markdown(fields, caption=caption, total=len(issues))
+
+
+def table_sheet(
+    *,
+    issues: pd.DataFrame,
+    features: np.ndarray,
+    caption: str,
+    feature_names: Sequence[str] | None = None,
+    top: int = DEFAULT_TOP,
+    id_column: str | None = None,
+) -> str:
+    """The ``top`` most likely mislabelled rows of a feature table in rank order as a Markdown table: the fields of
+    :func:`text_sheet` without the text, then the row's feature values (4 significant digits; the first
+    :data:`SHOWN_FEATURES` features).
+
+    Parameters
+    ----------
+    issues, caption, top, id_column : as :func:`draw_review_sheet`.
+    features : (N, F) the samples' feature values in sample order.
+    feature_names : (F,) the features' names; None: ``x[0]``, ``x[1]``, ...
+    """
+    features = np.asarray(features).reshape(len(features), -1)
+    names = [f"x[{j}]" for j in range(features.shape[1])] if feature_names is None else list(feature_names)
+    if len(names) != features.shape[1]:
+        raise ValueError(f"{len(names)} feature names for {features.shape[1]} features. Fix: name every feature "
+                         "column once, in order")
+    shown = _shown(issues, top=top, count=len(features), what="feature rows")
+    fields = _fields(shown, id_column=id_column)
+    values = features[shown["sample"].to_numpy(), :SHOWN_FEATURES]
+    for name, column in zip(names, values.T):
+        name = f"{name} (feature)" if name in fields else name  # a feature called "rank" stays apart from the rank
+        fields[name] = [f"{value:.4g}" for value in column]
+    more = features.shape[1] - SHOWN_FEATURES
+    note = f" The first {SHOWN_FEATURES} of {features.shape[1]} features are shown." if more > 0 else ""
+    return _markdown(fields, caption=caption, total=len(issues), note=note)
+
+
+def write_markdown(sheet: str, *, path: PathLike) -> None:
+    """A Markdown sheet (:func:`text_sheet`, :func:`table_sheet`) written atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(sheet)
+
+
+def _checked_subset(subset: np.ndarray, issues: pd.DataFrame) -> np.ndarray:
+    subset = np.asarray(subset)
+    if subset.dtype != bool or subset.shape != (len(issues),):
+        raise ValueError(f"a review sheet's subset is a (N,) bool mask over the {len(issues)} ranked samples; got "
+                         f"{subset.dtype} {subset.shape}")
+    return subset
+
+
+def _shown(issues: pd.DataFrame, *, top: int, count: int, what: str, total: int | None = None) -> pd.DataFrame:
+    """The first ``top`` rows of the ranking ``issues`` after checking ``top`` and that ``count`` (the number of
+    images, texts or feature rows) matches its N samples (``total``, where ``issues`` holds only some of them)."""
+    if isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 1:
+        raise ValueError(f"a review sheet shows N >= 1 samples; got N = {top!r}. Fix: pass a whole number of 1 or "
+                         "more (enkcvs find-issues: --review-top; the workflow: report.review_top)")
+    total = len(issues) if total is None else total
+    if count != total:
+        raise ValueError(f"{count} {what} for {total} labelled samples. Fix: give one per labelled sample, in "
+                         "the labels' order")
+    return issues.head(int(top))
+
+
+def _images(images, *, samples: np.ndarray, layout: str | None, root: PathLike) -> list[np.ndarray]:
+    """The display images (:func:`display_image`) of ``samples`` from an image array or a list of paths."""
+    if isinstance(images, np.ndarray) and images.dtype.kind in "biuf":
+        layout = layout or image_layout(images.shape)
+        return [display_image(images[sample], channels_first=layout == "NCHW") for sample in samples]
+    paths = [Path(root, str(path)) for path in images]  # an absolute path stays itself
+    missing = [row for row, path in enumerate(paths) if not os.path.isfile(path)]
+    if missing:
+        named = "; ".join(f"row {row}: {paths[row]}" for row in missing[:SHOWN_ROWS])
+        raise FileNotFoundError(f"{len(missing)} of {len(paths)} image files do not exist ({named}"
+                                f"{'; ...' if len(missing) > SHOWN_ROWS else ''}; rows 0-based in sample order). Fix: "
+                                "correct the paths (relative ones are read from the labels file's folder)")
+    return [display_image(read_image(paths[sample], row=int(sample))) for sample in samples]
+
+
+def _fields(shown: pd.DataFrame, *, id_column: str | None) -> pd.DataFrame:
+    """The fields every sheet gives a sample, as text: rank, id (or row), given, suggested, votes, label quality,
+    label issue."""
+    return pd.DataFrame({
+        "rank": shown["rank"].astype(str).to_numpy(),
+        id_column or "row": (shown[id_column] if id_column else shown["sample"]).astype(str).to_numpy(),
+        "given": shown["given_label"].astype(str).to_numpy(),
+        "suggested": shown["suggested_label"].astype(str).to_numpy(),
+        "votes": [f"{votes} of {iterations}" for votes, iterations in zip(shown["votes"], shown["iterations"])],
+        "label quality": [f"{quality:.3f}" for quality in shown["label_quality"]],
+        "label issue": np.where(shown["is_label_issue"], "yes", "no"),
+    })
+
+
+def _markdown(fields: pd.DataFrame, *, caption: str, total: int, note: str = "") -> str:
+    """A Markdown sheet: ``caption`` as its heading, the legend, and ``fields`` as a table (cells escaped)."""
+    cells = fields.rename(columns=_cell).map(_cell)
+    intro = f"{_top_of(len(fields), total)}{note} {LEGEND}."
+    features = list(fields.columns)[list(fields.columns).index("label issue") + 1:]
+    align = ["right" if column in ("rank", "votes", "label quality", *features) else "left" for column in fields]
+    table = cells.to_markdown(index=False, disable_numparse=True, colalign=align)  # ids such as 007 stay text
+    return f"# {caption}\n\n{textwrap.fill(intro, width=120)}\n\n{table}\n"
+
+
+def _top_of(shown: int, total: int | str) -> str:
+    return f"Top {shown} of {total} samples, most likely mislabelled first."
+
+
+def _cell(value: str) -> str:
+    """``value`` safe inside a Markdown table cell: on one line, backslashes and pipes escaped."""
+    return _one_line(str(value)).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _shortened(text: str, *, width: int) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    text = _one_line(text)
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def _one_line(text: str) -> str:
+    """``text`` stripped, each line break (and the blanks around it) shown as ↵."""
+    return re.sub(r"\s*(\r\n|\r|\n)\s*", " ↵ ", text.strip())
+
+
+def _tile_title(row: dict, *, id_column: str | None) -> str:
+    """An image tile's title from its row of the ranking: rank and id (a long id keeps its end, a file's name), the
+    given and the suggested class names (each wrapped onto at most :data:`NAME_LINES` lines of the tile's width),
+    votes and label quality."""
+    head = f"#{row['rank']}  {id_column or 'row'} "
+    sample_id = str(row[id_column] if id_column else row["sample"])
+    room = max(LINE_CHARS - len(head), 12)
+    lines = [head + (sample_id if len(sample_id) <= room else "…" + sample_id[len(sample_id) - room + 1:])]
+    lines += [_fitted(f"given: {row['given_label']}", lines=NAME_LINES),
+              _fitted(f"suggested: {row['suggested_label']}", lines=NAME_LINES)]
+    lines.append(f"votes {row['votes']} of {row['iterations']} · quality {row['label_quality']:.2f}")
+    return "\n".join(lines)
+
+
+def _fitted(text: str, *, lines: int) -> str:
+    """``text`` wrapped to the tile's width on at most ``lines`` lines, the rest cut with an ellipsis."""
+    wrapped = textwrap.wrap(text, width=LINE_CHARS, break_long_words=True, subsequent_indent="  ") or [""]
+    if len(wrapped) > lines:
+        wrapped = wrapped[:lines]
+        wrapped[-1] = wrapped[-1][: LINE_CHARS - 1].rstrip() + "…"
+    return "\n".join(wrapped)

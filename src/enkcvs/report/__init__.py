@@ -1,0 +1,5 @@
+"""The report: the paper's tables aggregated from the workflow's result files (:mod:`.tables`), set beside the paper's
+published numbers (:mod:`.paper`; :mod:`.comparison` and the paper-shaped :mod:`.paper_table1`, :mod:`.paper_table2`,
+:mod:`.paper_table3`), the dataset summary, the figures, how they are titled (:mod:`.titles`) and written
+(:mod:`.tabular`), the report rules' entry points (:mod:`.render`) and the audit that traces every cell back to its
+files (:mod:`.audit`). matplotlib is imported inside the functions that draw."""

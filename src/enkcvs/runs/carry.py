@@ -1,0 +1,222 @@
+"""Carry an unfinished run to another machine: its finished jobs saved into the repository, restored elsewhere.
+
+A run of many hours may outlive the machine it started on (a sitting that ends with its machine, a cluster node
+given back). :func:`save_run` copies what a run has finished into ``results/carried/<name>/``, a folder the
+repository tracks; on the next machine :func:`restore_run` rebuilds what is cheap (the datasets and noisy labels,
+by Snakemake with the training rules omitted) and puts the finished jobs back so that Snakemake reruns none of them,
+and the recorder (:func:`enkcvs.runs.recorded.run_and_record`) goes on from there, timing the run over every sitting
+and machine, and listing each save's machine and commit in the record's provenance.
+
+What is carried: every output Snakemake's ``--summary`` calls up to date, of every rule that depends on a training
+rule (fold models, final models and what sits between them: selections, cleanlab's kept sets), with each one's log,
+benchmark file and Snakemake metadata record (so a later change of its params or rule still reruns it), the
+Snakemake logs the run's wall time is summed from, and the epoch checkpoints of the training jobs still going
+(:mod:`enkcvs.training.resume`: they go on from their last epoch there). The datasets are not: they can be tens of
+megabytes and are rebuilt byte for byte from their sources. ``manifest.json`` lists every carried file with its SHA-256,
+in the order the run wrote them; a restore refuses a carried file whose checksum differs, and gives the files fresh
+modification times in that order, all after the rebuilt inputs, so Snakemake's timestamps agree with its DAG.
+"""
+
+import base64
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+from enkcvs.io import PathLike, atomic_folder, git_state
+from enkcvs.machine import machine_description
+from enkcvs.training.resume import SUFFIX
+
+#: Where carried runs are kept (tracked by git, unlike the rest of ``results/``).
+CARRIED_HOME = "results/carried"
+#: The rules that train models: the expensive jobs a carried run must not repeat.
+TRAINING_RULES = ("train_fold", "train_final_baseline", "train_final_selected")
+#: Where those rules write their outputs (and, while they train, their epoch checkpoints).
+TRAINING_OUTPUTS = ("results/folds/", "results/final/")
+#: Snakemake's working state in a working directory, and where a carried run keeps its parts of it.
+SNAKEMAKE_STATE = {"metadata": ".snakemake/metadata", "sittings": ".snakemake/log"}
+#: Snakemake writes one log per invocation, named by its local start time.
+SNAKEMAKE_LOG = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{6}\.\d+)\.snakemake\.log$")
+
+
+def since_file(name: str) -> Path:
+    """The file holding when a recorded run's first sitting began (:func:`enkcvs.runs.recorded.run_and_record`)."""
+    return Path(".snakemake/recorded") / f"{name}.since"
+
+
+def snakemake_logs(*, since: datetime,
+                   log_dir: PathLike = SNAKEMAKE_STATE["sittings"]) -> list[tuple[Path, datetime]]:
+    """Snakemake's logs in ``log_dir`` that started at or after ``since`` (local time, as Snakemake names them: a
+    run's sittings, not an earlier run's), in order, each with its start."""
+    found = []
+    for path in sorted(Path(log_dir).glob("*.snakemake.log")):
+        name = SNAKEMAKE_LOG.match(path.name)
+        if name and (start := datetime.strptime(name.group(1), "%Y-%m-%dT%H%M%S.%f")) >= since:
+            found.append((path, start))
+    return found
+
+
+def benchmark_file(output: str) -> str:
+    """The benchmark file of a training job's output: ``results/<stage>/<path>.<suffix>`` ->
+    ``results/benchmarks/<stage>/<path>.tsv``, as ``workflow/rules/{folds,final}.smk`` declare them."""
+    return str(Path("results/benchmarks") / Path(output).relative_to("results").with_suffix(".tsv"))
+
+
+def metadata_file(output: str) -> Path:
+    """Snakemake's metadata record of ``output`` in its file-based store: the path, URL-safe base64 encoded."""
+    return Path(SNAKEMAKE_STATE["metadata"]) / base64.urlsafe_b64encode(output.encode()).decode()
+
+
+def _snakemake(snakemake: Sequence[str], configfile: PathLike, *args: str) -> str:
+    done = subprocess.run([*snakemake, "--configfile", str(configfile), *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(done.args)} failed:\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def upstream_rules(*, snakemake: Sequence[str], configfile: PathLike) -> set[str]:
+    """The rules of the whole run that do not depend on a training rule (datasets, noisy labels, their tables): what
+    a restore rebuilds instead of carrying."""
+    stats = _snakemake(snakemake, configfile, "-n", "--forceall", "--omit-from", *TRAINING_RULES)
+    return {rule for rule, _ in re.findall(r"^(\w+)\s+(\d+)$", stats, re.MULTILINE)} - {"total"}
+
+
+def finished_files(*, snakemake: Sequence[str], configfile: PathLike) -> list[str]:
+    """Every file of a run's finished jobs that depend on a training rule: each up-to-date output (``--summary``),
+    its logs and, for a training job, its benchmark file. Paths relative to the working directory."""
+    upstream = upstream_rules(snakemake=snakemake, configfile=configfile)
+    files = []
+    for line in _snakemake(snakemake, configfile, "--summary").splitlines():
+        fields = line.split("\t")
+        if len(fields) != 6 or fields[0] == "output_file":
+            continue
+        output, _, rule, logs, status, _ = fields
+        if rule in upstream or status != "ok" or not Path(output).is_file():
+            continue
+        files.append(output)
+        files += [log for log in logs.split(",") if log and log != "-" and Path(log).is_file()]
+        if rule in TRAINING_RULES and Path(benchmark_file(output)).is_file():
+            files.append(benchmark_file(output))
+    return list(dict.fromkeys(files))
+
+
+def in_flight_checkpoints() -> list[str]:
+    """The epoch checkpoints of the training jobs not finished yet (a finished job removes its own)."""
+    return sorted(str(path) for stage in TRAINING_OUTPUTS for path in Path(stage).rglob(f"*{SUFFIX}"))
+
+
+def _sha256(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _carry_sittings(name: str, staging: Path) -> list[str]:
+    """Copy the run's start and the Snakemake logs of its sittings since (what the recorder sums its wall time
+    over) into ``staging``; returns the logs' names."""
+    since = since_file(name)
+    if not since.is_file():
+        return []
+    shutil.copyfile(since, staging / "since")
+    (staging / "sittings").mkdir()
+    logs = [log for log, _ in snakemake_logs(since=datetime.fromisoformat(since.read_text().strip()))]
+    for log in logs:
+        shutil.copyfile(log, staging / "sittings" / log.name)
+    return [log.name for log in logs]
+
+
+def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root: PathLike = CARRIED_HOME) -> Path:
+    """Copy what the run in the working directory has finished into ``root/name/`` (replacing an earlier save as a
+    whole, written beside it and then swapped in), with ``manifest.json``: the files, their SHA-256 in the order they
+    were written, and every save so far (when, machine, commit, how many training jobs, how many unfinished ones
+    with an epoch checkpoint). The run may be going on: a job that finishes during the save is carried by the next
+    one.
+
+    Raises ``FileNotFoundError`` when the run has finished no job a restore could not rebuild."""
+    files = finished_files(snakemake=snakemake, configfile=configfile)
+    if not files:
+        raise FileNotFoundError(f"the run of {configfile} here has finished no training job yet: nothing to carry")
+    folder = Path(root) / name
+    previous = json.loads((folder / "manifest.json").read_text())["saves"] if folder.exists() else []
+    files.sort(key=lambda path: os.stat(path).st_mtime_ns)
+    with atomic_folder(folder) as staging:
+        for path in files:
+            (staging / "files" / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, staging / "files" / path)
+            record = metadata_file(path)
+            if record.is_file():
+                (staging / "metadata").mkdir(exist_ok=True)
+                shutil.copyfile(record, staging / "metadata" / record.name)
+        training_jobs = sum(1 for path in files if path.startswith(TRAINING_OUTPUTS))
+        checkpoints = []
+        for path in in_flight_checkpoints():
+            (staging / "files" / path).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                shutil.copyfile(path, staging / "files" / path)
+            except FileNotFoundError:  # its job finished meanwhile; the next save carries the output
+                continue
+            checkpoints.append(path)
+        files += checkpoints
+        sittings = _carry_sittings(name, staging)
+        manifest = {
+            "name": name,
+            "configfile": str(configfile),
+            "files": {path: _sha256(staging / "files" / path) for path in files},
+            "saves": [*previous, {
+                "saved": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                "training_jobs": training_jobs,
+                "in_flight_checkpoints": len(checkpoints),
+                "sittings": sittings,
+                "machine": machine_description(),
+                "git": git_state(root=Path.cwd()),
+            }],
+        }
+        (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return folder
+
+
+def restore_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, cores: str = "all",
+                root: PathLike = CARRIED_HOME) -> int:
+    """Put the run saved in ``root/name/`` (:func:`save_run`) back into the working directory: check every carried
+    file against its SHA-256 first, then rebuild the rules that do not depend on training (Snakemake with the
+    training rules omitted), then copy the carried files in, newer than those rebuilt inputs and in the order they
+    were written, with their Snakemake metadata, logs and the run's earlier sittings. Returns how many files were
+    restored.
+
+    Raises ``FileNotFoundError`` when nothing is saved under that name, and ``ValueError``, before anything is
+    written, when a carried file is damaged or a file here differs from its carried copy (a run going on here
+    would be overwritten)."""
+    folder = Path(root) / name
+    if not (folder / "manifest.json").is_file():
+        raise FileNotFoundError(f"{folder} holds no carried run: save one with `python -m enkcvs.runs.recorded carry`")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    damaged = [path for path, digest in manifest["files"].items() if _sha256(folder / "files" / path) != digest]
+    if damaged:
+        raise ValueError(f"{len(damaged)} carried file(s) of {folder} differ from their SHA-256 in manifest.json, "
+                         f"e.g. {damaged[0]}: check out {folder} again")
+    differing = [path for path, digest in manifest["files"].items()
+                 if Path(path).is_file() and _sha256(Path(path)) != digest]
+    if differing:
+        raise ValueError(f"{len(differing)} file(s) here differ from the carried run {name}, e.g. {differing[0]}: "
+                         "restore into a working directory without that run's outputs (make clean)")
+    _snakemake(snakemake, configfile, "--cores", cores, "--omit-from", *TRAINING_RULES)
+    start = time.time() + 1.0
+    for rank, path in enumerate(manifest["files"]):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(folder / "files" / path, path)
+        os.utime(path, (start + rank / 1000, start + rank / 1000))
+    for part, home in SNAKEMAKE_STATE.items():
+        if (folder / part).is_dir():
+            Path(home).mkdir(parents=True, exist_ok=True)
+            for saved in (folder / part).iterdir():
+                shutil.copyfile(saved, Path(home) / saved.name)
+    since = since_file(name)
+    if (folder / "since").is_file() and not since.is_file():
+        since.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(folder / "since", since)
+    return len(manifest["files"])

@@ -1,0 +1,130 @@
+"""The pages' generated blocks (no result number in the Markdown pages is typed by hand).
+
+A page (README.md, ``docs/*.md``, ``benchmarks/README.md``: :data:`PAGES`) holds generated blocks between markers::
+
+    <!-- recorded: default/table2.md -->
+    ...generated, never edited...
+    <!-- /recorded -->
+
+A key is ``<run>/<view>``: the run a recorded run's folder in one of :data:`enkcvs.runs.views.provenance.RUN_HOMES`
+(``results/recorded/`` for the runs the pages cite as results, ``benchmarks/results/runs/`` for speed comparisons),
+the view a rendered file of the run (``table2.md``), one of :data:`VIEWS`, one of :data:`PAIR_VIEWS` against another
+run (``diff:<other run>``: the cells that differ), or one of :data:`MULTI_VIEWS` over the run and others
+(``row:<run>+<run>``: one Table 2 row gathered from them). This module names the views; they are computed in
+:mod:`enkcvs.runs.views`. :func:`regenerate` rewrites a page's blocks; ``python -m enkcvs.runs.recorded readme``
+(``make readme``) rewrites every page's, and ``--check`` only reports the blocks that differ.
+"""
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from enkcvs.io import PathLike
+from enkcvs.runs.views.diff import run_difference
+from enkcvs.runs.views.issues import label_issues
+from enkcvs.runs.views.ladder import ladder_beside, ladder_steps
+from enkcvs.runs.views.provenance import RUN_HOMES, run_line
+from enkcvs.runs.views.row import row_view
+from enkcvs.runs.views.selection import ranking_verdict, table1_agreement, table1_trend, theory_misses
+from enkcvs.runs.views.table2 import forget_rate_beside, noise_cost, paper_beside, table2_beside, table2_ordering
+
+#: Views of a recorded run computed from its files, beside the files themselves.
+VIEWS: dict[str, Callable[[Path], str]] = {
+    "run": run_line,
+    "table1-agreement": table1_agreement,
+    "table1-trend": table1_trend,
+    "table2-ordering": table2_ordering,
+    "paper-beside": paper_beside,
+    "ladder-steps": ladder_steps,
+    "noise-cost": noise_cost,
+    "theory-misses": theory_misses,
+    "ranking-verdict": ranking_verdict,
+    "label-issues": label_issues,
+}
+
+#: Views that set a recorded run against another: ``<run>/<view>:<other run>``.
+PAIR_VIEWS: dict[str, Callable[[Path, Path], str]] = {
+    "diff": run_difference,
+    "ladder-beside": ladder_beside,
+    "table2-beside": table2_beside,
+    "forget-rate": forget_rate_beside,
+}
+
+#: Views over a run and others, in the order given: ``<run>/<view>:<run>+<run>...``.
+MULTI_VIEWS = {"row": row_view}
+
+MARKER = re.compile(r"(<!-- recorded: (?P<key>\S+) -->\n)(?P<body>.*?)(<!-- /recorded -->)", re.DOTALL)
+#: The Markdown pages whose generated blocks ``make readme`` rewrites (globs, relative to the repository root).
+PAGES = ("README.md", "docs/*.md", "benchmarks/README.md")
+
+
+def pages(base: PathLike = ".") -> list[Path]:
+    """The pages of :data:`PAGES` that exist under ``base``, in that order."""
+    return [path for pattern in PAGES for path in sorted(Path(base).glob(pattern))]
+
+
+Roots = PathLike | Sequence[PathLike]
+
+
+def find_run(name: str, root: Roots = RUN_HOMES) -> Path | None:
+    """The folder of the recorded run ``name``: the first of the folders ``root`` (one or several) that holds it."""
+    roots = [root] if isinstance(root, (str, Path)) else list(root)
+    return next((Path(folder) / name for folder in roots if (Path(folder) / name / "provenance.json").exists()), None)
+
+
+def render_block(key: str, *, root: Roots = RUN_HOMES) -> str:
+    """The generated text of the block ``key`` (``<run>/<view or file>``), the run found in ``root``
+    (:func:`find_run`)."""
+    name, _, view = key.partition("/")
+    run = find_run(name, root)
+    if run is None:
+        raise FileNotFoundError(f"block {key!r}: no recorded run {name} in {root}; record it with "
+                                f"`python -m enkcvs.runs.recorded run --name {name} --configfile ...`")
+    if view in VIEWS:
+        return VIEWS[view](run)
+    pair_view, _, other_name = view.partition(":")
+    if pair_view in MULTI_VIEWS:
+        others = [find_run(other, root) for other in other_name.split("+")]
+        if None in others:
+            missing = [other for other, found in zip(other_name.split("+"), others) if found is None]
+            raise FileNotFoundError(f"block {key!r}: no recorded run {', '.join(missing)} to gather with {name}")
+        return MULTI_VIEWS[pair_view]([run, *others])
+    if pair_view in PAIR_VIEWS:
+        other = find_run(other_name, root)
+        if other is None:
+            raise FileNotFoundError(f"block {key!r}: no recorded run {other_name} to set {name} against")
+        return PAIR_VIEWS[pair_view](other, run)
+    path = run / view
+    if not path.exists():
+        raise FileNotFoundError(f"block {key!r}: {path} does not exist; views: {sorted(VIEWS)}, "
+                                f"{[v + ':<run>' for v in PAIR_VIEWS]}, {[v + ':<run>+<run>' for v in MULTI_VIEWS]} "
+                                "or a file")
+    return path.read_text().rstrip("\n") + "\n"
+
+
+def regenerate(text: str, *, root: Roots = RUN_HOMES) -> tuple[str, list[str]]:
+    """``text`` with every recorded block regenerated, and the keys of the blocks that changed."""
+    changed = []
+
+    def replace(match: re.Match) -> str:
+        body = render_block(match["key"], root=root)
+        if body != match["body"]:
+            changed.append(match["key"])
+        return match.group(1) + body + match.group(4)
+
+    return MARKER.sub(replace, text), changed
+
+
+def regenerate_pages(paths: Iterable[PathLike], *, root: Roots = RUN_HOMES,
+                     write: bool = True) -> dict[Path, list[str]]:
+    """Regenerate the blocks of every page in ``paths`` (written back unless ``write`` is false): per page, the keys
+    of the blocks that changed. Every page is rendered before any is written, so a missing run leaves all of them."""
+    rendered = {}
+    for path in map(Path, paths):
+        text = path.read_text()
+        rendered[path] = (text, *regenerate(text, root=root))
+    if write:
+        for path, (text, new, _) in rendered.items():
+            if new != text:
+                path.write_text(new)
+    return {path: changed for path, (_, _, changed) in rendered.items()}

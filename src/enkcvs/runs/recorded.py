@@ -1,0 +1,256 @@
+"""Recorded runs: a finished run's rendered report kept with its provenance, the source of every result number in
+the Markdown pages.
+
+A recorded run is a finished run's rendered report copied to ``results/recorded/<name>/`` (runs the pages cite as
+results) or ``benchmarks/results/runs/<name>/`` (speed comparisons) beside ``provenance.json``: the config it ran,
+when, on which machine (CPU model and instruction sets), how long, with which packages and commit, on which data
+(each dataset file's SHA-256, and its source's checksum check where it has one).
+``python -m enkcvs.runs.recorded run --name NAME --configfile FILE`` runs the workflow on a config, timed, and records
+it; ``readme`` (``make readme``) rewrites the generated blocks of every page (README.md, ``docs/*.md``,
+``benchmarks/README.md``) from the recorded runs, through :mod:`enkcvs.runs.pages`, and ``readme --check`` only reports
+the blocks that differ; ``compare`` lists the cells in which two runs' tables differ; ``carry`` and ``restore``
+move an unfinished run to another machine through the repository (:mod:`enkcvs.runs.carry`).
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from enkcvs.data.datasets import load_dataset
+from enkcvs.data.sources import get_source
+from enkcvs.io import PathLike, atomic_folder, git_state, package_versions, read_table
+from enkcvs.machine import instruction_set_limits, machine_description
+from enkcvs.runs.carry import CARRIED_HOME, restore_run, save_run, since_file, snakemake_logs
+from enkcvs.runs.pages import pages, regenerate_pages
+from enkcvs.runs.views.diff import compare_runs
+from enkcvs.runs.views.provenance import RUN_HOMES
+from enkcvs.workflow.layout import DATASET
+
+
+#: Rendered files a recorded run keeps (tables as Markdown and CSV, figures as PNG).
+RECORDED_SUFFIXES = (".md", ".csv", ".png")
+#: Where a run's label-issue rankings merged over its seeds lie: ``<dataset>/<noise>/`` below it.
+ISSUES = Path("results/issues")
+
+
+def keep_label_issues(*, issues: PathLike, into: PathLike) -> None:
+    """Copy every merged label-issue ranking of ``issues`` (``<dataset>/<noise>/``, not the seeds' own) into
+    ``into/issues/<dataset>/<noise>/``: its rendered files (summary, review sheets, cleanlab beside it) and, as
+    ``label_issues.csv``, the rows it flags (the full ranking of every sample stays with the run)."""
+    for table in sorted(Path(issues).glob("*/*/label_issues.parquet")):
+        kept = Path(into) / "issues" / table.parent.relative_to(issues)
+        kept.mkdir(parents=True)
+        for path in sorted(table.parent.iterdir()):
+            if path.is_file() and path.suffix in RECORDED_SUFFIXES:
+                shutil.copyfile(path, kept / path.name)
+        ranking = read_table(table)[0]
+        ranking[ranking["is_label_issue"]].to_csv(kept / "label_issues.csv", index=False)
+
+
+def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_seconds: float, jobs: int | None,
+               command: list[str], root: PathLike = "results/recorded", git: dict | None = None,
+               sittings: list[dict] | None = None, first: Sequence[Sequence[str]] = (),
+               data: dict | None = None, carried: list[dict] | None = None, issues: PathLike | None = None) -> Path:
+    """Copy a finished run's rendered report into ``root/name/`` with its provenance, and with ``issues`` (a run's
+    ``results/issues``) its merged label-issue rankings (:func:`keep_label_issues`), replacing an earlier record of
+    that name as a whole (written beside it, then swapped in, so a failure leaves the old record). ``git`` is the
+    checkout's state when the run started (default: now); ``sittings`` the Snakemake invocations the wall time sums
+    (:func:`snakemake_sittings`); ``first`` the groups of targets ``command`` built, in order, before the rest;
+    ``data`` what it trained on (:func:`data_provenance`); ``carried`` the saves that moved it between machines
+    (:func:`enkcvs.runs.carry.save_run`), each with its machine and commit.
+
+    Raises ``FileNotFoundError`` when ``report`` holds no rendered file."""
+    report, root = Path(report), Path(root)
+    files = sorted(path for path in report.glob("*") if path.suffix in RECORDED_SUFFIXES)
+    if not files:
+        raise FileNotFoundError(f"{report} holds no rendered table or figure: run the workflow first")
+    with atomic_folder(root / name) as staging:
+        for path in files:
+            shutil.copyfile(path, staging / path.name)
+        if issues is not None:
+            keep_label_issues(issues=issues, into=staging)
+        provenance = {
+            "name": name,
+            "recorded": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "configfile": str(configfile),
+            "config": Path(configfile).read_text(),
+            "command": command,
+            "first": first,
+            "wall_seconds": round(wall_seconds, 1),
+            "jobs": jobs,
+            "machine": machine_description(),
+            "instruction_set_limits": instruction_set_limits(),
+            "versions": package_versions(),
+            "git": git or git_state(),
+            "sittings": sittings or [],
+            "data": data or {},
+            "carried": carried or [],
+        }
+        (staging / "provenance.json").write_text(json.dumps(provenance, indent=2, sort_keys=True) + "\n")
+    return root / name
+
+
+def data_provenance(*, configfile: PathLike) -> dict:
+    """What a finished run trained on, per dataset of ``configfile``: its built file
+    (:data:`enkcvs.workflow.layout.DATASET`, relative to the working directory) with the file's SHA-256 and what built
+    it (source, options, commit), and, where the source checks data against published checksums
+    (:attr:`enkcvs.data.sources.Source.check`: the official MNIST's), that check made on the very arrays the run trained
+    on. A dataset not built is listed as missing."""
+    datasets = (yaml.safe_load(Path(configfile).read_text()) or {}).get("datasets") or {}
+    found = {}
+    for name, entry in datasets.items():
+        path = Path(DATASET.format(dataset=name))
+        if not path.is_file():
+            found[name] = {"file": str(path), "missing": True}
+            continue
+        with open(path, "rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        with np.load(path) as arrays:
+            built = json.loads(str(arrays["provenance"]))
+        found[name] = {"file": str(path), "sha256": digest, "source": entry["source"],
+                       "built": {key: built.get(key) for key in ("source", "options", "git")}}
+        check = get_source(entry["source"]).check
+        if check is not None:
+            found[name]["check"] = check(load_dataset(path))
+    return found
+
+
+LOG_EVENT = re.compile(r"^\[(\w{3} \w{3} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})\]$", re.MULTILINE)
+
+
+def snakemake_sittings(*, log_dir: PathLike = ".snakemake/log", since: datetime) -> list[dict]:
+    """The Snakemake invocations of a run that took several sittings (killed, then resumed): every log in
+    ``log_dir`` started at or after ``since`` (local time, as Snakemake names its logs) that ran a job, with the
+    seconds from its start to its last timestamped event (a killed sitting's last event is its last job's start or
+    end; the minutes of a job cut off by the kill are lost with it)."""
+    found = []
+    for path, start in snakemake_logs(log_dir=log_dir, since=since):
+        events = LOG_EVENT.findall(path.read_text(errors="replace"))
+        if not events:
+            continue
+        last = datetime.strptime(" ".join(events[-1].split()), "%a %b %d %H:%M:%S %Y")
+        found.append({"log": path.name, "seconds": round(max((last - start).total_seconds(), 0.0), 1)})
+    return found
+
+
+def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: str,
+                   root: PathLike = RUN_HOMES[0], first: Sequence[Sequence[str]] = ()) -> Path:
+    """Run the workflow on ``configfile`` through ``workflow/run.sh`` (resuming a killed run), count its jobs (the
+    whole DAG's, by a forced dry run) and record the report. The wall time is the sum over the run's sittings
+    (:func:`snakemake_sittings`): the first sitting's start is kept in ``.snakemake/recorded/<name>.since`` until
+    the record is written, so a run killed and resumed in a later sitting is timed whole. A failed run records
+    nothing. The record goes to ``root/name/`` (``benchmarks/results/runs`` for a speed comparison).
+
+    ``first``: groups of Snakemake targets built before the rest, one sitting per group in the order given, so that
+    what matters most is finished should a long run be cut short; a resumed run passes them again (a finished group
+    costs a second).
+
+    A run carried from other machines (:func:`enkcvs.runs.carry.restore_run`) lists their saves in the record, and its
+    carried folder, no longer needed once the record is written, is removed."""
+    environment = {**os.environ, "SNAKEMAKE": snakemake}
+    dry = subprocess.run([snakemake, "-n", "--forceall", "--configfile", str(configfile)], capture_output=True,
+                         text=True)
+    planned = re.search(r"^total\s+(\d+)$", dry.stdout, re.MULTILINE)
+    command = ["workflow/run.sh", "--cores", cores, "--configfile", str(configfile)]
+    # the workflow that runs is the working directory's (not necessarily this library's checkout), as it is when
+    # the run starts: the README may be edited while a long run goes on
+    git = git_state(root=Path.cwd())
+    began = since_file(name)
+    if not began.exists():
+        began.parent.mkdir(parents=True, exist_ok=True)
+        began.write_text(datetime.now().strftime("%Y-%m-%dT%H:%M:%S") + "\n")
+    since = datetime.fromisoformat(began.read_text().strip())
+    for targets in first:  # before the options: --configfile takes every word after it
+        subprocess.run([command[0], *targets, *command[1:]], env=environment, check=True)
+    subprocess.run(command, env=environment, check=True)
+    runs = snakemake_sittings(since=since)
+    manifest = Path(CARRIED_HOME) / name / "manifest.json"
+    record = record_run(name=name, configfile=configfile, report="results/report",
+                        wall_seconds=sum(sitting["seconds"] for sitting in runs),
+                        jobs=int(planned.group(1)) if planned else 0, command=command, git=git, sittings=runs,
+                        root=root, first=first, data=data_provenance(configfile=configfile),
+                        carried=json.loads(manifest.read_text())["saves"] if manifest.is_file() else [],
+                        issues=ISSUES)
+    began.unlink()
+    shutil.rmtree(manifest.parent, ignore_errors=True)
+    return record
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m enkcvs.runs.recorded", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run the workflow on a config, timed, and record its report")
+    run.add_argument("--name", required=True, help="the record's folder under --root")
+    run.add_argument("--root", default=RUN_HOMES[0], choices=RUN_HOMES,
+                     help="results/recorded (results the pages cite) or benchmarks/results/runs (speed comparisons)")
+    run.add_argument("--configfile", required=True, type=Path)
+    run.add_argument("--cores", default="all")
+    run.add_argument("--snakemake", default=str(Path(sys.executable).with_name("snakemake")))
+    run.add_argument("--first", nargs="+", action="append", default=[], metavar="TARGET",
+                     help="targets to build before the rest, one sitting per --first in the order given (what "
+                          "should be finished if a long run is cut short); repeat it for the next group")
+    carry = commands.add_parser("carry", help="save what a run has finished into results/carried/NAME, to be "
+                                "committed and restored on another machine (the run may be going on)")
+    restore = commands.add_parser("restore", help="put a carried run back (rebuilding its datasets), so that "
+                                  "`run` with the same name goes on where it was saved")
+    for moved in (carry, restore):
+        moved.add_argument("--name", required=True, help="the run's name, as `run --name` gives it")
+        moved.add_argument("--configfile", required=True, type=Path)
+        moved.add_argument("--snakemake", default=str(Path(sys.executable).with_name("snakemake")))
+    restore.add_argument("--cores", default="all")
+    readme = commands.add_parser("readme", help="regenerate the generated blocks of the Markdown pages")
+    readme.add_argument("--check", action="store_true", help="only report blocks that differ (exit 1)")
+    readme.add_argument("pages", nargs="*", type=Path,
+                        help="pages to regenerate (default: README.md, docs/*.md, benchmarks/README.md)")
+    compare = commands.add_parser("compare", help="how the tables of two runs' report folders differ")
+    compare.add_argument("first", type=Path)
+    compare.add_argument("second", type=Path)
+    args = parser.parse_args(argv)
+    if getattr(args, "configfile", None) is not None and not args.configfile.exists():
+        parser.error(f"--configfile {args.configfile} does not exist")
+    if args.command == "run":
+        print(run_and_record(name=args.name, configfile=args.configfile, cores=args.cores, snakemake=args.snakemake,
+                             root=args.root, first=args.first))
+        return 0
+    if args.command in ("carry", "restore"):
+        try:
+            if args.command == "carry":
+                print(save_run(name=args.name, snakemake=[args.snakemake], configfile=args.configfile))
+            else:
+                restored = restore_run(name=args.name, snakemake=[args.snakemake], configfile=args.configfile,
+                                       cores=args.cores)
+                print(f"{restored} files of {args.name} restored: go on with `python -m enkcvs.runs.recorded run "
+                      f"--name {args.name} --configfile {args.configfile}`")
+        except (FileNotFoundError, ValueError, RuntimeError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        return 0
+    if args.command == "compare":
+        print(compare_runs(args.first, args.second).to_markdown(index=False))
+        return 0
+    try:
+        changed = regenerate_pages(args.pages or pages(), root=RUN_HOMES, write=not args.check)
+    except FileNotFoundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for page, keys in changed.items():
+        if args.check:
+            for key in keys:
+                print(f"{page}: block {key!r} differs from the recorded runs; run `make readme`", file=sys.stderr)
+        else:
+            print(f"{page}: {len(keys)} block(s) regenerated" + (f": {', '.join(keys)}" if keys else ""))
+    return 1 if args.check and any(changed.values()) else 0
+
+if __name__ == "__main__":
+    sys.exit(main())

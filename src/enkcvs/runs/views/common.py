@@ -1,0 +1,24 @@
+"""What the views of recorded runs share: the columns that name a setting, a label per setting, a count of settings,
+the span of values."""
+
+import pandas as pd
+
+
+#: The columns that name a setting in a run's tables.
+SETTING = ["dataset", "noise_kind", "noise_rate"]
+
+
+def setting_labels(frame: pd.DataFrame) -> list[str]:
+    """One label per row for a Table 2 setting: ``mnist5k asym 0.4``."""
+    return [f"{d} {k} {r:g}" for d, k, r in zip(frame["dataset"], frame["noise_kind"], frame["noise_rate"])]
+
+
+def settings_phrase(count: int) -> str:
+    """A count of settings in words: ``1 setting``, ``3 settings``."""
+    return "1 setting" if count == 1 else f"{count} settings"
+
+
+def span(values: pd.Series, *, spec: str = ".1f", joiner: str = "-") -> str:
+    """The values' lowest and highest, formatted with ``spec``, or one of them where they read the same."""
+    low, high = f"{values.min():{spec}}", f"{values.max():{spec}}"
+    return low if low == high else f"{low}{joiner}{high}"

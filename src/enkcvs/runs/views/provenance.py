@@ -1,0 +1,70 @@
+"""A recorded run's provenance read back: where recorded runs live, the config it ran with, and the sentence that
+names it (view ``run``)."""
+
+import json
+from pathlib import Path
+
+import yaml
+
+from enkcvs.machine import CPU_FLAGS
+
+
+#: Where recorded runs live, relative to the repository root: the runs the pages cite as results (and as evidence of
+#: reproducibility), then one-off speed comparisons. A run's name is unique over both.
+RUN_HOMES = ("results/recorded", "benchmarks/results/runs")
+
+
+def _location(run: Path) -> str:
+    """Where a run lives, as the pages name it: its home (:data:`RUN_HOMES`) and name."""
+    folder = run.parent.as_posix()
+    home = next((home for home in RUN_HOMES if folder == home or folder.endswith("/" + home)), run.parent.name)
+    return f"{home}/{run.name}"
+
+
+def _duration(seconds: float) -> str:
+    minutes, seconds = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min {seconds} s"
+
+
+def run_line(run: Path) -> str:
+    """One sentence naming a recorded run: when, on what, how long, from which commit; then, for a run carried
+    between machines (:mod:`enkcvs.runs.carry`), which machine had trained how much at each save; then one per dataset
+    its source checked (:func:`enkcvs.runs.recorded.data_provenance`)."""
+    meta = json.loads((run / "provenance.json").read_text())
+    host = meta["machine"]
+    flags = ", ".join(host["cpu_flags"]) or "none of " + "/".join(CPU_FLAGS)
+    commit = meta["git"].get("commit", "unknown")[:7] + (" (dirty)" if meta["git"].get("dirty") else "")
+    jobs = f"{meta['jobs']} jobs in " if meta.get("jobs") else ""
+    parts = len(meta.get("sittings") or [])
+    # a run given targets to build first invokes Snakemake once per group and once for the rest, in one sitting
+    invocations = len(meta.get("first") or []) + 1
+    over = (f" (over {parts} sittings, the run killed and resumed)" if parts > invocations else
+            f" (in {parts} Snakemake invocations: the targets asked for first, then the rest)" if parts > 1 else "")
+    command = meta.get("command") or []
+    asked = command[command.index("--cores") + 1] if "--cores" in command[:-1] else "all"
+    cores = f"{host['cores']} cores" if asked == "all" else f"{asked} of the {host['cores']} cores"
+    limits = meta.get("instruction_set_limits") or {}
+    if limits:
+        flags += "; kernels limited by " + ", ".join(f"{key}={value}" for key, value in sorted(limits.items()))
+    saves = meta.get("carried") or []
+    carried = (" Carried between machines: " + "; ".join(
+        f"{save['training_jobs']} training jobs done when saved {save['saved']} on an {save['machine']['cpu']} "
+        f"({', '.join(save['machine']['cpu_flags'])}), commit {save['git'].get('commit', 'unknown')[:7]}"
+        for save in saves) + ".") if saves else ""
+    checked = "".join(
+        f" Dataset `{name}` (source `{data['source']}`) checked against {data['check']['check']} it trained on: "
+        + ("passed." if data["check"]["passed"] else f"FAILED ({'; '.join(data['check']['problems'])}).")
+        for name, data in (meta.get("data") or {}).items() if "check" in data
+    )
+    return (
+        f"Run `{meta['name']}` (`{meta['configfile']}`), recorded {meta['recorded']}: {jobs}"
+        f"{_duration(meta['wall_seconds'])}{over} of `snakemake` on {cores} of an {host['cpu']} "
+        f"({flags}), torch {meta['versions'].get('torch', '?')}, commit {commit}; "
+        f"files in `{_location(run)}/`.{carried}{checked}\n"
+    )
+
+
+def recorded_config(run: Path) -> dict:
+    """The config a recorded run ran with, as its provenance keeps it."""
+    return yaml.safe_load(json.loads((run / "provenance.json").read_text())["config"])

@@ -1,0 +1,97 @@
+"""Views of a recorded run's selection: its Table 1 beside the paper's trend and the corrected Theorem 1, and how
+well its label-quality ranking finds the true label errors."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from enkcvs.report.paper import published_results
+from enkcvs.runs.views.common import settings_phrase, span
+
+
+def table1_agreement(run: Path) -> str:
+    """Whether the run's Table 1 reads like the paper's (high precision) and how close the corrected Theorem 1
+    comes to the measured precision and recall."""
+    table = pd.read_csv(run / "table1.csv")
+    recall_miss = table["theorem1_recall"] - table["recall"]
+    misses = (table["theorem1_precision"] - table["precision"]).abs().gt(2) | recall_miss.abs().gt(2)
+    if len(table) == 1:
+        agreement = "misses one of them by more than 2 points" if misses.any() else "is within 2 points of both"
+    else:
+        agreement = f"is within 2 points of both in {int((~misses).sum())} of them"
+    return (
+        f"Selection precision is {span(table['precision'])} % and recall {span(table['recall'])} % over "
+        f"{settings_phrase(len(table))}; the corrected Theorem 1 {agreement} (Theorem 1 minus measured recall: "
+        f"{span(recall_miss, spec='+.1f', joiner=' to ')} points).\n"
+    )
+
+
+def _falls(values: pd.Series) -> bool:
+    return bool((values.diff().dropna() <= 0).all())
+
+
+def table1_trend(run: Path) -> str:
+    """Whether the run's selection follows the paper's Table 1 (CIFAR-10 only): precision and recall falling as the
+    symmetric noise rate rises, per dataset of the run with at least two symmetric rates."""
+    paper = published_results()
+    paper = paper[(paper["table"] == 1) & (paper["noise_kind"] == "sym")]
+    rates = sorted(paper["noise_rate"].unique())
+    ends = {metric: paper[paper["metric"] == metric].set_index("noise_rate")["value"]
+            for metric in ("precision", "recall")}
+    lines = [f"The paper's Table 1 (CIFAR-10, K = 10, M = 5, t = 2): from symmetric noise {rates[0]:g} to "
+             f"{rates[-1]:g}, precision falls from {ends['precision'][rates[0]]:.2f} to "
+             f"{ends['precision'][rates[-1]]:.2f} % and recall from {ends['recall'][rates[0]]:.2f} to "
+             f"{ends['recall'][rates[-1]]:.2f} %."]
+    table = pd.read_csv(run / "table1.csv")
+    for dataset, rows in table[table["noise_kind"] == "sym"].groupby("dataset", sort=False):
+        rows = rows.sort_values("noise_rate")
+        if len(rows) < 2:
+            continue
+        falls = [metric for metric in ("precision", "recall") if _falls(rows[metric])]
+        verdict = ("the paper's trend holds" if len(falls) == 2 else f"only {falls[0]} falls throughout" if falls
+                   else "neither falls throughout")
+        lines.append(
+            f"- {dataset} (K = {rows['K'].iloc[0]}, M = {rows['M'].iloc[0]}, t = {rows['t'].iloc[0]}), symmetric "
+            f"{' / '.join(f'{rate:g}' for rate in rows['noise_rate'])}: precision "
+            f"{' / '.join(f'{value:.2f}' for value in rows['precision'])}, recall "
+            f"{' / '.join(f'{value:.2f}' for value in rows['recall'])}: {verdict}.")
+    if len(lines) == 1:
+        lines.append("- This run has no dataset with two or more symmetric noise rates.")
+    return lines[0] + "\n\n" + "\n".join(lines[1:]) + "\n"
+
+
+def theory_misses(run: Path) -> str:
+    """Every selection of the run where the corrected Theorem 1 misses the measured precision or recall by more than
+    2 points, beside the evidence of correlated iterations (agreement and all-wrong shares, measured against their
+    values under independence)."""
+    table = pd.read_csv(run / "theory.csv")
+    missed = table[(table["precision_gap"].abs() > 2) | (table["recall_gap"].abs() > 2)]
+    if missed.empty:
+        return "Theorem 1 is within 2 points of every measured precision and recall of this run.\n"
+    columns = {"dataset": "dataset", "noise": "noise", "seed": "seed", "K": "K", "M": "M", "t": "t",
+               "precision_gap": "precision: Theorem 1 - measured", "recall_gap": "recall: Theorem 1 - measured",
+               "agreement": "agreement %", "agreement_independent": "if independent %",
+               "all_wrong": "all wrong %", "all_wrong_independent": "if independent % "}
+    return missed[list(columns)].rename(columns=columns).to_markdown(index=False, floatfmt=".2f") + "\n"
+
+
+def ranking_verdict(run: Path) -> str:
+    """Per setting, E-NKCVS's label-quality AUPRC against the best cleanlab score's (mean over seeds), and where
+    it is not at least as high."""
+    table = pd.read_csv(run / "ranking.csv")
+    rows = []
+    for (dataset, noise), group in table.groupby(["dataset", "noise"], sort=False):
+        scores = group.set_index("method")["auprc"]
+        cleanlab = scores[scores.index.str.startswith("cleanlab")]
+        rows.append({"setting": f"{dataset} {noise}", "E-NKCVS label quality": scores["E-NKCVS label quality"],
+                     "votes, then P(given)": scores["E-NKCVS votes, then P(given)"],
+                     "best cleanlab": cleanlab.max(), "which": cleanlab.idxmax().removeprefix("cleanlab ")})
+    frame = pd.DataFrame(rows)
+    frame["difference"] = frame["E-NKCVS label quality"] - frame["best cleanlab"]
+    behind = frame[frame["difference"] < 0]
+    summary = (f"AUPRC (%) of each ranking of the true label errors: E-NKCVS's label quality is at least as high as "
+               f"the best cleanlab score in {len(frame) - len(behind)} of {len(frame)} settings")
+    if not behind.empty:
+        summary += (f"; behind in {', '.join(behind['setting'])} by {(-behind['difference']).max():.2f} points at "
+                    "most")
+    return summary + ".\n\n" + frame.to_markdown(index=False, floatfmt=".2f") + "\n"

@@ -1,0 +1,188 @@
+"""Views of a recorded run's Table 2: the methods' order beside the paper's, the run beside the paper or beside
+another run, what the noise costs each method, and Co-teaching under two forget rates."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from enkcvs.report.comparison import method_rank
+from enkcvs.report.paper import published_results
+from enkcvs.report.titles import METHOD_TITLES
+from enkcvs.runs.views.common import SETTING, setting_labels, settings_phrase, span
+from enkcvs.runs.views.provenance import recorded_config
+
+
+def _ranking(methods: pd.Series, values: pd.Series) -> str:
+    """Methods from the best to the worst value, ``=`` between equal values (the paper prints one decimal)."""
+    pairs = sorted(zip(values, methods), key=lambda pair: -pair[0])
+    text = f"{METHOD_TITLES.get(pairs[0][1], pairs[0][1])} {pairs[0][0]:.1f}"
+    for (before, _), (value, method) in zip(pairs, pairs[1:]):
+        text += f" {'=' if value == before else '>'} {METHOD_TITLES.get(method, method)} {value:.1f}"
+    return text
+
+
+def _ordering(table: pd.DataFrame) -> tuple[str, list[str]]:
+    """The verdict sentence of :func:`table2_ordering` and its line per setting."""
+    lines, first, claimed, kept = [], 0, 0, 0
+    for (dataset, kind, rate), rows in table.groupby(SETTING, sort=False):
+        line = f"- {dataset} {kind} {rate:g}: {_ranking(rows['method'], rows['mean'])}"
+        published = rows["published"] if "published" in rows else pd.Series(float("nan"), index=rows.index)
+        papers = bool(published.notna().any())
+        # the paper's ordering is among its own methods: rows it does not print (e.g. CE + mixup) are listed only
+        compared = rows[published.notna()] if papers else rows
+        ours = bool(compared.loc[compared["method"] == "enkcvs", "mean"].max() == compared["mean"].max())
+        if papers:
+            line += f" (paper: {_ranking(compared['method'], compared['published'])})"
+        paper_first = not papers or bool(published[rows["method"] == "enkcvs"].max() == published.max())
+        first += ours
+        claimed += paper_first
+        kept += ours and paper_first
+        lines.append(line)
+    verdict = "holds" if kept == claimed else "does not hold" if kept == 0 else "holds in part"
+    return (f"E-NKCVS has the best mean of the paper's methods in {first} of {settings_phrase(len(lines))} (of all "
+            "methods where a setting has no paper cell). The paper has it first (ties included) "
+            f"in {claimed} of them, and here it is first in {kept} of those: the paper's ordering {verdict} "
+            f"here."), lines
+
+
+def table2_ordering(run: Path) -> str:
+    """Per setting of the run's Table 2: the methods from best to worst mean, beside the paper's own ordering where
+    the setting has a paper cell for every method, and whether E-NKCVS comes first where the paper has it first
+    (ties included). The paper does not have it first everywhere: at noise 0 CE ties or beats it (TREC: CE 96.5,
+    E-NKCVS 96.4). A setting without paper cells counts as one where the paper's claim (E-NKCVS first) applies."""
+    table = pd.read_csv(run / "table2.csv")
+    summary, lines = _ordering(table[table["runs"] > 0])
+    return summary + "\n\n" + "\n".join(lines) + "\n"
+
+
+def _cells_by_setting_and_method(table: pd.DataFrame) -> pd.DataFrame:
+    """The ``cell`` column of a Table 2 frame as a setting x method frame: the settings (column ``setting``) in the
+    table's order, the methods in the paper's (:func:`enkcvs.report.comparison.method_rank`) under their titles."""
+    frame = table.pivot(index="setting", columns="method", values="cell")
+    rank = method_rank(table)
+    return frame.loc[table["setting"].unique(), sorted(frame.columns, key=rank.get)].rename(columns=METHOD_TITLES)
+
+
+def paper_beside(run: Path) -> str:
+    """The run's Table 2 beside the paper's, compact (view ``paper-beside``): a row per setting with a paper cell, a
+    column per method (the paper's order), each cell the run's mean with the paper's in parentheses, the best mean of
+    the row here in bold; then :func:`table2_ordering`'s verdict."""
+    table = pd.read_csv(run / "table2.csv")
+    table = table[(table["runs"] > 0) & table["published"].notna()].copy()
+    if table.empty:
+        return f"`{run.name}` has no Table 2 cell beside a paper cell.\n"
+    table["setting"] = setting_labels(table)
+    best = table.groupby("setting")["mean"].transform("max")
+    table["cell"] = [f"**{mean:.1f}** ({paper:.1f})" if mean == top else f"{mean:.1f} ({paper:.1f})"
+                     for mean, paper, top in zip(table["mean"], table["published"], best)]
+    frame = _cells_by_setting_and_method(table)
+    low, high = int(table["runs"].min()), int(table["runs"].max())
+    seeds = (f"{low}" if low == high else f"{low}-{high}") + (" seed" if high == 1 else " seeds")
+    papers = ", ".join(dict.fromkeys(table["paper_dataset"]))
+    summary, _ = _ordering(table)
+    return (f"Test accuracy (%) on the clean test set: run `{run.name}` ({seeds} per cell) beside "
+            f"the paper's Table 2 ({papers}, mean of 5 runs) in parentheses; bold: the best mean of the row here. "
+            f"{summary}\n\n" + frame.reset_index().to_markdown(index=False) + "\n")
+
+
+def table2_beside(first: Path, second: Path) -> str:
+    """Table 2 of two recorded runs side by side (view ``<second>/table2-beside:<first>``): a row per setting both
+    ran, a column per method both trained (the paper's order), each cell the second run's mean, the first's in
+    parentheses and the change; then per method the largest change, to tell a changed method from the spread of the
+    unchanged ones."""
+    keys = [*SETTING, "method"]
+    tables = [pd.read_csv(run / "table2.csv").query("runs > 0").set_index(keys)["mean"] for run in (first, second)]
+    both = pd.concat(tables, axis=1, keys=["first", "second"], join="inner").reset_index()
+    if both.empty:
+        return f"`{second.name}` and `{first.name}` share no Table 2 cell.\n"
+    both["change"] = both["second"] - both["first"]
+    both["setting"] = setting_labels(both)
+    both["cell"] = [f"{new:.1f} ({old:.1f}, {change:+.1f})" for new, old, change in
+                    zip(both["second"], both["first"], both["change"])]
+    rank = method_rank(both)
+    frame = _cells_by_setting_and_method(both)
+    largest = both.loc[both["change"].abs().groupby(both["method"]).idxmax()]
+    changes = "; ".join(f"{METHOD_TITLES.get(row.method, row.method)} {row.change:+.1f} ({row.setting})"
+                        for row in largest.sort_values("method", key=lambda m: m.map(rank)).itertuples())
+    return (f"Test accuracy (%) of run `{second.name}`, in parentheses `{first.name}`'s and the change. Largest "
+            f"change per method: {changes}.\n\n" + frame.reset_index().to_markdown(index=False) + "\n")
+
+
+def noise_cost(run: Path) -> str:
+    """What the noise costs each method, with each side's own ceiling taken out (view ``noise-cost``): here, a method's
+    test accuracy minus CE's on the true labels (the ablation ladder's ceiling of this data and recipe); in the paper,
+    its cell minus the paper's CE at noise 0 on that dataset. Settings with a paper cell only."""
+    ceiling = pd.read_csv(run / "ablation.csv")[[*SETTING, "ce_true_mean"]]
+    results = pd.read_csv(run / "table2.csv").merge(ceiling, on=SETTING)
+    results = results[results["published"].notna()]
+    if results.empty:
+        return f"`{run.name}` has no setting with both the ablation ladder and a paper cell.\n"
+    paper = published_results()
+    clean = paper[(paper["table"] == 2) & (paper["noise_rate"] == 0) & (paper["method"] == "ce")]
+    results["paper_ceiling"] = results["paper_dataset"].map(clean.set_index("dataset")["value"])
+    results["ours"] = results["mean"] - results["ce_true_mean"]
+    results["paper"] = results["published"] - results["paper_ceiling"]
+    results["setting"] = setting_labels(results)
+    results["cell"] = [f"{ours:+.1f} ({paper:+.1f})" for ours, paper in zip(results["ours"], results["paper"])]
+    frame = _cells_by_setting_and_method(results)
+    ceilings = "; ".join(
+        f"{dataset} {span(group['ce_true_mean'])} % here, {group['paper_dataset'].iloc[0]} "
+        f"{group['paper_ceiling'].iloc[0]:.1f} % in the paper"
+        for dataset, group in results.groupby("dataset", sort=False))
+    return ("Points each method loses to the noise: here its test accuracy minus CE's on the true labels, in "
+            f"parentheses the paper's cell minus the paper's CE at noise 0 (ceilings: {ceilings}).\n\n"
+            + frame.reset_index().to_markdown(index=False) + "\n")
+
+
+def _coteaching_cells(run: Path, table: pd.DataFrame) -> pd.DataFrame:
+    """The Co-teaching cells of the run's Table 2 frame ``table`` with the paper's, the run's ``forget_rate`` choice
+    (from its recorded config) and the share of each batch that choice forgot (%, from its noise table)."""
+    config = recorded_config(run)
+    frame = table.query("method == 'coteaching'").merge(pd.read_csv(run / "noise.csv"), on=SETTING, how="left")
+    # a config that leaves it unset trained with the schema's default of its commit, which the record does not keep
+    frame["choice"] = [str(((config["datasets"][name].get("baselines") or {}).get("coteaching") or {})
+                           .get("forget_rate", "unset")) for name in frame["dataset"]]
+    frame["forgets"] = 100 * np.select([frame["choice"] == "actual", frame["choice"] == "nominal"],
+                                       [frame["forget_rate_actual"], frame["forget_rate_nominal"]],
+                                       pd.to_numeric(frame["choice"], errors="coerce"))
+    return frame[[*SETTING, "choice", "forgets", "mean", "published"]]
+
+
+def forget_rate_beside(first: Path, second: Path) -> str:
+    """Co-teaching's Table 2 cells of two runs that differ in its forget rate, beside the paper's (view
+    ``<second>/forget-rate:<first>``): a row per setting both ran with a paper cell, the share of each batch each run
+    forgot (the nominal epsilon or the labels' measured share of wrong ones), its test accuracy, which comes nearer
+    the paper's and, where either run trained it, E-NKCVS on the same labels; then how often each rate comes nearer,
+    the mean distances from the paper and how often E-NKCVS is ahead of Co-teaching under each."""
+    tables = [pd.read_csv(run / "table2.csv").query("runs > 0") for run in (first, second)]
+    both = _coteaching_cells(first, tables[0]).merge(_coteaching_cells(second, tables[1]), on=SETTING,
+                                                     suffixes=("_1", "_2")).dropna(subset=["published_1"])
+    if both.empty:
+        return f"`{second.name}` and `{first.name}` share no Co-teaching cell beside a paper cell.\n"
+    names = {side: both[f"choice_{side}"].iloc[0] for side in ("1", "2")}
+    if names["1"] == names["2"]:
+        return f"`{second.name}` and `{first.name}` both trained Co-teaching with forget rate `{names['1']}`.\n"
+    runs = {"1": first.name, "2": second.name}
+    distance = {side: (both[f"mean_{side}"] - both["published_1"]).abs() for side in names}
+    nearer = np.select([distance["2"] < distance["1"], distance["1"] < distance["2"]],
+                       [names["2"], names["1"]], "tie")
+    enkcvs = pd.concat(tables).query("method == 'enkcvs'").drop_duplicates(SETTING)[[*SETTING, "mean"]]
+    both = both.merge(enkcvs.rename(columns={"mean": "enkcvs"}), on=SETTING, how="left")
+    frame = pd.DataFrame({
+        "setting": setting_labels(both),
+        "paper": both["published_1"],
+        **{f"{names[side]}: forgets (%)": both[f"forgets_{side}"] for side in names},
+        **{f"{names[side]}: accuracy": both[f"mean_{side}"] for side in names},
+        "nearer the paper": nearer,
+        "E-NKCVS": both["enkcvs"],
+    }).dropna(axis=1, how="all")
+    counts = "; ".join(f"`{names[side]}` (run `{runs[side]}`) in {int((nearer == names[side]).sum())}, "
+                       f"{distance[side].mean():.1f} points from it on average" for side in names)
+    ahead = both["enkcvs"].notna()
+    leads = ("" if not ahead.any() else " E-NKCVS on the same labels is ahead of Co-teaching in " + " and ".join(
+        f"{int((both.loc[ahead, 'enkcvs'] > both.loc[ahead, f'mean_{side}']).sum())} of {int(ahead.sum())} with "
+        f"`{names[side]}`" for side in names) + ".")
+    return (f"Co-teaching's test accuracy (%) with two forget rates beside the paper's cell, over "
+            f"{settings_phrase(len(frame))}; nearer the paper: {counts}.{leads}\n\n"
+            + frame.to_markdown(index=False, floatfmt=".2f") + "\n")

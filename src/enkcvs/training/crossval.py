@@ -1,0 +1,132 @@
+"""Out-of-fold probabilities with the project's training engine: E-NKCVS's M x K cross-validation (Algorithm 1,
+lines 2-9, repeated M times with fresh folds and initialisation as in Algorithm 2) for a user's own data.
+
+:func:`fold_probabilities` is one fold, the step each ``train_fold`` job of the workflow runs;
+:func:`out_of_fold_probabilities` runs all M x K of them in this process and returns the (M, N, Q) stack that
+:func:`enkcvs.select` and ``enkcvs find-issues`` read. The same seed gives the same folds, initialisations and
+probabilities as the workflow.
+"""
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from enkcvs.method.folds import fold_indices
+from enkcvs.rng import Purpose, derive_seed
+from enkcvs.training.recipe import Recipe
+
+log = logging.getLogger(__name__)
+
+def fold_probabilities(
+    *,
+    recipe: Recipe,
+    inputs: Callable[[np.ndarray, bool], Any],
+    given: np.ndarray,
+    num_classes: int,
+    seed: int,
+    num_folds: int,
+    iteration: int,
+    fold: int,
+    device=None,
+    loss: str = "ce",
+    loss_params: dict[str, float] | None = None,
+    resume=None,
+):
+    """Train fold k of iteration m (1-based) on the given labels and predict its held-out samples.
+
+    Parameters
+    ----------
+    recipe : the training recipe.
+    inputs : ``inputs(indices, train)`` -> the model inputs of those samples (an array (n, ...) or a streamed torch
+        Dataset, see :func:`enkcvs.training.train.train_model`); ``train`` asks for training-time augmentation of
+        streamed data.
+    given : (N,) given labels in 0..Q-1.
+    num_classes : Q.
+    seed, num_folds, iteration, fold : the run's seed, K, m and k.
+    device : torch device; default :func:`enkcvs.training.device.default_device`.
+    loss, loss_params : the training loss (E-NKCVS's fold models: cross-entropy; :mod:`enkcvs.workflow.tuning` scores
+        others on the same split), see :func:`enkcvs.method.losses.make_loss`.
+    resume : the training's epoch checkpoint file, as :func:`enkcvs.training.train.train_model` takes it (None: none).
+
+    Returns
+    -------
+    held_out : (n_k,) sample indices of fold k.
+    probabilities : (n_k, Q) float32 predicted class probabilities of the held-out samples.
+    result : the :class:`enkcvs.training.train.TrainingResult` (best epoch, per-epoch history, model).
+    """
+    from enkcvs.training.evaluate import predict_proba
+    from enkcvs.training.train import train_model
+
+    train, validation, held_out = fold_indices(num_samples=len(given), num_folds=num_folds, seed=seed,
+                                               iteration=iteration, fold=fold,
+                                               validation_fraction=recipe.validation_fraction)
+    log.info("fold %d of %d, iteration %d: training on %d samples, %d held out for the best epoch, predicting %d",
+             fold, num_folds, iteration, len(train), len(validation), len(held_out))
+    result = train_model(
+        recipe=recipe,
+        x=inputs(train, True),
+        targets=np.eye(num_classes, dtype=np.float32)[given[train]],
+        seed=derive_seed(seed, Purpose.INIT, num_folds, iteration, fold),
+        validation=(inputs(validation, False), given[validation]) if len(validation) else None,
+        device=device,
+        loss=loss,
+        loss_params=loss_params,
+        resume=resume,
+    )
+    probabilities = predict_proba(result.model, inputs(held_out, False), device=device,
+                                  workers=recipe.loader_workers, bf16=result.bf16)
+    return held_out, probabilities, result
+
+
+def out_of_fold_probabilities(
+    *,
+    x: np.ndarray | Sequence,
+    labels: np.ndarray | None = None,
+    recipe: Recipe | dict[str, Any],
+    num_folds: int = 4,
+    iterations: int = 3,
+    seed: int = 1,
+    num_classes: int | None = None,
+    device=None,
+) -> np.ndarray:
+    """Every sample's class probabilities from models that did not train on it, M times with fresh folds.
+
+    Parameters
+    ----------
+    x : (N, ...) model inputs as :func:`enkcvs.training.train.train_model` takes them (images (N, C, H, W) float32 in
+        [0, 1], features (N, F) float32 for ``mlp``), or a torch-style dataset whose items are (input, label) pairs,
+        e.g. a torchvision dataset with ``transform=ToTensor()``: its inputs are stacked into one array.
+    labels : (N,) given labels in 0..Q-1; from the dataset's items when omitted.
+    recipe : a :class:`enkcvs.training.recipe.Recipe` or its mapping (as under ``recipe:`` in a config).
+    num_folds, iterations : K and M.
+    seed : seeds folds, validation hold-outs and initialisations exactly as the workflow does.
+    num_classes : Q; default the largest label + 1.
+    device : torch device; default :func:`enkcvs.training.device.default_device`.
+
+    Returns
+    -------
+    (M, N, Q) float32, rows summing to 1.
+    """
+    recipe = recipe if isinstance(recipe, Recipe) else Recipe.from_dict(recipe)
+    if not isinstance(x, np.ndarray):
+        items = [x[i] for i in range(len(x))]
+        x = np.stack([np.asarray(item[0], dtype=np.float32) for item in items])
+        labels = np.array([int(item[1]) for item in items]) if labels is None else labels
+    if labels is None:
+        raise ValueError("labels are needed with array inputs: pass labels=(N,) class indices")
+    given = np.asarray(labels)
+    if given.shape != (len(x),) or given.dtype.kind not in "iu" or given.min() < 0:
+        raise ValueError(f"labels must be (N,) = ({len(x)},) class indices >= 0; got shape {given.shape}, dtype "
+                         f"{given.dtype}: encode them as 0..Q-1 first")
+    num_classes = num_classes or int(given.max()) + 1
+    stack = np.empty((iterations, len(given), num_classes), dtype=np.float32)
+    for m in range(1, iterations + 1):
+        for k in range(1, num_folds + 1):
+            held_out, probabilities, _ = fold_probabilities(
+                recipe=recipe, inputs=lambda indices, train: x[indices], given=given, num_classes=num_classes,
+                seed=seed, num_folds=num_folds, iteration=m, fold=k, device=device,
+            )
+            stack[m - 1, held_out] = probabilities
+    return stack

@@ -1,0 +1,29 @@
+"""The device a training or a prediction runs on: CUDA where present, checked against the GPUs a job asked for."""
+
+import logging
+
+import torch
+
+log = logging.getLogger(__name__)
+
+
+def default_device() -> torch.device:
+    """CUDA when present (the device ``CUDA_VISIBLE_DEVICES`` exposes first), else the CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def job_device(*, gpus: int, allow_cpu_fallback: bool = False) -> torch.device:
+    """The device a job trains on, checked against the GPUs it asked for (its ``gpu`` resource).
+
+    A job that asked for GPUs and sees none raises ``RuntimeError`` naming the fix, rather than training for hours
+    on the CPU unnoticed; with ``allow_cpu_fallback`` it logs a warning and trains on the CPU.
+    """
+    device = default_device()
+    if gpus > 0 and device.type != "cuda":
+        problem = (f"this job asked for {gpus} GPU(s) (config gpu.per_training_job) but torch {torch.__version__} "
+                   f"sees none")
+        if not allow_cpu_fallback:
+            raise RuntimeError(f"{problem}: run it where a GPU is visible, set gpu.per_training_job: 0, or allow "
+                               "training on the CPU with gpu.allow_cpu_fallback: true")
+        log.warning("%s: training on the CPU (gpu.allow_cpu_fallback: true)", problem)
+    return device

@@ -1,0 +1,84 @@
+"""A network evaluated: class probabilities for inputs, and the epoch whose weights a training keeps, by accuracy on
+noisy validation labels (Appendix, Eq. para_val)."""
+
+import copy
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from enkcvs.training.batches import Inputs, data_loader, model_input, resident
+from enkcvs.training.device import default_device
+from enkcvs.training.precision import autocast
+
+
+@torch.no_grad()
+def predict_proba(
+    model: nn.Module,
+    x: Inputs | torch.Tensor,
+    *,
+    device: torch.device | None = None,
+    batch_size: int = 1024,
+    workers: int = 4,
+    bf16: bool = False,
+) -> np.ndarray:
+    """Class probabilities of ``model`` (eval mode) for N inputs as :func:`enkcvs.training.train.train_model` takes
+    them, or already on the device (a streamed Dataset is read in order by ``workers`` processes; ``bf16`` as
+    ``recipe.bf16``). Returns (N, Q) float32."""
+    device = device or default_device()
+    model.eval()
+    if isinstance(x, np.ndarray | torch.Tensor):
+        chunks = resident(x, device).split(batch_size)
+    else:
+        streamed = data_loader(x, batch_size=batch_size, workers=workers, device=device)
+        chunks = (images.to(device) for images, _ in streamed)
+    probabilities = []
+    for chunk in chunks:
+        with autocast(device, enabled=bf16):
+            logits = model(model_input(chunk))
+        probabilities.append(F.softmax(logits.float(), dim=1))
+    return torch.cat(probabilities).float().cpu().numpy()
+
+
+class BestEpoch:
+    """The noisy-validation accuracy of every epoch, and the weights of the best one (Appendix, Eq. para_val): the
+    first epoch with the highest accuracy of network 1. Without validation data, the last epoch's weights are kept."""
+
+    def __init__(self, validation: tuple[Inputs, np.ndarray] | None, *, device: torch.device, workers: int,
+                 bf16: bool):
+        if validation is not None and isinstance(validation[0], np.ndarray):
+            validation = (resident(validation[0], device), validation[1])  # uploaded once, evaluated every epoch
+        self.validation, self.device, self.workers, self.bf16 = validation, device, workers, bf16
+        self.history: list[float] = []
+        self.best_epoch: int | None = None  # None until an epoch is scored
+        self._best_accuracy, self._best_states = -1.0, None
+
+    def update(self, models: list[nn.Module], *, epoch: int) -> float | None:
+        """Score network 1 after ``epoch`` (1-based) and keep every network's weights if it is the best so far;
+        returns the accuracy (None without validation data)."""
+        if self.validation is None:
+            return None
+        inputs, labels = self.validation
+        predicted = predict_proba(models[0], inputs, device=self.device, workers=self.workers, bf16=self.bf16)
+        accuracy = float(np.mean(predicted.argmax(1) == labels))
+        self.history.append(accuracy)
+        if accuracy > self._best_accuracy:
+            self._best_accuracy, self.best_epoch = accuracy, epoch
+            self._best_states = [copy.deepcopy(model.state_dict()) for model in models]
+        return accuracy
+
+    def state_dict(self) -> dict:
+        return {"history": self.history, "best_epoch": self.best_epoch, "best_accuracy": self._best_accuracy,
+                "best_states": self._best_states}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.history, self.best_epoch = list(state["history"]), state["best_epoch"]
+        self._best_accuracy, self._best_states = state["best_accuracy"], state["best_states"]
+
+    def restore(self, models: list[nn.Module]) -> None:
+        """Load the best epoch's weights into the networks (if any epoch was scored) and put them in eval mode."""
+        for index, model in enumerate(models):
+            if self._best_states is not None:
+                model.load_state_dict(self._best_states[index])
+            model.eval()

@@ -1,0 +1,195 @@
+"""Final-training methods: which samples each trains on, with which weighted soft targets, and how (loss or
+co-teaching). Torch-free: the workflow imports it to plan jobs."""
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from enkcvs.method.noise import actual_noise_rate, parse_noise
+from enkcvs.method.weights import full_loss_sample_weights, reweighted_targets
+from enkcvs.training.recipe import CoTeaching, Recipe
+
+#: Final-training methods. ``ce``: every sample with its given label. ``ce_mixup``: the same with the recipe's mixup
+#: (not in the paper: what mixup alone buys before any selection). ``ce_true``: every sample with its *true* label (the
+#: clean ceiling of the ablation ladder; needs injected noise). ``sl`` / ``gce``: the given labels under the symmetric
+#: (Wang et al. 2019) or generalized (Zhang & Sabuncu 2018) cross-entropy. ``coteaching``: the given labels, two
+#: networks exchanging small-loss samples (Han et al. 2018). ``ss_only``: the selected set SS alone, no re-weighting
+#: (Figure 1, Table 1). ``cl_prune``: the samples confident learning does not flag (cleanlab's ``find_label_issues`` on
+#: the same out-of-fold probabilities), trained as ``ss_only`` (Northcutt et al.'s prune-and-retrain; not in the
+#: paper). ``ss_pseudo``: SS with its given labels plus every other sample with its pseudo label, all weighted alike
+#: (plain CE: no beta, no gamma). ``ss_pseudo_weighted``: the same hard pseudo labels under Eq. full-loss's per-set
+#: normalisation and gamma (beta = 0). ``enkcvs``: SS plus the re-weighted non-selected samples (Eq. full-loss). Two
+#: oracle rungs use the true labels to locate losses (injected noise only): ``cs_only`` trains on the clean samples CS
+#: (a perfect selection), ``css_only`` on the clean selected ones CSS (SS minus its wrong labels).
+METHODS = ("ce", "ce_mixup", "ce_true", "sl", "gce", "coteaching", "cs_only", "ss_only", "css_only", "cl_prune",
+           "ss_pseudo", "ss_pseudo_weighted", "enkcvs")
+#: Methods without a selection (PAPER-NOTES, Baselines): they train on every sample with a one-hot label.
+BASELINE_METHODS = ("ce", "ce_mixup", "ce_true", "sl", "gce", "coteaching", "cs_only")
+#: Methods that need a selection (K, M, t) before training (``cl_prune``: confident learning's, on the same folds).
+SELECTION_METHODS = ("ss_only", "css_only", "cl_prune", "ss_pseudo", "ss_pseudo_weighted", "enkcvs")
+#: The ablation ladder (``results/report/ablation.*``), all with the same recipe, seeds and selection, one change per
+#: rung: the clean ceiling, CE on the noisy labels, CE with mixup, then the selection with and without its wrong
+#: labels and a perfect selection (the oracles show what the selection's precision and recall cost), then the
+#: ingredients of E-NKCVS one by one: the pseudo-labelled rest, Eq. full-loss's normalisation and gamma, beta.
+ABLATION_LADDER = ("ce_true", "ce", "ce_mixup", "cs_only", "css_only", "ss_only", "ss_pseudo", "ss_pseudo_weighted",
+                   "enkcvs")
+#: Methods that train on the true labels (the ceiling and the oracles): injected noise only.
+ORACLE_METHODS = ("ce_true", "cs_only", "css_only")
+#: Methods whose final loss weighs the non-selected samples by gamma (Eq. full-loss).
+GAMMA_METHODS = ("ss_pseudo_weighted", "enkcvs")
+#: Methods that train with the recipe's mixup: mixup is part of E-NKCVS (Section 3.1), so its final model and the
+#: ladder's selection rungs mix; ``ce_mixup`` shows mixup alone. The paper's baselines train as their authors do,
+#: without it (PAPER-NOTES, Baselines); ``ce``, ``sl`` and ``gce`` may opt in (option ``mixup``), co-teaching may not.
+MIXUP_METHODS = ("ce_mixup", "cs_only", "css_only", "ss_only", "cl_prune", "ss_pseudo", "ss_pseudo_weighted", "enkcvs")
+#: Options (method hyperparameters) each method requires.
+METHOD_OPTIONS = {
+    **{method: () for method in METHODS},
+    "sl": ("alpha", "beta"),
+    "gce": ("q",),
+    "coteaching": ("forget_rate", "warmup_epochs"),
+}
+#: Options a method may be given, with their defaults: the baselines train without mixup unless told to.
+OPTIONAL_OPTIONS = {
+    "ce": {"mixup": False},
+    "sl": {"mixup": False},
+    "gce": {"mixup": False},
+    "coteaching": {"ramp": "auto", "mixup": False},
+}
+
+
+@dataclass(frozen=True)
+class FinalTraining:
+    """How a final model of one method trains: whether with the recipe's mixup, with which loss, or by co-teaching."""
+
+    mixup: bool
+    loss: str = "ce"  # name in enkcvs.method.losses.make_loss
+    loss_params: dict[str, float] = field(default_factory=dict)
+    co_teaching: CoTeaching | None = None
+
+    def train_model_arguments(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`enkcvs.training.train.train_model` besides the recipe."""
+        return {"loss": self.loss, "loss_params": self.loss_params, "co_teaching": self.co_teaching}
+
+    def record(self, recipe: Recipe) -> dict[str, Any]:
+        """What the model trained with, for its provenance: the mixup alpha (None: no mixup), the loss with its
+        parameters, and co-teaching's forget rate and warm-up (None for other methods)."""
+        return {
+            "mixup_alpha": recipe.mixup_alpha,
+            "loss": {"name": self.loss, **self.loss_params},
+            "co_teaching": asdict(self.co_teaching) | {"per_step": self.co_teaching.per_step}
+            if self.co_teaching else None,
+        }
+
+
+def final_training(*, method: str, options: dict[str, Any]) -> FinalTraining:
+    """How ``method`` trains with its ``options`` (see :data:`METHOD_OPTIONS` and :data:`OPTIONAL_OPTIONS`).
+
+    ``sl`` {alpha, beta} and ``gce`` {q} give the loss; ``coteaching`` {forget_rate (a number, resolved), warmup_epochs,
+    ramp} gives the co-teaching settings; ``ce``, ``sl``, ``gce`` and ``coteaching`` say through ``mixup`` whether
+    they mix (co-teaching cannot); :data:`MIXUP_METHODS` always mix, the others never. Unknown methods, missing and
+    unknown options, and mixup for co-teaching raise ``ValueError``.
+    """
+    if method not in METHOD_OPTIONS:
+        raise ValueError(f"unknown method {method!r}; known methods: {list(METHODS)}")
+    required, optional = METHOD_OPTIONS[method], OPTIONAL_OPTIONS.get(method, {})
+    missing = sorted(set(required) - set(options))
+    unknown = sorted(set(options) - set(required) - set(optional))
+    if missing or unknown:
+        raise ValueError(
+            f"method {method!r} takes options {list(required)}{f' and optionally {list(optional)}' if optional else ''}"
+            ": " + "; ".join(([f"missing {missing}"] if missing else []) + ([f"unknown {unknown}"] if unknown else []))
+        )
+    options = {**optional, **options}
+    mixup = bool(options["mixup"]) if "mixup" in options else method in MIXUP_METHODS
+    if method in ("sl", "gce"):
+        return FinalTraining(mixup=mixup, loss=method, loss_params={name: float(options[name]) for name in required})
+    if method == "coteaching":
+        if mixup:
+            raise ValueError("co-teaching cannot train with mixup (baselines.coteaching.mixup: its small-loss ranking "
+                             "needs each sample's own label): set it to false")
+        co_teaching = CoTeaching(forget_rate=float(options["forget_rate"]), warmup_epochs=options["warmup_epochs"],
+                                 ramp=options["ramp"])
+        return FinalTraining(mixup=False, co_teaching=co_teaching)
+    return FinalTraining(mixup=mixup)
+
+
+def resolve_forget_rate(value: float | str, *, noise: str, given: np.ndarray, true: np.ndarray) -> float:
+    """Co-teaching's forget rate as configured (``baselines.coteaching.forget_rate``): ``"nominal"``, the noise
+    setting's rate epsilon (``noise``, e.g. ``"asym0.4"``); ``"actual"``, the share of wrong labels (given (N,) !=
+    true (N,)), which Han et al. set it to and which an asymmetric map keeps below epsilon; or a number, as it is.
+    ``"real"`` noise knows neither: ``ValueError``."""
+    if value == "nominal":
+        rate = parse_noise(noise).rate
+        if np.isnan(rate):
+            raise ValueError(f"noise {noise!r} has no nominal rate: set baselines.coteaching.forget_rate to a number")
+        return rate
+    if value == "actual":
+        return actual_noise_rate(given=given, true=true)
+    return float(value)
+
+
+def final_recipe(recipe: Recipe, *, training: FinalTraining) -> Recipe:
+    """The dataset's ``recipe`` as ``training`` uses it: without mixup unless the method mixes."""
+    return recipe if training.mixup else replace(recipe, mixup_alpha=None)
+
+
+def final_training_set(
+    *,
+    method: str,
+    given: np.ndarray,
+    num_classes: int,
+    selection: pd.DataFrame | None = None,
+    gamma: float = 0.2,
+    true: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Training samples and their targets for a final model.
+
+    Parameters
+    ----------
+    method : one of :data:`METHODS`.
+    given : (N,) given (noisy) labels.
+    num_classes : Q.
+    selection : for :data:`SELECTION_METHODS`: the selection table (N rows by sample: ``selected``, and ``pseudo``,
+        ``beta`` where the method uses them; for ``cl_prune`` ``selected`` = not flagged by confident learning).
+    gamma : weight of the non-selected samples' term in Eq. full-loss (:data:`GAMMA_METHODS`).
+    true : (N,) true labels, for :data:`ORACLE_METHODS` only.
+
+    Returns
+    -------
+    indices : (n,) samples to train on.
+    targets : (n, Q) soft targets scaled by each sample's loss weight.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; known methods: {list(METHODS)}")
+    one_hot = np.eye(num_classes, dtype=np.float32)
+    if method in ORACLE_METHODS and (true is None or (np.asarray(true) < 0).any()):
+        raise ValueError(f"method {method!r} needs the true labels, which only injected noise knows")
+    if method == "ce_true":
+        return np.arange(len(given)), one_hot[true]
+    if method == "cs_only":
+        indices = np.flatnonzero(given == true)
+        return indices, one_hot[given[indices]]
+    if method in BASELINE_METHODS:
+        return np.arange(len(given)), one_hot[given]
+    if selection is None:
+        raise ValueError(f"method {method!r} needs a selection table")
+    selected = selection["selected"].to_numpy(dtype=bool)
+    if method in ("ss_only", "css_only", "cl_prune"):
+        indices = np.flatnonzero(selected & (given == true) if method == "css_only" else selected)
+        return indices, one_hot[given[indices]]
+    if method in ("ss_pseudo", "ss_pseudo_weighted"):
+        targets = one_hot[np.where(selected, given, selection["pseudo"].to_numpy())]
+        if method == "ss_pseudo":
+            return np.arange(len(given)), targets
+        return np.arange(len(given)), targets * full_loss_sample_weights(selected=selected, gamma=gamma)[:, None]
+    targets = reweighted_targets(
+        given=given,
+        pseudo=selection["pseudo"].to_numpy(),
+        beta=selection["beta"].to_numpy(),
+        selected=selected,
+        num_classes=num_classes,
+    )
+    weights = full_loss_sample_weights(selected=selected, gamma=gamma)
+    return np.arange(len(given)), targets * weights[:, None]

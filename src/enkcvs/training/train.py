@@ -1,0 +1,301 @@
+"""The one training loop shared by fold models, final models and the baselines: a fresh network (two for
+co-teaching) trained on whole batches (:mod:`enkcvs.training.batches`), the epoch kept by noisy validation
+(:mod:`enkcvs.training.evaluate`), the state saved after every epoch (:mod:`enkcvs.training.state`).
+
+In-memory data (images, token ids) live as tensors on the device; batches, augmentation, mixup and the loss run on
+whole batches (no per-sample Python). Datasets too large for memory (image files) are streamed by a DataLoader with
+worker processes instead.
+"""
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from enkcvs.io import PathLike
+from enkcvs.method import losses
+from enkcvs.method.mixup import mixup, mixup_lambda
+from enkcvs.rng import Purpose, derive_seed
+from enkcvs.training.allocator import keep_freed_memory
+from enkcvs.training.batches import Inputs, batch_source, input_shape, probe_batch, steps_per_epoch
+from enkcvs.training.device import default_device
+from enkcvs.training.evaluate import BestEpoch
+from enkcvs.training.models import create_model
+from enkcvs.training.optimizer import recipe_optimizer
+from enkcvs.training.precision import autocast, resolve_bf16
+from enkcvs.training.recipe import CoTeaching, Recipe
+from enkcvs.training.resume import EpochCheckpoint
+from enkcvs.training.state import epoch_checkpoint, restore_training, training_state
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainingResult:
+    """A trained model and what happened while training it."""
+
+    model: nn.Module
+    best_epoch: int  # 1-based epoch whose weights were kept
+    train_loss: list[float] = field(default_factory=list)  # mean batch loss per epoch (co-teaching: see train_model)
+    validation_accuracy: list[float] = field(default_factory=list)  # against the noisy labels, per epoch
+    peer: nn.Module | None = None  # co-teaching's second network (weights of the same kept epoch); None otherwise
+    bf16: bool = False  # whether forward passes ran under bf16 autocast (recipe.bf16, "auto" resolved)
+
+
+
+def small_loss_indices(losses: torch.Tensor, *, keep: int) -> torch.Tensor:
+    """Indices of the ``keep`` smallest entries of the per-sample ``losses`` (B,), smallest first; ties keep the
+    lower index first, so the choice is deterministic."""
+    return torch.argsort(losses, stable=True)[:keep]
+
+
+
+def co_teaching_losses(
+    logits: tuple[torch.Tensor, torch.Tensor], targets: torch.Tensor, *, forget_rate: float
+) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """One co-teaching exchange (Han et al. 2018, Algorithm 1, lines 4-8) on a batch seen by both networks.
+
+    Each network keeps its round((1 - forget_rate) B) smallest-loss samples (at least one) as likely clean, and its
+    peer is updated on them, as in the authors' code: the networks run on the whole batch (batch norm included), then
+    the cross-entropy is averaged over the peer's kept samples.
+
+    Returns
+    -------
+    The loss each network steps on (network 1's first), and the mean per-sample cross-entropy of both networks over
+    the whole batch: that is checked for NaN/inf (a forgotten sample must not hide one) and recorded as train loss.
+    """
+    per_sample = [losses.cross_entropy_per_sample(net_logits, targets) for net_logits in logits]
+    keep = max(1, round((1.0 - forget_rate) * len(targets)))
+    kept = [small_loss_indices(loss.detach(), keep=keep) for loss in per_sample]
+    return [per_sample[0][kept[1]].mean(), per_sample[1][kept[0]].mean()], torch.cat(per_sample).mean()
+
+
+
+def _new_model(recipe: Recipe, *, input_shape, num_classes: int, device: torch.device) -> nn.Module:
+    model = create_model(recipe.model, input_shape=input_shape, num_classes=num_classes, **recipe.model_options)
+    return model.to(device).to(memory_format=torch.channels_last)
+
+
+
+def _check_training(recipe: Recipe, x: Inputs, *, loss: str, loss_params: dict | None,
+                    co_teaching: CoTeaching | None) -> None:
+    """Refuse combinations :func:`train_model` cannot train, before anything is built."""
+    if co_teaching is not None and (loss != "ce" or loss_params):
+        raise ValueError(f"co-teaching trains with plain cross-entropy; got loss={loss!r}, loss_params={loss_params}")
+    if co_teaching is not None and recipe.mixup_alpha:
+        raise ValueError("co-teaching trains without mixup (its small-loss ranking needs each sample's own label): "
+                         "pass a recipe with mixup_alpha None")
+    if recipe.mixup_alpha and isinstance(x, np.ndarray) and x.dtype.kind in "iu" and x.ndim != 4:
+        raise ValueError("mixup cannot mix token ids: set recipe.mixup_alpha: null for text datasets")
+
+
+
+def _new_networks(recipe: Recipe, x: Inputs, *, num_classes: int, seed: int, device: torch.device,
+                  co_teaching: CoTeaching | None) -> tuple[list[nn.Module], bool]:
+    """The fresh network(s) (co-teaching's peer initialised from a seed derived from ``seed``), and whether their
+    forward passes run under bf16 autocast (``recipe.bf16`` resolved on them)."""
+    shape = {"input_shape": input_shape(x), "num_classes": num_classes, "device": device}
+    bf16 = resolve_bf16(recipe.bf16, model_name=recipe.model, build=lambda: _new_model(recipe, **shape),
+                        batch=lambda: probe_batch(x, size=recipe.batch_size, device=device), device=device)
+    models = [_new_model(recipe, **shape)]
+    if co_teaching is not None:
+        torch.manual_seed(derive_seed(seed, Purpose.PEER))
+        models.append(_new_model(recipe, **shape))
+    return models, bf16
+
+
+
+#: Per-batch loss of :func:`train_model`: (inputs, targets, 1-based epoch and step) -> the loss each network steps on,
+#: and the loss recorded and checked for NaN/inf.
+_BatchLoss = Callable[..., tuple[list[torch.Tensor], torch.Tensor]]
+
+
+
+def _batch_loss(models: list[nn.Module], *, recipe: Recipe, loss_function: Callable, co_teaching: CoTeaching | None,
+                epoch_steps: int, bf16: bool, device: torch.device, generator: torch.Generator,
+                rng: np.random.Generator) -> _BatchLoss:
+    """The per-batch loss of this training: co-teaching's exchange between the two networks, or ``loss_function`` of
+    one network on the batch, mixed first (Eq. mixup) when ``recipe.mixup_alpha`` is set."""
+    if co_teaching is not None:
+
+        def co_teaching_loss(xb, tb, *, epoch: int, step: int):
+            forget_rate = co_teaching.rate(epoch=epoch, step=step, steps_per_epoch=epoch_steps)
+            with autocast(device, enabled=bf16):
+                logits = (models[0](xb), models[1](xb))
+            return co_teaching_losses(tuple(net_logits.float() for net_logits in logits), tb, forget_rate=forget_rate)
+
+        return co_teaching_loss
+
+    def one_network_loss(xb, tb, *, epoch: int, step: int):
+        if recipe.mixup_alpha:
+            # Each sample's partner is a random *other* sample of the batch (PAPER-NOTES, Mixup).
+            offsets = torch.randint(1, len(tb), (len(tb),), generator=generator)
+            partner = ((torch.arange(len(tb)) + offsets) % len(tb)).to(device)
+            xb, tb = mixup(xb, tb, lam=mixup_lambda(alpha=recipe.mixup_alpha, rng=rng), partner=partner)
+        with autocast(device, enabled=bf16):
+            logits = models[0](xb)
+        step_loss = loss_function(logits.float(), tb)
+        return [step_loss], step_loss
+
+    return one_network_loss
+
+
+
+def _guarded_step(optimizers: list, step_losses: list[torch.Tensor], batch_loss: torch.Tensor, *, where: str) -> None:
+    """Step each network's optimizer on its loss, unless a loss is NaN or infinite (``FloatingPointError`` naming
+    ``where`` and the fix: diverged weights would train on silently)."""
+    watched = torch.stack([batch_loss, *step_losses])
+    if not torch.isfinite(watched).all():
+        raise FloatingPointError(f"non-finite loss {watched[~torch.isfinite(watched)][0].item()} at {where}: lower "
+                                 "recipe.lr or check the inputs for NaN/inf")
+    for optimizer, step_loss in zip(optimizers, step_losses):
+        optimizer.zero_grad()
+        step_loss.backward()
+        optimizer.step()
+
+
+
+def _train_epoch(models: list[nn.Module], batches: Iterator, *, epoch: int, step: int, batch_loss: _BatchLoss,
+                 optimizers: list, batch_size: int, device: torch.device) -> tuple[list[torch.Tensor], int, int]:
+    """One epoch of guarded steps of the networks in train mode, from optimizer step ``step`` on: the batches'
+    recorded losses, the samples trained on and the step count after it. Running out of device memory raises
+    ``MemoryError`` naming the batch size to lower."""
+    for model in models:
+        model.train()
+    recorded, samples = [], 0
+    for batch_number, (xb, tb) in enumerate(batches, start=1):
+        where = f"epoch {epoch}, batch {batch_number}"
+        try:
+            step_losses, loss = batch_loss(xb, tb, epoch=epoch, step=step + 1)
+            _guarded_step(optimizers, step_losses, loss, where=where)
+        except torch.OutOfMemoryError as error:
+            raise MemoryError(f"out of {device.type} memory at {where} with batch_size {batch_size}: lower "
+                              f"recipe.batch_size (e.g. to {max(batch_size // 2, 2)})") from error
+        recorded.append(loss.detach())
+        samples += len(tb)
+        step += 1
+    return recorded, samples, step
+
+
+
+def _log_epoch(epoch: int, *, epochs: int, loss: float, accuracy: float | None, samples: int,
+               training_seconds: float, seconds: float, device: torch.device, bf16: bool) -> None:
+    log.info(
+        "epoch %d/%d  loss %.4f  noisy-validation accuracy %s  %.0f samples/s trained  %.1f s  %s%s",
+        epoch, epochs, loss, f"{accuracy:.4f}" if accuracy is not None else "n/a",
+        samples / training_seconds if training_seconds > 0 else float("nan"), seconds, device, " bf16" if bf16 else "",
+    )
+
+
+
+def _train_epochs(parts: dict, train_loss: list[float], *, done: int, step: int,
+                  epoch_batches: Callable[[], Iterator], batch_loss: _BatchLoss, recipe: Recipe, device: torch.device,
+                  bf16: bool, checkpoint: EpochCheckpoint | None) -> None:
+    """Epochs ``done + 1`` to ``recipe.epochs`` of :func:`train_model`'s ``parts`` (its networks, optimizers, best
+    epoch and random generators), from optimizer step ``step`` on: each epoch's mean batch loss appended to
+    ``train_loss`` and logged; the whole state saved to ``checkpoint`` after every epoch but the last."""
+    models, optimizers, best = parts["models"], parts["optimizers"], parts["best"]
+    # A bar only in a terminal (disable=None: off when stderr is no TTY, e.g. a Snakemake log file).
+    progress = tqdm(total=recipe.epochs, initial=done, desc="training", unit="epoch", disable=None, leave=False)
+    for epoch in range(done + 1, recipe.epochs + 1):
+        started = time.perf_counter()
+        recorded, samples, step = _train_epoch(models, epoch_batches(), epoch=epoch, step=step, batch_loss=batch_loss,
+                                               optimizers=optimizers, batch_size=recipe.batch_size, device=device)
+        training_seconds = time.perf_counter() - started
+        for optimizer in optimizers:
+            optimizer.end_epoch()
+        train_loss.append(float(torch.stack(recorded).mean()) if recorded else float("nan"))
+        accuracy = best.update(models, epoch=epoch)
+        _log_epoch(epoch, epochs=recipe.epochs, loss=train_loss[-1], accuracy=accuracy, samples=samples,
+                   training_seconds=training_seconds, seconds=time.perf_counter() - started, device=device, bf16=bf16)
+        progress.set_postfix_str(f"loss {train_loss[-1]:.4f}", refresh=False)
+        progress.update()
+        if checkpoint is not None and epoch < recipe.epochs:
+            checkpoint.save(training_state(epoch=epoch, train_loss=train_loss, step=step, **parts))
+    progress.close()
+
+
+def train_model(
+    *,
+    recipe: Recipe,
+    x: Inputs,
+    targets: np.ndarray,
+    seed: int,
+    validation: tuple[Inputs, np.ndarray] | None = None,
+    device: torch.device | None = None,
+    loss: str = "ce",
+    loss_params: dict[str, float] | None = None,
+    co_teaching: CoTeaching | None = None,
+    resume: PathLike | None = None,
+) -> TrainingResult:
+    """Train a fresh model of ``recipe.model`` with a milestone lr schedule, and mixup when ``recipe.mixup_alpha``
+    is set (which methods mix is decided per method: :func:`enkcvs.training.final.final_recipe`).
+
+    Parameters
+    ----------
+    recipe : the dataset's training recipe.
+    x : the N training inputs: images (N, C, H, W) float32 in [0, 1] or uint8, token ids (N, 2, L) int64 (ids and
+        attention mask), or a torch Dataset of (input, position in 0..N-1) streamed by a DataLoader with
+        ``recipe.loader_workers`` workers.
+    targets : (N, Q) soft targets, each row scaled by the sample's loss weight (one-hot rows for plain CE).
+    seed : seeds initialisation, batch order, augmentation and mixup.
+    validation : optional (inputs as ``x`` (V, ...), labels (V,)); the epoch with the best accuracy on it is kept
+        (Appendix, Eq. para_val). Without it the last epoch is kept.
+    device : defaults to :func:`default_device`.
+    loss : batch loss by name, see :func:`enkcvs.method.losses.make_loss` ("ce", "sl", "gce"), on mixed batches when the
+        recipe mixes.
+    loss_params : the loss's parameters (``sl``: alpha, beta; ``gce``: q).
+    co_teaching : when given, train two networks by co-teaching (Han et al. 2018) instead of one: the second is
+        initialised from a seed derived from ``seed``, each has its own optimizer and schedule, both see the same
+        batches, and each is updated on the samples its peer finds small-loss under plain cross-entropy (``loss``
+        must stay "ce", ``recipe.mixup_alpha`` None: small-loss selection ranks each sample by its own loss against
+        its own label, which a mixed pair no longer has). The forget rate rises as :meth:`CoTeaching.rate` says,
+        per epoch or per step. The validation set picks the epoch by network 1;
+        ``train_loss`` holds both networks' mean cross-entropy over every sample of each batch.
+    resume : an epoch checkpoint file (:mod:`enkcvs.training.resume`): written after every epoch but the last, removed
+        at the end; a training started again with the same arguments goes on after the epoch it holds, and ends with the
+        same weights and history as one never interrupted. Inputs streamed from disk are not checkpointed.
+
+    Returns
+    -------
+    The model (eval mode) with the kept weights, and the per-epoch history; with co-teaching, network 1 as ``model``
+    and network 2 (same kept epoch) as ``peer``.
+    """
+    device = device or default_device()
+    if device.type == "cpu":
+        keep_freed_memory()
+    _check_training(recipe, x, loss=loss, loss_params=loss_params, co_teaching=co_teaching)
+    loss_function = losses.make_loss(loss, **(loss_params or {}))
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)  # mixup's lambda
+    batch_order = torch.Generator(device="cpu").manual_seed(seed)  # batch order, augmentation, mixup partners
+    models, bf16 = _new_networks(recipe, x, num_classes=targets.shape[1], seed=seed, device=device,
+                                 co_teaching=co_teaching)
+    epoch_batches = batch_source(x, targets, recipe=recipe, seed=seed, device=device, generator=batch_order)
+    best = BestEpoch(validation, device=device, workers=recipe.loader_workers, bf16=bf16)
+    optimizers = [recipe_optimizer(recipe, model.parameters()) for model in models]
+    batch_loss = _batch_loss(models, recipe=recipe, loss_function=loss_function, co_teaching=co_teaching,
+                             epoch_steps=steps_per_epoch(len(x), batch_size=recipe.batch_size), bf16=bf16,
+                             device=device, generator=batch_order, rng=rng)
+    randomness = {"device": device, "generator": batch_order, "rng": rng}
+    checkpoint = epoch_checkpoint(resume, recipe=recipe, x=x, targets=targets, validation=validation, settings={
+        "seed": seed, "loss": loss, "loss_params": loss_params, "bf16": bf16, "device": device.type,
+        "co_teaching": dataclasses.asdict(co_teaching) if co_teaching else None})
+    parts = {"models": models, "optimizers": optimizers, "best": best, "randomness": randomness}
+    train_loss, step, done = [], 0, 0
+    if checkpoint is not None and (saved := checkpoint.load()) is not None:
+        train_loss, step, done = restore_training(saved, **parts)
+    _train_epochs(parts, train_loss, done=done, step=step, epoch_batches=epoch_batches, batch_loss=batch_loss,
+                  recipe=recipe, device=device, bf16=bf16, checkpoint=checkpoint)
+    if checkpoint is not None:
+        checkpoint.remove()
+    best.restore(models)
+    return TrainingResult(model=models[0], best_epoch=recipe.epochs if best.best_epoch is None else best.best_epoch,
+                          train_loss=train_loss, validation_accuracy=best.history,
+                          peer=models[1] if co_teaching else None, bf16=bf16)

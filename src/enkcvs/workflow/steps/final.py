@@ -1,0 +1,118 @@
+"""The final rules' step (``workflow/rules/final.smk``): a final model of one method trained from scratch, its clean
+test accuracy written with what it trained with. It imports torch itself."""
+
+import logging
+from typing import Any
+
+import numpy as np
+
+from enkcvs.data.datasets import Dataset, load_dataset
+from enkcvs.io import PathLike, provenance, read_table, read_table_metadata, write_json
+from enkcvs.method.metrics import accuracy
+from enkcvs.rng import Purpose, derive_seed
+from enkcvs.training.inputs import split_inputs, subset_inputs
+from enkcvs.training.recipe import Recipe
+from enkcvs.workflow.predictions import read_label_table
+
+log = logging.getLogger(__name__)
+
+
+def train_final(
+    *,
+    dataset: PathLike,
+    labels: PathLike,
+    selection: PathLike | None,
+    method: str,
+    recipe: dict[str, Any],
+    gamma: float,
+    seed: int,
+    threads: int,
+    output: PathLike,
+    provenance_fields: dict[str, Any],
+    options: dict[str, Any] | None = None,
+    tokens: PathLike | None = None,
+    gpus: int = 0,
+    allow_cpu_fallback: bool = False,
+) -> None:
+    """Train a final model of ``method`` from scratch and write its clean test accuracy (last epoch) as JSON.
+
+    ``options`` are the method's hyperparameters (see :func:`enkcvs.training.final.final_training`; co-teaching's
+    ``forget_rate`` is resolved by :func:`enkcvs.training.final.resolve_forget_rate`), recorded in the JSON beside what
+    the model trained with (mixup alpha, loss, forget rate); ``tokens`` is a text dataset's tokenised file; ``gpus`` and
+    ``allow_cpu_fallback`` as :func:`enkcvs.training.device.job_device`. A killed job started again goes on from its
+    last epoch (:func:`enkcvs.training.resume.checkpoint_path` of ``output``).
+    """
+    import torch
+
+    from enkcvs.training.device import job_device
+    from enkcvs.training.final import GAMMA_METHODS, final_recipe, final_training, final_training_set
+    from enkcvs.training.resume import checkpoint_path
+    from enkcvs.training.train import train_model
+
+    device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
+    torch.set_num_threads(threads)
+    data = load_dataset(dataset)
+    label_table, num_classes = read_label_table(labels)
+    given, true = label_table["given"].to_numpy(), label_table["true"].to_numpy()
+    indices, targets = final_training_set(
+        method=method,
+        given=given,
+        num_classes=num_classes,
+        selection=read_table(selection)[0] if selection else None,
+        gamma=gamma,
+        true=true,
+    )
+    options = dict(options or {})
+    training = final_training(method=method, options=_resolved_options(options, labels=labels, given=given, true=true))
+    recipe_ = final_recipe(Recipe.from_dict(recipe), training=training)
+    log.info("%s: read %s and %s%s; training on %d samples, mixup alpha %s", method, dataset, labels,
+             f" and {selection}" if selection else "", len(indices), recipe_.mixup_alpha)
+    result = train_model(
+        recipe=recipe_,
+        x=subset_inputs(data, split_inputs(data, tokens, split="train"), indices, train=True),
+        targets=targets,
+        seed=derive_seed(seed, Purpose.FINAL),
+        device=device,
+        resume=checkpoint_path(output),
+        **training.train_model_arguments(),
+    )
+    test_accuracy = _test_accuracy(result, data=data, tokens=tokens, device=device, workers=recipe_.loader_workers)
+    write_json(
+        provenance(
+            **{**provenance_fields, "method": method},
+            gamma=gamma if method in GAMMA_METHODS else None,
+            options=options,
+            trained_with=training.record(recipe_),
+            recipe=recipe_.to_dict(),
+            bf16=result.bf16,
+            train_samples=len(indices),
+            test_accuracy=test_accuracy,
+            final_train_loss=result.train_loss[-1],
+        ),
+        output,
+    )
+    log.info("wrote %s (clean test accuracy %.4f)", output, test_accuracy)
+
+
+def _resolved_options(options: dict[str, Any], *, labels: PathLike, given: np.ndarray,
+                      true: np.ndarray) -> dict[str, Any]:
+    """The method's options with co-teaching's ``forget_rate`` (``nominal``, ``actual`` or a number) resolved to the
+    rate it forgets on these labels (:func:`enkcvs.training.final.resolve_forget_rate`)."""
+    from enkcvs.training.final import resolve_forget_rate
+
+    resolved = dict(options)
+    if "forget_rate" in resolved:
+        noise = read_table_metadata(labels)["noise"]
+        resolved["forget_rate"] = resolve_forget_rate(resolved["forget_rate"], noise=noise, given=given, true=true)
+        log.info("co-teaching forgets %s: %.4f", options["forget_rate"], resolved["forget_rate"])
+    return resolved
+
+
+def _test_accuracy(result, *, data: Dataset, tokens: PathLike | None, device, workers: int) -> float:
+    """The clean test accuracy of a training's model (:class:`enkcvs.training.train.TrainingResult`) on the dataset's
+    test split, predicted as it trained (bf16 or not)."""
+    from enkcvs.training.evaluate import predict_proba
+
+    test_inputs = subset_inputs(data, split_inputs(data, tokens, split="test"))
+    probabilities = predict_proba(result.model, test_inputs, device=device, workers=workers, bf16=result.bf16)
+    return accuracy(true=data.y_test, predicted=probabilities.argmax(axis=1))

@@ -1,0 +1,79 @@
+"""The fold rule's step (``workflow/rules/folds.smk``): one fold model of the cross-validation trained, its held-out
+samples predicted. It imports torch itself."""
+
+import logging
+from typing import Any
+
+import pandas as pd
+
+from enkcvs.data.datasets import load_dataset
+from enkcvs.io import PathLike, provenance, write_table
+from enkcvs.training.inputs import split_inputs, subset_inputs
+from enkcvs.training.recipe import Recipe
+from enkcvs.workflow.predictions import read_label_table
+
+log = logging.getLogger(__name__)
+
+
+def train_fold(
+    *,
+    dataset: PathLike,
+    labels: PathLike,
+    recipe: dict[str, Any],
+    seed: int,
+    num_folds: int,
+    iteration: int,
+    fold: int,
+    threads: int,
+    output: PathLike,
+    provenance_fields: dict[str, Any],
+    tokens: PathLike | None = None,
+    gpus: int = 0,
+    allow_cpu_fallback: bool = False,
+) -> None:
+    """Algorithm 1, lines 4-9, for fold k of iteration m: train on D minus D_k (10% held out to pick the best epoch
+    by noisy-label accuracy) and predict D_k. ``iteration`` and ``fold`` are 1-based.
+
+    Writes a table with ``sample``, ``given``, ``predicted`` and ``prob_0..prob_{Q-1}``. ``tokens`` is the text
+    dataset's tokenised file (:func:`enkcvs.workflow.steps.data.tokenize_dataset`); ``gpus`` and ``allow_cpu_fallback``
+    as :func:`enkcvs.training.device.job_device`. A killed job started again goes on from its last epoch
+    (:func:`enkcvs.training.resume.checkpoint_path` of ``output``).
+    """
+    import torch
+
+    from enkcvs.training.crossval import fold_probabilities
+    from enkcvs.training.device import job_device
+    from enkcvs.training.resume import checkpoint_path
+
+    device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
+    torch.set_num_threads(threads)
+    data = load_dataset(dataset)
+    x_train = split_inputs(data, tokens, split="train")
+    label_table, num_classes = read_label_table(labels)
+    given = label_table["given"].to_numpy()
+    recipe_ = Recipe.from_dict(recipe)
+    log.info("read %s and %s", dataset, labels)
+    held_out, probabilities, result = fold_probabilities(
+        recipe=recipe_,
+        inputs=lambda indices, train: subset_inputs(data, x_train, indices, train=train),
+        given=given,
+        num_classes=num_classes,
+        seed=seed,
+        num_folds=num_folds,
+        iteration=iteration,
+        fold=fold,
+        device=device,
+        resume=checkpoint_path(output),
+    )
+    frame = pd.DataFrame({"sample": held_out, "given": given[held_out], "predicted": probabilities.argmax(axis=1)})
+    frame = frame.join(pd.DataFrame(probabilities, columns=[f"prob_{c}" for c in range(num_classes)]))
+    meta = provenance(
+        **provenance_fields,
+        recipe=recipe_.to_dict(),
+        best_epoch=result.best_epoch,
+        validation_accuracy=result.validation_accuracy,
+        device=str(next(result.model.parameters()).device),
+        bf16=result.bf16,
+    )
+    write_table(frame, output, metadata=meta)
+    log.info("wrote %s (weights of epoch %d)", output, result.best_epoch)

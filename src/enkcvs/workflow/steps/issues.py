@@ -1,0 +1,142 @@
+"""The label-issue rules' steps (``workflow/rules/issues.smk``): rankings of the samples most likely mislabelled, per
+seed and merged over the seeds, cleanlab's beside the merged one, and E-NKCVS on a user's own out-of-fold
+probabilities."""
+
+from typing import Any
+
+import numpy as np
+
+from enkcvs.data.datasets import load_dataset
+from enkcvs.io import PathLike, atomic_path, provenance, read_table, read_table_metadata, write_json, write_table
+from enkcvs.labelissues.issues import ISSUE_OUTCOME, write_issue_files
+from enkcvs.labelissues.oof import load_labels, load_probabilities, select
+from enkcvs.method.selection import ensemble_outcome
+from enkcvs.workflow.predictions import read_iterations, stack_iterations
+
+
+def write_label_issues(*, dataset: PathLike, selection: PathLike, top: int, table: PathLike, summary: PathLike) -> None:
+    """One seed's samples ranked from most to least likely mislabeled (lowest label quality first), with class names
+    (and the user's ids), and a Markdown summary with the top ``top`` rows."""
+    frame, meta = read_table(selection)
+    fields = {key: meta[key] for key in ("dataset", "noise", "seed", "K", "M", "threshold")}
+    outcome = {column: frame[column].to_numpy() for column in ISSUE_OUTCOME}
+    rule = (
+        f"E-NKCVS with K = {fields['K']}, M = {fields['M']}, t = {fields['threshold']} (noise setting "
+        f"{fields['noise']}, seed {fields['seed']})"
+    )
+    write_issue_files(dataset=load_dataset(dataset), given=frame["given"].to_numpy(), outcome=outcome,
+                      iterations=int(meta["M"]), rule=rule, metadata=provenance(**fields, selection=str(selection)),
+                      top=top, table=table, summary=summary)
+
+
+def merge_label_issues(
+    *,
+    dataset: PathLike,
+    predictions: list[PathLike],
+    labels: list[PathLike],
+    threshold: int,
+    top: int,
+    table: PathLike,
+    summary: PathLike,
+    provenance_fields: dict[str, Any],
+) -> None:
+    """One ranking from every seed: the S seeds' M iterations taken as one ensemble of S x M iterations (votes, pseudo
+    labels, beta and label quality from all of them, Section 3.2), a sample kept when selected in at least t x S of
+    them (t per seed on average). Only for seeds that share the given labels (``real`` noise, or one seed): synthetic
+    noise draws other labels per seed, which no merged ranking can describe (ValueError).
+
+    Parameters
+    ----------
+    dataset : the prepared dataset (class names, ids, texts or paths).
+    predictions : the S x M x K held-out prediction tables; each names its seed, iteration and fold in its metadata.
+    labels : the S noisy-label tables, one per seed.
+    threshold : t, the votes per seed.
+    top, table, summary : as :func:`write_label_issues`.
+    """
+    given, seeds, predicted, probabilities = read_merged_iterations(predictions, labels=labels)
+    iterations = len(predicted)
+    outcome = ensemble_outcome(predicted=predicted, mean_probabilities=probabilities.mean(axis=0), given=given,
+                               threshold=threshold * len(seeds))
+    fields = {**provenance_fields, "seeds": seeds, "K": read_table_metadata(predictions[0])["K"],
+              "M": iterations // len(seeds)}
+    rule = (
+        f"E-NKCVS with K = {fields['K']}, M = {fields['M']}, t = {threshold} (noise setting {fields['noise']}) over "
+        f"seeds {', '.join(map(str, fields['seeds']))}: {iterations} iterations in all, a sample kept when "
+        f"selected in at least {threshold * len(seeds)} of them"
+    )
+    write_issue_files(dataset=load_dataset(dataset), given=given, outcome=outcome, iterations=iterations,
+                      rule=rule, metadata=provenance(**fields, threshold=threshold), top=top, table=table,
+                      summary=summary)
+
+
+def read_merged_iterations(predictions: list[PathLike], *, labels: list[PathLike]) -> tuple[
+        np.ndarray, list[int], np.ndarray, np.ndarray]:
+    """Every seed's iterations of one dataset and noise setting as one ensemble: the given labels (N,), the seeds,
+    and the S x M iterations' held-out predicted labels (S x M, N) and probabilities (S x M, N, Q), seed by seed.
+    ``predictions``: the S x M x K held-out prediction tables, each naming its seed in its metadata; ``labels``: the
+    S noisy-label tables. ValueError where the seeds' tables do not match or their given labels differ (synthetic
+    noise draws other labels per seed, which no merged ensemble can describe)."""
+    by_seed: dict[int, list[PathLike]] = {}
+    for path in predictions:
+        by_seed.setdefault(int(read_table_metadata(path)["seed"]), []).append(path)
+    label_files = {int(read_table_metadata(path)["seed"]): path for path in labels}
+    if sorted(by_seed) != sorted(label_files):
+        raise ValueError(f"predictions of seeds {sorted(by_seed)} but label tables of seeds {sorted(label_files)}")
+    given, iterations = None, []
+    for seed in sorted(by_seed):
+        label_table, num_classes, seed_iterations = read_iterations(by_seed[seed], labels=label_files[seed])
+        if given is not None and not np.array_equal(given, label_table["given"].to_numpy()):
+            raise ValueError(
+                f"{label_files[seed]}: the given labels differ from seed {min(by_seed)}'s, so the seeds' rankings "
+                "describe different noisy datasets and cannot be merged; read each seed's label_issues.parquet"
+            )
+        given = label_table["given"].to_numpy()
+        iterations += seed_iterations
+    return given, sorted(by_seed), *stack_iterations(iterations, num_classes=num_classes)
+
+
+def compare_real_label_issues(*, predictions: list[PathLike], labels: list[PathLike], threshold: int,
+                              markdown: PathLike, csv: PathLike, provenance_fields: dict[str, Any]) -> None:
+    """E-NKCVS's merged ranking of labels whose errors are unknown beside cleanlab's on the same out-of-fold
+    probabilities (:func:`enkcvs.labelissues.confident.agreement_on_real_labels`; t per seed, as the merged ranking), as
+    a Markdown table under a line saying what was compared, and as CSV."""
+    from enkcvs.labelissues.confident import CLEANLAB_DEFAULT_FILTER, agreement_on_real_labels
+
+    given, seeds, _, probabilities = read_merged_iterations(predictions, labels=labels)
+    frame = agreement_on_real_labels(probabilities=probabilities, given=given, threshold=threshold * len(seeds))
+    heading = (
+        f"E-NKCVS (t = {threshold} per seed over seeds {', '.join(map(str, seeds))}, {len(probabilities)} "
+        f"iterations) and cleanlab's find_label_issues (filter_by={CLEANLAB_DEFAULT_FILTER}, ranked by "
+        f"self-confidence) on the same mean out-of-fold probabilities of {len(given)} samples "
+        f"({provenance_fields['dataset']}, noise {provenance_fields['noise']}): samples flagged, and the k most "
+        "likely mislabelled of each ranking; `both`: in both sets."
+    )
+    with atomic_path(markdown) as tmp:
+        tmp.write_text(f"{heading}\n\n{frame.to_markdown(index=False)}\n")
+    with atomic_path(csv) as tmp:
+        frame.to_csv(tmp, index=False)
+
+
+def select_out_of_fold(
+    *,
+    probabilities: PathLike,
+    labels: PathLike,
+    true_labels: PathLike | None,
+    settings: dict[str, Any],
+    table: PathLike,
+    metrics: PathLike,
+) -> None:
+    """E-NKCVS on the user's own out-of-fold probabilities (no training): the ranked label-issue table and, with
+    true labels, precision, recall and the corrected Theorem 1's prediction."""
+    result = select(
+        probabilities=load_probabilities(probabilities),
+        labels=load_labels(labels, column=settings.get("label_column")),
+        threshold=settings["threshold"],
+        true_labels=None if true_labels is None else load_labels(true_labels, column=settings.get("true_label_column")),
+    )
+    id_column = settings.get("id_column")
+    ids = None if id_column is None else load_labels(labels, column=id_column)
+    meta = provenance(probabilities=str(probabilities), labels=str(labels), true_labels=str(true_labels), **settings)
+    write_table(result.to_frame(ids=ids, id_column=id_column), table, metadata=meta)
+    scores = {"precision": result.precision, "recall": result.recall, "theorem1": result.theorem1}
+    write_json({**meta, "iterations": result.iterations, "selected": int(result.selected.sum()), **scores}, metrics)
