@@ -22,7 +22,7 @@ test: $(BIN)/.installed
 lint: $(BIN)/.installed
 	$(BIN)/snakemake --lint
 
-# The generated blocks of README.md, docs/*.md and benchmarks/README.md, from the recorded runs (never typed by hand).
+# The generated blocks of README.md, docs/*.md, benchmarks/README.md and config/README.md, from the recorded runs.
 readme: $(BIN)/.installed
 	$(BIN)/python -m enkcvs.runs.recorded readme
 

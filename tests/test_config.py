@@ -230,6 +230,7 @@ def test_the_sl_authors_record_is_mnist_full_with_sl_alone_on_its_authors_schedu
     dataset = authors["datasets"]["mnist"]
     assert dataset.pop("noise") == ["asym0.4", "sym0.8"] and full["datasets"]["mnist"].pop("noise") == ["asym0.4"]
     assert dataset["baselines"]["sl"].pop("schedule") == "authors"
+    assert full["datasets"]["mnist"]["baselines"]["sl"].pop("schedule") == "dataset"  # as mnist-full recorded it
     assert (authors.pop("methods"), authors.pop("ablation")) == (["sl"], False)
     full.pop("methods"), full.pop("ablation")
     assert authors == full

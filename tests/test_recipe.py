@@ -55,6 +55,9 @@ def test_the_authors_schedule_replaces_the_dataset_recipes_schedule_only_where_t
     for paper_name, baseline in [(None, "sl"), ("TREC", "sl"), ("MNIST", "coteaching")]:
         with pytest.raises(ValueError, match="schedule: dataset"):
             baseline_recipe(dataset, baseline=baseline, schedule="authors", paper_name=paper_name)
+    assert baseline_recipe(dataset, baseline="sl", schedule=None, paper_name="MNIST") == authors  # the default
+    for paper_name, baseline in [(None, "sl"), ("TREC", "sl"), ("MNIST", "coteaching")]:  # no authors' schedule
+        assert baseline_recipe(dataset, baseline=baseline, schedule=None, paper_name=paper_name) is dataset
     with pytest.raises(ValueError, match="unknown schedule"):
         baseline_recipe(dataset, baseline="sl", schedule="theirs", paper_name="MNIST")
 

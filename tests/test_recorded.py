@@ -629,7 +629,8 @@ def test_row_view_pools_seeds_replaces_a_retrained_cell_and_orders_only_outside_
     _row_run(tmp_path, "seeds", [2, 3], [(0.4, "ce", 83.0, 1.0, 2, 81.1), (0.4, "enkcvs", 98.6, 0.2, 2, 98.4),
                                          (0.4, "sl", 97.0, 2.0, 2, 98.0)])
     _row_run(tmp_path, "sl", [1], [(0.4, "sl", 98.1, nan, 1, 98.0)])
-    row = gathered_row([tmp_path / "full", tmp_path / "seeds", tmp_path / "sl"]).set_index("method")
+    row = gathered_row([(tmp_path / "full", None), (tmp_path / "seeds", None), (tmp_path / "sl", None)])
+    row = row.set_index("method")
     values = {"ce": [81.0, 83.0 - 1 / 2 ** 0.5, 83.0 + 1 / 2 ** 0.5], "enkcvs": [98.0, 98.6 - 0.2 / 2 ** 0.5, 98.6 + 0.2 / 2 ** 0.5]}
     for method, seeds in values.items():  # the seeds' values recovered from (mean, std, n), pooled exactly
         assert row.loc[method, "mean"] == pytest.approx(np.mean(seeds))
@@ -639,9 +640,25 @@ def test_row_view_pools_seeds_replaces_a_retrained_cell_and_orders_only_outside_
     assert row.loc["sl", "runs_from"] == "seeds, sl" and row.loc["ce_mixup", "runs"] == 1
     assert np.isnan(pooled(pd.DataFrame([{"mean": 1.0, "std": nan, "runs": 1, "published": 2.0, "run": "a"}]))["std"])
     text = render_block("full/row:seeds+sl", root=tmp_path)
-    assert "mnist asym 0.4 (3 seeds): E-NKCVS is above CE; not told apart from SL" in text  # SL within its spread
+    assert "mnist asym 0.4 (3+ seeds): E-NKCVS is above CE; not told apart from SL" in text  # SL within its spread
     line = text.splitlines()[4]
     assert line == "| mnist asym 0.4 | 82.3 ± 1.4 (81.1) | 97.4 ± 1.6 (98.0) | **98.4 ± 0.4** (98.4) |"
     assert "CE + mixup" not in line and text.rstrip().endswith("SL: seeds, sl.")
     with pytest.raises(FileNotFoundError, match="no recorded run gone to gather with full"):
         render_block("full/row:seeds+gone", root=tmp_path)
+    with pytest.raises(ValueError, match=r"<run>\[<method>,<method>\], joined by \+"):
+        render_block("full/row:seeds[CE]", root=tmp_path)
+
+
+def test_row_view_takes_only_the_named_methods_of_a_run(tmp_path):
+    nan = float("nan")
+    _row_run(tmp_path, "full", [1], [(0.4, "ce", 81.0, nan, 1, 81.1), (0.4, "sl", 91.8, nan, 1, 98.0),
+                                     (0.4, "enkcvs", 98.2, nan, 1, 98.4)])
+    _row_run(tmp_path, "actual", [1], [(0.4, "ce", 81.0, nan, 1, 81.1), (0.4, "sl", 91.8, nan, 1, 98.0),
+                                       (0.4, "coteaching", 95.7, nan, 1, 88.8)])
+    _row_run(tmp_path, "sl", [1], [(0.4, "sl", 98.1, nan, 1, 98.0)])
+    text = render_block("full/row:actual[coteaching]+sl[sl]", root=tmp_path)
+    assert text.splitlines()[4] == "| mnist asym 0.4 | 81.0 (81.1) | 95.7 (88.8)   | 98.1 (98.0) | **98.2** (98.4) |"
+    assert text.rstrip().endswith("Cells from the runs: CE: full; SL: sl; E-NKCVS: full; Co-teaching: actual.")
+    assert ("mnist asym 0.4 (a single seed in some cell, so no spread and no order claimed): E-NKCVS minus CE +17.2, "
+            "SL +0.1, Co-teaching +2.5") in text

@@ -109,10 +109,11 @@ def get_baseline_options(wildcards):
 
 
 def get_baseline_recipe(wildcards):
-    """The recipe of one baseline on one dataset: the dataset's, or where ``baselines.<method>.schedule`` says
-    ``authors``, its authors' schedule for the paper's dataset (:func:`enkcvs.training.recipe.baseline_recipe`)."""
+    """The recipe of one baseline on one dataset: its authors' schedule for the paper's dataset where they give one,
+    the dataset's recipe otherwise or where ``baselines.<method>.schedule`` says ``dataset``
+    (:func:`enkcvs.training.recipe.baseline_recipe`)."""
     dataset = config["datasets"][wildcards.dataset]
-    schedule = dataset["baselines"].get(wildcards.baseline, {}).get("schedule", "dataset")
+    schedule = dataset["baselines"].get(wildcards.baseline, {}).get("schedule")
     return canonical(baseline_recipe(dataset["recipe"], baseline=wildcards.baseline, schedule=schedule,
                                      paper_name=dataset["paper_name"]))
 

@@ -1,6 +1,7 @@
 """The pages' generated blocks (no result number in the Markdown pages is typed by hand).
 
-A page (README.md, ``docs/*.md``, ``benchmarks/README.md``: :data:`PAGES`) holds generated blocks between markers::
+A page (README.md, ``docs/*.md``, ``benchmarks/README.md``, ``config/README.md``: :data:`PAGES`) holds generated
+blocks between markers::
 
     <!-- recorded: default/table2.md -->
     ...generated, never edited...
@@ -50,12 +51,14 @@ PAIR_VIEWS: dict[str, Callable[[Path, Path], str]] = {
     "forget-rate": forget_rate_beside,
 }
 
-#: Views over a run and others, in the order given: ``<run>/<view>:<run>+<run>...``.
+#: Views over a run and others, in the order given: ``<run>/<view>:<run>+<run>...``, where ``<run>[<method>,...]``
+#: takes only those methods' cells of that run.
 MULTI_VIEWS = {"row": row_view}
+RUN_SPEC = re.compile(r"(?P<run>[^\[\]+]+)(?:\[(?P<methods>[a-z_]+(?:,[a-z_]+)*)\])?")
 
 MARKER = re.compile(r"(<!-- recorded: (?P<key>\S+) -->\n)(?P<body>.*?)(<!-- /recorded -->)", re.DOTALL)
 #: The Markdown pages whose generated blocks ``make readme`` rewrites (globs, relative to the repository root).
-PAGES = ("README.md", "docs/*.md", "benchmarks/README.md")
+PAGES = ("README.md", "docs/*.md", "benchmarks/README.md", "config/README.md")
 
 
 def pages(base: PathLike = ".") -> list[Path]:
@@ -84,11 +87,16 @@ def render_block(key: str, *, root: Roots = RUN_HOMES) -> str:
         return VIEWS[view](run)
     pair_view, _, other_name = view.partition(":")
     if pair_view in MULTI_VIEWS:
-        others = [find_run(other, root) for other in other_name.split("+")]
-        if None in others:
-            missing = [other for other, found in zip(other_name.split("+"), others) if found is None]
+        specs = [RUN_SPEC.fullmatch(spec) for spec in other_name.split("+")]
+        if None in specs:
+            raise ValueError(f"block {key!r}: write the runs to gather as <run> or <run>[<method>,<method>], "
+                             "joined by +")
+        others = [(find_run(spec["run"], root), spec["methods"]) for spec in specs]
+        missing = [spec["run"] for spec, (found, _) in zip(specs, others) if found is None]
+        if missing:
             raise FileNotFoundError(f"block {key!r}: no recorded run {', '.join(missing)} to gather with {name}")
-        return MULTI_VIEWS[pair_view]([run, *others])
+        return MULTI_VIEWS[pair_view]([(run, None), *((found, None if methods is None else set(methods.split(",")))
+                                                      for found, methods in others)])
     if pair_view in PAIR_VIEWS:
         other = find_run(other_name, root)
         if other is None:

@@ -7,8 +7,8 @@ when, on which machine (CPU model and instruction sets), how long, with which pa
 (each dataset file's SHA-256, and its source's checksum check where it has one).
 ``python -m enkcvs.runs.recorded run --name NAME --configfile FILE`` runs the workflow on a config, timed, and records
 it; ``readme`` (``make readme``) rewrites the generated blocks of every page (README.md, ``docs/*.md``,
-``benchmarks/README.md``) from the recorded runs, through :mod:`enkcvs.runs.pages`, and ``readme --check`` only reports
-the blocks that differ; ``compare`` lists the cells in which two runs' tables differ; ``carry`` and ``restore``
+``benchmarks/README.md``, ``config/README.md``) from the recorded runs, through :mod:`enkcvs.runs.pages`, and
+``readme --check`` only reports the blocks that differ; ``compare`` lists the cells in which two runs' tables differ; ``carry`` and ``restore``
 move an unfinished run to another machine through the repository (:mod:`enkcvs.runs.carry`).
 """
 
@@ -212,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     readme = commands.add_parser("readme", help="regenerate the generated blocks of the Markdown pages")
     readme.add_argument("--check", action="store_true", help="only report blocks that differ (exit 1)")
     readme.add_argument("pages", nargs="*", type=Path,
-                        help="pages to regenerate (default: README.md, docs/*.md, benchmarks/README.md)")
+                        help="pages to regenerate (default: README.md, docs/*.md, benchmarks/README.md, "
+                             "config/README.md)")
     compare = commands.add_parser("compare", help="how the tables of two runs' report folders differ")
     compare.add_argument("first", type=Path)
     compare.add_argument("second", type=Path)

@@ -71,10 +71,21 @@ AUTHORS_SCHEDULES: dict[str, dict[str, dict[str, Any]]] = {
 SCHEDULES = ("dataset", "authors")
 
 
-def baseline_recipe(recipe: dict[str, Any], *, baseline: str, schedule: str, paper_name: str | None) -> dict[str, Any]:
+def default_schedule(*, baseline: str, paper_name: str | None) -> str:
+    """The schedule of a baseline whose config names none: its authors' where :data:`AUTHORS_SCHEDULES` has one for
+    the paper's dataset ``paper_name``, the dataset's recipe otherwise. A baseline trains as its authors train it
+    (PAPER-NOTES, Baselines); the recorded cells that decided it are in config/README.md."""
+    return "authors" if paper_name in AUTHORS_SCHEDULES.get(baseline, {}) else "dataset"
+
+
+def baseline_recipe(recipe: dict[str, Any], *, baseline: str, schedule: str | None,
+                    paper_name: str | None) -> dict[str, Any]:
     """The recipe mapping a final model of ``baseline`` trains with: the dataset's ``recipe``, or, with ``schedule``
     "authors", the dataset's recipe with the fields of :data:`AUTHORS_SCHEDULES` for ``baseline`` on the paper's
-    dataset ``paper_name`` replaced. ``ValueError`` naming the fix where the authors give no schedule for it."""
+    dataset ``paper_name`` replaced; None: :func:`default_schedule`. ``ValueError`` naming the fix where the
+    authors give no schedule for it."""
+    if schedule is None:
+        schedule = default_schedule(baseline=baseline, paper_name=paper_name)
     if schedule not in SCHEDULES:
         raise ValueError(f"unknown schedule {schedule!r} for baseline {baseline!r}; use one of {list(SCHEDULES)}")
     if schedule == "dataset":

@@ -105,9 +105,10 @@ def compare_real_label_issues(*, predictions: list[PathLike], labels: list[PathL
     given, seeds, _, probabilities = read_merged_iterations(predictions, labels=labels)
     frame = agreement_on_real_labels(probabilities=probabilities, given=given, threshold=threshold * len(seeds))
     heading = (
-        f"E-NKCVS (t = {threshold} per seed over seeds {', '.join(map(str, seeds))}, {len(probabilities)} "
-        f"iterations) and cleanlab's find_label_issues (filter_by={CLEANLAB_DEFAULT_FILTER}, ranked by "
-        f"self-confidence) on the same mean out-of-fold probabilities of {len(given)} samples "
+        f"E-NKCVS ({len(probabilities)} iterations of seed{'s' if len(seeds) > 1 else ''} "
+        f"{', '.join(map(str, seeds))}, kept when selected in at least {threshold * len(seeds)}) and cleanlab's "
+        f"find_label_issues (filter_by={CLEANLAB_DEFAULT_FILTER}, ranked by self-confidence) on the same mean "
+        f"out-of-fold probabilities of {len(given):,} samples "
         f"({provenance_fields['dataset']}, noise {provenance_fields['noise']}): samples flagged, and the k most "
         "likely mislabelled of each ranking; `both`: in both sets."
     )
