@@ -234,3 +234,21 @@ def test_the_sl_authors_record_is_mnist_full_with_sl_alone_on_its_authors_schedu
     assert (authors.pop("methods"), authors.pop("ablation")) == (["sl"], False)
     full.pop("methods"), full.pop("ablation")
     assert authors == full
+
+
+@pytest.mark.parametrize("name, noise, seeds", [("mnist-full-asym0.2", ["asym0.2"], [1]),
+                                               ("mnist-full-seeds", ["asym0.4"], [2, 3])])
+def test_the_full_mnist_row_records_are_mnist_full_with_every_method_on_its_default(name, noise, seeds):
+    """Their cells join mnist-full's in one Table 2 row: same data, recipe and selection; SL and Co-teaching train
+    as the default has them (the records beside mnist-full give seed 1's such cells at asymmetric 0.4)."""
+    full = yaml.safe_load((REPO / "config" / "mnist-full.yaml").read_text())
+    setting = yaml.safe_load((REPO / "config" / f"{name}.yaml").read_text())
+    assert setting["datasets"]["mnist"].pop("noise") == noise and setting.pop("seeds") == seeds
+    assert setting["datasets"]["mnist"].pop("baselines") == {
+        "sl": {"alpha": 0.01, "beta": 1.0, "schedule": "authors"},
+        "coteaching": {"forget_rate": "actual", "warmup_epochs": 10}}
+    assert setting.pop("ablation") is False
+    for key in ("noise", "baselines"):
+        full["datasets"]["mnist"].pop(key)
+    full.pop("seeds"), full.pop("ablation")
+    assert setting == full
