@@ -1,4 +1,6 @@
-"""The pages' generated blocks (no result number in the Markdown pages is typed by hand).
+"""The pages' generated blocks: the results the Markdown pages show, rendered from the recorded runs (around them, the
+prose of README.md, ``docs/`` and ``config/README.md`` states only configuration, data sizes and the paper's numbers:
+``tests/test_page_numbers.py``).
 
 A page (README.md, ``docs/*.md``, ``benchmarks/README.md``, ``config/README.md``: :data:`PAGES`) holds generated
 blocks between markers::
@@ -23,11 +25,14 @@ from pathlib import Path
 from enkcvs.io import PathLike
 from enkcvs.runs.views.diff import run_difference
 from enkcvs.runs.views.issues import label_issues
-from enkcvs.runs.views.ladder import ladder_beside, ladder_steps
+from enkcvs.runs.views.ladder import ladder_beside, ladder_extremes, ladder_steps, ladder_walk
 from enkcvs.runs.views.provenance import RUN_HOMES, run_line
 from enkcvs.runs.views.row import row_view
-from enkcvs.runs.views.selection import ranking_verdict, table1_agreement, table1_trend, theory_misses
-from enkcvs.runs.views.table2 import forget_rate_beside, noise_cost, paper_beside, table2_beside, table2_ordering
+from enkcvs.runs.views.standing import standing, standing_over
+from enkcvs.runs.views.selection import (ranking_verdict, table1_agreement, table1_trend, theory_misses,
+                                        theory_summary)
+from enkcvs.runs.views.table2 import (forget_rate_beside, forget_rate_tally, noise_cost, paper_beside, table2_beside,
+                                     table2_ordering)
 
 #: Views of a recorded run computed from its files, beside the files themselves.
 VIEWS: dict[str, Callable[[Path], str]] = {
@@ -37,10 +42,14 @@ VIEWS: dict[str, Callable[[Path], str]] = {
     "table2-ordering": table2_ordering,
     "paper-beside": paper_beside,
     "ladder-steps": ladder_steps,
+    "ladder-extremes": ladder_extremes,
+    "ladder-walk": ladder_walk,
     "noise-cost": noise_cost,
     "theory-misses": theory_misses,
+    "theory-summary": theory_summary,
     "ranking-verdict": ranking_verdict,
     "label-issues": label_issues,
+    "standing": standing,
 }
 
 #: Views that set a recorded run against another: ``<run>/<view>:<other run>``.
@@ -53,7 +62,7 @@ PAIR_VIEWS: dict[str, Callable[[Path, Path], str]] = {
 
 #: Views over a run and others, in the order given: ``<run>/<view>:<run>+<run>...``, where ``<run>[<method>,...]``
 #: takes only those methods' cells of that run.
-MULTI_VIEWS = {"row": row_view}
+MULTI_VIEWS = {"row": row_view, "standing": standing_over, "forget-rate-tally": forget_rate_tally}
 RUN_SPEC = re.compile(r"(?P<run>[^\[\]+]+)(?:\[(?P<methods>[a-z_]+(?:,[a-z_]+)*)\])?")
 
 MARKER = re.compile(r"(<!-- recorded: (?P<key>\S+) -->\n)(?P<body>.*?)(<!-- /recorded -->)", re.DOTALL)

@@ -1,4 +1,5 @@
-"""Views of a recorded run's ablation ladder: what each ingredient adds, and two runs' ladders side by side."""
+"""Views of a recorded run's ablation ladder: what each ingredient adds, its extremes over the settings, and two runs'
+ladders side by side."""
 
 from pathlib import Path
 
@@ -7,7 +8,7 @@ import pandas as pd
 
 from enkcvs.report.comparison import method_rank
 from enkcvs.report.titles import METHOD_TITLES, RUNG_NAMES
-from enkcvs.runs.views.common import setting_labels
+from enkcvs.runs.views.common import SETTING, setting_labels
 from enkcvs.runs.views.provenance import recorded_config
 
 
@@ -95,3 +96,82 @@ def ladder_beside(first: Path, second: Path) -> str:
     frame.insert(0, "setting", setting_labels(frame))
     frame = frame.drop(columns=[*keys, "order", "dataset"])
     return frame.to_markdown(index=False, floatfmt=".1f") + "\n"
+
+
+#: The selection's and the pseudo labels' columns of ``ablation.csv`` that :func:`ladder_extremes` spans, titled.
+SELECTION_QUANTITIES = {
+    "oof_accuracy": "out-of-fold accuracy of the fold models (%)",
+    "precision": "selection precision (%)",
+    "worst_class_precision": "selection precision of its lowest class (%)",
+    "recall": "selection recall (%)",
+    "pseudo_accuracy_noisy": "pseudo labels right where the given label is wrong (%)",
+    "pseudo_accuracy_clean": "pseudo labels equal to a right given label (%)",
+}
+
+
+def _extreme_rows(title: str, values: pd.Series, settings: list[str], spec: str) -> dict:
+    values = values.reset_index(drop=True).round(9) + 0.0  # no "-0.00"
+    low, high = values.idxmin(), values.idxmax()
+    return {"quantity": title, "lowest": format(values[low], spec), "at": settings[low],
+            "highest": format(values[high], spec), "at ": settings[high]}
+
+
+def ladder_extremes(run: Path) -> str:
+    """The lowest and the highest value over the settings of the run's ablation ladder, each with its setting: the
+    fold models, the selection and the pseudo labels (``ablation.csv``), every step between neighbouring rungs (as
+    :func:`ladder_steps`) and, where the run trained prune-and-retrain, its difference to SS only and to E-NKCVS."""
+    table = pd.read_csv(run / "ablation.csv")
+    settings = setting_labels(table)
+    rows = [_extreme_rows(title, table[column], settings, ".1f")
+            for column, title in SELECTION_QUANTITIES.items() if column in table and table[column].notna().any()]
+    rungs = [column.removesuffix("_mean") for column in table.columns if column.endswith("_mean")]
+    rows += [_extreme_rows(f"step: {_step_title(later, earlier)}", table[f"{later}_mean"] - table[f"{earlier}_mean"],
+                           settings, "+.2f") for earlier, later in zip(rungs, rungs[1:])]
+    results = pd.read_csv(run / "table2.csv")
+    prune = table.merge(results.query("method == 'cl_prune' and runs > 0")[[*SETTING, "mean"]], on=SETTING)
+    if not prune.empty:
+        labels = setting_labels(prune)
+        rows += [_extreme_rows(f"CL prune + retrain - {RUNG_NAMES[rung]}", prune["mean"] - prune[f"{rung}_mean"],
+                               labels, "+.2f") for rung in ("ss_only", "enkcvs")]
+    return (f"The lowest and the highest over the {len(table)} settings of run `{run.name}`'s ablation ladder "
+            "(steps and differences in points of test accuracy):\n\n"
+            + pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True) + "\n")
+
+
+def _walk(row, train: int, K: int, ss: float) -> str:
+    """One setting of the ladder, walked down in words (:func:`ladder_walk`)."""
+    has_mixup = hasattr(row, "ce_mixup_mean")
+    base, base_name = (row.ce_mixup_mean, "CE + mixup") if has_mixup else (row.ce_mean, "CE")
+    mixup = (f"Mixup alone moves CE by {row.ce_mixup_mean - row.ce_mean:+.2f} points ({row.ce_mean:.2f} % to "
+             f"{row.ce_mixup_mean:.2f} %); a" if has_mixup else f"CE reaches {row.ce_mean:.2f} %; a")
+    missed_clean = row.non_selected - row.non_selected_noisy
+    return (
+        f"{row.setting}: the fold models, each trained on {K - 1} of the {K} folds of the {train:,} training "
+        f"samples, are right on {row.oof_accuracy:.1f} % of the held-out ones, and the selection keeps {ss:,.0f} "
+        f"samples, {row.precision:.1f} % of them with their true label ({row.worst_class_precision:.2f} % in its "
+        f"worst class) and {row.recall:.1f} % of all clean samples. {mixup} perfect selection would add "
+        f"{row.cs_only_mean - base:+.2f} over {base_name} (CS only, {row.cs_only_mean:.2f} %). The clean samples "
+        f"the selection misses change that by {row.css_only_mean - row.cs_only_mean:+.2f} points and the wrong "
+        f"labels it keeps by {row.ss_only_mean - row.css_only_mean:+.2f}, so SS alone reaches "
+        f"{row.ss_only_mean:.2f} %. The pseudo labels, right on {row.pseudo_accuracy_noisy:.1f} % of the "
+        f"non-selected samples whose given label is wrong and on {row.pseudo_accuracy_clean:.1f} % of the "
+        f"{missed_clean:,.0f} clean ones the selection missed, change it by "
+        f"{row.ss_pseudo_mean - row.ss_only_mean:+.2f}, the full loss's normalisation and gamma by "
+        f"{row.ss_pseudo_weighted_mean - row.ss_pseudo_mean:+.2f} and beta by "
+        f"{row.enkcvs_mean - row.ss_pseudo_weighted_mean:+.2f}: E-NKCVS reaches {row.enkcvs_mean:.2f} %, "
+        f"{row.enkcvs_mean - row.ss_only_mean:+.2f} against SS alone.")
+
+
+def ladder_walk(run: Path) -> str:
+    """The ablation ladder walked down in words, one paragraph per setting (view ``ladder-walk``): the fold models,
+    the selection, and what each rung adds, in points of test accuracy (means over seeds)."""
+    table = pd.read_csv(run / "ablation.csv")
+    table["setting"] = setting_labels(table)
+    config = recorded_config(run)
+    samples = _training_samples(run)
+    paragraphs = []
+    for row in table.itertuples(index=False):
+        selection = {**config.get("selection", {}), **(config["datasets"][row.dataset].get("selection") or {})}
+        train = int(samples[row.dataset])
+        paragraphs.append(_walk(row, train, int(selection["K"]), train - row.non_selected))
+    return "\n\n".join(paragraphs) + "\n"

@@ -23,7 +23,8 @@ def _ranking(methods: pd.Series, values: pd.Series) -> str:
 
 
 def _ordering(table: pd.DataFrame) -> tuple[str, list[str]]:
-    """The verdict sentence of :func:`table2_ordering` and its line per setting."""
+    """The verdict sentence of :func:`table2_ordering` and its line per setting (means rounded to 1e-6 by the
+    caller, so that two means of the same test images tie exactly)."""
     lines, first, claimed, kept = [], 0, 0, 0
     for (dataset, kind, rate), rows in table.groupby(SETTING, sort=False):
         line = f"- {dataset} {kind} {rate:g}: {_ranking(rows['method'], rows['mean'])}"
@@ -52,7 +53,7 @@ def table2_ordering(run: Path) -> str:
     (ties included). The paper does not have it first everywhere: at noise 0 CE ties or beats it (TREC: CE 96.5,
     E-NKCVS 96.4). A setting without paper cells counts as one where the paper's claim (E-NKCVS first) applies."""
     table = pd.read_csv(run / "table2.csv")
-    summary, lines = _ordering(table[table["runs"] > 0])
+    summary, lines = _ordering(table[table["runs"] > 0].round({"mean": 6}))
     return summary + "\n\n" + "\n".join(lines) + "\n"
 
 
@@ -69,7 +70,7 @@ def paper_beside(run: Path) -> str:
     column per method (the paper's order), each cell the run's mean with the paper's in parentheses, the best mean of
     the row here in bold; then :func:`table2_ordering`'s verdict."""
     table = pd.read_csv(run / "table2.csv")
-    table = table[(table["runs"] > 0) & table["published"].notna()].copy()
+    table = table[(table["runs"] > 0) & table["published"].notna()].round({"mean": 6})
     if table.empty:
         return f"`{run.name}` has no Table 2 cell beside a paper cell.\n"
     table["setting"] = setting_labels(table)
@@ -186,3 +187,50 @@ def forget_rate_beside(first: Path, second: Path) -> str:
     return (f"Co-teaching's test accuracy (%) with two forget rates beside the paper's cell, over "
             f"{settings_phrase(len(frame))}; nearer the paper: {counts}.{leads}\n\n"
             + frame.to_markdown(index=False, floatfmt=".2f") + "\n")
+
+
+def _forget_rate_pair(first: Path, second: Path) -> pd.DataFrame:
+    """Co-teaching's cells of two runs with different forget rates, one row per shared setting with a paper cell:
+    the model, the paper's cell, each rate's accuracy and distance from it."""
+    cells = [_coteaching_cells(run, pd.read_csv(run / "table2.csv").query("runs > 0")) for run in (first, second)]
+    both = cells[0].merge(cells[1], on=SETTING, suffixes=("_1", "_2")).dropna(subset=["published_1"])
+    config = recorded_config(first)
+    rows = []
+    for row in both.itertuples(index=False):
+        accuracy = {row.choice_1: row.mean_1, row.choice_2: row.mean_2}
+        if set(accuracy) != {"nominal", "actual"}:
+            raise ValueError(f"runs {first.name} and {second.name} do not train Co-teaching with `nominal` and "
+                             f"`actual` at {row.dataset} {row.noise_kind} {row.noise_rate:g}")
+        rows.append({"setting": f"{row.dataset} {row.noise_kind} {row.noise_rate:g}",
+                     "runs": f"`{first.name}`, `{second.name}`",
+                     "model": config["datasets"][row.dataset]["recipe"]["model"], "paper": row.published_1,
+                     "nominal": accuracy["nominal"], "actual": accuracy["actual"]})
+    return pd.DataFrame(rows)
+
+
+def _tally(frame: pd.DataFrame) -> str:
+    nearer = {rate: int((frame[f"{rate}: from the paper"] < frame[f"{other}: from the paper"]).sum())
+              for rate, other in (("actual", "nominal"), ("nominal", "actual"))}
+    return (f"`actual` nearer the paper in {nearer['actual']}, `nominal` in {nearer['nominal']}; on average "
+            f"`actual` {frame['actual: from the paper'].mean():.1f} and `nominal` "
+            f"{frame['nominal: from the paper'].mean():.1f} points from it")
+
+
+def forget_rate_tally(runs: list[tuple[Path, set[str] | None]]) -> str:
+    """Co-teaching's cells under its two forget rates over several pairs of runs (the block
+    ``<run>/forget-rate-tally:<run>+<run>+<run>...``, the runs taken in pairs that differ in the rate only): each
+    cell beside the paper's, which rate comes nearer and by how much; then the tally per model and over all."""
+    paths = [run for run, _ in runs]
+    if len(paths) % 2:
+        raise ValueError("forget-rate-tally takes runs in pairs, each trained with `nominal` and with `actual`")
+    frame = pd.concat([_forget_rate_pair(first, second) for first, second in zip(paths[::2], paths[1::2])],
+                      ignore_index=True)
+    for rate in ("nominal", "actual"):
+        frame[f"{rate}: from the paper"] = (frame[rate] - frame["paper"]).abs()
+    gap = frame["actual: from the paper"] - frame["nominal: from the paper"]
+    frame["nearer, by"] = [f"{'nominal' if g > 0 else 'actual' if g < 0 else 'tie'}, {abs(g):.2f}" for g in gap]
+    models = "; ".join(f"`{model}` ({len(group)} {'cell' if len(group) == 1 else 'cells'}): {_tally(group)}"
+                       for model, group in frame.groupby("model", sort=False))
+    return (f"Co-teaching's test accuracy (%) forgetting the nominal rate and the labels' actual share of wrong ones, "
+            f"beside the paper's cell, over {len(frame)} cells. Per model: {models}. Over all: "
+            f"{_tally(frame)}.\n\n" + frame.to_markdown(index=False, floatfmt=".2f") + "\n")
