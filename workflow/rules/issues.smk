@@ -52,7 +52,7 @@ rule compare_real_label_issues:
     params:
         threshold=get_issue_threshold,
     conda:
-        "../../envs/analysis.yaml"
+        "../../envs/compare.yaml"
     script:
         "../scripts/compare_real_label_issues.py"
 
