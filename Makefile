@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint readme record carry restore clean gpu-wheels gpu-check
+.PHONY: run test lint readme record carry restore clean gpu-wheels gpu-site gpu-check gpu-sitting
 
 $(BIN)/.installed: requirements.lock requirements-nodeps.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,11 +52,23 @@ gpu-wheels:
 			-d .whl $$pin 2>/dev/null || $(PYTHON) -m pip wheel --quiet --no-deps -w .whl $$pin || exit 1; \
 	done  # a package published as source only is pure Python here: built into a wheel
 
-gpu-check:
+gpu-site:
 	if [ -d .whl ]; then $(GPU_PYTHON) -m pip install --quiet --no-index --no-deps --no-compile --no-cache-dir \
 		--upgrade --target /tmp/site .whl/*.whl; fi
-	PYTHONPATH=$(CURDIR)/src:/tmp/site$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) benchmarks/gpu_check.py \
-		--out benchmarks/results/gpu-check-$$(date -u +%Y-%m-%d).json
+
+GPU_PATH = PYTHONPATH=$(CURDIR)/src:/tmp/site$${PYTHONPATH:+:$$PYTHONPATH} PATH=/tmp/site/bin:$$PATH
+
+gpu-check: gpu-site
+	$(GPU_PATH) $(GPU_PYTHON) benchmarks/gpu_check.py --out benchmarks/results/gpu-check-$$(date -u +%Y-%m-%d).json
+
+# Then, on the same machine, carried records go on for at most TRAIN_SECONDS (src/enkcvs/runs/sitting.py), JOBS
+# training jobs side by side on its GPU: make gpu-sitting RUNS="NAME=CONFIG ..." PACK=$$OUT, with
+# ENKCVS_GIT_COMMIT=<the commit> (the copy there has no .git). Unpack each PACK/NAME.tar.gz here, in the root.
+TRAIN_SECONDS ?= 300
+JOBS ?= 8
+gpu-sitting: gpu-site
+	$(GPU_PATH) $(GPU_PYTHON) -m enkcvs.runs.sitting $(foreach run,$(RUNS),--run $(subst =, ,$(run))) \
+		--seconds $(TRAIN_SECONDS) --cores $(JOBS) --pack $(PACK)
 
 clean:
 	rm -rf results/data results/tokens results/noise results/folds results/selection results/final results/comparison \

@@ -10,9 +10,11 @@ import importlib.metadata
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -272,3 +274,40 @@ def single_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+def _stand_in_workflow(folder: Path, *, fail_first: bool = False, hang: bool = False) -> Path:
+    """The real workflow/run.sh in ``folder`` around a stand-in snakemake (returned): each invocation appends its
+    arguments to invocations.txt and writes a Snakemake log of a 30 s sitting and a report, or fails the first time
+    with ``fail_first``; the record's start (as run_and_record writes it) predates every sitting. With ``hang``, a
+    run finishes one training job (``results/folds/a.parquet``), leaves another's epoch checkpoint and then waits on
+    a job that never ends (its pid in job.pid), and ``--summary`` lists the finished one, as Snakemake does."""
+    (folder / "workflow").mkdir()
+    shutil.copy(REPO / "workflow" / "run.sh", folder / "workflow" / "run.sh")
+    fake = folder / "snakemake"
+    summary = "printf 'output_file\\tdate\\trule\\tlog-file(s)\\tstatus\\tplan\\n" \
+              "results/folds/a.parquet\\t-\\ttrain_fold\\t-\\tok\\tno update\\n'; exit 0"
+    fake.write_text(textwrap.dedent(f"""\
+        #!/usr/bin/env bash
+        case "$*" in *-n*) echo "total 5"; exit 0;; *--unlock*) exit 0;; *--summary*) {summary};; esac
+        echo "$*" >> invocations.txt
+        mkdir -p .snakemake/log results/report results/folds
+        sitting=$(ls .snakemake/log | wc -l)
+        printf '[Tue Nov 24 0%d:00:00 2026]\\n[Tue Nov 24 0%d:00:30 2026]\\n' $((sitting + 1)) $((sitting + 1)) \\
+            > .snakemake/log/2026-11-24T0$((sitting + 1))0000.000000.snakemake.log
+        {'[ "$sitting" -gt 0 ] || exit 1  # the first sitting is killed' if fail_first else ''}
+        {'echo done > results/folds/a.parquet; echo epoch 3 > results/folds/b.resume.pt' if hang else ''}
+        {'sleep 600 & echo $! > job.pid; wait' if hang else ''}
+        printf 'a\\n1\\n' > results/report/table2.csv
+        """))
+    fake.chmod(0o755)
+    (folder / "config.yaml").write_text("seeds: [1]\n")
+    since = folder / ".snakemake" / "recorded" / "demo.since"
+    since.parent.mkdir(parents=True)
+    since.write_text("2026-11-24T00:00:00\n")
+    return fake
+
+
+@pytest.fixture
+def stand_in_workflow():
+    return _stand_in_workflow

@@ -6,7 +6,6 @@ import json
 import re
 import shutil
 import subprocess
-import textwrap
 from datetime import datetime
 from pathlib import Path
 
@@ -171,37 +170,12 @@ def test_a_run_killed_and_resumed_is_timed_over_its_sittings(tmp_path):
             in render_block("first/run", root=tmp_path / "recorded"))
 
 
-def _stand_in_workflow(folder: Path, *, fail_first: bool) -> Path:
-    """The real workflow/run.sh in ``folder`` around a stand-in snakemake (returned): each invocation appends its
-    arguments to invocations.txt and writes a Snakemake log of a 30 s sitting and a report, or fails the first time
-    with ``fail_first``; the record's start (as run_and_record writes it) predates every sitting."""
-    (folder / "workflow").mkdir()
-    shutil.copy(REPO / "workflow" / "run.sh", folder / "workflow" / "run.sh")
-    fake = folder / "snakemake"
-    fake.write_text(textwrap.dedent(f"""\
-        #!/usr/bin/env bash
-        case "$*" in *-n*) echo "total 5"; exit 0;; *--unlock*) exit 0;; esac
-        echo "$*" >> invocations.txt
-        mkdir -p .snakemake/log results/report
-        sitting=$(ls .snakemake/log | wc -l)
-        printf '[Tue Nov 24 0%d:00:00 2026]\\n[Tue Nov 24 0%d:00:30 2026]\\n' $((sitting + 1)) $((sitting + 1)) \\
-            > .snakemake/log/2026-11-24T0$((sitting + 1))0000.000000.snakemake.log
-        {'[ "$sitting" -gt 0 ] || exit 1  # the first sitting is killed' if fail_first else ''}
-        printf 'a\\n1\\n' > results/report/table2.csv
-        """))
-    fake.chmod(0o755)
-    (folder / "config.yaml").write_text("seeds: [1]\n")
-    since = folder / ".snakemake" / "recorded" / "demo.since"
-    since.parent.mkdir(parents=True)
-    since.write_text("2026-11-24T00:00:00\n")
-    return fake
-
-
-def test_run_and_record_times_a_killed_run_and_its_resumption_together(tmp_path, monkeypatch):
+def test_run_and_record_times_a_killed_run_and_its_resumption_together(tmp_path, monkeypatch,
+                                                                         stand_in_workflow):
     """Nothing is recorded when a sitting fails, and the record after the resumed sitting sums both."""
     monkeypatch.chdir(tmp_path)
     arguments = dict(name="demo", configfile="config.yaml", cores="1",
-                     snakemake=str(_stand_in_workflow(tmp_path, fail_first=True)))
+                     snakemake=str(stand_in_workflow(tmp_path, fail_first=True)))
     with pytest.raises(subprocess.CalledProcessError):
         run_and_record(**arguments)
     since = tmp_path / ".snakemake" / "recorded" / "demo.since"
@@ -213,12 +187,13 @@ def test_run_and_record_times_a_killed_run_and_its_resumption_together(tmp_path,
     assert meta["git"] == {"commit": "unknown"}  # the workflow's folder, not the library's checkout
 
 
-def test_run_and_record_builds_the_first_targets_first_each_in_a_sitting(tmp_path, monkeypatch):
+def test_run_and_record_builds_the_first_targets_first_each_in_a_sitting(tmp_path, monkeypatch,
+                                                                          stand_in_workflow):
     """--first groups are built in order, each by its own Snakemake invocation, before the whole workflow, and the
     record says so."""
     monkeypatch.chdir(tmp_path)
     record = run_and_record(name="demo", configfile="config.yaml", cores="1",
-                            snakemake=str(_stand_in_workflow(tmp_path, fail_first=False)),
+                            snakemake=str(stand_in_workflow(tmp_path, fail_first=False)),
                             first=[["a.json"], ["b.json", "c.json"]])
     options = "--cores 1 --configfile config.yaml"  # after the targets: --configfile takes every word after it
     assert (tmp_path / "invocations.txt").read_text().splitlines() == [
@@ -228,18 +203,23 @@ def test_run_and_record_builds_the_first_targets_first_each_in_a_sitting(tmp_pat
     assert meta["first"] == [["a.json"], ["b.json", "c.json"]] and meta["wall_seconds"] == 90.0
 
 
-def test_a_run_carried_between_machines_lists_their_saves_and_its_carried_folder_goes(tmp_path, monkeypatch):
+def test_a_run_carried_between_machines_lists_their_saves_and_its_carried_folder_goes(tmp_path, monkeypatch,
+                                                                                     stand_in_workflow):
     monkeypatch.chdir(tmp_path)
     saves = [{"saved": "2026-11-25 13:30 UTC", "machine": {"cpu": "AMD EPYC", "cpu_flags": ["avx2"]},
-              "git": {"commit": "abc"}, "training_jobs": 5, "sittings": []}]
+              "git": {"commit": "abc"}, "training_jobs": 5, "sittings": []},
+             {"saved": "2026-11-26 09:00 UTC", "git": {"commit": "def", "dirty": None}, "training_jobs": 9,
+              "machine": {"cpu": "Intel Xeon", "cpu_flags": ["avx2"], "gpus": ["NVIDIA H100 80GB HBM3"]},
+              "sittings": []}]
     carried = tmp_path / "results" / "carried" / "demo"
     (carried / "files").mkdir(parents=True)
     (carried / "manifest.json").write_text(json.dumps({"name": "demo", "files": {}, "saves": saves}))
     record = run_and_record(name="demo", configfile="config.yaml", cores="1",
-                            snakemake=str(_stand_in_workflow(tmp_path, fail_first=False)))
+                            snakemake=str(stand_in_workflow(tmp_path, fail_first=False)))
     assert json.loads((record / "provenance.json").read_text())["carried"] == saves
     assert ("Carried between machines: 5 training jobs done when saved 2026-11-25 13:30 UTC on an AMD EPYC (avx2), "
-            "commit abc.") in render_block("demo/run", root=record.parent)
+            "commit abc; 9 training jobs done when saved 2026-11-26 09:00 UTC on an Intel Xeon (avx2) with an NVIDIA "
+            "H100 80GB HBM3, commit def.") in render_block("demo/run", root=record.parent)
     assert not carried.exists()  # the record holds the result now
 
 

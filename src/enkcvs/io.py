@@ -39,16 +39,24 @@ def package_versions() -> dict[str, str]:
 DATA_FOLDERS = ("results", "benchmarks/results")
 
 
+#: The environment variable that names the commit of a copy of the repository that has no ``.git``
+#: (:func:`git_state`).
+COMMIT_VARIABLE = "ENKCVS_GIT_COMMIT"
+
+
 @functools.cache
 def git_state(*, root: PathLike | None = None) -> dict[str, Any]:
     """Commit of the checkout at ``root`` (default: the one the library runs from), and whether its tracked files
     outside :data:`DATA_FOLDERS` differ from it.
 
-    ``{"commit": "unknown"}`` where that is not a git checkout (an installed wheel, a tarball).
+    ``{"commit": "unknown"}`` where that is not a git checkout (an installed wheel, a tarball), unless
+    :data:`COMMIT_VARIABLE` names the commit the files are a copy of (a lent machine's copy of the working tree
+    travels without ``.git``): then that commit, its state unknown (``"dirty": None``).
     """
     root = Path(root) if root is not None else Path(__file__).resolve().parents[2]
     if not (root / ".git").exists():
-        return {"commit": "unknown"}
+        told = os.environ.get(COMMIT_VARIABLE)
+        return {"commit": told, "dirty": None} if told else {"commit": "unknown"}
     try:
         commit = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True

@@ -4,6 +4,8 @@ fp32/bf16 arithmetic (benchmarks/README.md). Standard library only."""
 import os
 import platform
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 #: Instruction sets that decide CPU training speed and fp32/bf16 arithmetic.
@@ -36,9 +38,22 @@ def instruction_set_limits() -> dict[str, str]:
     return {key: os.environ[key] for key in ISA_VARIABLES if key in os.environ}
 
 
+def gpu_names() -> list[str]:
+    """The NVIDIA GPUs ``nvidia-smi`` lists, by model name (none where it is absent or fails)."""
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        listed = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                                text=True, timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line.strip() for line in listed.splitlines() if line.strip()]
+
+
 def machine_description() -> dict:
     """The machine a run is recorded on: CPU model, logical cores, memory, the instruction sets in
-    :data:`CPU_FLAGS` it has, and the operating system."""
+    :data:`CPU_FLAGS` it has, the operating system, and its GPUs (``gpus``, only where it has some: a run's training
+    jobs use the first when present)."""
     memory = re.search(r"^MemTotal:\s*(\d+) kB", Path("/proc/meminfo").read_text() if Path("/proc/meminfo").exists()
                        else "", re.MULTILINE)
     return {
@@ -47,4 +62,5 @@ def machine_description() -> dict:
         "memory_gib": round(int(memory.group(1)) / 2**20, 1) if memory else None,
         "cpu_flags": cpu_flags(),
         "system": platform.platform(),
+        **({"gpus": gpus} if (gpus := gpu_names()) else {}),
     }

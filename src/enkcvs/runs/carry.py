@@ -18,11 +18,13 @@ modification times in that order, all after the rebuilt inputs, so Snakemake's t
 """
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Sequence
@@ -128,6 +130,41 @@ def _carry_sittings(name: str, staging: Path) -> list[str]:
     for log in logs:
         shutil.copyfile(log, staging / "sittings" / log.name)
     return [log.name for log in logs]
+
+
+def run_until(command: Sequence[str], *, env: dict[str, str] | None = None, deadline: float | None = None,
+              grace: float = 120.0) -> bool:
+    """Run ``command`` to its end, or stop it when ``deadline`` (a :func:`time.monotonic` time) passes, so that a
+    sitting of bounded length can carry what the run finished (:func:`save_run`).
+
+    Stopping sends SIGTERM to the command's whole process group: Snakemake and every job it started, a training job
+    keeping the epoch checkpoint of its last whole epoch (:mod:`enkcvs.training.resume`); SIGKILL follows after
+    ``grace`` seconds. Returns True when the command ended by itself, False when it was stopped; raises
+    ``subprocess.CalledProcessError`` when it failed by itself. Without a deadline it is ``subprocess.run``."""
+    if deadline is None:
+        subprocess.run(command, env=env, check=True)
+        return True
+    process = subprocess.Popen(command, env=env, start_new_session=True)  # its own group, to stop it whole
+    try:
+        code = process.wait(timeout=max(deadline - time.monotonic(), 0.0))
+    except subprocess.TimeoutExpired:
+        code = None
+    except BaseException:  # an interrupt here must not leave the run going on in the background
+        os.killpg(process.pid, signal.SIGKILL)
+        raise
+    if code is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+        with contextlib.suppress(ProcessLookupError):  # whatever of the group outlived Snakemake, or ignored SIGTERM
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        return False
+    if code != 0:
+        raise subprocess.CalledProcessError(code, list(command))
+    return True
 
 
 def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root: PathLike = CARRIED_HOME) -> Path:

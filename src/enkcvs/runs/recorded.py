@@ -31,7 +31,7 @@ from enkcvs.data.datasets import load_dataset
 from enkcvs.data.sources import get_source
 from enkcvs.io import PathLike, atomic_folder, git_state, package_versions, read_table
 from enkcvs.machine import instruction_set_limits, machine_description
-from enkcvs.runs.carry import CARRIED_HOME, restore_run, save_run, since_file, snakemake_logs
+from enkcvs.runs.carry import CARRIED_HOME, restore_run, run_until, save_run, since_file, snakemake_logs
 from enkcvs.runs.pages import pages, regenerate_pages
 from enkcvs.runs.views.diff import compare_runs
 from enkcvs.runs.views.provenance import RUN_HOMES
@@ -144,8 +144,8 @@ def snakemake_sittings(*, log_dir: PathLike = ".snakemake/log", since: datetime)
     return found
 
 
-def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: str,
-                   root: PathLike = RUN_HOMES[0], first: Sequence[Sequence[str]] = ()) -> Path:
+def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: str, root: PathLike = RUN_HOMES[0],
+                   first: Sequence[Sequence[str]] = (), deadline: float | None = None) -> Path | None:
     """Run the workflow on ``configfile`` through ``workflow/run.sh`` (resuming a killed run), count its jobs (the
     whole DAG's, by a forced dry run) and record the report. The wall time is the sum over the run's sittings
     (:func:`snakemake_sittings`): the first sitting's start is kept in ``.snakemake/recorded/<name>.since`` until
@@ -157,7 +157,10 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
     costs a second).
 
     A run carried from other machines (:func:`enkcvs.runs.carry.restore_run`) lists their saves in the record, and its
-    carried folder, no longer needed once the record is written, is removed."""
+    carried folder, no longer needed once the record is written, is removed.
+
+    ``deadline`` (a :func:`time.monotonic` time): the run is stopped when it passes (:func:`enkcvs.runs.carry.run_until`)
+    and None returned, nothing recorded: what it finished is there to carry (:func:`enkcvs.runs.carry.save_run`)."""
     environment = {**os.environ, "SNAKEMAKE": snakemake}
     dry = subprocess.run([snakemake, "-n", "--forceall", "--configfile", str(configfile)], capture_output=True,
                          text=True)
@@ -171,9 +174,9 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
         began.parent.mkdir(parents=True, exist_ok=True)
         began.write_text(datetime.now().strftime("%Y-%m-%dT%H:%M:%S") + "\n")
     since = datetime.fromisoformat(began.read_text().strip())
-    for targets in first:  # before the options: --configfile takes every word after it
-        subprocess.run([command[0], *targets, *command[1:]], env=environment, check=True)
-    subprocess.run(command, env=environment, check=True)
+    for targets in [*first, []]:  # before the options: --configfile takes every word after it; [] is the rest
+        if not run_until([command[0], *targets, *command[1:]], env=environment, deadline=deadline):
+            return None
     runs = snakemake_sittings(since=since)
     manifest = Path(CARRIED_HOME) / name / "manifest.json"
     record = record_run(name=name, configfile=configfile, report="results/report",

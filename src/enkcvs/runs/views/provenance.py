@@ -27,6 +27,13 @@ def _duration(seconds: float) -> str:
     return f"{hours} h {minutes} min" if hours else f"{minutes} min {seconds} s"
 
 
+def _gpus(host: dict) -> str:
+    """The words naming a machine's GPUs, its training jobs having run on the first (' with an NVIDIA H100 ...');
+    nothing for a machine without."""
+    gpus = host.get("gpus") or []
+    return f" with {len(gpus)} GPUs ({', '.join(gpus)})" if len(gpus) > 1 else f" with an {gpus[0]}" if gpus else ""
+
+
 def run_line(run: Path) -> str:
     """One sentence naming a recorded run: when, on what, how long, from which commit; then, for a run carried
     between machines (:mod:`enkcvs.runs.carry`), which machine had trained how much at each save; then one per dataset
@@ -50,7 +57,7 @@ def run_line(run: Path) -> str:
     saves = meta.get("carried") or []
     carried = (" Carried between machines: " + "; ".join(
         f"{save['training_jobs']} training jobs done when saved {save['saved']} on an {save['machine']['cpu']} "
-        f"({', '.join(save['machine']['cpu_flags'])}), commit {save['git'].get('commit', 'unknown')[:7]}"
+        f"({', '.join(save['machine']['cpu_flags'])}){_gpus(save['machine'])}, commit {save['git'].get('commit', 'unknown')[:7]}"
         for save in saves) + ".") if saves else ""
     checked = "".join(
         f" Dataset `{name}` (source `{data['source']}`) checked against {data['check']['check']} it trained on: "
@@ -60,7 +67,7 @@ def run_line(run: Path) -> str:
     return (
         f"Run `{meta['name']}` (`{meta['configfile']}`), recorded {meta['recorded']}: {jobs}"
         f"{_duration(meta['wall_seconds'])}{over} of `snakemake` on {cores} of an {host['cpu']} "
-        f"({flags}), torch {meta['versions'].get('torch', '?')}, commit {commit}; "
+        f"({flags}){_gpus(host)}, torch {meta['versions'].get('torch', '?')}, commit {commit}; "
         f"files in `{_location(run)}/`.{carried}{checked}\n"
     )
 

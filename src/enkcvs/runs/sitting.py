@@ -1,0 +1,92 @@
+"""A sitting of bounded length: carried runs restored, trained for at most so many seconds, then recorded where they
+finish and carried again where they do not, each packed into one archive to bring back.
+
+Made for a lent machine (``make gpu-sitting``, benchmarks/README.md): it starts bare from a copy of the repository,
+is held for minutes, and gives back only a few files. What a run finished there travels back in
+``<pack>/<name>.tar.gz``, holding ``results/recorded/<name>/`` (the run finished: its record, the machine's GPU named
+in it) or ``results/carried/<name>/`` (the run goes on elsewhere: :mod:`enkcvs.runs.carry`); unpacked in the
+repository's root, it replaces the run's carried folder, to be committed.
+``python -m enkcvs.runs.sitting --run NAME CONFIG [FIRST ...] --seconds S --pack DIR`` (``--run`` repeated: the runs
+one after the other, all within the ``S`` seconds).
+"""
+
+import argparse
+import shutil
+import sys
+import tarfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from enkcvs.io import atomic_path
+from enkcvs.runs.carry import CARRIED_HOME, restore_run, save_run
+from enkcvs.runs.recorded import run_and_record
+
+
+def pack_folder(folder: Path, *, into: Path) -> Path:
+    """``into/<folder's name>.tar.gz`` holding ``folder`` under its path relative to the working directory (so it
+    unpacks in place in the repository's root); written whole or not at all."""
+    archive = into / f"{folder.name}.tar.gz"
+    with atomic_path(archive) as tmp, tarfile.open(tmp, "w:gz") as tar:
+        tar.add(folder, arcname=str(folder))
+    return archive
+
+
+def sit(*, runs: Sequence[Sequence[str]], seconds: float, cores: str, snakemake: str, pack: Path) -> list[dict]:
+    """Go on with each run of ``runs`` (``[name, configfile, *first targets]``) in turn, all within ``seconds``:
+    restore its carried folder where there is one, run it (:func:`enkcvs.runs.recorded.run_and_record`, the first
+    targets built first) until it finishes, and is recorded, or the time is up, and what it finished is carried
+    (:func:`enkcvs.runs.carry.save_run`); then pack the record or the carried folder into ``pack``. A run whose turn
+    comes after the time is up is left as it was. Returns per run its name, outcome and archive."""
+    deadline = time.monotonic() + seconds
+    outcomes = []
+    for name, configfile, *first in runs:
+        if time.monotonic() >= deadline:
+            outcomes.append({"name": name, "outcome": "not started: the time was up", "archive": None})
+            continue
+        if (Path(CARRIED_HOME) / name / "manifest.json").is_file():
+            restore_run(name=name, snakemake=[snakemake], configfile=configfile, cores=cores)
+        record = run_and_record(name=name, configfile=configfile, cores=cores, snakemake=snakemake,
+                                first=[first] if first else [], deadline=deadline)
+        if record is not None:
+            outcomes.append({"name": name, "outcome": "finished and recorded",
+                             "archive": str(pack_folder(record, into=pack))})
+            continue
+        try:
+            carried = save_run(name=name, snakemake=[snakemake], configfile=configfile)
+        except FileNotFoundError as error:  # nothing finished: the carried folder, if any, is still the right one
+            outcomes.append({"name": name, "outcome": f"stopped at the time limit; {error}", "archive": None})
+            continue
+        outcomes.append({"name": name, "outcome": "stopped at the time limit and carried",
+                         "archive": str(pack_folder(carried, into=pack))})
+    return outcomes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m enkcvs.runs.sitting", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", nargs="+", action="append", required=True, metavar=("NAME CONFIG", "FIRST"),
+                        help="a run to go on with: its name (as `enkcvs.runs.recorded run --name` gives it), its "
+                             "config, then targets to build before the rest; repeat for the next run")
+    parser.add_argument("--seconds", type=float, required=True, help="how long all the runs may train together")
+    parser.add_argument("--cores", default="all", help="Snakemake's --cores: the training jobs side by side")
+    beside = Path(sys.executable).with_name("snakemake")  # a virtual environment's; else the one on PATH
+    parser.add_argument("--snakemake", default=str(beside) if beside.exists() else shutil.which("snakemake"))
+    parser.add_argument("--pack", type=Path, required=True, help="the folder the archives are written to")
+    args = parser.parse_args(argv)
+    for run in args.run:
+        if len(run) < 2:
+            parser.error(f"--run {' '.join(run)}: give the run's name and its config file")
+        if not Path(run[1]).is_file():
+            parser.error(f"--run {' '.join(run)}: config file {run[1]} does not exist")
+    if args.seconds <= 0:
+        parser.error(f"--seconds {args.seconds:g}: give a positive number of seconds")
+    if not args.pack.is_dir():
+        parser.error(f"--pack {args.pack}: folder does not exist")
+    for outcome in sit(runs=args.run, seconds=args.seconds, cores=args.cores, snakemake=args.snakemake,
+                       pack=args.pack):
+        print(f"{outcome['name']}: {outcome['outcome']}" + (f" -> {outcome['archive']}" if outcome["archive"] else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""A sitting of bounded length (make gpu-sitting): a run stopped at its deadline, its whole process group with it,
+and carried; a run that finishes recorded; either packed into one archive that unpacks in place."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from enkcvs.io import git_state
+from enkcvs.machine import machine_description
+from enkcvs.runs.carry import run_until
+from enkcvs.runs.sitting import main, sit
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _gone(pid: int, *, within: float = 10.0) -> bool:
+    """Whether process ``pid`` has ended (or is a zombie) within ``within`` seconds."""
+    stop = time.monotonic() + within
+    while time.monotonic() < stop:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_run_until_stops_the_whole_process_group_at_the_deadline(tmp_path):
+    script = f"sleep 600 & echo $! > {tmp_path / 'child.pid'}; wait"
+    started = time.monotonic()
+    assert run_until(["bash", "-c", script], deadline=time.monotonic() + 1.0) is False
+    assert time.monotonic() - started < 30
+    assert _gone(int((tmp_path / "child.pid").read_text()))  # the job it started, not only the command
+
+
+def test_run_until_reports_a_command_that_ends_or_fails_by_itself():
+    assert run_until(["true"], deadline=time.monotonic() + 60) is True
+    assert run_until(["true"]) is True
+    with pytest.raises(subprocess.CalledProcessError):
+        run_until(["false"], deadline=time.monotonic() + 60)
+
+
+def _members(archive: Path) -> list[str]:
+    with tarfile.open(archive) as tar:
+        return tar.getnames()
+
+
+def test_a_run_stopped_at_the_time_limit_is_carried_and_the_next_is_left(tmp_path, monkeypatch, stand_in_workflow):
+    monkeypatch.chdir(tmp_path)
+    snakemake = str(stand_in_workflow(tmp_path, hang=True))
+    (tmp_path / "pack").mkdir()
+    outcomes = sit(runs=[["demo", "config.yaml"], ["later", "config.yaml"]], seconds=3, cores="1",
+                   snakemake=snakemake, pack=tmp_path / "pack")
+    assert [outcome["outcome"] for outcome in outcomes] == ["stopped at the time limit and carried",
+                                                            "not started: the time was up"]
+    assert _gone(int((tmp_path / "job.pid").read_text()))
+    assert not (tmp_path / "results" / "recorded").exists()
+    manifest = json.loads((tmp_path / "results" / "carried" / "demo" / "manifest.json").read_text())
+    assert sorted(manifest["files"]) == ["results/folds/a.parquet", "results/folds/b.resume.pt"]
+    assert manifest["saves"][-1]["machine"] == machine_description()
+    members = _members(Path(outcomes[0]["archive"]))
+    assert "results/carried/demo/manifest.json" in members
+    assert "results/carried/demo/files/results/folds/b.resume.pt" in members  # unpacks in place in the root
+
+
+def test_a_run_that_finishes_within_the_time_is_recorded_and_packed(tmp_path, monkeypatch, stand_in_workflow):
+    monkeypatch.chdir(tmp_path)
+    snakemake = str(stand_in_workflow(tmp_path))
+    (tmp_path / "pack").mkdir()
+    [outcome] = sit(runs=[["demo", "config.yaml", "a.json"]], seconds=60, cores="1", snakemake=snakemake,
+                    pack=tmp_path / "pack")
+    assert outcome["outcome"] == "finished and recorded"
+    assert "results/recorded/demo/provenance.json" in _members(Path(outcome["archive"]))
+    assert (tmp_path / "invocations.txt").read_text().splitlines()[0].startswith("--rerun-incomplete a.json")
+
+
+@pytest.mark.parametrize("arguments, problem", [
+    (["--run", "demo", "--seconds", "5", "--pack", "."], "give the run's name and its config file"),
+    (["--run", "demo", "missing.yaml", "--seconds", "5", "--pack", "."], "config file missing.yaml does not exist"),
+    (["--run", "demo", "config.yaml", "--seconds", "0", "--pack", "."], "give a positive number of seconds"),
+    (["--run", "demo", "config.yaml", "--seconds", "5", "--pack", "nowhere"], "folder does not exist"),
+])
+def test_bad_arguments_are_refused_before_anything_runs(arguments, problem, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text("seeds: [1]\n")
+    with pytest.raises(SystemExit):
+        main(arguments)
+    assert problem in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["config.yaml"]
+
+
+def test_a_copy_without_git_names_the_commit_it_is_told(tmp_path):
+    """On a lent machine the repository travels without .git: ENKCVS_GIT_COMMIT names the commit."""
+    probe = "from pathlib import Path; from enkcvs.io import git_state; print(git_state(root=Path('.')))"
+    told = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True,
+                          env={**os.environ, "ENKCVS_GIT_COMMIT": "abc1234"}).stdout
+    assert told.strip() == "{'commit': 'abc1234', 'dirty': None}"
+    assert git_state(root=tmp_path) == {"commit": "unknown"}
+
+
+@pytest.mark.workflow
+def test_make_gpu_sitting_records_a_run_it_finishes_and_names_the_commit_it_is_told(tmp_path):
+    """The target's wiring on the CPU, in a copy of the repository without .git (as a lent machine gets it): the
+    tiny workflow at one seed and one setting runs within the time, is recorded and packed."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    copy = tmp_path / "copy"
+    for path in tracked.splitlines():
+        if not path.startswith(("results/", "benchmarks/results/", "docs/")) and (REPO / path).is_file():
+            (copy / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / path, copy / path)
+    config = yaml.safe_load((copy / "tests" / "config" / "tiny.yaml").read_text())
+    config.update(seeds=[1], ablation=False, compare_confident_learning=False, sensitivity={"enabled": False})
+    config["datasets"]["digits"]["noise"] = config["datasets"]["digits"]["noise"][:1]
+    (copy / "quick.yaml").write_text(yaml.safe_dump(config))
+    (copy / "pack").mkdir()
+    environment = {**os.environ, "ENKCVS_GIT_COMMIT": "abc1234",
+                   "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["make", "gpu-sitting", "RUNS=quick=quick.yaml", "PACK=pack", "TRAIN_SECONDS=900",
+                           "JOBS=2", f"GPU_PYTHON={sys.executable}"], cwd=copy, env=environment,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "quick: finished and recorded -> pack/quick.tar.gz" in done.stdout
+    with tarfile.open(copy / "pack" / "quick.tar.gz") as tar:
+        provenance = json.load(tar.extractfile("results/recorded/quick/provenance.json"))
+    assert provenance["git"] == {"commit": "abc1234", "dirty": None} and provenance["jobs"] > 0
