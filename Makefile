@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint readme record carry restore clean gpu-wheels gpu-site gpu-check gpu-sitting
+.PHONY: run test lint readme record carry restore clean gpu-wheels gpu-site gpu-check gpu-sitting gpu-lease
 
 $(BIN)/.installed: requirements.lock requirements-nodeps.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,18 +57,32 @@ gpu-site:
 		--upgrade --target /tmp/site .whl/*.whl; fi
 
 GPU_PATH = PYTHONPATH=$(CURDIR)/src:/tmp/site$${PYTHONPATH:+:$$PYTHONPATH} PATH=/tmp/site/bin:$$PATH
+GPU_CHECK_JSON := benchmarks/results/gpu-check-$(shell date -u +%Y-%m-%d).json
+GPU_CHECK = $(GPU_PATH) $(GPU_PYTHON) benchmarks/gpu_check.py --out $(GPU_CHECK_JSON)
 
 gpu-check: gpu-site
-	$(GPU_PATH) $(GPU_PYTHON) benchmarks/gpu_check.py --out benchmarks/results/gpu-check-$$(date -u +%Y-%m-%d).json
+	$(GPU_CHECK)
 
-# Then, on the same machine, carried records go on for at most TRAIN_SECONDS (src/enkcvs/runs/sitting.py), JOBS
-# training jobs side by side on its GPU: make gpu-sitting RUNS="NAME=CONFIG ..." PACK=$$OUT, with
-# ENKCVS_GIT_COMMIT=<the commit> (the copy there has no .git). Unpack each PACK/NAME.tar.gz here, in the root.
+# Carried records go on for at most TRAIN_SECONDS (src/enkcvs/runs/sitting.py), JOBS training jobs side by side on
+# the GPU: make gpu-sitting RUNS="NAME=CONFIG ..." PACK=$$OUT, with ENKCVS_GIT_COMMIT=<the commit> (the copy there
+# has no .git). Each comes back as PACK/NAME.tar.gz (at most MAX_ARCHIVE_MIB: else without its epoch checkpoints),
+# to unpack here in the repository's root.
 TRAIN_SECONDS ?= 300
 JOBS ?= 8
+MAX_ARCHIVE_MIB ?= 16
+SITTING = $(GPU_PATH) $(GPU_PYTHON) -m enkcvs.runs.sitting $(foreach run,$(RUNS),--run $(subst =, ,$(run))) \
+	--cores $(JOBS) --pack $(PACK) --max-archive-mib $(MAX_ARCHIVE_MIB)
+
 gpu-sitting: gpu-site
-	$(GPU_PATH) $(GPU_PYTHON) -m enkcvs.runs.sitting $(foreach run,$(RUNS),--run $(subst =, ,$(run))) \
-		--seconds $(TRAIN_SECONDS) --cores $(JOBS) --pack $(PACK)
+	$(SITTING) --seconds $(TRAIN_SECONDS)
+
+# Both in one call of a lent machine (GPU_CALL_SECONDS in all, within its 10 minutes): the check, its JSON copied
+# into PACK, then the sitting with the seconds left, less 2 minutes to carry and pack.
+GPU_CALL_SECONDS ?= 540
+gpu-lease: gpu-site
+	start=$$(date +%s); $(GPU_CHECK) || echo "gpu-lease: the check failed; the sitting goes on"; \
+	cp $(GPU_CHECK_JSON) $(PACK)/ || true; left=$$(( $(GPU_CALL_SECONDS) - 120 - $$(date +%s) + start )); \
+	if [ $$left -gt 60 ]; then $(SITTING) --seconds $$left; else echo "gpu-lease: only $$left s left for the sitting"; fi
 
 clean:
 	rm -rf results/data results/tokens results/noise results/folds results/selection results/final results/comparison \

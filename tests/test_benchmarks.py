@@ -2,6 +2,7 @@
 `make gpu-check`; no timing checked)."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -79,6 +80,22 @@ def test_make_gpu_check_installs_the_carried_wheels_and_writes_under_benchmarks_
     dry = subprocess.run(["make", "-n", "gpu-check"], cwd=REPO, capture_output=True, text=True, check=True).stdout
     assert "--target /tmp/site .whl/*.whl" in dry and "benchmarks/gpu_check.py" in dry
     assert "--out benchmarks/results/gpu-check-" in dry
+
+
+def test_make_gpu_lease_goes_on_past_a_failed_check_and_sizes_the_sitting_by_the_seconds_left(tmp_path):
+    """Here the check fails (no GPU) and the call's seconds are spent: the target says both and ends cleanly; the
+    sitting's own wiring is tests/test_sitting.py's."""
+    done = subprocess.run(["make", "--no-print-directory", "-o", "gpu-site", "gpu-lease", "RUNS=demo=config/tiny.yaml",
+                           f"PACK={tmp_path}", "GPU_CALL_SECONDS=0", f"GPU_PYTHON={sys.executable}"],
+                          cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "sees no GPU" in done.stderr and "gpu-lease: the check failed; the sitting goes on" in done.stdout
+    left = re.search(r"gpu-lease: only (-?\d+) s left for the sitting", done.stdout)
+    assert left and int(left.group(1)) <= -120
+    assert list(tmp_path.iterdir()) == []
+    dry = subprocess.run(["make", "-n", "gpu-lease", "RUNS=a=x.yaml b=y.yaml", "PACK=out"], cwd=REPO,
+                         capture_output=True, text=True, check=True).stdout
+    assert "--run a x.yaml --run b y.yaml --cores 8 --pack out --max-archive-mib 16 --seconds $left" in dry
 
 
 def test_every_wheel_the_gpu_check_carries_is_pinned_by_the_locks():

@@ -50,27 +50,34 @@ def test_run_until_reports_a_command_that_ends_or_fails_by_itself():
         run_until(["false"], deadline=time.monotonic() + 60)
 
 
-def _members(archive: Path) -> list[str]:
+def _files(archive: Path) -> list[str]:
+    """The regular files an archive holds, by path."""
     with tarfile.open(archive) as tar:
-        return tar.getnames()
+        return [member.name for member in tar.getmembers() if member.isfile()]
 
 
-def test_a_run_stopped_at_the_time_limit_is_carried_and_the_next_is_left(tmp_path, monkeypatch, stand_in_workflow):
+@pytest.mark.parametrize("max_archive_bytes", [None, 1])
+def test_a_run_stopped_at_the_time_limit_is_carried_and_the_next_is_left(max_archive_bytes, tmp_path, monkeypatch,
+                                                                          stand_in_workflow):
     monkeypatch.chdir(tmp_path)
     snakemake = str(stand_in_workflow(tmp_path, hang=True))
     (tmp_path / "pack").mkdir()
     outcomes = sit(runs=[["demo", "config.yaml"], ["later", "config.yaml"]], seconds=3, cores="1",
-                   snakemake=snakemake, pack=tmp_path / "pack")
-    assert [outcome["outcome"] for outcome in outcomes] == ["stopped at the time limit and carried",
-                                                            "not started: the time was up"]
+                   snakemake=snakemake, pack=tmp_path / "pack", max_archive_bytes=max_archive_bytes)
+    carried = "stopped at the time limit and carried" + ("" if max_archive_bytes is None else
+                                                         " without its 1 epoch checkpoints")
+    assert [outcome["outcome"] for outcome in outcomes] == [carried, "not started: the time was up"]
     assert _gone(int((tmp_path / "job.pid").read_text()))
     assert not (tmp_path / "results" / "recorded").exists()
     manifest = json.loads((tmp_path / "results" / "carried" / "demo" / "manifest.json").read_text())
-    assert sorted(manifest["files"]) == ["results/folds/a.parquet", "results/folds/b.resume.pt"]
+    kept = ["results/folds/a.parquet"] + (["results/folds/b.resume.pt"] if max_archive_bytes is None else [])
+    assert sorted(manifest["files"]) == kept
+    assert manifest["saves"][-1]["in_flight_checkpoints"] == len(kept) - 1
     assert manifest["saves"][-1]["machine"] == machine_description()
-    members = _members(Path(outcomes[0]["archive"]))
-    assert "results/carried/demo/manifest.json" in members
-    assert "results/carried/demo/files/results/folds/b.resume.pt" in members  # unpacks in place in the root
+    files = _files(Path(outcomes[0]["archive"]))
+    assert "results/carried/demo/manifest.json" in files  # unpacks in place in the root
+    folder = "results/carried/demo/files/"
+    assert sorted(name.removeprefix(folder) for name in files if name.startswith(folder)) == kept
 
 
 def test_a_run_that_finishes_within_the_time_is_recorded_and_packed(tmp_path, monkeypatch, stand_in_workflow):
@@ -80,7 +87,7 @@ def test_a_run_that_finishes_within_the_time_is_recorded_and_packed(tmp_path, mo
     [outcome] = sit(runs=[["demo", "config.yaml", "a.json"]], seconds=60, cores="1", snakemake=snakemake,
                     pack=tmp_path / "pack")
     assert outcome["outcome"] == "finished and recorded"
-    assert "results/recorded/demo/provenance.json" in _members(Path(outcome["archive"]))
+    assert "results/recorded/demo/provenance.json" in _files(Path(outcome["archive"]))
     assert (tmp_path / "invocations.txt").read_text().splitlines()[0].startswith("--rerun-incomplete a.json")
 
 

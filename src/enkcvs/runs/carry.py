@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from enkcvs.io import PathLike, atomic_folder, git_state
+from enkcvs.io import PathLike, atomic_folder, atomic_path, git_state
 from enkcvs.machine import machine_description
 from enkcvs.training.resume import SUFFIX
 
@@ -215,6 +215,22 @@ def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root:
         }
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return folder
+
+
+def drop_checkpoints(folder: PathLike) -> int:
+    """Take the epoch checkpoints out of the carried run in ``folder`` (:func:`save_run`), files and manifest
+    entries, for a carry that must stay small (a lent machine gives back a few megabytes): their jobs start afresh
+    after the restore. Returns how many were dropped."""
+    folder = Path(folder)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    dropped = [path for path in manifest["files"] if path.endswith(SUFFIX)]
+    for path in dropped:
+        (folder / "files" / path).unlink()
+    manifest["files"] = {path: digest for path, digest in manifest["files"].items() if path not in dropped}
+    manifest["saves"][-1]["in_flight_checkpoints"] = 0
+    with atomic_path(folder / "manifest.json") as tmp:
+        tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    return len(dropped)
 
 
 def restore_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, cores: str = "all",

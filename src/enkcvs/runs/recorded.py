@@ -159,8 +159,9 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
     A run carried from other machines (:func:`enkcvs.runs.carry.restore_run`) lists their saves in the record, and its
     carried folder, no longer needed once the record is written, is removed.
 
-    ``deadline`` (a :func:`time.monotonic` time): the run is stopped when it passes (:func:`enkcvs.runs.carry.run_until`)
-    and None returned, nothing recorded: what it finished is there to carry (:func:`enkcvs.runs.carry.save_run`)."""
+    ``deadline`` (a :func:`time.monotonic` time): the run is stopped when it passes
+    (:func:`enkcvs.runs.carry.run_until`) and None returned, nothing recorded: what it finished is there to carry
+    (:func:`enkcvs.runs.carry.save_run`)."""
     environment = {**os.environ, "SNAKEMAKE": snakemake}
     dry = subprocess.run([snakemake, "-n", "--forceall", "--configfile", str(configfile)], capture_output=True,
                          text=True)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from enkcvs.io import atomic_path
-from enkcvs.runs.carry import CARRIED_HOME, restore_run, save_run
+from enkcvs.runs.carry import CARRIED_HOME, drop_checkpoints, restore_run, save_run
 from enkcvs.runs.recorded import run_and_record
 
 
@@ -32,12 +32,15 @@ def pack_folder(folder: Path, *, into: Path) -> Path:
     return archive
 
 
-def sit(*, runs: Sequence[Sequence[str]], seconds: float, cores: str, snakemake: str, pack: Path) -> list[dict]:
+def sit(*, runs: Sequence[Sequence[str]], seconds: float, cores: str, snakemake: str, pack: Path,
+        max_archive_bytes: int | None = None) -> list[dict]:
     """Go on with each run of ``runs`` (``[name, configfile, *first targets]``) in turn, all within ``seconds``:
     restore its carried folder where there is one, run it (:func:`enkcvs.runs.recorded.run_and_record`, the first
     targets built first) until it finishes, and is recorded, or the time is up, and what it finished is carried
-    (:func:`enkcvs.runs.carry.save_run`); then pack the record or the carried folder into ``pack``. A run whose turn
-    comes after the time is up is left as it was. Returns per run its name, outcome and archive."""
+    (:func:`enkcvs.runs.carry.save_run`); then pack the record or the carried folder into ``pack``. A carried run
+    whose archive exceeds ``max_archive_bytes`` is packed again without its epoch checkpoints
+    (:func:`enkcvs.runs.carry.drop_checkpoints`), the outcome saying so. A run whose turn comes after the time is up
+    is left as it was. Returns per run its name, outcome and archive."""
     deadline = time.monotonic() + seconds
     outcomes = []
     for name, configfile, *first in runs:
@@ -57,8 +60,11 @@ def sit(*, runs: Sequence[Sequence[str]], seconds: float, cores: str, snakemake:
         except FileNotFoundError as error:  # nothing finished: the carried folder, if any, is still the right one
             outcomes.append({"name": name, "outcome": f"stopped at the time limit; {error}", "archive": None})
             continue
-        outcomes.append({"name": name, "outcome": "stopped at the time limit and carried",
-                         "archive": str(pack_folder(carried, into=pack))})
+        archive, outcome = pack_folder(carried, into=pack), "stopped at the time limit and carried"
+        if max_archive_bytes is not None and archive.stat().st_size > max_archive_bytes:
+            dropped = drop_checkpoints(carried)
+            archive, outcome = pack_folder(carried, into=pack), f"{outcome} without its {dropped} epoch checkpoints"
+        outcomes.append({"name": name, "outcome": outcome, "archive": str(archive)})
     return outcomes
 
 
@@ -72,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     beside = Path(sys.executable).with_name("snakemake")  # a virtual environment's; else the one on PATH
     parser.add_argument("--snakemake", default=str(beside) if beside.exists() else shutil.which("snakemake"))
     parser.add_argument("--pack", type=Path, required=True, help="the folder the archives are written to")
+    parser.add_argument("--max-archive-mib", type=float, default=None,
+                        help="a carried run's archive above this is packed again without its epoch checkpoints")
     args = parser.parse_args(argv)
     for run in args.run:
         if len(run) < 2:
@@ -82,8 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seconds {args.seconds:g}: give a positive number of seconds")
     if not args.pack.is_dir():
         parser.error(f"--pack {args.pack}: folder does not exist")
+    limit = None if args.max_archive_mib is None else int(args.max_archive_mib * 2**20)
     for outcome in sit(runs=args.run, seconds=args.seconds, cores=args.cores, snakemake=args.snakemake,
-                       pack=args.pack):
+                       pack=args.pack, max_archive_bytes=limit):
         print(f"{outcome['name']}: {outcome['outcome']}" + (f" -> {outcome['archive']}" if outcome["archive"] else ""))
     return 0
 
