@@ -2,6 +2,7 @@
 `make gpu-check`; no timing checked)."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -62,10 +63,16 @@ def test_fold_speed_names_bad_arguments_before_training(arguments, message, tmp_
 
 @pytest.mark.workflow
 def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json(tmp_path):
-    """Its wiring on the CPU (--quick): every part runs and lands in the JSON; on a GPU the same code trains there."""
+    """Its wiring on the CPU (--quick): every part runs and lands in the JSON; on a GPU the same code trains there.
+    PuLP cannot be imported, as on the lent machine (benchmarks/gpu-wheels.txt leaves it out)."""
     out = tmp_path / "gpu-check.json"
+    (tmp_path / "without" / "pulp").mkdir(parents=True)
+    (tmp_path / "without" / "pulp" / "__init__.py").write_text("raise ImportError('PuLP is not on the machine')\n")
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path / "without"),
+                                                                             os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gpu_check.py"), "--device", "cpu", "--quick",
-                           "--parallel-jobs", "2", "--out", str(out)], capture_output=True, text=True)
+                           "--parallel-jobs", "2", "--out", str(out)], capture_output=True, text=True,
+                          env=environment)
     assert done.returncode == 0, done.stderr[-3000:]
     check = json.loads(out.read_text())
     workflow = check["tiny_workflow"]
