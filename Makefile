@@ -66,7 +66,7 @@ gpu-check: gpu-site
 # Carried records go on for at most TRAIN_SECONDS (src/enkcvs/runs/sitting.py), JOBS training jobs side by side on
 # the GPU: make gpu-sitting RUNS="NAME=CONFIG ..." PACK=$$OUT, with ENKCVS_GIT_COMMIT=<the commit> (the copy there
 # has no .git). Each comes back as PACK/NAME.tar.gz (at most MAX_ARCHIVE_MIB: else without its epoch checkpoints),
-# to unpack here in the repository's root.
+# put back here with `python -m enkcvs.runs.sitting --unpack ARCHIVE ...`.
 TRAIN_SECONDS ?= 300
 JOBS ?= 8
 MAX_ARCHIVE_MIB ?= 16

@@ -16,7 +16,7 @@ import yaml
 from enkcvs.io import git_state
 from enkcvs.machine import machine_description
 from enkcvs.runs.carry import run_until
-from enkcvs.runs.sitting import main, sit
+from enkcvs.runs.sitting import main, pack_folder, sit, unpack
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -91,11 +91,41 @@ def test_a_run_that_finishes_within_the_time_is_recorded_and_packed(tmp_path, mo
     assert (tmp_path / "invocations.txt").read_text().splitlines()[0].startswith("--rerun-incomplete a.json")
 
 
+def test_an_archive_unpacks_in_place_and_a_record_retires_the_carried_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for home, content in (("results/carried/demo", "carried"), ("results/recorded/demo", "recorded")):
+        (tmp_path / home / "files").mkdir(parents=True)
+        (tmp_path / home / "files" / "a.txt").write_text(content)
+        pack_folder(Path(home), into=tmp_path / home.split("/")[1])
+    shutil.rmtree(tmp_path / "results")
+    (tmp_path / "results" / "carried" / "demo").mkdir(parents=True)
+    (tmp_path / "results" / "carried" / "demo" / "stale.txt").write_text("an older save")
+    assert main(["--unpack", "carried/demo.tar.gz"]) == 0
+    assert sorted(path.name for path in (tmp_path / "results" / "carried" / "demo").rglob("*")) == ["a.txt", "files"]
+    assert unpack("recorded/demo.tar.gz") == Path("results/recorded/demo")
+    assert (tmp_path / "results" / "recorded" / "demo" / "files" / "a.txt").read_text() == "recorded"
+    assert not (tmp_path / "results" / "carried" / "demo").exists()  # the record holds the run now
+
+
+@pytest.mark.parametrize("name", ["results/carried/demo/../../../outside.txt", "outside.txt", "results/demo/a.txt"])
+def test_an_archive_of_anything_but_one_runs_folder_is_refused_before_anything_is_written(name, tmp_path,
+                                                                                           monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text("payload")
+    with tarfile.open(tmp_path / "bad.tar.gz", "w:gz") as tar:
+        tar.add(tmp_path / "a.txt", arcname=name)
+    assert main(["--unpack", "bad.tar.gz"]) == 2
+    assert "not one run's folder under results/recorded/ or results/carried/" in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a.txt", "bad.tar.gz"]
+
+
 @pytest.mark.parametrize("arguments, problem", [
     (["--run", "demo", "--seconds", "5", "--pack", "."], "give the run's name and its config file"),
     (["--run", "demo", "missing.yaml", "--seconds", "5", "--pack", "."], "config file missing.yaml does not exist"),
     (["--run", "demo", "config.yaml", "--seconds", "0", "--pack", "."], "give a positive number of seconds"),
-    (["--run", "demo", "config.yaml", "--seconds", "5", "--pack", "nowhere"], "folder does not exist"),
+    (["--run", "demo", "config.yaml", "--seconds", "5", "--pack", "nowhere"], "give a folder that exists"),
+    (["--run", "demo", "config.yaml", "--pack", "."], "give a positive number of seconds"),
+    (["--seconds", "5", "--pack", "."], "one of the arguments --run --unpack is required"),
 ])
 def test_bad_arguments_are_refused_before_anything_runs(arguments, problem, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)

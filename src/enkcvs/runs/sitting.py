@@ -4,10 +4,10 @@ finish and carried again where they do not, each packed into one archive to brin
 Made for a lent machine (``make gpu-sitting``, benchmarks/README.md): it starts bare from a copy of the repository,
 is held for minutes, and gives back only a few files. What a run finished there travels back in
 ``<pack>/<name>.tar.gz``, holding ``results/recorded/<name>/`` (the run finished: its record, the machine's GPU named
-in it) or ``results/carried/<name>/`` (the run goes on elsewhere: :mod:`enkcvs.runs.carry`); unpacked in the
-repository's root, it replaces the run's carried folder, to be committed.
+in it) or ``results/carried/<name>/`` (the run goes on elsewhere: :mod:`enkcvs.runs.carry`); :func:`unpack` puts it
+back in the repository's root, a record retiring the run's carried folder, to be committed.
 ``python -m enkcvs.runs.sitting --run NAME CONFIG [FIRST ...] --seconds S --pack DIR`` (``--run`` repeated: the runs
-one after the other, all within the ``S`` seconds).
+one after the other, all within the ``S`` seconds); ``--unpack ARCHIVE ...`` puts archives back in place.
 """
 
 import argparse
@@ -18,9 +18,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from enkcvs.io import atomic_path
+from enkcvs.io import PathLike, atomic_folder, atomic_path
 from enkcvs.runs.carry import CARRIED_HOME, drop_checkpoints, restore_run, save_run
 from enkcvs.runs.recorded import run_and_record
+from enkcvs.runs.views.provenance import RUN_HOMES
 
 
 def pack_folder(folder: Path, *, into: Path) -> Path:
@@ -30,6 +31,39 @@ def pack_folder(folder: Path, *, into: Path) -> Path:
     with atomic_path(archive) as tmp, tarfile.open(tmp, "w:gz") as tar:
         tar.add(folder, arcname=str(folder))
     return archive
+
+
+def _run_folder(members: list[tarfile.TarInfo], *, homes: tuple[Path, ...]) -> Path | None:
+    """The one run's folder (``<home>/<name>``) that every member lies in, as plain files and folders; else None."""
+    folders = {Path(member.name).parts[:3] for member in members}
+    folder = Path(*folders.pop()) if len(folders) == 1 else None
+    plain = all(".." not in Path(member.name).parts and (member.isfile() or member.isdir()) for member in members)
+    return folder if plain and folder is not None and len(folder.parts) == 3 and folder.parent in homes else None
+
+
+def unpack(archive: PathLike) -> Path:
+    """Put a sitting's archive (:func:`pack_folder`) back in the repository's root, the working directory: its
+    folder replaces the one there whole, and a record that arrives retires the run's carried folder. Returns the
+    folder. Raises ``ValueError``, before writing anything, for an archive that holds anything but one run's folder
+    under ``results/recorded/`` or ``results/carried/`` (a link, a path out of it)."""
+    homes = (Path(RUN_HOMES[0]), Path(CARRIED_HOME))
+    with tarfile.open(archive) as tar:
+        members = tar.getmembers()
+        folder = _run_folder(members, homes=homes)
+        if folder is None:
+            raise ValueError(f"{archive} holds {sorted(member.name for member in members)[:3]}..., not one run's "
+                             "folder under results/recorded/ or results/carried/: unpack only what `make gpu-sitting` "
+                             "packed")
+        with atomic_folder(folder) as staging:
+            for member in members:
+                if member.isfile():
+                    target = staging / Path(member.name).relative_to(folder)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    with tar.extractfile(member) as source, open(target, "wb") as copy:
+                        shutil.copyfileobj(source, copy)
+    if folder.parent == homes[0]:
+        shutil.rmtree(homes[1] / folder.name, ignore_errors=True)
+    return folder
 
 
 def sit(*, runs: Sequence[Sequence[str]], seconds: float, cores: str, snakemake: str, pack: Path,
@@ -70,26 +104,37 @@ def sit(*, runs: Sequence[Sequence[str]], seconds: float, cores: str, snakemake:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m enkcvs.runs.sitting", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run", nargs="+", action="append", required=True, metavar=("NAME CONFIG", "FIRST"),
-                        help="a run to go on with: its name (as `enkcvs.runs.recorded run --name` gives it), its "
-                             "config, then targets to build before the rest; repeat for the next run")
-    parser.add_argument("--seconds", type=float, required=True, help="how long all the runs may train together")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--run", nargs="+", action="append", metavar=("NAME CONFIG", "FIRST"),
+                      help="a run to go on with: its name (as `enkcvs.runs.recorded run --name` gives it), its "
+                           "config, then targets to build before the rest; repeat for the next run")
+    what.add_argument("--unpack", nargs="+", type=Path, metavar="ARCHIVE",
+                      help="put archives a sitting packed back in place, here in the repository's root")
+    parser.add_argument("--seconds", type=float, help="how long all the runs may train together")
     parser.add_argument("--cores", default="all", help="Snakemake's --cores: the training jobs side by side")
     beside = Path(sys.executable).with_name("snakemake")  # a virtual environment's; else the one on PATH
     parser.add_argument("--snakemake", default=str(beside) if beside.exists() else shutil.which("snakemake"))
-    parser.add_argument("--pack", type=Path, required=True, help="the folder the archives are written to")
+    parser.add_argument("--pack", type=Path, help="the folder the archives are written to")
     parser.add_argument("--max-archive-mib", type=float, default=None,
                         help="a carried run's archive above this is packed again without its epoch checkpoints")
     args = parser.parse_args(argv)
+    if args.unpack:
+        for archive in args.unpack:
+            try:
+                print(f"{archive} -> {unpack(archive)}")
+            except (OSError, tarfile.TarError, ValueError) as error:
+                print(f"error: {error}", file=sys.stderr)
+                return 2
+        return 0
     for run in args.run:
         if len(run) < 2:
             parser.error(f"--run {' '.join(run)}: give the run's name and its config file")
         if not Path(run[1]).is_file():
             parser.error(f"--run {' '.join(run)}: config file {run[1]} does not exist")
-    if args.seconds <= 0:
-        parser.error(f"--seconds {args.seconds:g}: give a positive number of seconds")
-    if not args.pack.is_dir():
-        parser.error(f"--pack {args.pack}: folder does not exist")
+    if args.seconds is None or args.seconds <= 0:
+        parser.error(f"--seconds {args.seconds}: give a positive number of seconds")
+    if args.pack is None or not args.pack.is_dir():
+        parser.error(f"--pack {args.pack}: give a folder that exists")
     limit = None if args.max_archive_mib is None else int(args.max_archive_mib * 2**20)
     for outcome in sit(runs=args.run, seconds=args.seconds, cores=args.cores, snakemake=args.snakemake,
                        pack=args.pack, max_archive_bytes=limit):
