@@ -1,7 +1,9 @@
 """A run carried to another machine through the repository: saved from one working directory and restored into an
 empty one, it trains nothing again and ends with the same results; a damaged or clashing carry is refused first."""
 
+import base64
 import json
+import os
 import re
 import shutil
 import sys
@@ -99,3 +101,36 @@ def test_restoring_a_run_never_carried_names_the_command_that_saves_one(tmp_path
     (tmp_path / "c.yaml").write_text("{}\n")
     assert main(["restore", "--name", "nothing", "--configfile", "c.yaml"]) == 2
     assert "holds no carried run: save one with `python -m enkcvs.runs.recorded carry`" in capsys.readouterr().err
+
+
+CARRIED_RUNS = sorted((REPO / "results" / "carried").glob("*/manifest.json"))
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("manifest", CARRIED_RUNS, ids=lambda path: path.parent.name)
+def test_a_carried_runs_finished_training_jobs_keep_their_params_at_this_commit(manifest, tmp_path, run_snakemake):
+    """A run carried in the repository resumes at this commit without retraining what it finished: each finished
+    training job's params, as its Snakemake record keeps them, are still the ones the workflow gives it (a recipe
+    field added since must stay out of the params where unused: enkcvs.training.recipe.ADDED_FIELDS). Its outputs
+    and inputs stand in as files of the right age; only the params trigger is asked."""
+    carried = json.loads(manifest.read_text())
+    finished = []
+    for record in sorted((manifest.parent / "metadata").iterdir()):
+        meta = json.loads(record.read_text())
+        if meta["rule"] not in TRAINING_RULES:
+            continue
+        output = base64.urlsafe_b64decode(record.name).decode()
+        for path in meta["input"]:
+            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / path).touch()
+            os.utime(tmp_path / path, (1_000_000, 1_000_000))
+        (tmp_path / output).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(manifest.parent / "files" / output, tmp_path / output)
+        (tmp_path / ".snakemake" / "metadata").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(record, tmp_path / ".snakemake" / "metadata" / record.name)
+        finished.append(output)
+    assert finished, f"{manifest.parent} carries no finished training job"
+    dry = run_snakemake(tmp_path, *finished, "-n", "--rerun-triggers", "params",  # targets first: the trigger
+                        config=REPO / carried["configfile"])                       # option takes every word after it
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert "Nothing to be done" in dry.stdout + dry.stderr, (dry.stdout + dry.stderr)[-3000:]

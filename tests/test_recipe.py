@@ -69,3 +69,15 @@ def test_a_recipe_without_time_based_decay_keeps_the_form_it_had_before_it_exist
     assert Recipe(**{**plain.__dict__, "lr_step_decay": 5e-3}).to_dict()["lr_step_decay"] == 5e-3
     with pytest.raises(ValueError, match="optimizer sgd only"):
         Recipe(model="cnn4", optimizer="adam", lr=0.01, epochs=2, lr_step_decay=5e-3)
+
+
+def test_a_recipe_field_added_later_is_in_a_jobs_params_only_where_it_is_set():
+    """So that adding the field reruns no finished job and keeps records' recipes as they were."""
+    from enkcvs.training.recipe import ADDED_FIELDS, Recipe, recipe_params
+
+    recipe = {"model": "cnn4", "optimizer": "sgd", "lr": 0.01, "epochs": 50, "lr_step_decay": 0.0}
+    assert recipe_params(recipe) == {key: value for key, value in recipe.items() if key != "lr_step_decay"}
+    assert recipe_params({**recipe, "lr_step_decay": 5e-3})["lr_step_decay"] == 5e-3
+    assert set(ADDED_FIELDS) <= set(Recipe.__dataclass_fields__)
+    assert "lr_step_decay" not in Recipe.from_dict(recipe).to_dict()
+    assert Recipe.from_dict(recipe_params(recipe)) == Recipe.from_dict(recipe)  # the job trains the same recipe

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from enkcvs.data.sources import SOURCES
 from enkcvs.data.text import checkpoint_slug
 from enkcvs.training.final import BASELINE_METHODS, GAMMA_METHODS, SELECTION_METHODS
-from enkcvs.training.recipe import baseline_recipe
+from enkcvs.training.recipe import baseline_recipe, recipe_params
 from enkcvs.workflow.config import config_problems, duplicate_key_problems
 
 
@@ -108,14 +108,20 @@ def get_baseline_options(wildcards):
     return canonical({key: value for key, value in options.items() if key != "schedule"})
 
 
+def get_recipe(wildcards):
+    """The wildcard dataset's training recipe, as a training job's params: a recipe field added later appears only
+    where it is set (:func:`enkcvs.training.recipe.recipe_params`), so that adding it retrains nothing."""
+    return canonical(recipe_params(config["datasets"][wildcards.dataset]["recipe"]))
+
+
 def get_baseline_recipe(wildcards):
     """The recipe of one baseline on one dataset: its authors' schedule for the paper's dataset where they give one,
     the dataset's recipe otherwise or where ``baselines.<method>.schedule`` says ``dataset``
     (:func:`enkcvs.training.recipe.baseline_recipe`)."""
     dataset = config["datasets"][wildcards.dataset]
     schedule = dataset["baselines"].get(wildcards.baseline, {}).get("schedule")
-    return canonical(baseline_recipe(dataset["recipe"], baseline=wildcards.baseline, schedule=schedule,
-                                     paper_name=dataset["paper_name"]))
+    return canonical(recipe_params(baseline_recipe(dataset["recipe"], baseline=wildcards.baseline,
+                                                   schedule=schedule, paper_name=dataset["paper_name"])))
 
 
 def get_final_selection(wildcards):

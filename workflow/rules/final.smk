@@ -38,7 +38,7 @@ rule train_final_selected:
         "results/benchmarks/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.tsv"
     params:
         method=lambda wildcards: wildcards.method,
-        recipe=get_dataset_setting("recipe"),
+        recipe=get_recipe,
         gamma=lambda wildcards: config["gamma"] if wildcards.method in GAMMA_METHODS else None,
         options={},
     threads: 1

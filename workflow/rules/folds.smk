@@ -10,7 +10,7 @@ rule train_fold:
     benchmark:
         "results/benchmarks/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.tsv"
     params:
-        recipe=get_dataset_setting("recipe"),
+        recipe=get_recipe,
     threads: 1
     resources:
         mem_mb=2000,

@@ -4,6 +4,19 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+#: Recipe fields added after runs were recorded, each with the value that trains as before it existed: a training
+#: job's params carry one only where it is set otherwise (:func:`recipe_params`), so that adding a field reruns no
+#: finished job (Snakemake's params trigger; a carried run resumes at a later commit), and records and epoch
+#: checkpoints keep their form and digest (:meth:`Recipe.to_dict`).
+ADDED_FIELDS: dict[str, Any] = {"lr_step_decay": 0.0}
+
+
+def recipe_params(recipe: dict[str, Any]) -> dict[str, Any]:
+    """A recipe mapping as a training job's params: without the :data:`ADDED_FIELDS` at their neutral values."""
+    return {key: value for key, value in recipe.items()
+            if not (key in ADDED_FIELDS and value == ADDED_FIELDS[key])}
+
+
 @dataclass(frozen=True)
 class Recipe:
     """How one model is trained; fold models and final models of a dataset share it."""
@@ -43,13 +56,10 @@ class Recipe:
                              f"only, not {self.optimizer!r}: set it to 0 or train with sgd")
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain mapping for provenance metadata; ``lr_step_decay`` only where it is used, so that the recipes of
-        records and epoch checkpoints made before it existed keep their form and digest."""
+        """Plain mapping for provenance metadata, without the :data:`ADDED_FIELDS` where they are not used."""
         values = asdict(self)
         values["milestones"] = list(self.milestones)
-        if not self.lr_step_decay:
-            del values["lr_step_decay"]
-        return values
+        return recipe_params(values)
 
 
 #: The schedules baselines' authors train with in their own code, by baseline and the paper's dataset: the recipe
