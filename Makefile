@@ -77,11 +77,13 @@ gpu-sitting: gpu-site
 	$(SITTING) --seconds $(TRAIN_SECONDS)
 
 # Both in one call of a lent machine (GPU_CALL_SECONDS in all, within its 10 minutes): the check, its JSON copied
-# into PACK, then the sitting with the seconds left, less 2 minutes to carry and pack.
+# into PACK if it succeeded (never an older one of the same date), then the sitting with the seconds left, less 2
+# minutes to carry and pack.
 GPU_CALL_SECONDS ?= 540
 gpu-lease: gpu-site
-	start=$$(date +%s); $(GPU_CHECK) || echo "gpu-lease: the check failed; the sitting goes on"; \
-	cp $(GPU_CHECK_JSON) $(PACK)/ || true; left=$$(( $(GPU_CALL_SECONDS) - 120 - $$(date +%s) + start )); \
+	start=$$(date +%s); if $(GPU_CHECK); then cp $(GPU_CHECK_JSON) $(PACK)/; \
+	else echo "gpu-lease: the check failed; the sitting goes on"; fi; \
+	left=$$(( $(GPU_CALL_SECONDS) - 120 - $$(date +%s) + start )); \
 	if [ $$left -gt 60 ]; then $(SITTING) --seconds $$left; else echo "gpu-lease: only $$left s left for the sitting"; fi
 
 clean:

@@ -12,10 +12,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
+
+from enkcvs.training.train import epoch_device
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 TINY_CONFIG = REPOSITORY / "tests" / "config" / "tiny.yaml"
@@ -45,15 +48,15 @@ def tiny_workflow(*, workdir: Path, gpu: bool, quick: bool, parallel_jobs: int) 
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"the tiny workflow failed ({' '.join(command)}):\n{done.stderr[-3000:]}")
-    epoch_lines = [line for log in (workdir / "logs").rglob("*.log") for line in log.read_text().splitlines()
-                   if " epoch " in line]
+    devices = [epoch_device(line) for log in (workdir / "logs").rglob("*.log") for line in log.read_text().splitlines()]
+    devices = [device for device in devices if device is not None]
     table2 = workdir / "results" / "report" / "table2.csv"
     return {
         "config": config,
         "seconds": round(seconds, 1),
         "training_jobs": len(list((workdir / "results" / "benchmarks").rglob("*.tsv"))),
-        "epoch_lines": len(epoch_lines),
-        "epoch_lines_on_cuda": sum(line.rstrip().endswith("cuda") for line in epoch_lines),
+        "epoch_lines": len(devices),
+        "epoch_lines_by_device": dict(Counter(devices)),
         "table2": table2.read_text() if table2.exists() else None,
     }
 
@@ -98,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     workflow = results["tiny_workflow"]
     print(f"tiny workflow: {workflow['training_jobs']} training jobs in {workflow['seconds']} s, "
-          f"{workflow['epoch_lines_on_cuda']} of {workflow['epoch_lines']} epochs on CUDA; folds: "
+          f"{workflow['epoch_lines_by_device'].get('cuda', 0)} of {workflow['epoch_lines']} epochs on CUDA; folds: "
           + ", ".join(f"{model} {fold['engine_fold']['seconds']:.1f} s" for model, fold in results["folds"].items())
           + f"; written to {args.out}")
     return 0

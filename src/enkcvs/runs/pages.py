@@ -24,6 +24,7 @@ from pathlib import Path
 
 from enkcvs.io import PathLike
 from enkcvs.runs.views.diff import run_difference
+from enkcvs.runs.views.gpu_check import gpu_check_view
 from enkcvs.runs.views.issues import label_issues
 from enkcvs.runs.views.ladder import ladder_beside, ladder_extremes, ladder_steps, ladder_walk
 from enkcvs.runs.views.provenance import RUN_HOMES, run_line
@@ -63,6 +64,10 @@ PAIR_VIEWS: dict[str, Callable[[Path, Path], str]] = {
 #: Views over a run and others, in the order given: ``<run>/<view>:<run>+<run>...``, where ``<run>[<method>,...]``
 #: takes only those methods' cells of that run.
 MULTI_VIEWS = {"row": row_view, "standing": standing_over, "forget-rate-tally": forget_rate_tally}
+#: Views of a benchmark's JSON rather than of a recorded run: ``<file stem>/<view>``, the file in ``results``
+#: (:func:`render_block`; relative to the repository root, as is the paper's config the views read).
+FILE_VIEWS = {"gpu-check": gpu_check_view}
+BENCHMARK_RESULTS = "benchmarks/results"
 RUN_SPEC = re.compile(r"(?P<run>[^\[\]+]+)(?:\[(?P<methods>[a-z_]+(?:,[a-z_]+)*)\])?")
 
 MARKER = re.compile(r"(<!-- recorded: (?P<key>\S+) -->\n)(?P<body>.*?)(<!-- /recorded -->)", re.DOTALL)
@@ -84,10 +89,15 @@ def find_run(name: str, root: Roots = RUN_HOMES) -> Path | None:
     return next((Path(folder) / name for folder in roots if (Path(folder) / name / "provenance.json").exists()), None)
 
 
-def render_block(key: str, *, root: Roots = RUN_HOMES) -> str:
+def render_block(key: str, *, root: Roots = RUN_HOMES, results: PathLike = BENCHMARK_RESULTS) -> str:
     """The generated text of the block ``key`` (``<run>/<view or file>``), the run found in ``root``
-    (:func:`find_run`)."""
+    (:func:`find_run`); or of a benchmark's JSON in ``results`` (:data:`FILE_VIEWS`)."""
     name, _, view = key.partition("/")
+    if view in FILE_VIEWS:
+        path = Path(results) / f"{name}.json"
+        if not path.exists():
+            raise FileNotFoundError(f"block {key!r}: {path} does not exist; write it with benchmarks/gpu_check.py")
+        return FILE_VIEWS[view](path, paper_config=Path(results).parents[1] / "config" / "paper.yaml")
     run = find_run(name, root)
     if run is None:
         raise FileNotFoundError(f"block {key!r}: no recorded run {name} in {root}; record it with "
@@ -119,12 +129,13 @@ def render_block(key: str, *, root: Roots = RUN_HOMES) -> str:
     return path.read_text().rstrip("\n") + "\n"
 
 
-def regenerate(text: str, *, root: Roots = RUN_HOMES) -> tuple[str, list[str]]:
-    """``text`` with every recorded block regenerated, and the keys of the blocks that changed."""
+def regenerate(text: str, *, root: Roots = RUN_HOMES, results: PathLike = BENCHMARK_RESULTS) -> tuple[str, list[str]]:
+    """``text`` with every recorded block regenerated (:func:`render_block`), and the keys of the blocks that
+    changed."""
     changed = []
 
     def replace(match: re.Match) -> str:
-        body = render_block(match["key"], root=root)
+        body = render_block(match["key"], root=root, results=results)
         if body != match["body"]:
             changed.append(match["key"])
         return match.group(1) + body + match.group(4)

@@ -9,6 +9,7 @@ worker processes instead.
 
 import dataclasses
 import logging
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -182,6 +183,16 @@ def _train_epoch(models: list[nn.Module], batches: Iterator, *, epoch: int, step
         step += 1
     return recorded, samples, step
 
+
+
+#: An epoch's log line (:func:`_log_epoch`): its device's type and whether it trained in bf16 end the line.
+EPOCH_LINE = re.compile(r"(?:^|\s)epoch \d+/\d+  .*  [\d.]+ s  (?P<device>[a-z]+)(?::\d+)?(?P<bf16> bf16)?$")
+
+
+def epoch_device(line: str) -> str | None:
+    """The device type (``cpu``, ``cuda``) an epoch's log line says it trained on; None for any other line."""
+    match = EPOCH_LINE.search(line.rstrip())
+    return match["device"] if match else None
 
 
 def _log_epoch(epoch: int, *, epochs: int, loss: float, accuracy: float | None, samples: int,

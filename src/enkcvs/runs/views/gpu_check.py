@@ -1,0 +1,55 @@
+"""What a GPU check measured (view ``gpu-check``: the block ``<file stem>/gpu-check`` of a JSON that
+``benchmarks/gpu_check.py`` wrote under ``benchmarks/results/``): the tiny workflow on the GPU, then one fold of the
+paper's MNIST and CIFAR-10 models as a workflow job trains it, eager and compiled, each projected to the paper's
+epochs."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+
+def _paper_epochs(paper_config: Path) -> dict[str, int]:
+    """The epochs the paper's recipe trains each model for (config/paper.yaml), by model name."""
+    datasets = yaml.safe_load(paper_config.read_text())["datasets"]
+    return {spec["recipe"]["model"]: spec["recipe"]["epochs"] for spec in datasets.values()}
+
+
+def _epochs_by_device(workflow: dict) -> str:
+    counted = workflow.get("epoch_lines_by_device")
+    if counted is None:  # the first check's counter looked for lines ending in the device; they end in " bf16"
+        return f"{workflow['epoch_lines']} epochs, their device not counted by that version of the check"
+    return ", ".join(f"{lines} of {workflow['epoch_lines']} epochs on {device}" for device, lines in counted.items())
+
+
+def _fold_row(model: str, fold: dict, paper_epochs: int) -> dict:
+    """One model's fold: the engine's time per epoch (one-off costs included) and projected to the paper's epochs,
+    then each step loop's rate, its ratio to eager and its compilation's seconds."""
+    epochs, seconds = fold["recipe"]["epochs"], fold["engine_fold"]["seconds"]
+    row = {"model": model, "samples (train / validation / held out)":
+           f"{fold['fold']['train']:,} / {fold['fold']['validation']:,} / {fold['fold']['held_out']:,}",
+           "precision": "bf16" if fold["engine_fold"]["bf16"] else "fp32", "epochs timed": epochs,
+           "engine fold: s per epoch": f"{seconds / epochs:.2f}",
+           "engine fold at the paper's epochs (s)": f"{seconds / epochs * paper_epochs:.0f} ({paper_epochs})"}
+    for name, loop in fold["step_loops"].items():
+        rate = f"{loop['samples_per_s']:,.0f}"
+        row[f"{name} (samples/s)"] = rate if name == "eager" else (
+            f"{rate} ({loop['ratio_to_eager']:.2f}x; {loop['warmup_s']:.0f} s to compile)")
+    return row
+
+
+def gpu_check_view(path: Path, *, paper_config: Path) -> str:
+    """The block of one GPU check's JSON ``path`` (``benchmarks/gpu_check.py``), its folds projected to the epochs of
+    ``paper_config``'s recipes."""
+    check = json.loads(path.read_text())
+    workflow, folds = check["tiny_workflow"], check["folds"]
+    first = next(iter(folds.values()))
+    paper_epochs = _paper_epochs(paper_config)
+    table = pd.DataFrame([_fold_row(model, fold, paper_epochs[model]) for model, fold in folds.items()])
+    return (f"GPU check of {check['date'][:10]} (`{path.name}`) on an {first['device']}, torch {first['torch']}, CUDA "
+            f"{first['cuda']}: {check['seconds']:.0f} s in all. The tiny workflow ran "
+            f"{workflow['training_jobs']} training jobs, {workflow['config']['gpu']['per_training_job']} GPU each, in "
+            f"{workflow['seconds']:.0f} s ({_epochs_by_device(workflow)}). One fold of each paper model as a "
+            "`train_fold` job trains it (the engine, its one-off costs included), then its training step as a plain "
+            f"loop, eager and under `torch.compile`:\n\n{table.to_markdown(index=False)}\n")
