@@ -65,13 +65,17 @@ gpu-check: gpu-site
 
 # Carried records go on for at most TRAIN_SECONDS (src/enkcvs/runs/sitting.py), JOBS training jobs side by side on
 # the GPU: make gpu-sitting RUNS="NAME=CONFIG ..." PACK=$$OUT, with ENKCVS_GIT_COMMIT=<the commit> (the copy there
-# has no .git). Each comes back as PACK/NAME.tar.gz (at most MAX_ARCHIVE_MIB: else without its epoch checkpoints),
-# put back here with `python -m enkcvs.runs.sitting --unpack ARCHIVE ...`.
+# has no .git). Each comes back as PACK/NAME.tar.gz, in volumes NAME.tar.gz.1, .2, ... of MAX_ARCHIVE_MIB where
+# larger (a carried run without its epoch checkpoints where PACK would exceed MAX_PACK_MIB or MAX_PACK_FILES: what
+# the machine gives back), put back here with `python -m enkcvs.runs.sitting --unpack ARCHIVE ...`.
 TRAIN_SECONDS ?= 300
 JOBS ?= 8
 MAX_ARCHIVE_MIB ?= 16
+MAX_PACK_MIB ?= 60
+MAX_PACK_FILES ?= 8
 SITTING = $(GPU_PATH) $(GPU_PYTHON) -m enkcvs.runs.sitting $(foreach run,$(RUNS),--run $(subst =, ,$(run))) \
-	--cores $(JOBS) --pack $(PACK) --max-archive-mib $(MAX_ARCHIVE_MIB)
+	--cores $(JOBS) --pack $(PACK) --max-archive-mib $(MAX_ARCHIVE_MIB) --max-pack-mib $(MAX_PACK_MIB) \
+	--max-pack-files $(MAX_PACK_FILES)
 
 gpu-sitting: gpu-site
 	$(SITTING) --seconds $(TRAIN_SECONDS)

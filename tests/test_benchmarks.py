@@ -106,7 +106,8 @@ def test_make_gpu_lease_goes_on_past_a_failed_check_and_sizes_the_sitting_by_the
     assert list(tmp_path.iterdir()) == []
     dry = subprocess.run(["make", "-n", "gpu-lease", "RUNS=a=x.yaml b=y.yaml", "PACK=out"], cwd=REPO,
                          capture_output=True, text=True, check=True).stdout
-    assert "--run a x.yaml --run b y.yaml --cores 8 --pack out --max-archive-mib 16 --seconds $left" in dry
+    assert ("--run a x.yaml --run b y.yaml --cores 8 --pack out --max-archive-mib 16 --max-pack-mib 60 "
+            "--max-pack-files 8 --seconds $left") in dry
 
 
 def test_every_wheel_the_gpu_check_carries_is_pinned_by_the_locks():

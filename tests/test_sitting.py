@@ -10,6 +10,7 @@ import tarfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -56,25 +57,28 @@ def _files(archive: Path) -> list[str]:
         return [member.name for member in tar.getmembers() if member.isfile()]
 
 
-@pytest.mark.parametrize("max_archive_bytes", [None, 1])
-def test_a_run_stopped_at_the_time_limit_is_carried_and_the_next_is_left(max_archive_bytes, tmp_path, monkeypatch,
+@pytest.mark.parametrize("limits", [{}, {"max_pack_bytes": 1}, {"max_pack_files": 0}], ids=["fits", "bytes", "files"])
+def test_a_run_stopped_at_the_time_limit_is_carried_and_the_next_is_left(limits, tmp_path, monkeypatch,
                                                                           stand_in_workflow):
+    """Over what the machine gives back (in bytes or in files), the carried run is packed without its checkpoints."""
     monkeypatch.chdir(tmp_path)
     snakemake = str(stand_in_workflow(tmp_path, hang=True))
     (tmp_path / "pack").mkdir()
     outcomes = sit(runs=[["demo", "config.yaml"], ["later", "config.yaml"]], seconds=3, cores="1",
-                   snakemake=snakemake, pack=tmp_path / "pack", max_archive_bytes=max_archive_bytes)
-    carried = "stopped at the time limit and carried" + ("" if max_archive_bytes is None else
-                                                         " without its 1 epoch checkpoints")
+                   snakemake=snakemake, pack=tmp_path / "pack", **limits)
+    dropped = bool(limits)  # over a limit: packed again without its checkpoint
+    carried = "stopped at the time limit and carried" + (" without its 1 epoch checkpoints" if dropped else "")
     assert [outcome["outcome"] for outcome in outcomes] == [carried, "not started: the time was up"]
     assert _gone(int((tmp_path / "job.pid").read_text()))
     assert not (tmp_path / "results" / "recorded").exists()
     manifest = json.loads((tmp_path / "results" / "carried" / "demo" / "manifest.json").read_text())
-    kept = ["results/folds/a.parquet"] + (["results/folds/b.resume.pt"] if max_archive_bytes is None else [])
+    kept = ["results/folds/a.parquet"] + ([] if dropped else ["results/folds/b.resume.pt"])
     assert sorted(manifest["files"]) == kept
     assert manifest["saves"][-1]["in_flight_checkpoints"] == len(kept) - 1
     assert manifest["saves"][-1]["machine"] == machine_description()
-    files = _files(Path(outcomes[0]["archive"]))
+    [archive] = outcomes[0]["archives"]
+    assert sorted(path.name for path in (tmp_path / "pack").iterdir()) == [archive.name]  # the dropped one is gone
+    files = _files(archive)
     assert "results/carried/demo/manifest.json" in files  # unpacks in place in the root
     folder = "results/carried/demo/files/"
     assert sorted(name.removeprefix(folder) for name in files if name.startswith(folder)) == kept
@@ -87,7 +91,7 @@ def test_a_run_that_finishes_within_the_time_is_recorded_and_packed(tmp_path, mo
     [outcome] = sit(runs=[["demo", "config.yaml", "a.json"]], seconds=60, cores="1", snakemake=snakemake,
                     pack=tmp_path / "pack")
     assert outcome["outcome"] == "finished and recorded"
-    assert "results/recorded/demo/provenance.json" in _files(Path(outcome["archive"]))
+    assert "results/recorded/demo/provenance.json" in _files(outcome["archives"][0])
     assert (tmp_path / "invocations.txt").read_text().splitlines()[0].startswith("--rerun-incomplete a.json")
 
 
@@ -105,6 +109,27 @@ def test_an_archive_unpacks_in_place_and_a_record_retires_the_carried_folder(tmp
     assert unpack("recorded/demo.tar.gz") == Path("results/recorded/demo")
     assert (tmp_path / "results" / "recorded" / "demo" / "files" / "a.txt").read_text() == "recorded"
     assert not (tmp_path / "results" / "carried" / "demo").exists()  # the record holds the run now
+
+
+def test_an_archive_over_the_size_a_file_may_have_travels_in_volumes_that_unpack_from_the_first(tmp_path,
+                                                                                                 monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    folder = Path("results/carried/demo")
+    (folder / "files").mkdir(parents=True)
+    payload = np.random.default_rng(0).bytes(5000)  # incompressible: the archive stays over 5000 bytes
+    (folder / "files" / "a.bin").write_bytes(payload)
+    (tmp_path / "pack").mkdir()
+    volumes = pack_folder(folder, into=tmp_path / "pack", volume_bytes=2048)
+    assert [volume.name for volume in volumes] == [f"demo.tar.gz.{number}" for number in range(1, len(volumes) + 1)]
+    assert len(volumes) >= 3 and all(volume.stat().st_size <= 2048 for volume in volumes)
+    assert sorted(path.name for path in (tmp_path / "pack").iterdir()) == [volume.name for volume in volumes]
+    shutil.rmtree("results")
+    assert main(["--unpack", str(volumes[1])]) == 2  # a later volume alone: its first one brings it
+    assert "unpack its volume 1" in capsys.readouterr().err and not Path("results").exists()
+    assert main(["--unpack", *map(str, reversed(volumes))]) == 0  # all of them, in any order: unpacked once
+    assert capsys.readouterr().out.count(" -> ") == 1
+    assert (folder / "files" / "a.bin").read_bytes() == payload
+    assert pack_folder(folder, into=tmp_path, volume_bytes=10**6) == [tmp_path / "demo.tar.gz"]  # fits: whole
 
 
 @pytest.mark.parametrize("name", ["results/carried/demo/../../../outside.txt", "outside.txt", "results/demo/a.txt"])

@@ -2,18 +2,22 @@
 finish and carried again where they do not, each packed into one archive to bring back.
 
 Made for a lent machine (``make gpu-sitting``, benchmarks/README.md): it starts bare from a copy of the repository,
-is held for minutes, and gives back only a few files. What a run finished there travels back in
-``<pack>/<name>.tar.gz``, holding ``results/recorded/<name>/`` (the run finished: its record, the machine's GPU named
-in it) or ``results/carried/<name>/`` (the run goes on elsewhere: :mod:`enkcvs.runs.carry`); :func:`unpack` puts it
-back in the repository's root, a record retiring the run's carried folder, to be committed.
+is held for minutes, and gives back only a few files of a limited size. What a run finished there travels back in
+``<pack>/<name>.tar.gz`` (in volumes ``<name>.tar.gz.1``, ``.2``, ... where it exceeds the size a file may have),
+holding ``results/recorded/<name>/`` (the run finished: its record, the machine's GPU named in it) or
+``results/carried/<name>/`` (the run goes on elsewhere: :mod:`enkcvs.runs.carry`); :func:`unpack` puts it back in the
+repository's root, a record retiring the run's carried folder, to be committed.
 ``python -m enkcvs.runs.sitting --run NAME CONFIG [FIRST ...] --seconds S --pack DIR`` (``--run`` repeated: the runs
 one after the other, all within the ``S`` seconds); ``--unpack ARCHIVE ...`` puts archives back in place.
 """
 
 import argparse
+import os
+import re
 import shutil
 import sys
 import tarfile
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,13 +28,46 @@ from enkcvs.runs.recorded import run_and_record
 from enkcvs.runs.views.provenance import RUN_HOMES
 
 
-def pack_folder(folder: Path, *, into: Path) -> Path:
+VOLUME = re.compile(r"(?P<archive>.+\.tar\.gz)\.(?P<number>\d+)")
+
+
+def pack_folder(folder: Path, *, into: Path, volume_bytes: int | None = None) -> list[Path]:
     """``into/<folder's name>.tar.gz`` holding ``folder`` under its path relative to the working directory (so it
-    unpacks in place in the repository's root); written whole or not at all."""
+    unpacks in place in the repository's root), written whole or not at all; where it exceeds ``volume_bytes``, cut
+    into the volumes ``<name>.tar.gz.1``, ``.2``, ... of at most that size instead. Returns the files written."""
     archive = into / f"{folder.name}.tar.gz"
     with atomic_path(archive) as tmp, tarfile.open(tmp, "w:gz") as tar:
         tar.add(folder, arcname=str(folder))
-    return archive
+    if volume_bytes is None or archive.stat().st_size <= volume_bytes:
+        return [archive]
+    volumes = []
+    with open(archive, "rb") as whole:
+        while chunk := whole.read(volume_bytes):
+            volumes.append(archive.with_name(f"{archive.name}.{len(volumes) + 1}"))
+            with atomic_path(volumes[-1]) as tmp:
+                tmp.write_bytes(chunk)
+    archive.unlink()
+    return volumes
+
+
+def _joined(archive: Path) -> Path:
+    """The archive itself, or, for its first volume (``<name>.tar.gz.1``), the volumes beside it joined into one
+    temporary file (the caller removes it). Raises ``ValueError`` for a later volume, which its first one brings."""
+    volume = VOLUME.fullmatch(archive.name)
+    if volume is None:
+        return archive
+    if volume["number"] != "1":
+        raise ValueError(f"{archive} is volume {volume['number']} of {volume['archive']}: unpack its volume 1, "
+                         "which brings the others beside it")
+    handle, name = tempfile.mkstemp(suffix=".tar.gz")  # not beside the volumes: their folder may be read-only
+    os.close(handle)
+    joined = Path(name)
+    with open(joined, "wb") as whole:
+        number = 1
+        while (part := archive.with_name(f"{volume['archive']}.{number}")).is_file():
+            whole.write(part.read_bytes())
+            number += 1
+    return joined
 
 
 def _run_folder(members: list[tarfile.TarInfo], *, homes: tuple[Path, ...]) -> Path | None:
@@ -47,11 +84,24 @@ def unpack(archive: PathLike) -> Path:
     folder. Raises ``ValueError``, before writing anything, for an archive that holds anything but one run's folder
     under ``results/recorded/`` or ``results/carried/`` (a link, a path out of it)."""
     homes = (Path(RUN_HOMES[0]), Path(CARRIED_HOME))
+    joined = _joined(Path(archive))
+    try:
+        folder = _unpack_whole(joined, name=archive, homes=homes)
+    finally:
+        if joined != Path(archive):
+            joined.unlink()
+    if folder.parent == homes[0]:
+        shutil.rmtree(homes[1] / folder.name, ignore_errors=True)
+    return folder
+
+
+def _unpack_whole(archive: Path, *, name: PathLike, homes: tuple[Path, ...]) -> Path:
+    """:func:`unpack` of one whole archive (``name``: what the messages call it)."""
     with tarfile.open(archive) as tar:
         members = tar.getmembers()
         folder = _run_folder(members, homes=homes)
         if folder is None:
-            raise ValueError(f"{archive} holds {sorted(member.name for member in members)[:3]}..., not one run's "
+            raise ValueError(f"{name} holds {sorted(member.name for member in members)[:3]}..., not one run's "
                              "folder under results/recorded/ or results/carried/: unpack only what `make gpu-sitting` "
                              "packed")
         with atomic_folder(folder) as staging:
@@ -61,25 +111,32 @@ def unpack(archive: PathLike) -> Path:
                     target.parent.mkdir(parents=True, exist_ok=True)
                     with tar.extractfile(member) as source, open(target, "wb") as copy:
                         shutil.copyfileobj(source, copy)
-    if folder.parent == homes[0]:
-        shutil.rmtree(homes[1] / folder.name, ignore_errors=True)
     return folder
 
 
+def _over(pack: Path, *, max_bytes: int | None, max_files: int | None) -> bool:
+    """Whether the files in ``pack`` exceed what the machine gives back (in bytes, in files)."""
+    files = [path for path in pack.iterdir() if path.is_file()]
+    return ((max_bytes is not None and sum(path.stat().st_size for path in files) > max_bytes)
+            or (max_files is not None and len(files) > max_files))
+
+
 def sit(*, runs: Sequence[Sequence[str]], seconds: float, cores: str, snakemake: str, pack: Path,
-        max_archive_bytes: int | None = None) -> list[dict]:
+        max_archive_bytes: int | None = None, max_pack_bytes: int | None = None,
+        max_pack_files: int | None = None) -> list[dict]:
     """Go on with each run of ``runs`` (``[name, configfile, *first targets]``) in turn, all within ``seconds``:
     restore its carried folder where there is one, run it (:func:`enkcvs.runs.recorded.run_and_record`, the first
     targets built first) until it finishes, and is recorded, or the time is up, and what it finished is carried
-    (:func:`enkcvs.runs.carry.save_run`); then pack the record or the carried folder into ``pack``. A carried run
-    whose archive exceeds ``max_archive_bytes`` is packed again without its epoch checkpoints
-    (:func:`enkcvs.runs.carry.drop_checkpoints`), the outcome saying so. A run whose turn comes after the time is up
-    is left as it was. Returns per run its name, outcome and archive."""
+    (:func:`enkcvs.runs.carry.save_run`); then pack the record or the carried folder into ``pack``, in volumes of at
+    most ``max_archive_bytes`` (:func:`pack_folder`). Where a carried run's archive takes ``pack`` over
+    ``max_pack_bytes`` or ``max_pack_files`` (what the machine gives back, with whatever else ``pack`` holds), it is
+    packed again without its epoch checkpoints (:func:`enkcvs.runs.carry.drop_checkpoints`), the outcome saying so. A
+    run whose turn comes after the time is up is left as it was. Returns per run its name, outcome and archives."""
     deadline = time.monotonic() + seconds
     outcomes = []
     for name, configfile, *first in runs:
         if time.monotonic() >= deadline:
-            outcomes.append({"name": name, "outcome": "not started: the time was up", "archive": None})
+            outcomes.append({"name": name, "outcome": "not started: the time was up", "archives": []})
             continue
         if (Path(CARRIED_HOME) / name / "manifest.json").is_file():
             restore_run(name=name, snakemake=[snakemake], configfile=configfile, cores=cores)
@@ -87,18 +144,22 @@ def sit(*, runs: Sequence[Sequence[str]], seconds: float, cores: str, snakemake:
                                 first=[first] if first else [], deadline=deadline)
         if record is not None:
             outcomes.append({"name": name, "outcome": "finished and recorded",
-                             "archive": str(pack_folder(record, into=pack))})
+                             "archives": pack_folder(record, into=pack, volume_bytes=max_archive_bytes)})
             continue
         try:
             carried = save_run(name=name, snakemake=[snakemake], configfile=configfile)
         except FileNotFoundError as error:  # nothing finished: the carried folder, if any, is still the right one
-            outcomes.append({"name": name, "outcome": f"stopped at the time limit; {error}", "archive": None})
+            outcomes.append({"name": name, "outcome": f"stopped at the time limit; {error}", "archives": []})
             continue
-        archive, outcome = pack_folder(carried, into=pack), "stopped at the time limit and carried"
-        if max_archive_bytes is not None and archive.stat().st_size > max_archive_bytes:
+        archives = pack_folder(carried, into=pack, volume_bytes=max_archive_bytes)
+        outcome = "stopped at the time limit and carried"
+        if _over(pack, max_bytes=max_pack_bytes, max_files=max_pack_files):
+            for archive in archives:
+                archive.unlink()
             dropped = drop_checkpoints(carried)
-            archive, outcome = pack_folder(carried, into=pack), f"{outcome} without its {dropped} epoch checkpoints"
-        outcomes.append({"name": name, "outcome": outcome, "archive": str(archive)})
+            archives = pack_folder(carried, into=pack, volume_bytes=max_archive_bytes)
+            outcome = f"{outcome} without its {dropped} epoch checkpoints"
+        outcomes.append({"name": name, "outcome": outcome, "archives": archives})
     return outcomes
 
 
@@ -116,10 +177,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--snakemake", default=str(beside) if beside.exists() else shutil.which("snakemake"))
     parser.add_argument("--pack", type=Path, help="the folder the archives are written to")
     parser.add_argument("--max-archive-mib", type=float, default=None,
-                        help="a carried run's archive above this is packed again without its epoch checkpoints")
+                        help="an archive above this is cut into volumes of this size")
+    parser.add_argument("--max-pack-mib", type=float, default=None,
+                        help="a carried run whose archive takes --pack above this is packed without its epoch "
+                             "checkpoints")
+    parser.add_argument("--max-pack-files", type=int, default=None,
+                        help="likewise for the number of files in --pack")
     args = parser.parse_args(argv)
     if args.unpack:
-        for archive in args.unpack:
+        later = {path for path in args.unpack if (volume := VOLUME.fullmatch(path.name)) and volume["number"] != "1"
+                 and path.with_name(f"{volume['archive']}.1") in args.unpack}  # its volume 1 brings it
+        for archive in [path for path in args.unpack if path not in later]:
             try:
                 print(f"{archive} -> {unpack(archive)}")
             except (OSError, tarfile.TarError, ValueError) as error:
@@ -135,10 +203,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seconds {args.seconds}: give a positive number of seconds")
     if args.pack is None or not args.pack.is_dir():
         parser.error(f"--pack {args.pack}: give a folder that exists")
-    limit = None if args.max_archive_mib is None else int(args.max_archive_mib * 2**20)
+    mib = {name: None if value is None else int(value * 2**20)
+           for name, value in (("archive", args.max_archive_mib), ("pack", args.max_pack_mib))}
     for outcome in sit(runs=args.run, seconds=args.seconds, cores=args.cores, snakemake=args.snakemake,
-                       pack=args.pack, max_archive_bytes=limit):
-        print(f"{outcome['name']}: {outcome['outcome']}" + (f" -> {outcome['archive']}" if outcome["archive"] else ""))
+                       pack=args.pack, max_archive_bytes=mib["archive"], max_pack_bytes=mib["pack"],
+                       max_pack_files=args.max_pack_files):
+        archives = ", ".join(map(str, outcome["archives"]))
+        print(f"{outcome['name']}: {outcome['outcome']}" + (f" -> {archives}" if archives else ""))
     return 0
 
 
