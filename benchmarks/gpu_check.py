@@ -48,8 +48,8 @@ def tiny_workflow(*, workdir: Path, gpu: bool, quick: bool, parallel_jobs: int) 
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"the tiny workflow failed ({' '.join(command)}):\n{done.stderr[-3000:]}")
-    devices = [epoch_device(line) for log in (workdir / "logs").rglob("*.log") for line in log.read_text().splitlines()]
-    devices = [device for device in devices if device is not None]
+    lines = [line for log in (workdir / "logs").rglob("*.log") for line in log.read_text().splitlines()]
+    devices = [device for device in map(epoch_device, lines) if device is not None]
     table2 = workdir / "results" / "report" / "table2.csv"
     return {
         "config": config,

