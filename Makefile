@@ -7,10 +7,10 @@ BIN := $(VENV)/bin
 
 $(BIN)/.installed: requirements.lock requirements-nodeps.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.lock
-	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements-nodeps.lock
-	$(BIN)/python -m pip install --quiet --no-deps --editable .
+	$(BIN)/python -m pip install --quiet --no-cache-dir --upgrade pip
+	$(BIN)/python -m pip install --quiet --no-cache-dir -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-cache-dir --no-deps --require-hashes -r requirements-nodeps.lock
+	$(BIN)/python -m pip install --quiet --no-cache-dir --no-deps --editable .
 	touch $@
 
 run: $(BIN)/.installed

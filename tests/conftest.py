@@ -5,6 +5,7 @@ outside the repository. Factories are exposed as fixtures that return callables 
 tests can build several variants without importing from ``conftest``.
 """
 
+import atexit
 import functools
 import importlib.metadata
 import json
@@ -23,9 +24,13 @@ import pandas as pd
 import pytest
 import yaml
 
-# bf16 probe decisions (enkcvs.training.precision) of this test session, Snakemake's jobs included, stay out of
-# ~/.cache.
-os.environ["ENKCVS_CACHE_DIR"] = tempfile.mkdtemp(prefix="enkcvs-test-cache-")
+# bf16 probe decisions (enkcvs.training.precision) and torch.compile's kernels of this test session, Snakemake's
+# jobs and the benchmarks' subprocesses included, stay out of ~/.cache and /tmp/torchinductor_*, and go with the
+# session: a CI machine's disk is not ours to fill.
+_SESSION_CACHE = tempfile.mkdtemp(prefix="enkcvs-test-cache-")
+os.environ["ENKCVS_CACHE_DIR"] = _SESSION_CACHE
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_SESSION_CACHE, "torchinductor")
+atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)
 
 
 def _make_labels(*, seed: int, n_per_class: int | Sequence[int], num_classes: int) -> np.ndarray:
