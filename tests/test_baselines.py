@@ -332,12 +332,12 @@ def test_co_teaching_refuses_mixup_naming_the_key():
 @pytest.mark.parametrize(
     ("method", "options", "message"),
     [
-        ("sl", {"alpha": 0.1}, r"method 'sl' takes options \['alpha', 'beta'\] and optionally \['mixup'\]: "
-                               r"missing \['beta'\]"),
-        ("gce", {"q": 0.7, "alpha": 1}, r"method 'gce' takes options \['q'\] and optionally \['mixup'\]: "
+        ("sl", {"alpha": 0.1}, r"method 'sl' takes options \['alpha', 'beta'\] and optionally "
+                               r"\['mixup', 'test_curve'\]: missing \['beta'\]"),
+        ("gce", {"q": 0.7, "alpha": 1}, r"method 'gce' takes options \['q'\] and optionally \['mixup', 'test_curve'\]: "
                                         r"unknown \['alpha'\]"),
         ("coteaching", {"forget_rate": 0.2}, r"missing \['warmup_epochs'\]"),
-        ("ce", {"q": 0.7}, r"method 'ce' takes options \[\] and optionally \['mixup'\]: unknown \['q'\]"),
+        ("ce", {"q": 0.7}, r"method 'ce' takes options \[\] and optionally \['mixup', 'test_curve'\]: unknown \['q'\]"),
         ("enkcvs", {"gamma": 0.2}, r"method 'enkcvs' takes options \[\]: unknown \['gamma'\]"),
         ("enkcvs", {"mixup": False}, r"unknown \['mixup'\]"),
         ("dividemix", {}, r"unknown method 'dividemix'"),
@@ -446,6 +446,19 @@ def test_train_final_records_the_baselines_options(tiny_inputs, method, options)
     assert result["method"] == method and result["options"] == options
     assert result["train_samples"] == 60 and result["gamma"] is None
     assert 0.0 <= result["test_accuracy"] <= 1.0 and math.isfinite(result["final_train_loss"])
+
+
+@pytest.mark.parametrize(("method", "options"), [("ce", {}), ("coteaching", {"forget_rate": 0.2, "warmup_epochs": 1})])
+def test_train_final_records_a_test_curve_ending_at_its_test_accuracy_only_when_asked(tiny_inputs, method, options):
+    curved, plain = tiny_inputs / f"{method}-curve.json", tiny_inputs / f"{method}.json"
+    _train_final(tiny_inputs, method, {**options, "test_curve": True}, curved)
+    _train_final(tiny_inputs, method, options, plain)
+    curve, result = read_json(curved), read_json(plain)
+    assert "test_accuracy_by_epoch" not in result
+    assert len(curve["test_accuracy_by_epoch"]) == STEP_RECIPE["epochs"]
+    # The last epoch is the one kept, scored on the same test set, and the curve changed no weight.
+    assert curve["test_accuracy_by_epoch"][-1] == curve["test_accuracy"] == result["test_accuracy"]
+    assert curve["final_train_loss"] == result["final_train_loss"]
 
 
 def test_train_final_without_options_records_none_given(tiny_inputs):

@@ -83,6 +83,36 @@ def test_a_killed_training_resumes_after_its_last_epoch_bit_identical(name, tmp_
                 assert torch.equal(got.state_dict()[key], tensor), key
 
 
+@pytest.mark.parametrize("name", ["sgd, mixup", "co-teaching"])
+def test_a_curve_changes_no_weight_and_resumes_with_its_history(name, tmp_path, make_separable_images,
+                                                                 kill_after_epoch):
+    recipe, extra = TRAININGS[name]
+    x, targets, validation = _data(make_separable_images)
+    arguments = dict(recipe=recipe, x=x, targets=targets, seed=5, validation=validation, device=CPU, **extra)
+    without = train_model(**arguments)
+    curve_data = (x[24:72], targets[24:72].argmax(1))
+    with_curve = train_model(**arguments, curve=curve_data)
+    disarm = kill_after_epoch(2)
+    with pytest.raises(Killed):
+        train_model(**arguments, curve=curve_data, resume=tmp_path / "c.resume.pt")
+    disarm()
+    resumed = train_model(**arguments, curve=curve_data, resume=tmp_path / "c.resume.pt")
+
+    assert without.curve_accuracy == [] and len(with_curve.curve_accuracy) == recipe.epochs
+    assert with_curve.train_loss == without.train_loss
+    assert with_curve.validation_accuracy == without.validation_accuracy
+    for key, tensor in without.model.state_dict().items():
+        assert torch.equal(with_curve.model.state_dict()[key], tensor), key
+    assert resumed.curve_accuracy == with_curve.curve_accuracy
+    # A checkpoint written without a curve is not taken up by a training with one (its history would lack epochs).
+    disarm = kill_after_epoch(2)
+    with pytest.raises(Killed):
+        train_model(**arguments, resume=tmp_path / "plain.resume.pt")
+    disarm()
+    assert train_model(**arguments, curve=curve_data, resume=tmp_path / "plain.resume.pt").curve_accuracy == \
+        with_curve.curve_accuracy
+
+
 def test_a_checkpoint_of_another_training_is_not_resumed(tmp_path, make_separable_images, kill_after_epoch, caplog):
     recipe, _ = TRAININGS["sgd, mixup"]
     x, targets, validation = _data(make_separable_images)

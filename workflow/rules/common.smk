@@ -108,6 +108,12 @@ def get_baseline_options(wildcards):
     return canonical({key: value for key, value in options.items() if key != "schedule"})
 
 
+def curve_methods(dataset):
+    """The configured methods of ``dataset`` whose options ask for a clean test curve."""
+    baselines = DATASETS[dataset]["baselines"]
+    return [method for method in config["methods"] if baselines.get(method, {}).get("test_curve", False)]
+
+
 def get_recipe(wildcards):
     """The wildcard dataset's training recipe, as a training job's params: a recipe field added later appears only
     where it is set (:func:`enkcvs.training.recipe.recipe_params`), so that adding it retrains nothing."""
@@ -282,8 +288,8 @@ def selects():
 def get_final_output():
     """Table 3 and the dataset summary always; the noise table, the training jobs' time and memory and the
     confident-learning comparison when some run injects noise (runs on 'real' noise have no true labels to score),
-    Table 1 and the theory figure when it also selects; Table 2 (and the ablation ladder when asked for) when such a
-    run also has a test set; Figure 1 when enabled; label issues of the datasets that ask for them and of the
+    Table 1 and the theory figure when it also selects; Table 2 (the ablation ladder and the clean test curves when
+    asked for) when such a run also has a test set; Figure 1 when enabled; label issues of the datasets that ask for them and of the
     user's own OOF sets."""
     outputs = [*rules.table3.output, *rules.dataset_summary.output]
     if main_settings(real=False):
@@ -292,6 +298,8 @@ def get_final_output():
             outputs += [*rules.table1.output, *rules.theory_figure.output]
     if evaluated(main_settings(real=False)):
         outputs += rules.table2.output
+        if get_test_curve_results(None):
+            outputs += rules.test_curves.output
         if config["ablation"]:
             outputs += rules.ablation.output
     if SENSITIVITY["enabled"]:

@@ -1,7 +1,7 @@
 # Seconds of pandas and matplotlib each: on a cluster they run in the Snakemake process, not through the queue.
 localrules:
     table1, table2, table3, ablation, dataset_summary, noise_table, sensitivity_figure, theory_figure,
-    resource_usage,
+    test_curves, resource_usage,
 
 
 rule table1:
@@ -150,6 +150,26 @@ rule theory_figure:
         "../../envs/report.yaml"
     script:
         "../scripts/theory_figure.py"
+
+
+rule test_curves:
+    input:
+        results=get_test_curve_results,
+    output:
+        png=report("results/report/test_curves.png", caption="../report/test_curves.rst", category="Figures"),
+        pdf="results/report/test_curves.pdf",
+        markdown="results/report/test_curves.md",
+        csv=report("results/report/test_curves.csv", caption="../report/test_curves.rst", category="Tables"),
+    log:
+        "logs/report/test_curves.log",
+    params:
+        dpi=config["report"]["dpi"],
+        decimals=config["report"]["decimals"],
+        paper_names=get_paper_names,
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/test_curves.py"
 
 
 rule resource_usage:

@@ -28,6 +28,14 @@ def get_table2_results(wildcards):
     return final_outputs(config["methods"], evaluated(main_settings(real=False)), main_point)
 
 
+def get_test_curve_results(wildcards):
+    """The final models that record a clean test curve: the configured baselines whose dataset's options ask for one
+    (``baselines.<method>.test_curve``), at every main setting with known true labels and a test set."""
+    return [path for dataset in DATASETS
+            for path in final_outputs(curve_methods(dataset),
+                                      [s for s in evaluated(main_settings(real=False)) if s[0] == dataset], main_point)]
+
+
 def get_ablation_results(wildcards):
     """Every rung of the ablation ladder, for every main setting with known true labels and a test set."""
     return final_outputs(ABLATION_LADDER, evaluated(main_settings(real=False)), main_point)

@@ -126,6 +126,38 @@ def theory_figure(metrics: pd.DataFrame, *, png: PathLike, pdf: PathLike, dpi: i
     plt.close(figure)
 
 
+def test_curve_figure(curves: pd.DataFrame, summary: pd.DataFrame, *, png: PathLike, pdf: PathLike,
+                      dpi: int) -> None:
+    """Clean test accuracy per epoch of each final model with a curve (:func:`enkcvs.report.curves.test_curve_table`),
+    a panel per dataset and noise setting, a line per method and seed, and the paper's cell of each method
+    (``summary``'s ``published``, :func:`enkcvs.report.curves.curve_summary`) dashed in its colour."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    settings = list(curves.groupby(["dataset", "noise_kind", "noise_rate"], sort=True).groups)
+    figure, axes = plt.subplots(1, len(settings), figsize=(5.5 * len(settings), 4.2), squeeze=False)
+    colours = {method: f"C{index}" for index, method in enumerate(dict.fromkeys(curves["method"]))}
+    for ax, (dataset, kind, rate) in zip(axes[0], settings):
+        panel = curves[(curves["dataset"] == dataset) & (curves["noise_kind"] == kind) & (curves["noise_rate"] == rate)]
+        for (method, seed), line in panel.groupby(["method", "seed"], sort=True):
+            ax.plot(line["epoch"], line["test_accuracy"], color=colours[method], label=f"{method}, seed {seed}")
+        cells = summary[(summary["dataset"] == dataset) & (summary["noise_kind"] == kind)
+                        & (summary["noise_rate"] == rate)].drop_duplicates("method")
+        for cell in cells.dropna(subset="published").itertuples():
+            ax.axhline(cell.published, color=colours[cell.method], linestyle="--", linewidth=1,
+                       label=f"{cell.method}, the paper's cell")
+        ax.set_title(f"{dataset}, {kind} {rate:g}")
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("clean test accuracy (%)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+    figure.tight_layout()
+    save_figure(figure, png=png, pdf=pdf, dpi=dpi)
+    plt.close(figure)
+
+
 def _family(method: str) -> str:
     """A comparison method without its "(mean of M)" suffix: the colour it shares with its single-iteration twin."""
     return re.sub(r" \(mean of \d+\)$", "", method)

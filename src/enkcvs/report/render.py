@@ -8,8 +8,9 @@ live here, beside the one call that writes each of them.
 
 from enkcvs.data.datasets import load_dataset
 from enkcvs.io import PathLike, atomic_path, read_table
+from enkcvs.report.curves import curve_summary, test_curve_table
 from enkcvs.report.dataset_summary import dataset_summary, describe_dataset
-from enkcvs.report.figures import comparison_figure, sensitivity_figure, theory_figure
+from enkcvs.report.figures import comparison_figure, sensitivity_figure, test_curve_figure, theory_figure
 from enkcvs.report.paper_table1 import compare_table1, format_table1
 from enkcvs.report.paper_table2 import compare_table2, format_table2
 from enkcvs.report.paper_table3 import table3
@@ -84,6 +85,30 @@ def render_table2(
         readable_latex=format_table2(comparison, decimals=decimals, bold="latex"),
         caption=TABLE2_CAPTION, group_rows=True,
     )
+
+
+TEST_CURVES_CAPTION = (
+    "Clean test accuracy (%) of final models after every epoch (datasets.<d>.baselines.<method>.test_curve; the "
+    "whole curve in test_curves.csv and test_curves.png): its peak and the first epoch reaching it, and the last "
+    "epoch's, the model kept and the one Table 2 reports, beside the paper's Table 2 cell. The curve is only recorded: "
+    "the test set chooses nothing, and a model picked by it would not be a result."
+)
+
+
+def render_test_curves(
+    *, results: list[PathLike], paper_names: dict[str, str | None], markdown: PathLike, csv: PathLike,
+    png: PathLike, pdf: PathLike, dpi: int, decimals: int
+) -> None:
+    """The clean test curves of the final models that record one (:mod:`enkcvs.report.curves`): every epoch as CSV,
+    the peak and last epoch per model beside the paper's cell as Markdown, and the curves as a figure."""
+    curves = test_curve_table(collect_records(results))
+    summary = curve_summary(curves, paper_names=paper_names)
+    test_curve_figure(curves, summary, png=png, pdf=pdf, dpi=dpi)
+    with atomic_path(csv) as tmp:
+        curves.to_csv(tmp, index=False)
+    with atomic_path(markdown) as tmp:
+        table = summary.to_markdown(index=False, floatfmt=f".{decimals}f")
+        tmp.write_text(f"{table}\n\n{TEST_CURVES_CAPTION}\n")
 
 
 def render_ablation(

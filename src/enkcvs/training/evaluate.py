@@ -1,5 +1,5 @@
-"""A network evaluated: class probabilities for inputs, and the epoch whose weights a training keeps, by accuracy on
-noisy validation labels (Appendix, Eq. para_val)."""
+"""A network evaluated: class probabilities for inputs, the epoch whose weights a training keeps, by accuracy on
+noisy validation labels (Appendix, Eq. para_val), and a curve of accuracy on a labelled set that is only recorded."""
 
 import copy
 
@@ -41,6 +41,32 @@ def predict_proba(
     return torch.cat(probabilities).float().cpu().numpy()
 
 
+def labelled_accuracy(model: nn.Module, data: tuple[Inputs | torch.Tensor, np.ndarray], *, device: torch.device,
+                      workers: int, bf16: bool) -> float:
+    """The share of ``data`` (inputs (V, ...), labels (V,)) whose label is ``model``'s most probable class."""
+    inputs, labels = data
+    predicted = predict_proba(model, inputs, device=device, workers=workers, bf16=bf16)
+    return float(np.mean(predicted.argmax(1) == labels))
+
+
+class EpochCurve:
+    """Network 1's accuracy on a labelled set after every epoch, only recorded: nothing is chosen by it and no weights
+    are kept (a final model's clean test curve, ``baselines.<method>.test_curve``). Scoring runs in eval mode and
+    draws no random numbers, so a training with a curve ends with the same weights as one without."""
+
+    def __init__(self, data: tuple[Inputs, np.ndarray], *, device: torch.device, workers: int, bf16: bool):
+        if isinstance(data[0], np.ndarray):
+            data = (resident(data[0], device), data[1])  # uploaded once, evaluated every epoch
+        self.data, self.device, self.workers, self.bf16 = data, device, workers, bf16
+        self.history: list[float] = []
+
+    def update(self, models: list[nn.Module]) -> float:
+        """Score network 1 after an epoch, append and return its accuracy."""
+        self.history.append(labelled_accuracy(models[0], self.data, device=self.device, workers=self.workers,
+                                              bf16=self.bf16))
+        return self.history[-1]
+
+
 class BestEpoch:
     """The noisy-validation accuracy of every epoch, and the weights of the best one (Appendix, Eq. para_val): the
     first epoch with the highest accuracy of network 1. Without validation data, the last epoch's weights are kept."""
@@ -59,9 +85,8 @@ class BestEpoch:
         returns the accuracy (None without validation data)."""
         if self.validation is None:
             return None
-        inputs, labels = self.validation
-        predicted = predict_proba(models[0], inputs, device=self.device, workers=self.workers, bf16=self.bf16)
-        accuracy = float(np.mean(predicted.argmax(1) == labels))
+        accuracy = labelled_accuracy(models[0], self.validation, device=self.device, workers=self.workers,
+                                     bf16=self.bf16)
         self.history.append(accuracy)
         if accuracy > self._best_accuracy:
             self._best_accuracy, self.best_epoch = accuracy, epoch

@@ -50,12 +50,13 @@ METHOD_OPTIONS = {
     "gce": ("q",),
     "coteaching": ("forget_rate", "warmup_epochs"),
 }
-#: Options a method may be given, with their defaults: the baselines train without mixup unless told to.
+#: Options a method may be given, with their defaults: the baselines train without mixup unless told to, and record
+#: a clean test curve only when told to.
 OPTIONAL_OPTIONS = {
-    "ce": {"mixup": False},
-    "sl": {"mixup": False},
-    "gce": {"mixup": False},
-    "coteaching": {"ramp": "auto", "mixup": False},
+    "ce": {"mixup": False, "test_curve": False},
+    "sl": {"mixup": False, "test_curve": False},
+    "gce": {"mixup": False, "test_curve": False},
+    "coteaching": {"ramp": "auto", "mixup": False, "test_curve": False},
 }
 
 
@@ -67,6 +68,7 @@ class FinalTraining:
     loss: str = "ce"  # name in enkcvs.method.losses.make_loss
     loss_params: dict[str, float] = field(default_factory=dict)
     co_teaching: CoTeaching | None = None
+    test_curve: bool = False  # record the clean test accuracy after every epoch (only recorded)
 
     def train_model_arguments(self) -> dict[str, Any]:
         """The keyword arguments of :func:`enkcvs.training.train.train_model` besides the recipe."""
@@ -88,8 +90,9 @@ def final_training(*, method: str, options: dict[str, Any]) -> FinalTraining:
 
     ``sl`` {alpha, beta} and ``gce`` {q} give the loss; ``coteaching`` {forget_rate (a number, resolved), warmup_epochs,
     ramp} gives the co-teaching settings; ``ce``, ``sl``, ``gce`` and ``coteaching`` say through ``mixup`` whether
-    they mix (co-teaching cannot); :data:`MIXUP_METHODS` always mix, the others never. Unknown methods, missing and
-    unknown options, and mixup for co-teaching raise ``ValueError``.
+    they mix (co-teaching cannot) and through ``test_curve`` whether their clean test accuracy is recorded after every
+    epoch; :data:`MIXUP_METHODS` always mix, the others never. Unknown methods, missing and unknown options, and mixup
+    for co-teaching raise ``ValueError``.
     """
     if method not in METHOD_OPTIONS:
         raise ValueError(f"unknown method {method!r}; known methods: {list(METHODS)}")
@@ -103,16 +106,18 @@ def final_training(*, method: str, options: dict[str, Any]) -> FinalTraining:
         )
     options = {**optional, **options}
     mixup = bool(options["mixup"]) if "mixup" in options else method in MIXUP_METHODS
+    test_curve = bool(options.get("test_curve", False))
     if method in ("sl", "gce"):
-        return FinalTraining(mixup=mixup, loss=method, loss_params={name: float(options[name]) for name in required})
+        return FinalTraining(mixup=mixup, loss=method, loss_params={name: float(options[name]) for name in required},
+                             test_curve=test_curve)
     if method == "coteaching":
         if mixup:
             raise ValueError("co-teaching cannot train with mixup (baselines.coteaching.mixup: its small-loss ranking "
                              "needs each sample's own label): set it to false")
         co_teaching = CoTeaching(forget_rate=float(options["forget_rate"]), warmup_epochs=options["warmup_epochs"],
                                  ramp=options["ramp"])
-        return FinalTraining(mixup=False, co_teaching=co_teaching)
-    return FinalTraining(mixup=mixup)
+        return FinalTraining(mixup=False, co_teaching=co_teaching, test_curve=test_curve)
+    return FinalTraining(mixup=mixup, test_curve=test_curve)
 
 
 def resolve_forget_rate(value: float | str, *, noise: str, given: np.ndarray, true: np.ndarray) -> float:

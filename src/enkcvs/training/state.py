@@ -11,7 +11,7 @@ from torch import nn
 
 from enkcvs.io import PathLike
 from enkcvs.training.batches import Inputs
-from enkcvs.training.evaluate import BestEpoch
+from enkcvs.training.evaluate import BestEpoch, EpochCurve
 from enkcvs.training.recipe import Recipe
 from enkcvs.training.resume import EpochCheckpoint, training_key
 
@@ -55,16 +55,17 @@ def set_random_states(states: dict, *, device: torch.device, generator: torch.Ge
 
 
 def training_state(*, epoch: int, train_loss: list[float], step: int, models: list[nn.Module], optimizers: list,
-                   best: BestEpoch, randomness: dict) -> dict:
+                   best: BestEpoch, randomness: dict, curve: EpochCurve | None = None) -> dict:
     """Everything a training needs to go on after ``epoch`` (:func:`restore_training`)."""
-    return {"epoch": epoch, "train_loss": train_loss, "step": step, "best": best.state_dict(),
-            "models": [model.state_dict() for model in models],
-            "optimizers": [optimizer.state_dict() for optimizer in optimizers],
-            "random": random_states(**randomness)}
+    state = {"epoch": epoch, "train_loss": train_loss, "step": step, "best": best.state_dict(),
+             "models": [model.state_dict() for model in models],
+             "optimizers": [optimizer.state_dict() for optimizer in optimizers],
+             "random": random_states(**randomness)}
+    return state | ({"curve": curve.history} if curve is not None else {})
 
 
 def restore_training(saved: dict, *, models: list[nn.Module], optimizers: list, best: BestEpoch,
-                     randomness: dict) -> tuple[list[float], int, int]:
+                     randomness: dict, curve: EpochCurve | None = None) -> tuple[list[float], int, int]:
     """Load a :func:`training_state` into the training's parts; returns its loss history, optimizer steps and
     epochs done."""
     for model, optimizer, model_state, optimizer_state in zip(models, optimizers, saved["models"],
@@ -72,5 +73,7 @@ def restore_training(saved: dict, *, models: list[nn.Module], optimizers: list, 
         model.load_state_dict(model_state)
         optimizer.load_state_dict(optimizer_state)
     best.load_state_dict(saved["best"])
+    if curve is not None:
+        curve.history = list(saved["curve"])
     set_random_states(saved["random"], **randomness)
     return list(saved["train_loss"]), saved["step"], saved["epoch"]

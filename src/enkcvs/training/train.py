@@ -26,7 +26,7 @@ from enkcvs.rng import Purpose, derive_seed
 from enkcvs.training.allocator import keep_freed_memory
 from enkcvs.training.batches import Inputs, batch_source, input_shape, probe_batch, steps_per_epoch
 from enkcvs.training.device import default_device
-from enkcvs.training.evaluate import BestEpoch
+from enkcvs.training.evaluate import BestEpoch, EpochCurve
 from enkcvs.training.models import create_model
 from enkcvs.training.optimizer import recipe_optimizer
 from enkcvs.training.precision import autocast, resolve_bf16
@@ -45,6 +45,7 @@ class TrainingResult:
     best_epoch: int  # 1-based epoch whose weights were kept
     train_loss: list[float] = field(default_factory=list)  # mean batch loss per epoch (co-teaching: see train_model)
     validation_accuracy: list[float] = field(default_factory=list)  # against the noisy labels, per epoch
+    curve_accuracy: list[float] = field(default_factory=list)  # on train_model's ``curve`` data, per epoch (if given)
     peer: nn.Module | None = None  # co-teaching's second network (weights of the same kept epoch); None otherwise
     bf16: bool = False  # whether forward passes ran under bf16 autocast (recipe.bf16, "auto" resolved)
 
@@ -211,7 +212,7 @@ def _train_epochs(parts: dict, train_loss: list[float], *, done: int, step: int,
     """Epochs ``done + 1`` to ``recipe.epochs`` of :func:`train_model`'s ``parts`` (its networks, optimizers, best
     epoch and random generators), from optimizer step ``step`` on: each epoch's mean batch loss appended to
     ``train_loss`` and logged; the whole state saved to ``checkpoint`` after every epoch but the last."""
-    models, optimizers, best = parts["models"], parts["optimizers"], parts["best"]
+    models, optimizers, best, curve = parts["models"], parts["optimizers"], parts["best"], parts.get("curve")
     # A bar only in a terminal (disable=None: off when stderr is no TTY, e.g. a Snakemake log file).
     progress = tqdm(total=recipe.epochs, initial=done, desc="training", unit="epoch", disable=None, leave=False)
     for epoch in range(done + 1, recipe.epochs + 1):
@@ -225,6 +226,8 @@ def _train_epochs(parts: dict, train_loss: list[float], *, done: int, step: int,
         accuracy = best.update(models, epoch=epoch)
         _log_epoch(epoch, epochs=recipe.epochs, loss=train_loss[-1], accuracy=accuracy, samples=samples,
                    training_seconds=training_seconds, seconds=time.perf_counter() - started, device=device, bf16=bf16)
+        if curve is not None:
+            log.info("epoch %d/%d  curve accuracy %.4f (recorded only)", epoch, recipe.epochs, curve.update(models))
         progress.set_postfix_str(f"loss {train_loss[-1]:.4f}", refresh=False)
         progress.update()
         if checkpoint is not None and epoch < recipe.epochs:
@@ -244,6 +247,7 @@ def train_model(
     loss_params: dict[str, float] | None = None,
     co_teaching: CoTeaching | None = None,
     resume: PathLike | None = None,
+    curve: tuple[Inputs, np.ndarray] | None = None,
 ) -> TrainingResult:
     """Train a fresh model of ``recipe.model`` with a milestone lr schedule, and mixup when ``recipe.mixup_alpha``
     is set (which methods mix is decided per method: :func:`enkcvs.training.final.final_recipe`).
@@ -272,11 +276,14 @@ def train_model(
     resume : an epoch checkpoint file (:mod:`enkcvs.training.resume`): written after every epoch but the last, removed
         at the end; a training started again with the same arguments goes on after the epoch it holds, and ends with the
         same weights and history as one never interrupted. Inputs streamed from disk are not checkpointed.
+    curve : optional labelled data (inputs as ``x`` (C, ...), labels (C,)) scored after every epoch and only recorded
+        (:class:`enkcvs.training.evaluate.EpochCurve`): a final model's clean test curve. Training and the weights
+        kept are the same with and without it.
 
     Returns
     -------
-    The model (eval mode) with the kept weights, and the per-epoch history; with co-teaching, network 1 as ``model``
-    and network 2 (same kept epoch) as ``peer``.
+    The model (eval mode) with the kept weights, and the per-epoch history (``curve_accuracy`` with ``curve``); with
+    co-teaching, network 1 as ``model`` and network 2 (same kept epoch) as ``peer``.
     """
     device = device or default_device()
     if device.type == "cpu":
@@ -297,8 +304,11 @@ def train_model(
     randomness = {"device": device, "generator": batch_order, "rng": rng}
     checkpoint = epoch_checkpoint(resume, recipe=recipe, x=x, targets=targets, validation=validation, settings={
         "seed": seed, "loss": loss, "loss_params": loss_params, "bf16": bf16, "device": device.type,
-        "co_teaching": dataclasses.asdict(co_teaching) if co_teaching else None})
+        "co_teaching": dataclasses.asdict(co_teaching) if co_teaching else None,
+        **({"curve": True} if curve is not None else {})})  # absent without one: older checkpoints still resume
     parts = {"models": models, "optimizers": optimizers, "best": best, "randomness": randomness}
+    if curve is not None:
+        parts["curve"] = EpochCurve(curve, device=device, workers=recipe.loader_workers, bf16=bf16)
     train_loss, step, done = [], 0, 0
     if checkpoint is not None and (saved := checkpoint.load()) is not None:
         train_loss, step, done = restore_training(saved, **parts)
@@ -309,4 +319,5 @@ def train_model(
     best.restore(models)
     return TrainingResult(model=models[0], best_epoch=recipe.epochs if best.best_epoch is None else best.best_epoch,
                           train_loss=train_loss, validation_accuracy=best.history,
+                          curve_accuracy=parts["curve"].history if curve is not None else [],
                           peer=models[1] if co_teaching else None, bf16=bf16)

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from enkcvs.data.datasets import Dataset, load_dataset
+from enkcvs.data.datasets import load_dataset
 from enkcvs.io import PathLike, provenance, read_table, read_table_metadata, write_json
 from enkcvs.method.metrics import accuracy
 from enkcvs.rng import Purpose, derive_seed
@@ -34,7 +34,8 @@ def train_final(
     gpus: int = 0,
     allow_cpu_fallback: bool = False,
 ) -> None:
-    """Train a final model of ``method`` from scratch and write its clean test accuracy (last epoch) as JSON.
+    """Train a final model of ``method`` from scratch and write its clean test accuracy (last epoch) as JSON, with
+    the accuracy after every epoch (``test_accuracy_by_epoch``) where the method's ``test_curve`` option asks for it.
 
     ``options`` are the method's hyperparameters (see :func:`enkcvs.training.final.final_training`; co-teaching's
     ``forget_rate`` is resolved by :func:`enkcvs.training.final.resolve_forget_rate`), recorded in the JSON beside what
@@ -67,6 +68,7 @@ def train_final(
     recipe_ = final_recipe(Recipe.from_dict(recipe), training=training)
     log.info("%s: read %s and %s%s; training on %d samples, mixup alpha %s", method, dataset, labels,
              f" and {selection}" if selection else "", len(indices), recipe_.mixup_alpha)
+    test_inputs = subset_inputs(data, split_inputs(data, tokens, split="test"))
     result = train_model(
         recipe=recipe_,
         x=subset_inputs(data, split_inputs(data, tokens, split="train"), indices, train=True),
@@ -74,9 +76,12 @@ def train_final(
         seed=derive_seed(seed, Purpose.FINAL),
         device=device,
         resume=checkpoint_path(output),
+        curve=(test_inputs, data.y_test) if training.test_curve else None,
         **training.train_model_arguments(),
     )
-    test_accuracy = _test_accuracy(result, data=data, tokens=tokens, device=device, workers=recipe_.loader_workers)
+    test_accuracy = _test_accuracy(result, test_inputs=test_inputs, y_test=data.y_test, device=device,
+                                   workers=recipe_.loader_workers)
+    curve = {"test_accuracy_by_epoch": result.curve_accuracy} if training.test_curve else {}
     write_json(
         provenance(
             **{**provenance_fields, "method": method},
@@ -88,6 +93,7 @@ def train_final(
             train_samples=len(indices),
             test_accuracy=test_accuracy,
             final_train_loss=result.train_loss[-1],
+            **curve,
         ),
         output,
     )
@@ -108,11 +114,10 @@ def _resolved_options(options: dict[str, Any], *, labels: PathLike, given: np.nd
     return resolved
 
 
-def _test_accuracy(result, *, data: Dataset, tokens: PathLike | None, device, workers: int) -> float:
+def _test_accuracy(result, *, test_inputs, y_test: np.ndarray, device, workers: int) -> float:
     """The clean test accuracy of a training's model (:class:`enkcvs.training.train.TrainingResult`) on the dataset's
-    test split, predicted as it trained (bf16 or not)."""
+    test split (``test_inputs``, ``y_test``), predicted as it trained (bf16 or not)."""
     from enkcvs.training.evaluate import predict_proba
 
-    test_inputs = subset_inputs(data, split_inputs(data, tokens, split="test"))
     probabilities = predict_proba(result.model, test_inputs, device=device, workers=workers, bf16=result.bf16)
-    return accuracy(true=data.y_test, predicted=probabilities.argmax(axis=1))
+    return accuracy(true=y_test, predicted=probabilities.argmax(axis=1))
