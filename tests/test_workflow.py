@@ -163,6 +163,22 @@ def test_figures_are_rendered(tiny_run):
         assert (tiny_run / f"results/report/{name}.pdf").read_bytes()[:5] == b"%PDF-"
 
 
+def test_the_test_curves_end_at_the_test_accuracy_of_the_model_kept(tiny_run):
+    """CE asks for its curve in the tiny config (no other method does): an epoch per row, the last one the final
+    model's own accuracy, the paper's cell beside it."""
+    curves = pd.read_csv(tiny_run / "results/report/test_curves.csv")
+    assert set(curves["method"]) == {"ce"} and len(curves) == 2 * 2 * 3  # noise settings x seeds x epochs
+    for (kind, rate, seed), curve in curves.groupby(["noise_kind", "noise_rate", "seed"]):
+        result = read_json(tiny_run / f"results/final/digits/{kind}{rate:g}/seed{seed}/ce.json")
+        assert curve.sort_values("epoch")["test_accuracy"].tolist() == pytest.approx(
+            [100 * accuracy for accuracy in result["test_accuracy_by_epoch"]])
+        assert curve["epoch"].max() == 3 and curve.sort_values("epoch")["test_accuracy"].iloc[-1] == pytest.approx(
+            100 * result["test_accuracy"])
+    assert "test_accuracy_by_epoch" not in read_json(tiny_run / "results/final/digits/sym0.4/seed1/sl.json")
+    assert "| digits " in (tiny_run / "results/report/test_curves.md").read_text()
+    assert (tiny_run / "results/report/test_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_resource_table_counts_every_training_job_from_its_benchmark_file(tiny_run):
     table = pd.read_csv(tiny_run / "results/report/resources.csv").set_index("rule")
     benchmarks = tiny_run / "results/benchmarks"

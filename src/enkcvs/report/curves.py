@@ -12,7 +12,7 @@ from enkcvs.report.paper_table2 import compare_table2
 SETTING = ["dataset", "noise_kind", "noise_rate"]
 
 
-def test_curve_table(records: pd.DataFrame) -> pd.DataFrame:
+def epoch_curves(records: pd.DataFrame) -> pd.DataFrame:
     """The curves of final-model records (:func:`enkcvs.report.tables.collect_records` rows with
     ``test_accuracy_by_epoch``), long: ``dataset``, ``noise_kind``, ``noise_rate``, ``seed``, ``method``, ``epoch``
     (1-based), ``test_accuracy`` (%), ``source``."""
@@ -24,7 +24,7 @@ def test_curve_table(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def curve_summary(curves: pd.DataFrame, *, paper_names: Mapping[str, str | None]) -> pd.DataFrame:
-    """Per setting, seed and method of :func:`test_curve_table`: ``epochs``, the ``peak`` test accuracy (%) and the
+    """Per setting, seed and method of :func:`epoch_curves`: ``epochs``, the ``peak`` test accuracy (%) and the
     first epoch reaching it (``peak_epoch``), the ``last`` epoch's (what Table 2 reports), and the paper's Table 2
     cell (``published``; NaN where it has none)."""
     keys = [*SETTING, "seed", "method"]

@@ -128,7 +128,7 @@ def theory_figure(metrics: pd.DataFrame, *, png: PathLike, pdf: PathLike, dpi: i
 
 def test_curve_figure(curves: pd.DataFrame, summary: pd.DataFrame, *, png: PathLike, pdf: PathLike,
                       dpi: int) -> None:
-    """Clean test accuracy per epoch of each final model with a curve (:func:`enkcvs.report.curves.test_curve_table`),
+    """Clean test accuracy per epoch of each final model with a curve (:func:`enkcvs.report.curves.epoch_curves`),
     a panel per dataset and noise setting, a line per method and seed, and the paper's cell of each method
     (``summary``'s ``published``, :func:`enkcvs.report.curves.curve_summary`) dashed in its colour."""
     import matplotlib

@@ -8,7 +8,7 @@ live here, beside the one call that writes each of them.
 
 from enkcvs.data.datasets import load_dataset
 from enkcvs.io import PathLike, atomic_path, read_table
-from enkcvs.report.curves import curve_summary, test_curve_table
+from enkcvs.report.curves import curve_summary, epoch_curves
 from enkcvs.report.dataset_summary import dataset_summary, describe_dataset
 from enkcvs.report.figures import comparison_figure, sensitivity_figure, test_curve_figure, theory_figure
 from enkcvs.report.paper_table1 import compare_table1, format_table1
@@ -101,7 +101,7 @@ def render_test_curves(
 ) -> None:
     """The clean test curves of the final models that record one (:mod:`enkcvs.report.curves`): every epoch as CSV,
     the peak and last epoch per model beside the paper's cell as Markdown, and the curves as a figure."""
-    curves = test_curve_table(collect_records(results))
+    curves = epoch_curves(collect_records(results))
     summary = curve_summary(curves, paper_names=paper_names)
     test_curve_figure(curves, summary, png=png, pdf=pdf, dpi=dpi)
     with atomic_path(csv) as tmp:
