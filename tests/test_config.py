@@ -253,3 +253,17 @@ def test_the_full_mnist_row_records_are_mnist_full_with_every_method_on_its_defa
         full["datasets"]["mnist"].pop(key)
     full.pop("seeds"), full.pop("ablation")
     assert setting == full
+
+
+@pytest.mark.parametrize(("curve", "parent", "method"),
+                         [("mnist-full-sym0.8-ce-curve", "mnist-full-sym0.8", "ce"),
+                          ("mnist-full-coteaching-curve", "mnist-full-coteaching-actual", "coteaching")])
+def test_a_curve_record_retrains_one_method_of_its_parent_asking_for_its_curve(curve, parent, method):
+    """Its curve is of the parent record's model: the same data, labels, seed, recipe and options."""
+    child = yaml.safe_load((REPO / "config" / f"{curve}.yaml").read_text())
+    full = yaml.safe_load((REPO / "config" / f"{parent}.yaml").read_text())
+    (name, dataset), = child["datasets"].items()
+    parent_dataset = full["datasets"][name]
+    assert dataset.pop("baselines") == {method: {**parent_dataset.pop("baselines").get(method, {}), "test_curve": True}}
+    assert dataset == parent_dataset
+    assert (child["methods"], child["seeds"], child["ablation"]) == ([method], full["seeds"], False)
