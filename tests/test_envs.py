@@ -88,4 +88,4 @@ def test_packages_without_their_dependencies_are_pinned_by_hash_alike_for_make_a
         assert f'"{pin}"' in script, f"envs/data.post-deploy.sh installs another pin than {pin!r}"
     assert "pip install --no-deps --require-hashes -r" in script
     makefile = (REPO / "Makefile").read_text()
-    assert "pip install --quiet --no-deps --require-hashes -r requirements-nodeps.lock" in makefile
+    assert "pip install --quiet --no-cache-dir --no-deps --require-hashes -r requirements-nodeps.lock" in makefile

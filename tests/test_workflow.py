@@ -204,6 +204,11 @@ def test_training_logs_show_what_was_read_every_epoch_and_what_was_written(tiny_
         # training logs its malloc setting (enkcvs.training.allocator)
         lines = [line for line in (tiny_run / log).read_text().splitlines()
                  if "bf16 probe of" not in line and "glibc malloc" not in line]
+        curve = [line.split(": ")[0].split()[-1] for line in lines if "curve accuracy after epoch" in line]
+        lines = [line for line in lines if "curve accuracy after epoch" not in line]
+        # CE asks for its clean test curve in the tiny config: a line after each epoch's
+        asked = log.endswith("ce.log")
+        assert curve == ([f"{epoch}/{epochs}" for epoch in range(1, epochs + 1)] if asked else []), log
         assert "read results/data/digits.npz and results/noise/digits/sym0.4/seed1.parquet" in lines[0], log
         if log.startswith("logs/folds"):  # then the fold's split
             split = lines.pop(1)

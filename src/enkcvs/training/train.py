@@ -227,12 +227,27 @@ def _train_epochs(parts: dict, train_loss: list[float], *, done: int, step: int,
         _log_epoch(epoch, epochs=recipe.epochs, loss=train_loss[-1], accuracy=accuracy, samples=samples,
                    training_seconds=training_seconds, seconds=time.perf_counter() - started, device=device, bf16=bf16)
         if curve is not None:
-            log.info("epoch %d/%d  curve accuracy %.4f (recorded only)", epoch, recipe.epochs, curve.update(models))
+            log.info("curve accuracy after epoch %d/%d: %.4f (recorded only)", epoch, recipe.epochs,
+                     curve.update(models))
         progress.set_postfix_str(f"loss {train_loss[-1]:.4f}", refresh=False)
         progress.update()
         if checkpoint is not None and epoch < recipe.epochs:
             checkpoint.save(training_state(epoch=epoch, train_loss=train_loss, step=step, **parts))
     progress.close()
+
+
+def _training_parts(models: list[nn.Module], *, recipe: Recipe, validation: tuple[Inputs, np.ndarray] | None,
+                    curve: tuple[Inputs, np.ndarray] | None, device: torch.device, bf16: bool,
+                    generator: torch.Generator, rng: np.random.Generator) -> dict:
+    """What an epoch checkpoint of :func:`train_model` saves besides its history (:mod:`enkcvs.training.state`): the
+    networks, an optimizer each, the best epoch by ``validation``, the ``curve`` where one is asked for, and the random
+    generators."""
+    parts = {"models": models, "optimizers": [recipe_optimizer(recipe, model.parameters()) for model in models],
+             "best": BestEpoch(validation, device=device, workers=recipe.loader_workers, bf16=bf16),
+             "randomness": {"device": device, "generator": generator, "rng": rng}}
+    if curve is not None:
+        parts["curve"] = EpochCurve(curve, device=device, workers=recipe.loader_workers, bf16=bf16)
+    return parts
 
 
 def train_model(
@@ -277,8 +292,7 @@ def train_model(
         at the end; a training started again with the same arguments goes on after the epoch it holds, and ends with the
         same weights and history as one never interrupted. Inputs streamed from disk are not checkpointed.
     curve : optional labelled data (inputs as ``x`` (C, ...), labels (C,)) scored after every epoch and only recorded
-        (:class:`enkcvs.training.evaluate.EpochCurve`): a final model's clean test curve. Training and the weights
-        kept are the same with and without it.
+        (:class:`enkcvs.training.evaluate.EpochCurve`); training and the weights kept are the same without it.
 
     Returns
     -------
@@ -289,26 +303,21 @@ def train_model(
     if device.type == "cpu":
         keep_freed_memory()
     _check_training(recipe, x, loss=loss, loss_params=loss_params, co_teaching=co_teaching)
-    loss_function = losses.make_loss(loss, **(loss_params or {}))
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)  # mixup's lambda
     batch_order = torch.Generator(device="cpu").manual_seed(seed)  # batch order, augmentation, mixup partners
     models, bf16 = _new_networks(recipe, x, num_classes=targets.shape[1], seed=seed, device=device,
                                  co_teaching=co_teaching)
     epoch_batches = batch_source(x, targets, recipe=recipe, seed=seed, device=device, generator=batch_order)
-    best = BestEpoch(validation, device=device, workers=recipe.loader_workers, bf16=bf16)
-    optimizers = [recipe_optimizer(recipe, model.parameters()) for model in models]
-    batch_loss = _batch_loss(models, recipe=recipe, loss_function=loss_function, co_teaching=co_teaching,
-                             epoch_steps=steps_per_epoch(len(x), batch_size=recipe.batch_size), bf16=bf16,
-                             device=device, generator=batch_order, rng=rng)
-    randomness = {"device": device, "generator": batch_order, "rng": rng}
+    batch_loss = _batch_loss(models, recipe=recipe, loss_function=losses.make_loss(loss, **(loss_params or {})),
+                             co_teaching=co_teaching, epoch_steps=steps_per_epoch(len(x), batch_size=recipe.batch_size),
+                             bf16=bf16, device=device, generator=batch_order, rng=rng)
     checkpoint = epoch_checkpoint(resume, recipe=recipe, x=x, targets=targets, validation=validation, settings={
         "seed": seed, "loss": loss, "loss_params": loss_params, "bf16": bf16, "device": device.type,
         "co_teaching": dataclasses.asdict(co_teaching) if co_teaching else None,
         **({"curve": True} if curve is not None else {})})  # absent without one: older checkpoints still resume
-    parts = {"models": models, "optimizers": optimizers, "best": best, "randomness": randomness}
-    if curve is not None:
-        parts["curve"] = EpochCurve(curve, device=device, workers=recipe.loader_workers, bf16=bf16)
+    parts = _training_parts(models, recipe=recipe, validation=validation, curve=curve, device=device, bf16=bf16,
+                            generator=batch_order, rng=rng)
     train_loss, step, done = [], 0, 0
     if checkpoint is not None and (saved := checkpoint.load()) is not None:
         train_loss, step, done = restore_training(saved, **parts)
@@ -316,7 +325,7 @@ def train_model(
                   recipe=recipe, device=device, bf16=bf16, checkpoint=checkpoint)
     if checkpoint is not None:
         checkpoint.remove()
-    best.restore(models)
+    (best := parts["best"]).restore(models)
     return TrainingResult(model=models[0], best_epoch=recipe.epochs if best.best_epoch is None else best.best_epoch,
                           train_loss=train_loss, validation_accuracy=best.history,
                           curve_accuracy=parts["curve"].history if curve is not None else [],

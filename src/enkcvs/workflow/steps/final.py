@@ -81,7 +81,6 @@ def train_final(
     )
     test_accuracy = _test_accuracy(result, test_inputs=test_inputs, y_test=data.y_test, device=device,
                                    workers=recipe_.loader_workers)
-    curve = {"test_accuracy_by_epoch": result.curve_accuracy} if training.test_curve else {}
     write_json(
         provenance(
             **{**provenance_fields, "method": method},
@@ -93,7 +92,7 @@ def train_final(
             train_samples=len(indices),
             test_accuracy=test_accuracy,
             final_train_loss=result.train_loss[-1],
-            **curve,
+            **({"test_accuracy_by_epoch": result.curve_accuracy} if training.test_curve else {}),
         ),
         output,
     )
