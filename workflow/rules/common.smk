@@ -289,8 +289,8 @@ def get_final_output():
     """Table 3 and the dataset summary always; the noise table, the training jobs' time and memory and the
     confident-learning comparison when some run injects noise (runs on 'real' noise have no true labels to score),
     Table 1 and the theory figure when it also selects; Table 2 (the ablation ladder and the clean test curves when
-    asked for) when such a run also has a test set; Figure 1 when enabled; label issues of the datasets that ask for them and of the
-    user's own OOF sets."""
+    asked for) when such a run also has a test set; Figure 1 when enabled; label issues of the datasets that ask for
+    them and of the user's own OOF sets."""
     outputs = [*rules.table3.output, *rules.dataset_summary.output]
     if main_settings(real=False):
         outputs += [*rules.noise_table.output, *rules.resource_usage.output]

@@ -11,6 +11,7 @@ import re
 import pandas as pd
 
 from enkcvs.io import PathLike, save_figure
+from enkcvs.report.curves import SETTING
 from enkcvs.report.paper import TABLE1_SELECTION
 
 
@@ -136,16 +137,14 @@ def test_curve_figure(curves: pd.DataFrame, summary: pd.DataFrame, *, png: PathL
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    settings = list(curves.groupby(["dataset", "noise_kind", "noise_rate"], sort=True).groups)
-    figure, axes = plt.subplots(1, len(settings), figsize=(5.5 * len(settings), 4.2), squeeze=False)
+    panels = list(curves.groupby(SETTING, sort=True))
+    published = dict(list(summary.drop_duplicates([*SETTING, "method"]).groupby(SETTING)))
+    figure, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
     colours = {method: f"C{index}" for index, method in enumerate(dict.fromkeys(curves["method"]))}
-    for ax, (dataset, kind, rate) in zip(axes[0], settings):
-        panel = curves[(curves["dataset"] == dataset) & (curves["noise_kind"] == kind) & (curves["noise_rate"] == rate)]
+    for ax, ((dataset, kind, rate), panel) in zip(axes[0], panels):
         for (method, seed), line in panel.groupby(["method", "seed"], sort=True):
             ax.plot(line["epoch"], line["test_accuracy"], color=colours[method], label=f"{method}, seed {seed}")
-        cells = summary[(summary["dataset"] == dataset) & (summary["noise_kind"] == kind)
-                        & (summary["noise_rate"] == rate)].drop_duplicates("method")
-        for cell in cells.dropna(subset="published").itertuples():
+        for cell in published[(dataset, kind, rate)].dropna(subset="published").itertuples():
             ax.axhline(cell.published, color=colours[cell.method], linestyle="--", linewidth=1,
                        label=f"{cell.method}, the paper's cell")
         ax.set_title(f"{dataset}, {kind} {rate:g}")

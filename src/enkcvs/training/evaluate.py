@@ -50,9 +50,10 @@ def labelled_accuracy(model: nn.Module, data: tuple[Inputs | torch.Tensor, np.nd
 
 
 class EpochCurve:
-    """Network 1's accuracy on a labelled set after every epoch, only recorded: nothing is chosen by it and no weights
-    are kept (a final model's clean test curve, ``baselines.<method>.test_curve``). Scoring runs in eval mode and
-    draws no random numbers, so a training with a curve ends with the same weights as one without."""
+    """Network 1's accuracy on a labelled set after every epoch: the noisy-validation scores :class:`BestEpoch` keeps
+    an epoch by, or a final model's clean test curve, which is only recorded (``baselines.<method>.test_curve``).
+    Scoring runs in eval mode and draws no random numbers, so a training with a curve ends with the same weights as
+    one without."""
 
     def __init__(self, data: tuple[Inputs, np.ndarray], *, device: torch.device, workers: int, bf16: bool):
         if isinstance(data[0], np.ndarray):
@@ -73,21 +74,21 @@ class BestEpoch:
 
     def __init__(self, validation: tuple[Inputs, np.ndarray] | None, *, device: torch.device, workers: int,
                  bf16: bool):
-        if validation is not None and isinstance(validation[0], np.ndarray):
-            validation = (resident(validation[0], device), validation[1])  # uploaded once, evaluated every epoch
-        self.validation, self.device, self.workers, self.bf16 = validation, device, workers, bf16
-        self.history: list[float] = []
+        self.scores = None if validation is None else EpochCurve(validation, device=device, workers=workers, bf16=bf16)
         self.best_epoch: int | None = None  # None until an epoch is scored
         self._best_accuracy, self._best_states = -1.0, None
+
+    @property
+    def history(self) -> list[float]:
+        """The noisy-validation accuracy of every epoch scored so far (none without validation data)."""
+        return [] if self.scores is None else self.scores.history
 
     def update(self, models: list[nn.Module], *, epoch: int) -> float | None:
         """Score network 1 after ``epoch`` (1-based) and keep every network's weights if it is the best so far;
         returns the accuracy (None without validation data)."""
-        if self.validation is None:
+        if self.scores is None:
             return None
-        accuracy = labelled_accuracy(models[0], self.validation, device=self.device, workers=self.workers,
-                                     bf16=self.bf16)
-        self.history.append(accuracy)
+        accuracy = self.scores.update(models)
         if accuracy > self._best_accuracy:
             self._best_accuracy, self.best_epoch = accuracy, epoch
             self._best_states = [copy.deepcopy(model.state_dict()) for model in models]
@@ -98,7 +99,9 @@ class BestEpoch:
                 "best_states": self._best_states}
 
     def load_state_dict(self, state: dict) -> None:
-        self.history, self.best_epoch = list(state["history"]), state["best_epoch"]
+        if self.scores is not None:
+            self.scores.history = list(state["history"])
+        self.best_epoch = state["best_epoch"]
         self._best_accuracy, self._best_states = state["best_accuracy"], state["best_states"]
 
     def restore(self, models: list[nn.Module]) -> None:

@@ -8,7 +8,6 @@ import numpy as np
 
 from enkcvs.data.datasets import load_dataset
 from enkcvs.io import PathLike, provenance, read_table, read_table_metadata, write_json
-from enkcvs.method.metrics import accuracy
 from enkcvs.rng import Purpose, derive_seed
 from enkcvs.training.inputs import split_inputs, subset_inputs
 from enkcvs.training.recipe import Recipe
@@ -41,11 +40,11 @@ def train_final(
     ``forget_rate`` is resolved by :func:`enkcvs.training.final.resolve_forget_rate`), recorded in the JSON beside what
     the model trained with (mixup alpha, loss, forget rate); ``tokens`` is a text dataset's tokenised file; ``gpus`` and
     ``allow_cpu_fallback`` as :func:`enkcvs.training.device.job_device`. A killed job started again goes on from its
-    last epoch (:func:`enkcvs.training.resume.checkpoint_path` of ``output``).
-    """
+    last epoch (:func:`enkcvs.training.resume.checkpoint_path` of ``output``)."""
     import torch
 
     from enkcvs.training.device import job_device
+    from enkcvs.training.evaluate import labelled_accuracy
     from enkcvs.training.final import GAMMA_METHODS, final_recipe, final_training, final_training_set
     from enkcvs.training.resume import checkpoint_path
     from enkcvs.training.train import train_model
@@ -68,7 +67,7 @@ def train_final(
     recipe_ = final_recipe(Recipe.from_dict(recipe), training=training)
     log.info("%s: read %s and %s%s; training on %d samples, mixup alpha %s", method, dataset, labels,
              f" and {selection}" if selection else "", len(indices), recipe_.mixup_alpha)
-    test_inputs = subset_inputs(data, split_inputs(data, tokens, split="test"))
+    test = (subset_inputs(data, split_inputs(data, tokens, split="test")), data.y_test)
     result = train_model(
         recipe=recipe_,
         x=subset_inputs(data, split_inputs(data, tokens, split="train"), indices, train=True),
@@ -76,11 +75,11 @@ def train_final(
         seed=derive_seed(seed, Purpose.FINAL),
         device=device,
         resume=checkpoint_path(output),
-        curve=(test_inputs, data.y_test) if training.test_curve else None,
+        curve=test if training.test_curve else None,
         **training.train_model_arguments(),
     )
-    test_accuracy = _test_accuracy(result, test_inputs=test_inputs, y_test=data.y_test, device=device,
-                                   workers=recipe_.loader_workers)
+    test_accuracy = labelled_accuracy(result.model, test, device=device, workers=recipe_.loader_workers,
+                                      bf16=result.bf16)
     write_json(
         provenance(
             **{**provenance_fields, "method": method},
@@ -111,12 +110,3 @@ def _resolved_options(options: dict[str, Any], *, labels: PathLike, given: np.nd
         resolved["forget_rate"] = resolve_forget_rate(resolved["forget_rate"], noise=noise, given=given, true=true)
         log.info("co-teaching forgets %s: %.4f", options["forget_rate"], resolved["forget_rate"])
     return resolved
-
-
-def _test_accuracy(result, *, test_inputs, y_test: np.ndarray, device, workers: int) -> float:
-    """The clean test accuracy of a training's model (:class:`enkcvs.training.train.TrainingResult`) on the dataset's
-    test split (``test_inputs``, ``y_test``), predicted as it trained (bf16 or not)."""
-    from enkcvs.training.evaluate import predict_proba
-
-    probabilities = predict_proba(result.model, test_inputs, device=device, workers=workers, bf16=result.bf16)
-    return accuracy(true=y_test, predicted=probabilities.argmax(axis=1))
