@@ -286,12 +286,14 @@ def _stand_in_workflow(folder: Path, *, fail_first: bool = False, hang: bool = F
     arguments to invocations.txt and writes a Snakemake log of a 30 s sitting and a report, or fails the first time
     with ``fail_first``; the record's start (as run_and_record writes it) predates every sitting. With ``hang``, a
     run finishes one training job (``results/folds/a.parquet``), leaves another's epoch checkpoint and then waits on
-    a job that never ends (its pid in job.pid), and ``--summary`` lists the finished one, as Snakemake does."""
+    a job that never ends (its pid in job.pid), and ``--summary`` lists both, the one finished and the one still
+    training, as Snakemake does."""
     (folder / "workflow").mkdir()
     shutil.copy(REPO / "workflow" / "run.sh", folder / "workflow" / "run.sh")
     fake = folder / "snakemake"
     summary = "printf 'output_file\\tdate\\trule\\tlog-file(s)\\tstatus\\tplan\\n" \
-              "results/folds/a.parquet\\t-\\ttrain_fold\\t-\\tok\\tno update\\n'; exit 0"
+              "results/folds/a.parquet\\t-\\ttrain_fold\\t-\\tok\\tno update\\n" \
+              "results/folds/b.parquet\\t-\\ttrain_fold\\t-\\tmissing\\tupdate pending\\n'; exit 0"
     fake.write_text(textwrap.dedent(f"""\
         #!/usr/bin/env bash
         case "$*" in *-n*) echo "total 5"; exit 0;; *--unlock*) exit 0;; *--summary*) {summary};; esac

@@ -13,6 +13,7 @@ import pytest
 
 from enkcvs.runs.carry import TRAINING_RULES, restore_run, save_run
 from enkcvs.runs.recorded import main
+from enkcvs.training.resume import checkpoint_path
 
 REPO = Path(__file__).resolve().parents[1]
 TINY_CONFIG = REPO / "tests" / "config" / "tiny.yaml"
@@ -33,15 +34,13 @@ def test_a_carried_run_trains_nothing_again_and_ends_with_the_same_results(tiny_
     (first / ".snakemake" / "recorded" / "tiny.since").write_text("2000-01-01T00:00:00\n")
     trained = sorted(str(path.relative_to(first)) for stage in ("folds", "final")
                      for path in (first / "results" / stage).rglob("*") if path.is_file())
-    in_flight = "results/folds/digits/sym0.4/seed1/K2/m1/k9.resume.pt"  # a fold job still training when saved
-    (first / in_flight).write_bytes(b"epoch 3 of 10")
     monkeypatch.chdir(first)
     folder = save_run(name="tiny", snakemake=SNAKEMAKE, configfile=TINY_CONFIG, root=tmp_path / "carried")
     manifest = json.loads((folder / "manifest.json").read_text())
-    assert trained and set(trained) | {in_flight} <= set(manifest["files"])
+    assert trained and set(trained) <= set(manifest["files"])
     assert not [path for path in manifest["files"] if path.startswith(("results/data/", "results/noise/"))]
     assert manifest["saves"][0]["training_jobs"] == len(trained)
-    assert manifest["saves"][0]["in_flight_checkpoints"] == 1
+    assert manifest["saves"][0]["in_flight_checkpoints"] == 0
     assert manifest["saves"][0]["sittings"]  # the sittings the recorder times the run over travel with it
 
     second = tmp_path / "second"
@@ -54,7 +53,6 @@ def test_a_carried_run_trains_nothing_again_and_ends_with_the_same_results(tiny_
     rerun = planned_rules(dry.stdout + dry.stderr)
     assert "table2" in rerun and not rerun & {*TRAINING_RULES, "select_samples", "confident_learning_selection"}
     assert (second / ".snakemake" / "recorded" / "tiny.since").read_text() == "2000-01-01T00:00:00\n"
-    assert (second / in_flight).read_bytes() == b"epoch 3 of 10"  # its job goes on from that epoch
     assert sorted(path.name for path in (second / ".snakemake" / "log").glob("*.snakemake.log")) \
         >= manifest["saves"][0]["sittings"]
 
@@ -63,6 +61,32 @@ def test_a_carried_run_trains_nothing_again_and_ends_with_the_same_results(tiny_
     expected, got = result_files(tiny_run), result_files(second)
     assert sorted(got) == sorted(expected)
     assert [name for name in expected if expected[name] != got[name]] == []
+
+
+@pytest.mark.workflow
+def test_a_carry_takes_the_checkpoints_of_its_own_unfinished_jobs_and_no_other(tiny_run, tmp_path, monkeypatch):
+    """A job still training when the run is saved travels with its epoch checkpoint and goes on from it after the
+    restore; a checkpoint of a job outside the run (another config trained in the same working directory) stays."""
+    first = tmp_path / "first"
+    shutil.copytree(tiny_run, first)
+    fold = sorted((first / "results" / "folds").rglob("*.parquet"))[0]
+    fold.unlink()  # its job is still training
+    in_flight = str(checkpoint_path(fold.relative_to(first)))
+    foreign = str(fold.relative_to(first).with_name("k9.resume.pt"))
+    (first / in_flight).write_bytes(b"epoch 3 of 10")
+    (first / foreign).write_bytes(b"epoch 5 of 10")
+    monkeypatch.chdir(first)
+    folder = save_run(name="tiny", snakemake=SNAKEMAKE, configfile=TINY_CONFIG, root=tmp_path / "carried")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert [path for path in manifest["files"] if path.endswith(".resume.pt")] == [in_flight]
+    assert manifest["saves"][0]["in_flight_checkpoints"] == 1
+
+    second = tmp_path / "second"
+    second.mkdir()
+    monkeypatch.chdir(second)
+    restore_run(name="tiny", snakemake=SNAKEMAKE, configfile=TINY_CONFIG, cores="2", root=tmp_path / "carried")
+    assert (second / in_flight).read_bytes() == b"epoch 3 of 10"  # its job goes on from that epoch
+    assert not (second / foreign).exists()
 
 
 def carried_by_hand(root: Path, files: dict[str, bytes], digests: dict[str, str]) -> None:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from enkcvs.io import PathLike, atomic_folder, atomic_path, git_state
 from enkcvs.machine import machine_description
-from enkcvs.training.resume import SUFFIX
+from enkcvs.training.resume import SUFFIX, checkpoint_path
 
 #: Where carried runs are kept (tracked by git, unlike the rest of ``results/``).
 CARRIED_HOME = "results/carried"
@@ -89,28 +89,41 @@ def upstream_rules(*, snakemake: Sequence[str], configfile: PathLike) -> set[str
     return {rule for rule, _ in re.findall(r"^(\w+)\s+(\d+)$", stats, re.MULTILINE)} - {"total"}
 
 
-def finished_files(*, snakemake: Sequence[str], configfile: PathLike) -> list[str]:
-    """Every file of a run's finished jobs that depend on a training rule: each up-to-date output (``--summary``),
-    its logs and, for a training job, its benchmark file. Paths relative to the working directory."""
+def job_outputs(*, snakemake: Sequence[str], configfile: PathLike) -> list[tuple[str, str, list[str], str]]:
+    """Every output of the run's jobs that depend on a training rule, as Snakemake's ``--summary`` lists them:
+    (output, rule, logs, status), status ``ok`` when it is up to date."""
     upstream = upstream_rules(snakemake=snakemake, configfile=configfile)
-    files = []
+    outputs = []
     for line in _snakemake(snakemake, configfile, "--summary").splitlines():
         fields = line.split("\t")
         if len(fields) != 6 or fields[0] == "output_file":
             continue
         output, _, rule, logs, status, _ = fields
-        if rule in upstream or status != "ok" or not Path(output).is_file():
+        if rule not in upstream:
+            outputs.append((output, rule, [log for log in logs.split(",") if log and log != "-"], status))
+    return outputs
+
+
+def finished_files(outputs: Sequence[tuple[str, str, list[str], str]]) -> list[str]:
+    """Every file of the finished jobs among ``outputs`` (:func:`job_outputs`): each up-to-date output, its logs and,
+    for a training job, its benchmark file. Paths relative to the working directory."""
+    files = []
+    for output, rule, logs, status in outputs:
+        if status != "ok" or not Path(output).is_file():
             continue
         files.append(output)
-        files += [log for log in logs.split(",") if log and log != "-" and Path(log).is_file()]
+        files += [log for log in logs if Path(log).is_file()]
         if rule in TRAINING_RULES and Path(benchmark_file(output)).is_file():
             files.append(benchmark_file(output))
     return list(dict.fromkeys(files))
 
 
-def in_flight_checkpoints() -> list[str]:
-    """The epoch checkpoints of the training jobs not finished yet (a finished job removes its own)."""
-    return sorted(str(path) for stage in TRAINING_OUTPUTS for path in Path(stage).rglob(f"*{SUFFIX}"))
+def in_flight_checkpoints(outputs: Sequence[tuple[str, str, list[str], str]]) -> list[str]:
+    """The epoch checkpoints of the run's training jobs among ``outputs`` (:func:`job_outputs`) not finished yet (a
+    finished job removes its own). Only this run's: a checkpoint of another run in the same working directory stays
+    out, whatever its folder."""
+    return sorted({str(checkpoint_path(output)) for output, rule, _, status in outputs
+                   if rule in TRAINING_RULES and status != "ok" and checkpoint_path(output).is_file()})
 
 
 def _sha256(path: Path) -> str:
@@ -175,7 +188,8 @@ def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root:
     one.
 
     Raises ``FileNotFoundError`` when the run has finished no job a restore could not rebuild."""
-    files = finished_files(snakemake=snakemake, configfile=configfile)
+    outputs = job_outputs(snakemake=snakemake, configfile=configfile)
+    files = finished_files(outputs)
     if not files:
         raise FileNotFoundError(f"the run of {configfile} here has finished no training job yet: nothing to carry")
     folder = Path(root) / name
@@ -191,7 +205,7 @@ def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root:
                 shutil.copyfile(record, staging / "metadata" / record.name)
         training_jobs = sum(1 for path in files if path.startswith(TRAINING_OUTPUTS))
         checkpoints = []
-        for path in in_flight_checkpoints():
+        for path in in_flight_checkpoints(outputs):
             (staging / "files" / path).parent.mkdir(parents=True, exist_ok=True)
             try:
                 shutil.copyfile(path, staging / "files" / path)
