@@ -287,7 +287,8 @@ def _stand_in_workflow(folder: Path, *, fail_first: bool = False, hang: bool = F
     with ``fail_first``; the record's start (as run_and_record writes it) predates every sitting. With ``hang``, a
     run finishes one training job (``results/folds/a.parquet``), leaves another's epoch checkpoint and then waits on
     a job that never ends (its pid in job.pid), and ``--summary`` lists both, the one finished and the one still
-    training, as Snakemake does."""
+    training, as Snakemake does. A dry run without the lock (:func:`enkcvs.runs.recorded.targets_built`) finds
+    nothing to do."""
     (folder / "workflow").mkdir()
     shutil.copy(REPO / "workflow" / "run.sh", folder / "workflow" / "run.sh")
     fake = folder / "snakemake"
@@ -296,7 +297,12 @@ def _stand_in_workflow(folder: Path, *, fail_first: bool = False, hang: bool = F
               "results/folds/b.parquet\\t-\\ttrain_fold\\t-\\tmissing\\tupdate pending\\n'; exit 0"
     fake.write_text(textwrap.dedent(f"""\
         #!/usr/bin/env bash
-        case "$*" in *-n*) echo "total 5"; exit 0;; *--unlock*) exit 0;; *--summary*) {summary};; esac
+        case "$*" in
+            *--nolock*) echo "Nothing to be done"; exit 0;;
+            *-n*) echo "total 5"; exit 0;;
+            *--unlock*) exit 0;;
+            *--summary*) {summary};;
+        esac
         echo "$*" >> invocations.txt
         mkdir -p .snakemake/log results/report results/folds
         sitting=$(ls .snakemake/log | wc -l)

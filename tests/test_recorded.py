@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import yaml
 from enkcvs.data.datasets import Dataset, save_dataset
 from enkcvs.data.sources import packaged
 from enkcvs.data.sources.packaged import MNIST_CLASSES
+from enkcvs.runs import recorded
 from enkcvs.runs.pages import BENCHMARK_RESULTS, MARKER, pages, regenerate, render_block
 from enkcvs.runs.recorded import data_provenance, main, record_run, run_and_record, snakemake_sittings
 from enkcvs.runs.views.diff import compare_runs
@@ -189,18 +191,37 @@ def test_run_and_record_times_a_killed_run_and_its_resumption_together(tmp_path,
 
 def test_run_and_record_builds_the_first_targets_first_each_in_a_sitting(tmp_path, monkeypatch,
                                                                           stand_in_workflow):
-    """--first groups are built in order, each by its own Snakemake invocation, before the whole workflow, and the
-    record says so."""
+    """--first groups are built in order, each by its own Snakemake invocation that prioritises it and is given the
+    next group (after the last, the workflow's all) for the cores its last jobs leave idle, before the whole
+    workflow, and the record says so."""
     monkeypatch.chdir(tmp_path)
     record = run_and_record(name="demo", configfile="config.yaml", cores="1",
                             snakemake=str(stand_in_workflow(tmp_path, fail_first=False)),
                             first=[["a.json"], ["b.json", "c.json"]])
     options = "--cores 1 --configfile config.yaml"  # after the targets: --configfile takes every word after it
     assert (tmp_path / "invocations.txt").read_text().splitlines() == [
-        f"--rerun-incomplete a.json {options}", f"--rerun-incomplete b.json c.json {options}",
+        f"--rerun-incomplete a.json b.json c.json --prioritize a.json {options}",
+        f"--rerun-incomplete b.json c.json all --prioritize b.json c.json {options}",
         f"--rerun-incomplete {options}"]
     meta = json.loads((record / "provenance.json").read_text())
     assert meta["first"] == [["a.json"], ["b.json", "c.json"]] and meta["wall_seconds"] == 90.0
+
+
+def test_a_groups_sitting_is_stopped_once_the_group_is_built_and_the_next_takes_over(tmp_path, monkeypatch,
+                                                                                     stand_in_workflow):
+    """The sitting of a group built first does not wait for the jobs it was filled with: once the group's targets
+    are built it is stopped, its whole process group with it, and the rest's sitting starts (here it hangs until the
+    deadline, so nothing is recorded)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(recorded, "POLL_SECONDS", 0.1)
+    snakemake = str(stand_in_workflow(tmp_path, hang=True))  # builds results/folds/a.parquet, then hangs
+    assert run_and_record(name="demo", configfile="config.yaml", cores="1", snakemake=snakemake,
+                          first=[["results/folds/a.parquet"]], deadline=time.monotonic() + 8) is None
+    options = "--cores 1 --configfile config.yaml"
+    assert (tmp_path / "invocations.txt").read_text().splitlines() == [
+        f"--rerun-incomplete results/folds/a.parquet all --prioritize results/folds/a.parquet {options}",
+        f"--rerun-incomplete {options}"]
+    assert not (tmp_path / "results" / "recorded").exists()
 
 
 def test_a_run_carried_between_machines_lists_their_saves_and_its_carried_folder_goes(tmp_path, monkeypatch,

@@ -51,6 +51,17 @@ def test_run_until_reports_a_command_that_ends_or_fails_by_itself():
         run_until(["false"], deadline=time.monotonic() + 60)
 
 
+def test_run_until_stops_the_whole_process_group_once_its_work_is_done(tmp_path):
+    """``until`` holding stops the command as a deadline does, but reports it done: the next command takes over."""
+    built = tmp_path / "built"
+    script = f"sleep 600 & echo $! > {tmp_path / 'child.pid'}; touch {built}; wait"
+    assert run_until(["bash", "-c", script], until=built.exists, poll=0.1) is True
+    assert _gone(int((tmp_path / "child.pid").read_text()))
+    started = time.monotonic()  # a deadline still stops a command whose work is never done
+    assert run_until(["sleep", "600"], deadline=time.monotonic() + 1.0, until=lambda: False, poll=0.1) is False
+    assert time.monotonic() - started < 30
+
+
 def _files(archive: Path) -> list[str]:
     """The regular files an archive holds, by path."""
     with tarfile.open(archive) as tar:

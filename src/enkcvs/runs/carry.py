@@ -27,7 +27,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -146,38 +146,54 @@ def _carry_sittings(name: str, staging: Path) -> list[str]:
 
 
 def run_until(command: Sequence[str], *, env: dict[str, str] | None = None, deadline: float | None = None,
-              grace: float = 120.0) -> bool:
+              until: Callable[[], bool] | None = None, poll: float = 60.0, grace: float = 120.0) -> bool:
     """Run ``command`` to its end, or stop it when ``deadline`` (a :func:`time.monotonic` time) passes, so that a
-    sitting of bounded length can carry what the run finished (:func:`save_run`).
+    sitting of bounded length can carry what the run finished (:func:`save_run`), or once ``until()`` holds (asked
+    every ``poll`` seconds), so that the next command can take over.
 
     Stopping sends SIGTERM to the command's whole process group: Snakemake and every job it started, a training job
     keeping the epoch checkpoint of its last whole epoch (:mod:`enkcvs.training.resume`); SIGKILL follows after
-    ``grace`` seconds. Returns True when the command ended by itself, False when it was stopped; raises
-    ``subprocess.CalledProcessError`` when it failed by itself. Without a deadline it is ``subprocess.run``."""
-    if deadline is None:
+    ``grace`` seconds. Returns True when the command ended by itself or was stopped because ``until()`` held, False
+    when it was stopped at the deadline; raises ``subprocess.CalledProcessError`` when it failed by itself. Without
+    a deadline or ``until`` it is ``subprocess.run``."""
+    if deadline is None and until is None:
         subprocess.run(command, env=env, check=True)
         return True
     process = subprocess.Popen(command, env=env, start_new_session=True)  # its own group, to stop it whole
     try:
-        code = process.wait(timeout=max(deadline - time.monotonic(), 0.0))
-    except subprocess.TimeoutExpired:
-        code = None
+        while True:
+            waits = [poll] if until is not None else []
+            if deadline is not None:
+                waits.append(max(deadline - time.monotonic(), 0.0))
+            try:
+                code = process.wait(timeout=min(waits))
+                break
+            except subprocess.TimeoutExpired:
+                if deadline is not None and time.monotonic() >= deadline:
+                    _stop_group(process, grace=grace)
+                    return False
+                if until is not None and until():
+                    _stop_group(process, grace=grace)
+                    return True
     except BaseException:  # an interrupt here must not leave the run going on in the background
-        os.killpg(process.pid, signal.SIGKILL)
-        raise
-    if code is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            pass
-        with contextlib.suppress(ProcessLookupError):  # whatever of the group outlived Snakemake, or ignored SIGTERM
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        return False
+        raise
     if code != 0:
         raise subprocess.CalledProcessError(code, list(command))
     return True
+
+
+def _stop_group(process: subprocess.Popen, *, grace: float) -> None:
+    """SIGTERM to the process group of ``process``, SIGKILL to whatever of it is left after ``grace`` seconds."""
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):  # whatever of the group outlived Snakemake, or ignored SIGTERM
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root: PathLike = CARRIED_HOME) -> Path:

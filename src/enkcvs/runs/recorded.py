@@ -8,8 +8,9 @@ when, on which machine (CPU model and instruction sets), how long, with which pa
 ``python -m enkcvs.runs.recorded run --name NAME --configfile FILE`` runs the workflow on a config, timed, and records
 it; ``readme`` (``make readme``) rewrites the generated blocks of every page (README.md, ``docs/*.md``,
 ``benchmarks/README.md``, ``config/README.md``) from the recorded runs, through :mod:`enkcvs.runs.pages`, and
-``readme --check`` only reports the blocks that differ; ``compare`` lists the cells in which two runs' tables differ; ``carry`` and ``restore``
-move an unfinished run to another machine through the repository (:mod:`enkcvs.runs.carry`).
+``readme --check`` only reports the blocks that differ; ``compare`` lists the cells in which two runs' tables differ;
+``carry`` and ``restore`` move an unfinished run to another machine through the repository
+(:mod:`enkcvs.runs.carry`).
 """
 
 import argparse
@@ -22,6 +23,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +44,8 @@ from enkcvs.workflow.layout import DATASET
 RECORDED_SUFFIXES = (".md", ".csv", ".png")
 #: Where a run's label-issue rankings merged over its seeds lie: ``<dataset>/<noise>/`` below it.
 ISSUES = Path("results/issues")
+#: How often the sitting of a group of targets built first asks whether they are (a dry run: about 2 s of one core).
+POLL_SECONDS = 60.0
 
 
 def keep_label_issues(*, issues: PathLike, into: PathLike) -> None:
@@ -144,6 +148,29 @@ def snakemake_sittings(*, log_dir: PathLike = ".snakemake/log", since: datetime)
     return found
 
 
+def first_sittings(first: Sequence[Sequence[str]]) -> list[tuple[list[str], list[str]]]:
+    """The Snakemake sittings of a run that builds the groups of targets ``first`` before the rest: per group, its
+    targets and those it is filled with, then the rest (no targets: the workflow's ``all``).
+
+    A group's sitting prioritises the group (``--prioritize``) and is stopped as soon as the group is built
+    (:func:`targets_built`), but is given the next group (or ``all``) as well: Snakemake starts that group's jobs on
+    the cores the group's last jobs leave idle, and the next sitting takes them up where they were stopped (a
+    training job from its epoch checkpoint)."""
+    groups = [list(group) for group in first]
+    fills = [*groups[1:], ["all"]]
+    return [*zip(groups, fills), ([], [])]
+
+
+def targets_built(*, snakemake: str, configfile: PathLike, targets: Sequence[str]) -> bool:
+    """Whether ``targets`` are built and up to date, by a dry run beside the run that builds them (no lock taken).
+    A target that names a file must exist first, so that a run still far from it costs no dry run."""
+    if any(("/" in target or "." in target) and not Path(target).exists() for target in targets):
+        return False
+    dry = subprocess.run([snakemake, "-n", "--nolock", "--rerun-incomplete", *targets, "--configfile",
+                          str(configfile)], capture_output=True, text=True)
+    return dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr
+
+
 def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: str, root: PathLike = RUN_HOMES[0],
                    first: Sequence[Sequence[str]] = (), deadline: float | None = None) -> Path | None:
     """Run the workflow on ``configfile`` through ``workflow/run.sh`` (resuming a killed run), count its jobs (the
@@ -153,8 +180,8 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
     nothing. The record goes to ``root/name/`` (``benchmarks/results/runs`` for a speed comparison).
 
     ``first``: groups of Snakemake targets built before the rest, one sitting per group in the order given, so that
-    what matters most is finished should a long run be cut short; a resumed run passes them again (a finished group
-    costs a second).
+    what matters most is finished should a long run be cut short (:func:`first_sittings`: the next group fills the
+    cores a group's last jobs leave idle); a resumed run passes them again (a finished group costs a second).
 
     A run carried from other machines (:func:`enkcvs.runs.carry.restore_run`) lists their saves in the record, and its
     carried folder, no longer needed once the record is written, is removed.
@@ -175,8 +202,11 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
         began.parent.mkdir(parents=True, exist_ok=True)
         began.write_text(datetime.now().strftime("%Y-%m-%dT%H:%M:%S") + "\n")
     since = datetime.fromisoformat(began.read_text().strip())
-    for targets in [*first, []]:  # before the options: --configfile takes every word after it; [] is the rest
-        if not run_until([command[0], *targets, *command[1:]], env=environment, deadline=deadline):
+    for targets, fill in first_sittings(first):  # before the options: --configfile takes every word after it
+        prioritize = ["--prioritize", *targets] if targets else []
+        built = partial(targets_built, snakemake=snakemake, configfile=configfile, targets=targets) if targets else None
+        if not run_until([command[0], *targets, *fill, *prioritize, *command[1:]], env=environment,
+                         deadline=deadline, until=built, poll=POLL_SECONDS):
             return None
     runs = snakemake_sittings(since=since)
     manifest = Path(CARRIED_HOME) / name / "manifest.json"
@@ -203,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--snakemake", default=str(Path(sys.executable).with_name("snakemake")))
     run.add_argument("--first", nargs="+", action="append", default=[], metavar="TARGET",
                      help="targets to build before the rest, one sitting per --first in the order given (what "
-                          "should be finished if a long run is cut short); repeat it for the next group")
+                          "should be finished if a long run is cut short), the next group filling its idle cores; "
+                          "repeat it for the next group")
     carry = commands.add_parser("carry", help="save what a run has finished into results/carried/NAME, to be "
                                 "committed and restored on another machine (the run may be going on)")
     restore = commands.add_parser("restore", help="put a carried run back (rebuilding its datasets), so that "
