@@ -4,6 +4,7 @@ and carried; a run that finishes recorded; either packed into one archive that u
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -60,6 +61,23 @@ def test_run_until_stops_the_whole_process_group_once_its_work_is_done(tmp_path)
     started = time.monotonic()  # a deadline still stops a command whose work is never done
     assert run_until(["sleep", "600"], deadline=time.monotonic() + 1.0, until=lambda: False, poll=0.1) is False
     assert time.monotonic() - started < 30
+
+
+def test_a_sigterm_to_the_caller_stops_the_command_it_started_in_its_own_group(tmp_path):
+    """The command runs in a process group of its own (to be stopped whole), so a ``kill`` of the caller must stop
+    it too instead of leaving it running."""
+    caller = subprocess.Popen([sys.executable, "-c", (
+        "from enkcvs.runs.carry import run_until; "
+        f"run_until(['bash', '-c', 'sleep 600 & echo $! > {tmp_path / 'child.pid'}; wait'], until=lambda: False, "
+        "poll=0.1)")])
+    child = tmp_path / "child.pid"
+    for _ in range(300):
+        if child.exists() and child.read_text().strip():
+            break
+        time.sleep(0.1)
+    caller.send_signal(signal.SIGTERM)
+    assert caller.wait(timeout=60) == 128 + signal.SIGTERM
+    assert _gone(int(child.read_text()))
 
 
 def _files(archive: Path) -> list[str]:

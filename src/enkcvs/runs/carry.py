@@ -26,8 +26,9 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -153,40 +154,68 @@ def run_until(command: Sequence[str], *, env: dict[str, str] | None = None, dead
 
     Stopping sends SIGTERM to the command's whole process group: Snakemake and every job it started, a training job
     keeping the epoch checkpoint of its last whole epoch (:mod:`enkcvs.training.resume`); SIGKILL follows after
-    ``grace`` seconds. Returns True when the command ended by itself or was stopped because ``until()`` held, False
-    when it was stopped at the deadline; raises ``subprocess.CalledProcessError`` when it failed by itself. Without
-    a deadline or ``until`` it is ``subprocess.run``."""
+    ``grace`` seconds. A SIGTERM or interrupt of this process stops it the same way before it is passed on. Returns
+    True when the command ended by itself or was stopped because ``until()`` held, False when it was stopped at the
+    deadline; raises ``subprocess.CalledProcessError`` when it failed by itself. Without a deadline or ``until`` it
+    is ``subprocess.run``."""
     if deadline is None and until is None:
         subprocess.run(command, env=env, check=True)
         return True
     process = subprocess.Popen(command, env=env, start_new_session=True)  # its own group, to stop it whole
     try:
-        while True:
-            waits = [poll] if until is not None else []
-            if deadline is not None:
-                waits.append(max(deadline - time.monotonic(), 0.0))
-            try:
-                code = process.wait(timeout=min(waits))
-                break
-            except subprocess.TimeoutExpired:
-                if deadline is not None and time.monotonic() >= deadline:
-                    _stop_group(process, grace=grace)
-                    return False
-                if until is not None and until():
-                    _stop_group(process, grace=grace)
-                    return True
-    except BaseException:  # an interrupt here must not leave the run going on in the background
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
+        with _sigterm_raises():
+            outcome = _wait(process, deadline=deadline, until=until, poll=poll)
+    except BaseException:  # an interrupt or SIGTERM here must not leave the run going on in the background
+        _stop_group(process, grace=grace)
         raise
-    if code != 0:
-        raise subprocess.CalledProcessError(code, list(command))
+    if outcome != "ended":
+        _stop_group(process, grace=grace)
+        return outcome == "done"
+    if process.returncode != 0:
+        raise subprocess.CalledProcessError(process.returncode, list(command))
     return True
+
+
+def _wait(process: subprocess.Popen, *, deadline: float | None, until: Callable[[], bool] | None,
+          poll: float) -> str:
+    """``"ended"`` when ``process`` ends by itself, ``"deadline"`` when ``deadline`` passes first, ``"done"`` when
+    ``until()`` holds first."""
+    while True:
+        waits = [poll] if until is not None else []
+        if deadline is not None:
+            waits.append(max(deadline - time.monotonic(), 0.0))
+        try:
+            process.wait(timeout=min(waits))
+            return "ended"
+        except subprocess.TimeoutExpired:
+            if deadline is not None and time.monotonic() >= deadline:
+                return "deadline"
+            if until is not None and until():
+                return "done"
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """SIGTERM to this process raises SystemExit while inside (so that a ``kill`` of the caller stops what it
+    started in its own process group too), where signals can be handled (the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def exit_on(signum: int, _frame) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, exit_on)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _stop_group(process: subprocess.Popen, *, grace: float) -> None:
     """SIGTERM to the process group of ``process``, SIGKILL to whatever of it is left after ``grace`` seconds."""
-    os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(ProcessLookupError):  # it has ended already
+        os.killpg(process.pid, signal.SIGTERM)
     try:
         process.wait(timeout=grace)
     except subprocess.TimeoutExpired:
