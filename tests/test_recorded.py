@@ -207,6 +207,17 @@ def test_run_and_record_builds_the_first_targets_first_each_in_a_sitting(tmp_pat
     assert meta["first"] == [["a.json"], ["b.json", "c.json"]] and meta["wall_seconds"] == 90.0
 
 
+def test_a_resumed_run_starts_no_sitting_for_a_group_already_built(tmp_path, monkeypatch, stand_in_workflow):
+    monkeypatch.chdir(tmp_path)
+    snakemake = str(stand_in_workflow(tmp_path, fail_first=False))
+    (tmp_path / "a.json").write_text("{}")  # built in an earlier sitting: the dry run finds nothing to do
+    run_and_record(name="demo", configfile="config.yaml", cores="1", snakemake=snakemake,
+                   first=[["a.json"], ["b.json"]])
+    options = "--cores 1 --configfile config.yaml"
+    assert (tmp_path / "invocations.txt").read_text().splitlines() == [
+        f"--rerun-incomplete b.json all --prioritize b.json {options}", f"--rerun-incomplete {options}"]
+
+
 def test_a_groups_sitting_is_stopped_once_the_group_is_built_and_the_next_takes_over(tmp_path, monkeypatch,
                                                                                      stand_in_workflow):
     """The sitting of a group built first does not wait for the jobs it was filled with: once the group's targets

@@ -181,7 +181,8 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
 
     ``first``: groups of Snakemake targets built before the rest, one sitting per group in the order given, so that
     what matters most is finished should a long run be cut short (:func:`first_sittings`: the next group fills the
-    cores a group's last jobs leave idle); a resumed run passes them again (a finished group costs a second).
+    cores a group's last jobs leave idle); a resumed run passes them again (a finished group costs a dry
+    run).
 
     A run carried from other machines (:func:`enkcvs.runs.carry.restore_run`) lists their saves in the record, and its
     carried folder, no longer needed once the record is written, is removed.
@@ -205,6 +206,8 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
     for targets, fill in first_sittings(first):  # before the options: --configfile takes every word after it
         prioritize = ["--prioritize", *targets] if targets else []
         built = partial(targets_built, snakemake=snakemake, configfile=configfile, targets=targets) if targets else None
+        if built is not None and built():  # a resumed run's finished group: no sitting to start and stop
+            continue
         if not run_until([command[0], *targets, *fill, *prioritize, *command[1:]], env=environment,
                          deadline=deadline, until=built, poll=POLL_SECONDS):
             return None
