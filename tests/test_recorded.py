@@ -218,7 +218,7 @@ def test_a_resumed_run_starts_no_sitting_for_a_group_already_built(tmp_path, mon
         f"--rerun-incomplete b.json all --prioritize b.json {options}", f"--rerun-incomplete {options}"]
 
 
-def test_a_groups_sitting_is_stopped_once_the_group_is_built_and_the_next_takes_over(tmp_path, monkeypatch,
+def test_a_groups_sitting_is_stopped_once_the_group_is_built_and_the_next_takes_over(tmp_path, monkeypatch, capsys,
                                                                                      stand_in_workflow):
     """The sitting of a group built first does not wait for the jobs it was filled with: once the group's targets
     are built it is stopped, its whole process group with it, and the rest's sitting starts (here it hangs until the
@@ -232,6 +232,7 @@ def test_a_groups_sitting_is_stopped_once_the_group_is_built_and_the_next_takes_
     assert (tmp_path / "invocations.txt").read_text().splitlines() == [
         f"--rerun-incomplete results/folds/a.parquet all --prioritize results/folds/a.parquet {options}",
         f"--rerun-incomplete {options}"]
+    assert "the 1 target(s) asked for first are built; their sitting is stopped" in capsys.readouterr().err
     assert not (tmp_path / "results" / "recorded").exists()
 
 

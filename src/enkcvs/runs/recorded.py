@@ -21,7 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
@@ -171,6 +171,16 @@ def targets_built(*, snakemake: str, configfile: PathLike, targets: Sequence[str
     return dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr
 
 
+def _announced(built: Callable[[], bool], targets: Sequence[str]) -> bool:
+    """``built()``, saying when it holds that the sitting is stopped on purpose: Snakemake's log then reports the
+    jobs it was stopped in as failed."""
+    if not built():
+        return False
+    print(f"recorded: the {len(targets)} target(s) asked for first are built; their sitting is stopped and the jobs "
+          "it started beside them go on in the next", file=sys.stderr, flush=True)
+    return True
+
+
 def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: str, root: PathLike = RUN_HOMES[0],
                    first: Sequence[Sequence[str]] = (), deadline: float | None = None) -> Path | None:
     """Run the workflow on ``configfile`` through ``workflow/run.sh`` (resuming a killed run), count its jobs (the
@@ -208,8 +218,9 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
         built = partial(targets_built, snakemake=snakemake, configfile=configfile, targets=targets) if targets else None
         if built is not None and built():  # a resumed run's finished group: no sitting to start and stop
             continue
+        until = partial(_announced, built, targets) if built is not None else None
         if not run_until([command[0], *targets, *fill, *prioritize, *command[1:]], env=environment,
-                         deadline=deadline, until=built, poll=POLL_SECONDS):
+                         deadline=deadline, until=until, poll=POLL_SECONDS):
             return None
     runs = snakemake_sittings(since=since)
     manifest = Path(CARRIED_HOME) / name / "manifest.json"
