@@ -6,8 +6,10 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import time
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +22,8 @@ from enkcvs.data.sources import packaged
 from enkcvs.data.sources.packaged import MNIST_CLASSES
 from enkcvs.runs import recorded
 from enkcvs.runs.pages import BENCHMARK_RESULTS, MARKER, pages, regenerate, render_block
-from enkcvs.runs.recorded import data_provenance, main, record_run, run_and_record, snakemake_sittings
+from enkcvs.runs.recorded import (data_provenance, main, record_run, run_and_record, snakemake_sittings,
+                                  targets_built)
 from enkcvs.runs.views.diff import compare_runs
 from enkcvs.runs.views.ladder import ladder_steps
 from enkcvs.runs.views.provenance import RUN_HOMES
@@ -234,6 +237,27 @@ def test_a_groups_sitting_is_stopped_once_the_group_is_built_and_the_next_takes_
         f"--rerun-incomplete {options}"]
     assert "the 1 target(s) asked for first are built; their sitting is stopped" in capsys.readouterr().err
     assert not (tmp_path / "results" / "recorded").exists()
+
+
+@pytest.mark.workflow
+def test_targets_built_reads_the_real_snakemakes_dry_run(tiny_run, tmp_path, monkeypatch):
+    """The stop of a group's sitting rests on Snakemake's dry run without the lock: a built target is found built, one
+    whose file is gone or whose input has changed since is not (a newer input of the same content is no change to
+    Snakemake, which compares small files' checksums)."""
+    workdir = tmp_path / "tiny"
+    shutil.copytree(tiny_run, workdir)
+    snakemake = tmp_path / "snakemake"
+    snakemake.write_text(f'#!/usr/bin/env bash\nexec {sys.executable} -m snakemake -s {REPO / "Snakefile"} "$@"\n')
+    snakemake.chmod(0o755)
+    monkeypatch.chdir(workdir)
+    finals = sorted(str(path.relative_to(workdir)) for path in (workdir / "results" / "final").rglob("ce.json"))
+    built = partial(targets_built, snakemake=str(snakemake), configfile=REPO / "tests" / "config" / "tiny.yaml")
+    assert built(targets=finals[:2])
+    (workdir / finals[0]).unlink()
+    assert not built(targets=finals[:2]) and built(targets=finals[1:2])
+    with open(workdir / "results" / "data" / "digits.npz", "ab") as dataset:  # changed since all was built from it
+        dataset.write(b"x")
+    assert not built(targets=finals[1:])
 
 
 def test_a_run_carried_between_machines_lists_their_saves_and_its_carried_folder_goes(tmp_path, monkeypatch,
