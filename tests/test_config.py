@@ -238,6 +238,7 @@ def test_the_sl_authors_record_is_mnist_full_with_sl_alone_on_its_authors_schedu
 
 @pytest.mark.parametrize("name, noise, seeds", [("mnist-full-asym0.2", ["asym0.2"], [1]),
                                                ("mnist-full-seeds", ["asym0.4"], [2, 3]),
+                                               ("mnist-full-seeds-sym0.8", ["sym0.8"], [2, 3]),
                                                ("mnist-full-sym", ["sym0.0", "sym0.2", "sym0.4", "sym0.6"], [1])])
 def test_the_full_mnist_row_records_are_mnist_full_with_every_method_on_its_default(name, noise, seeds):
     """Their cells join mnist-full's in one Table 2 row: same data, recipe and selection; SL and Co-teaching train
