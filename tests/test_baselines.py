@@ -19,7 +19,7 @@ from enkcvs.method.losses import (
     soft_cross_entropy,
     symmetric_cross_entropy,
 )
-from enkcvs.training.batches import steps_per_epoch
+from enkcvs.training.batches import batch_source, steps_per_epoch
 from enkcvs.training.evaluate import predict_proba
 from enkcvs.training.final import (
     BASELINE_METHODS,
@@ -32,7 +32,7 @@ from enkcvs.training.final import (
     final_training_set,
     resolve_forget_rate,
 )
-from enkcvs.training.recipe import CoTeaching, Recipe
+from enkcvs.training.recipe import CoTeaching, Recipe, baseline_recipe
 from enkcvs.training.train import co_teaching_losses, small_loss_indices, train_model
 from enkcvs.workflow.steps.final import train_final
 
@@ -173,8 +173,43 @@ def test_forget_rate_ramp_can_be_chosen():
     assert CoTeaching(forget_rate=0.4, warmup_epochs=2, ramp="epoch").rate(epoch=1, step=1, steps_per_epoch=9) == 0.2
 
 
-def test_steps_per_epoch_skips_a_last_batch_of_one():
+def test_the_authors_forget_rate_rise_is_a_nine_epoch_ramp_per_epoch():
+    """Their rate at epoch e is np.linspace(0, tau, 10)[e] (their epoch 0 only evaluates): tau / 9 in the first
+    trained epoch, tau from the ninth on."""
+    schedule = CoTeaching(forget_rate=0.45, warmup_epochs=9, ramp="epoch")
+    rates = [schedule.rate(epoch=epoch, step=(epoch - 1) * 401 + 1, steps_per_epoch=401) for epoch in range(1, 13)]
+    theirs = np.ones(13) * 0.45
+    theirs[:10] = np.linspace(0, 0.45, 10)
+    np.testing.assert_allclose(rates, theirs[1:13])
+
+
+def test_steps_per_epoch_skips_a_last_batch_of_one_and_stops_at_the_recipes_limit():
     assert [steps_per_epoch(n, batch_size=4) for n in (8, 9, 10, 11)] == [2, 2, 3, 3]
+    assert [steps_per_epoch(n, batch_size=4, limit=2) for n in (4, 8, 11)] == [1, 2, 2]
+    recipe = Recipe(model="mlp", optimizer="adam", lr=0.001, epochs=2, batch_size=4, steps_per_epoch=2,
+                    mixup_alpha=None)
+    x, targets = np.zeros((11, 1, 2, 2), np.float32), np.eye(3, dtype=np.float32)[np.arange(11) % 3]
+    epoch_batches = batch_source(x, targets, recipe=recipe, seed=0, device=torch.device("cpu"),
+                                 generator=torch.Generator().manual_seed(0))
+    first, second = list(epoch_batches()), list(epoch_batches())
+    assert [len(tb) for _, tb in first] == [4, 4] and [len(tb) for _, tb in second] == [4, 4]
+
+
+def test_co_teaching_trains_with_its_authors_network_and_schedule():
+    """The pieces of the authors' recipe together (AUTHORS_SCHEDULES, shortened to 2 epochs of 2 steps): their
+    network, Adam whose lr and beta1 change at the decay's start, epochs cut after their steps, two networks."""
+    dataset = {"model": "cnn4", "optimizer": "sgd", "lr": 0.01, "epochs": 50, "milestones": [10, 30],
+               "mixup_alpha": 0.3}
+    authors = baseline_recipe(dataset, baseline="coteaching", schedule="authors", paper_name="MNIST")
+    recipe = Recipe.from_dict({**authors, "epochs": 2, "batch_size": 8, "steps_per_epoch": 2,
+                               "lr_linear_decay_from": 2, "bf16": False})  # no probe of the big network
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, size=(24, 1, 28, 28), dtype=np.uint8)
+    targets = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 24)]
+    result = train_model(recipe=recipe, x=x, targets=targets, seed=0,
+                         co_teaching=CoTeaching(forget_rate=0.2, warmup_epochs=1, ramp="epoch"))
+    assert len(result.train_loss) == 2 and np.isfinite(result.train_loss).all() and result.peer is not None
+    assert isinstance(result.model[0], torch.nn.Conv2d) and result.model[0].out_channels == 128
 
 
 def test_co_teaching_updates_each_network_on_its_peers_small_loss_samples():

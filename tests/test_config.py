@@ -236,6 +236,21 @@ def test_the_sl_authors_record_is_mnist_full_with_sl_alone_on_its_authors_schedu
     assert authors == full
 
 
+def test_the_coteaching_authors_record_is_mnist_full_with_coteaching_alone_as_its_authors_train_it():
+    """Its Co-teaching cells sit beside those of mnist-full-coteaching-actual and mnist-full-sym0.8: same data,
+    labels, seed and forget rate, the authors' network, schedule and forget-rate rise."""
+    full = yaml.safe_load((REPO / "config" / "mnist-full.yaml").read_text())
+    authors = yaml.safe_load((REPO / "config" / "mnist-full-coteaching-authors.yaml").read_text())
+    dataset = authors["datasets"]["mnist"]
+    assert dataset.pop("noise") == ["asym0.4", "sym0.8"] and full["datasets"]["mnist"].pop("noise") == ["asym0.4"]
+    assert dataset["baselines"].pop("coteaching") == {"forget_rate": "actual", "warmup_epochs": 9, "ramp": "epoch",
+                                                      "schedule": "authors"}
+    full["datasets"]["mnist"]["baselines"].pop("coteaching")
+    assert (authors.pop("methods"), authors.pop("ablation")) == (["coteaching"], False)
+    full.pop("methods"), full.pop("ablation")
+    assert authors == full
+
+
 @pytest.mark.parametrize("name, noise, seeds", [("mnist-full-asym0.2", ["asym0.2"], [1]),
                                                ("mnist-full-seeds", ["asym0.4"], [2, 3]),
                                                ("mnist-full-seeds-sym0.8", ["sym0.8"], [2, 3]),

@@ -15,6 +15,7 @@ CASES = {
     "cnn4": ((1, 28, 28), {}),
     "mlp": ((1, 8, 8), {}),
     "cnn8": ((3, 32, 32), {}),
+    "coteaching_cnn9": ((1, 28, 28), {}),
     "resnet44": ((3, 32, 32), {}),
     "resnet50": ((3, 64, 64), {"pretrained": False}),
     "inception_resnet_v2": ((3, 75, 75), {"pretrained": False}),
@@ -203,3 +204,9 @@ def test_inception_resnet_v2_download_failure_explains_the_fix(no_downloads):
 def test_text_classifier_missing_checkpoint_explains_the_fix():
     with pytest.raises(RuntimeError, match="checkpoint 'no-such-org/no-such-model'.*local_files_only"):
         create_model("text_classifier", input_shape=(2, 8), num_classes=6, checkpoint="no-such-org/no-such-model")
+
+
+def test_coteachings_network_refuses_images_too_small_for_its_unpadded_convolutions():
+    create_model("coteaching_cnn9", input_shape=(3, 32, 32), num_classes=10)
+    with pytest.raises(ValueError, match="at least 28 x 28, got 8 x 8: pick another recipe.model"):
+        create_model("coteaching_cnn9", input_shape=(1, 8, 8), num_classes=10)

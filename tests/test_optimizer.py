@@ -3,6 +3,7 @@
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 
@@ -119,3 +120,43 @@ def test_a_resumed_optimizer_goes_on_with_the_steps_it_had_taken():
     assert resumed.steps == 6 and resumed.lr == sgd.lr == 0.1 / 1.06
     assert recipe_optimizer(Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1, lr_step_decay=0.01),
                             model.parameters()).step_decay == 0.01
+
+
+def _authors_plan(epoch: int, *, lr: float, n_epoch: int, decay_start: int) -> tuple[float, float]:
+    """Co-teaching's own code's lr and beta1 at its epoch ``epoch`` (bhanML/Co-teaching main.py's alpha_plan and
+    beta1_plan, rewritten here as they read)."""
+    if epoch < decay_start:
+        return lr, 0.9
+    return float(n_epoch - epoch) / (n_epoch - decay_start) * lr, 0.1
+
+
+def test_the_linear_decay_gives_each_epoch_the_lr_and_beta1_of_coteachings_authors_plan():
+    """Their 200 epochs, the first only evaluating, are 199 trained ones whose 1-based number is theirs."""
+    model = _model(0)
+    recipe = Recipe(model="mlp", optimizer="adam", lr=0.001, epochs=199, lr_linear_decay_from=80,
+                    beta1_after_decay=0.1)
+    adam = recipe_optimizer(recipe, model.parameters())
+    seen = []
+    for epoch in range(1, 200):
+        group = adam.optimizer.param_groups[0]
+        seen.append((group["lr"], group["betas"][0]))
+        if epoch == 120:  # resumed from the checkpoint of epoch 119's end: the same plan goes on
+            resumed = recipe_optimizer(recipe, model.parameters())
+            resumed.load_state_dict(adam.state_dict())
+            assert resumed.optimizer.param_groups[0]["lr"] == group["lr"]
+            assert resumed.optimizer.param_groups[0]["betas"] == group["betas"]
+        adam.end_epoch()
+    expected = [_authors_plan(epoch, lr=0.001, n_epoch=200, decay_start=80) for epoch in range(1, 200)]
+    np.testing.assert_allclose(seen, expected, rtol=1e-12)
+    assert seen[78] == (0.001, 0.9) and seen[79] == (0.001, 0.1) and seen[-1][0] == pytest.approx(0.001 / 120)
+
+
+def test_the_linear_decay_is_refused_where_it_would_not_apply():
+    with pytest.raises(ValueError, match="applies to optimizer adam without milestones"):
+        Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=10, lr_linear_decay_from=5)
+    with pytest.raises(ValueError, match="applies to optimizer adam without milestones"):
+        Recipe(model="mlp", optimizer="adam", lr=0.1, epochs=10, milestones=(3,), lr_linear_decay_from=5)
+    with pytest.raises(ValueError, match="must be an epoch in 0..10"):
+        Recipe(model="mlp", optimizer="adam", lr=0.1, epochs=10, lr_linear_decay_from=11)
+    with pytest.raises(ValueError, match="comes with lr_linear_decay_from"):
+        Recipe(model="mlp", optimizer="adam", lr=0.1, epochs=10, beta1_after_decay=0.1)

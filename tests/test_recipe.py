@@ -52,12 +52,19 @@ def test_the_authors_schedule_replaces_the_dataset_recipes_schedule_only_where_t
         0.1, [11, 31], 5e-3, 0.0)
     assert (authors["model"], authors["bf16"], authors["mixup_alpha"]) == ("cnn4", "auto", None)
     Recipe.from_dict(authors)  # a valid recipe
-    for paper_name, baseline in [(None, "sl"), ("TREC", "sl"), ("MNIST", "coteaching")]:
+    for paper_name, baseline in [(None, "sl"), ("TREC", "sl"), ("MNIST", "gce"), ("TREC", "coteaching")]:
         with pytest.raises(ValueError, match="schedule: dataset"):
             baseline_recipe(dataset, baseline=baseline, schedule="authors", paper_name=paper_name)
     assert baseline_recipe(dataset, baseline="sl", schedule=None, paper_name="MNIST") == authors  # the default
-    for paper_name, baseline in [(None, "sl"), ("TREC", "sl"), ("MNIST", "coteaching")]:  # no authors' schedule
+    for paper_name, baseline in [(None, "sl"), ("TREC", "sl"), ("MNIST", "gce")]:  # no authors' schedule
         assert baseline_recipe(dataset, baseline=baseline, schedule=None, paper_name=paper_name) is dataset
+    # Co-teaching's authors' model and schedule, asked for only: the default stays the dataset's recipe
+    assert baseline_recipe(dataset, baseline="coteaching", schedule=None, paper_name="MNIST") is dataset
+    coteaching = Recipe.from_dict(baseline_recipe(dataset, baseline="coteaching", schedule="authors",
+                                                  paper_name="MNIST"))
+    assert (coteaching.model, coteaching.optimizer, coteaching.lr, coteaching.epochs, coteaching.steps_per_epoch,
+            coteaching.lr_linear_decay_from, coteaching.beta1_after_decay, coteaching.mixup_alpha) == (
+        "coteaching_cnn9", "adam", 0.001, 199, 401, 80, 0.1, None)
     with pytest.raises(ValueError, match="unknown schedule"):
         baseline_recipe(dataset, baseline="sl", schedule="theirs", paper_name="MNIST")
 

@@ -19,10 +19,11 @@ from enkcvs.training.recipe import Recipe
 Inputs = np.ndarray | torch.utils.data.Dataset
 
 
-def steps_per_epoch(num_samples: int, *, batch_size: int) -> int:
+def steps_per_epoch(num_samples: int, *, batch_size: int, limit: int = 0) -> int:
     """Optimizer steps in one epoch over ``num_samples`` in batches of ``batch_size``: a last batch of one sample is
-    skipped (batch norm needs two)."""
-    return -(-num_samples // batch_size) - (num_samples % batch_size == 1)
+    skipped (batch norm needs two); at most ``limit`` where it is set (``Recipe.steps_per_epoch``)."""
+    steps = -(-num_samples // batch_size) - (num_samples % batch_size == 1)
+    return min(steps, limit) if limit else steps
 
 
 def resident(x: np.ndarray, device: torch.device) -> torch.Tensor:
@@ -69,7 +70,8 @@ def batch_source(x: Inputs, targets: np.ndarray, *, recipe: Recipe, seed: int, d
                  generator: torch.Generator) -> Callable[[], Iterator[tuple[torch.Tensor, torch.Tensor]]]:
     """A function that yields one epoch's batches: model-ready inputs (augmented where the recipe says) and their
     (B, Q) targets, in a new order each epoch drawn from ``generator`` (streamed Datasets: from a DataLoader seeded
-    from ``seed``). In-memory inputs are uploaded once, here."""
+    from ``seed``), the first ``recipe.steps_per_epoch`` of them where it is set. In-memory inputs are uploaded
+    once, here."""
     augment = AUGMENTATIONS[recipe.augment] if recipe.augment else None
     t_all = torch.as_tensor(targets, device=device)
     if isinstance(x, np.ndarray):
@@ -88,12 +90,16 @@ def batch_source(x: Inputs, targets: np.ndarray, *, recipe: Recipe, seed: int, d
                 yield images.to(device, non_blocking=True), positions.to(device)
 
     def epoch_batches():
+        steps = 0
         for xb, batch in positioned():
             if len(batch) < 2:  # batch norm needs two samples; only an epoch's last batch can be this small
                 continue
+            if recipe.steps_per_epoch and steps == recipe.steps_per_epoch:  # the rest of the shuffle is left
+                return
             xb = model_input(xb)
             if augment is not None and xb.ndim == 4:
                 xb = augment(xb, generator=generator)
+            steps += 1
             yield xb, t_all[batch]
 
     return epoch_batches

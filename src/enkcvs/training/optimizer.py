@@ -108,12 +108,47 @@ class MomentumSGD:
         self.steps = state.get("steps", 0)  # checkpoints written before the time-based decay count no steps
 
 
-class TorchOptimizer:
-    """A ``torch.optim`` optimizer and its ``MultiStepLR`` schedule under :class:`MomentumSGD`'s three calls."""
+class LinearDecay:
+    """Co-teaching's authors' plan for Adam (Han et al. 2018, bhanML/Co-teaching ``main.py``: ``alpha_plan`` and
+    ``beta1_plan``): the lr is constant until 1-based epoch ``start``, then ``lr * (epochs + 1 - epoch) / (epochs + 1
+    - start)`` at each epoch, and beta1 is ``beta1`` from ``start`` on (None: unchanged). Their epoch 0 only
+    evaluates, so their ``n_epoch`` is ``epochs + 1`` here. A scheduler stepped at each epoch's end, as
+    ``MultiStepLR``."""
 
-    def __init__(self, optimizer: torch.optim.Optimizer, *, milestones: Iterable[int], gamma: float) -> None:
-        self.optimizer = optimizer
-        self.schedule = torch.optim.lr_scheduler.MultiStepLR(optimizer, list(milestones), gamma=gamma)
+    def __init__(self, optimizer: torch.optim.Optimizer, *, lr: float, epochs: int, start: int,
+                 beta1: float | None) -> None:
+        self.optimizer, self.lr, self.epochs, self.start, self.beta1 = optimizer, lr, epochs, start, beta1
+        self.epochs_done = 0
+        self._apply()
+
+    def _apply(self) -> None:
+        """Set the lr and betas of the next epoch."""
+        epoch = self.epochs_done + 1
+        if epoch < self.start:
+            return
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.lr * (self.epochs + 1 - epoch) / (self.epochs + 1 - self.start)
+            if self.beta1 is not None:
+                group["betas"] = (self.beta1, group["betas"][1])
+
+    def step(self) -> None:
+        self.epochs_done += 1
+        self._apply()
+
+    def state_dict(self) -> dict:
+        return {"epochs_done": self.epochs_done}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.epochs_done = state["epochs_done"]
+        self._apply()
+
+
+class TorchOptimizer:
+    """A ``torch.optim`` optimizer and its epoch schedule (``MultiStepLR`` or :class:`LinearDecay`) under
+    :class:`MomentumSGD`'s three calls."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, *, schedule) -> None:
+        self.optimizer, self.schedule = optimizer, schedule
 
     def zero_grad(self) -> None:
         self.optimizer.zero_grad(set_to_none=True)
@@ -134,7 +169,8 @@ class TorchOptimizer:
 
 def recipe_optimizer(recipe: Recipe, parameters: Iterable[torch.nn.Parameter]) -> MomentumSGD | TorchOptimizer:
     """The optimizer ``recipe.optimizer`` names ("sgd" with ``recipe.momentum``, or "adam"), with the recipe's learning
-    rate, weight decay and step schedule (``lr_decay`` at each of ``milestones``)."""
+    rate, weight decay and step schedule (``lr_decay`` at each of ``milestones``, or for Adam the linear decay from
+    ``lr_linear_decay_from``: :class:`LinearDecay`)."""
     if recipe.optimizer == "sgd":
         return MomentumSGD(
             parameters, lr=recipe.lr, momentum=recipe.momentum, weight_decay=recipe.weight_decay,
@@ -142,5 +178,10 @@ def recipe_optimizer(recipe: Recipe, parameters: Iterable[torch.nn.Parameter]) -
         )
     if recipe.optimizer == "adam":
         adam = torch.optim.Adam(parameters, lr=recipe.lr, weight_decay=recipe.weight_decay)
-        return TorchOptimizer(adam, milestones=recipe.milestones, gamma=recipe.lr_decay)
+        if recipe.lr_linear_decay_from:
+            return TorchOptimizer(adam, schedule=LinearDecay(adam, lr=recipe.lr, epochs=recipe.epochs,
+                                                             start=recipe.lr_linear_decay_from,
+                                                             beta1=recipe.beta1_after_decay))
+        return TorchOptimizer(adam, schedule=torch.optim.lr_scheduler.MultiStepLR(
+            adam, list(recipe.milestones), gamma=recipe.lr_decay))
     raise ValueError(f"unknown optimizer {recipe.optimizer!r}; use 'sgd' or 'adam'")

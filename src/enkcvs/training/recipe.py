@@ -8,7 +8,8 @@ from typing import Any
 #: job's params carry one only where it is set otherwise (:func:`recipe_params`), so that adding a field reruns no
 #: finished job (Snakemake's params trigger; a carried run resumes at a later commit), and records and epoch
 #: checkpoints keep their form and digest (:meth:`Recipe.to_dict`).
-ADDED_FIELDS: dict[str, Any] = {"lr_step_decay": 0.0}
+ADDED_FIELDS: dict[str, Any] = {"lr_step_decay": 0.0, "steps_per_epoch": 0, "lr_linear_decay_from": 0,
+                                "beta1_after_decay": None}
 
 
 def recipe_params(recipe: dict[str, Any]) -> dict[str, Any]:
@@ -33,6 +34,14 @@ class Recipe:
     # Keras' time-based decay (SGD's ``decay``), which SL's authors train with: each step's lr is the epoch's lr
     # / (1 + lr_step_decay * optimizer steps taken so far); 0 = none. SGD only.
     lr_step_decay: float = 0.0
+    # Co-teaching's authors' plan for Adam: from this 1-based epoch on the lr falls linearly to lr / (epochs + 1 -
+    # start) at the last epoch (lr * (epochs + 1 - epoch) / (epochs + 1 - start)) and Adam's beta1 is
+    # beta1_after_decay (None: unchanged); 0 = none. Adam only, without milestones.
+    lr_linear_decay_from: int = 0
+    beta1_after_decay: float | None = None
+    # optimizer steps per epoch, each epoch a fresh shuffle cut after this many batches (co-teaching's authors' 401
+    # batches of 128); 0 = every batch of one pass over the data
+    steps_per_epoch: int = 0
     mixup_alpha: float | None = 0.3  # Beta(alpha, alpha) of Eq. mixup; None trains without mixup
     validation_fraction: float = 0.1  # share of a fold's training data held out to pick the best epoch
     augment: str | None = None  # batch augmentation by name in enkcvs.training.augment.AUGMENTATIONS; None: none
@@ -54,6 +63,18 @@ class Recipe:
         if self.lr_step_decay < 0 or (self.lr_step_decay and self.optimizer != "sgd"):
             raise ValueError(f"recipe lr_step_decay {self.lr_step_decay} must be >= 0 and applies to optimizer sgd "
                              f"only, not {self.optimizer!r}: set it to 0 or train with sgd")
+        if not 0 <= self.lr_linear_decay_from <= self.epochs or (
+                self.lr_linear_decay_from and (self.optimizer != "adam" or self.milestones)):
+            raise ValueError(f"recipe lr_linear_decay_from {self.lr_linear_decay_from} must be an epoch in 0.."
+                             f"{self.epochs} and applies to optimizer adam without milestones (here "
+                             f"{self.optimizer!r}, milestones {list(self.milestones)}): set it to 0, or train with "
+                             "adam and no milestones")
+        if self.beta1_after_decay is not None and not (self.lr_linear_decay_from and 0 <= self.beta1_after_decay < 1):
+            raise ValueError(f"recipe beta1_after_decay {self.beta1_after_decay} must lie in [0, 1) and comes with "
+                             "lr_linear_decay_from: set both, or leave it null")
+        if self.steps_per_epoch < 0:
+            raise ValueError(f"recipe steps_per_epoch must be >= 0 (0: one pass over the data), got "
+                             f"{self.steps_per_epoch}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain mapping for provenance metadata, without the :data:`ADDED_FIELDS` where they are not used."""
@@ -70,22 +91,38 @@ class Recipe:
 #: 11th and the 31st epoch. Not reproduced: Keras applies the momentum to lr-scaled steps (PyTorch scales the
 #: accumulated ones by the current lr) and its batch norm averages with momentum 0.99 (PyTorch 0.9); the model is
 #: the dataset's (their MNIST model is the paper's cnn4 with he-normal initialisation).
+#: Co-teaching (Han et al. 2018, bhanML/Co-teaching, main.py and model.py) on MNIST: their 9-layer CNN, Adam(lr=0.001),
+#: batch 128, epochs of 401 batches of a fresh shuffle, 200 epochs of which the first only evaluates (199 trained),
+#: the lr falling linearly to zero from epoch 80 while beta1 drops from 0.9 to 0.1, no augmentation, no weight
+#: penalty. Their forget rate rises as ``np.linspace(0, tau, 10)`` indexed by the epoch, tau at epoch 9: the config's
+#: ``warmup_epochs: 9`` with ``ramp: epoch`` (config/mnist-full-coteaching-authors.yaml). Not reproduced: their
+#: dropout stays on when they evaluate.
 AUTHORS_SCHEDULES: dict[str, dict[str, dict[str, Any]]] = {
     "sl": {
         "MNIST": {"optimizer": "sgd", "lr": 0.1, "momentum": 0.9, "weight_decay": 0.0, "lr_step_decay": 5e-3,
                   "milestones": [11, 31], "lr_decay": 0.1, "epochs": 50, "batch_size": 128, "mixup_alpha": None,
                   "augment": None},
     },
+    "coteaching": {
+        "MNIST": {"model": "coteaching_cnn9", "optimizer": "adam", "lr": 0.001, "weight_decay": 0.0, "milestones": [],
+                  "epochs": 199, "batch_size": 128, "steps_per_epoch": 401, "lr_linear_decay_from": 80,
+                  "beta1_after_decay": 0.1, "mixup_alpha": None, "augment": None},
+    },
 }
+#: The baselines whose schedule is their authors' by default where :data:`AUTHORS_SCHEDULES` has one, each decided on
+#: recorded cells (config/README.md); Co-teaching's authors' schedule is recorded only where a config asks for it.
+AUTHORS_BY_DEFAULT = ("sl",)
 #: How a baseline's schedule is chosen (``baselines.<method>.schedule``): the dataset's recipe, or its authors'.
 SCHEDULES = ("dataset", "authors")
 
 
 def default_schedule(*, baseline: str, paper_name: str | None) -> str:
     """The schedule of a baseline whose config names none: its authors' where :data:`AUTHORS_SCHEDULES` has one for
-    the paper's dataset ``paper_name``, the dataset's recipe otherwise. A baseline trains as its authors train it
-    (PAPER-NOTES, Baselines); the recorded cells that decided it are in config/README.md."""
-    return "authors" if paper_name in AUTHORS_SCHEDULES.get(baseline, {}) else "dataset"
+    the paper's dataset ``paper_name`` and the baseline is one of :data:`AUTHORS_BY_DEFAULT`, the dataset's recipe
+    otherwise. A baseline trains as its authors train it (PAPER-NOTES, Baselines); the recorded cells that decided
+    it are in config/README.md."""
+    return ("authors" if baseline in AUTHORS_BY_DEFAULT and paper_name in AUTHORS_SCHEDULES.get(baseline, {})
+            else "dataset")
 
 
 def baseline_recipe(recipe: dict[str, Any], *, baseline: str, schedule: str | None,

@@ -120,11 +120,12 @@ _BatchLoss = Callable[..., tuple[list[torch.Tensor], torch.Tensor]]
 
 
 def _batch_loss(models: list[nn.Module], *, recipe: Recipe, loss_function: Callable, co_teaching: CoTeaching | None,
-                epoch_steps: int, bf16: bool, device: torch.device, generator: torch.Generator,
+                num_samples: int, bf16: bool, device: torch.device, generator: torch.Generator,
                 rng: np.random.Generator) -> _BatchLoss:
-    """The per-batch loss of this training: co-teaching's exchange between the two networks, or ``loss_function`` of
-    one network on the batch, mixed first (Eq. mixup) when ``recipe.mixup_alpha`` is set."""
+    """The per-batch loss of this training on ``num_samples``: co-teaching's exchange between the two networks, or
+    ``loss_function`` of one network on the batch, mixed first (Eq. mixup) when ``recipe.mixup_alpha`` is set."""
     if co_teaching is not None:
+        epoch_steps = steps_per_epoch(num_samples, batch_size=recipe.batch_size, limit=recipe.steps_per_epoch)
 
         def co_teaching_loss(xb, tb, *, epoch: int, step: int):
             forget_rate = co_teaching.rate(epoch=epoch, step=step, steps_per_epoch=epoch_steps)
@@ -310,8 +311,8 @@ def train_model(
                                  co_teaching=co_teaching)
     epoch_batches = batch_source(x, targets, recipe=recipe, seed=seed, device=device, generator=batch_order)
     batch_loss = _batch_loss(models, recipe=recipe, loss_function=losses.make_loss(loss, **(loss_params or {})),
-                             co_teaching=co_teaching, epoch_steps=steps_per_epoch(len(x), batch_size=recipe.batch_size),
-                             bf16=bf16, device=device, generator=batch_order, rng=rng)
+                             co_teaching=co_teaching, num_samples=len(x), bf16=bf16, device=device,
+                             generator=batch_order, rng=rng)
     checkpoint = epoch_checkpoint(resume, recipe=recipe, x=x, targets=targets, validation=validation, settings={
         "seed": seed, "loss": loss, "loss_params": loss_params, "bf16": bf16, "device": device.type,
         "co_teaching": dataclasses.asdict(co_teaching) if co_teaching else None,

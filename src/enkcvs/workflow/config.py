@@ -55,11 +55,13 @@ def _baseline_problems(key: str, dataset: dict[str, Any], *, methods: list[str])
             "cross-entropy has no values that fit every dataset; choose them as Wang et al. advise, on noisy "
             "validation data (config/README.md), or drop 'sl' from methods"
         )
-    if "sl" in methods and sl.get("schedule") == "authors":
-        try:
-            baseline_recipe(dataset["recipe"], baseline="sl", schedule="authors", paper_name=dataset["paper_name"])
-        except ValueError as error:
-            problems.append(f"{key}: {error}")
+    for baseline in ("sl", "coteaching"):
+        if baseline in methods and baselines[baseline].get("schedule") == "authors":
+            try:
+                baseline_recipe(dataset["recipe"], baseline=baseline, schedule="authors",
+                                paper_name=dataset["paper_name"])
+            except ValueError as error:
+                problems.append(f"{key}: {error}")
     if dataset["recipe"].get("lr_step_decay") and dataset["recipe"]["optimizer"] != "sgd":
         problems.append(f"{key}.recipe.lr_step_decay applies to optimizer sgd only, not "
                         f"{dataset['recipe']['optimizer']!r}: drop it or train with sgd")
