@@ -105,8 +105,10 @@ def row_view(runs: list[tuple[Path, set[str] | None]]) -> str:
     frame = shown.pivot(index="setting", columns="method", values="cell")
     frame = frame.loc[shown["setting"].unique(), sorted(frame.columns, key=rank.get)].rename(columns=METHOD_TITLES)
     frame = frame.fillna("not recorded")
-    sources = "; ".join(f"{METHOD_TITLES.get(method, method)}: {', '.join(group['runs_from'].unique())}"
-                        for method, group in shown.groupby("method", sort=False))
+    sources = "; ".join(  # each run once per method, though a pooled cell names several
+        f"{METHOD_TITLES.get(method, method)}: "
+        + ", ".join(dict.fromkeys(run for cell in group["runs_from"] for run in cell.split(", ")))
+        for method, group in shown.groupby("method", sort=False))
     seeds = sorted(set(shown["runs"]))
     return (f"Test accuracy (%) on the clean test set, mean ± std over {'/'.join(map(str, seeds))} seed(s) "
             "(no ± for one), beside the paper's mean of 5 runs in parentheses; bold: the best mean of the row "
