@@ -288,7 +288,7 @@ def _stand_in_workflow(folder: Path, *, fail_first: bool = False, hang: bool = F
     run finishes one training job (``results/folds/a.parquet``), leaves another's epoch checkpoint and then waits on
     a job that never ends (its pid in job.pid), and ``--summary`` lists both, the one finished and the one still
     training, as Snakemake does. A dry run without the lock (:func:`enkcvs.runs.recorded.targets_built`) finds
-    nothing to do."""
+    nothing to do; a restore's rebuild of the rules before training does nothing."""
     (folder / "workflow").mkdir()
     shutil.copy(REPO / "workflow" / "run.sh", folder / "workflow" / "run.sh")
     fake = folder / "snakemake"
@@ -302,6 +302,7 @@ def _stand_in_workflow(folder: Path, *, fail_first: bool = False, hang: bool = F
             *-n*) echo "total 5"; exit 0;;
             *--unlock*) exit 0;;
             *--summary*) {summary};;
+            *--omit-from*) exit 0;;  # a restore's rebuild of what training does not make
         esac
         echo "$*" >> invocations.txt
         mkdir -p .snakemake/log results/report results/folds

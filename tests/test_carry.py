@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from enkcvs.runs.carry import TRAINING_RULES, restore_run, save_run
+from enkcvs.runs.carry import TRAINING_RULES, carried_saves, restore_run, save_run, saves_file
 from enkcvs.runs.recorded import main
 from enkcvs.training.resume import checkpoint_path
 
@@ -89,12 +89,12 @@ def test_a_carry_takes_the_checkpoints_of_its_own_unfinished_jobs_and_no_other(t
     assert not (second / foreign).exists()
 
 
-def carried_by_hand(root: Path, files: dict[str, bytes], digests: dict[str, str]) -> None:
+def carried_by_hand(root: Path, files: dict[str, bytes], digests: dict[str, str], saves: list[dict] = ()) -> None:
     """A carried run ``root/run/`` holding ``files`` whose manifest claims ``digests``."""
     for path, content in files.items():
         (root / "run" / "files" / path).parent.mkdir(parents=True, exist_ok=True)
         (root / "run" / "files" / path).write_bytes(content)
-    (root / "run" / "manifest.json").write_text(json.dumps({"name": "run", "files": digests, "saves": []}))
+    (root / "run" / "manifest.json").write_text(json.dumps({"name": "run", "files": digests, "saves": [*saves]}))
 
 
 EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -118,6 +118,37 @@ def test_a_restore_over_another_version_of_the_run_is_refused(tmp_path, monkeypa
     with pytest.raises(ValueError, match=r"differ from the carried run run, e.g. results/folds/k1.parquet.*make clean"):
         restore_run(name="run", snakemake=["false"], configfile="c.yaml", root=tmp_path / "carried")
     assert (tmp_path / "results" / "folds" / "k1.parquet").read_bytes() == b"trained here"
+
+
+def _save(saved: str, jobs: int, checkpoints: int) -> dict:
+    return {"saved": saved, "training_jobs": jobs, "in_flight_checkpoints": checkpoints, "git": {"commit": "c"}}
+
+
+def test_a_run_that_went_on_here_is_not_restored_over_from_the_folder_it_began_with(tmp_path, monkeypatch):
+    """A lent machine still holding a run that it restored, trained and saved is sent, for its next call, the carried
+    folder the first call began from: restoring it would bring back older copies of what went on (an epoch
+    checkpoint) and lose the machine's save from the record. Both are kept; after `make clean` it restores again."""
+    first, second = _save("10:00 UTC", 1, 1), _save("11:00 UTC", 3, 1)
+    files = {"results/folds/k1.parquet": b"", "results/folds/k2.resume.pt": b""}
+    carried_by_hand(tmp_path / "carried", files, dict.fromkeys(files, EMPTY_SHA256), saves=[first])
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results" / "folds").mkdir(parents=True)
+    (tmp_path / "results" / "folds" / "k1.parquet").write_bytes(b"")
+    (tmp_path / "results" / "folds" / "k2.resume.pt").write_bytes(b"epoch 9 of 10")  # trained on since
+    saves_file("run").parent.mkdir(parents=True)
+    saves_file("run").write_text(json.dumps([{**first, "in_flight_checkpoints": 0}, second]))  # its checkpoint
+    # dropped from the save that went back, not from the folder sent
+
+    assert restore_run(name="run", snakemake=["false"], configfile="c.yaml", root=tmp_path / "carried") == 0
+    assert (tmp_path / "results" / "folds" / "k2.resume.pt").read_bytes() == b"epoch 9 of 10"
+    assert carried_saves("run", root=tmp_path / "carried") == [first, second]
+
+    saves_file("run").write_text(json.dumps([_save("09:00 UTC", 1, 0)]))  # another run of that name
+    assert carried_saves("run", root=tmp_path / "carried") == [first]
+    saves_file("run").write_text(json.dumps([first, second]))
+    shutil.rmtree(tmp_path / "results")  # make clean
+    with pytest.raises(RuntimeError):  # the restore starts: its Snakemake here is `false`
+        restore_run(name="run", snakemake=["false"], configfile="c.yaml", root=tmp_path / "carried")
 
 
 def test_restoring_a_run_never_carried_names_the_command_that_saves_one(tmp_path, monkeypatch, capsys):

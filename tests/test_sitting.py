@@ -113,6 +113,28 @@ def test_a_run_stopped_at_the_time_limit_is_carried_and_the_next_is_left(limits,
     assert sorted(name.removeprefix(folder) for name in files if name.startswith(folder)) == kept
 
 
+def test_a_second_call_on_a_machine_still_holding_the_run_goes_on_from_it_and_keeps_every_save(tmp_path, monkeypatch,
+                                                                                                 stand_in_workflow):
+    """A lent machine's next call is sent the carried folder its first call began from, older than the run it still
+    holds: the run goes on from what it holds, and the next save lists the first call's save too."""
+    monkeypatch.chdir(tmp_path)
+    snakemake = str(stand_in_workflow(tmp_path, hang=True))
+    (tmp_path / "pack").mkdir()
+    folder = tmp_path / "results" / "carried" / "demo"
+
+    def call() -> list[dict]:
+        sit(runs=[["demo", "config.yaml"]], seconds=3, cores="1", snakemake=snakemake, pack=tmp_path / "pack")
+        return json.loads((folder / "manifest.json").read_text())["saves"]
+
+    [earlier] = call()  # the save the folder sent to the machine holds
+    sent = tmp_path / "sent"
+    shutil.copytree(folder, sent)
+    first_call = call()
+    shutil.rmtree(folder)
+    shutil.copytree(sent, folder)  # the next call's copy of the repository
+    assert call()[:2] == first_call and first_call[0] == earlier
+
+
 def test_a_run_that_finishes_within_the_time_is_recorded_and_packed(tmp_path, monkeypatch, stand_in_workflow):
     monkeypatch.chdir(tmp_path)
     snakemake = str(stand_in_workflow(tmp_path))

@@ -53,6 +53,36 @@ def since_file(name: str) -> Path:
     return Path(".snakemake/recorded") / f"{name}.since"
 
 
+def saves_file(name: str) -> Path:
+    """The saves that brought the run in this working directory where it is: those of the carried folder it was
+    restored from, then each of its own (:func:`carried_saves`)."""
+    return Path(".snakemake/recorded") / f"{name}.saves.json"
+
+
+def carried_saves(name: str, *, root: PathLike = CARRIED_HOME) -> list[dict]:
+    """Every save of the run ``name`` so far: its carried folder's (``root/name/manifest.json``) or, where this
+    working directory went on from that folder and saved since (:func:`saves_file`: a machine that still holds the
+    run is sent the folder it started from again), this working directory's, which begin with the folder's."""
+    manifest = Path(root) / name / "manifest.json"
+    carried = json.loads(manifest.read_text())["saves"] if manifest.is_file() else []
+    here = json.loads(saves_file(name).read_text()) if saves_file(name).is_file() else []
+    return [*carried, *here[len(carried):]] if _begins_with(here, carried) else carried
+
+
+def _begins_with(saves: list[dict], first: list[dict]) -> bool:
+    """Whether ``saves`` begin with the saves ``first``, whose checkpoints may have been dropped since
+    (:func:`drop_checkpoints`)."""
+    def same(save: dict) -> dict:
+        return {key: value for key, value in save.items() if key != "in_flight_checkpoints"}
+    return len(saves) >= len(first) and all(same(a) == same(b) for a, b in zip(saves, first))
+
+
+def _write_saves(name: str, saves: list[dict]) -> None:
+    saves_file(name).parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(saves_file(name)) as tmp:
+        tmp.write_text(json.dumps(saves, indent=2) + "\n")
+
+
 def snakemake_logs(*, since: datetime,
                    log_dir: PathLike = SNAKEMAKE_STATE["sittings"]) -> list[tuple[Path, datetime]]:
     """Snakemake's logs in ``log_dir`` that started at or after ``since`` (local time, as Snakemake names them: a
@@ -238,7 +268,7 @@ def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root:
     if not files:
         raise FileNotFoundError(f"the run of {configfile} here has finished no training job yet: nothing to carry")
     folder = Path(root) / name
-    previous = json.loads((folder / "manifest.json").read_text())["saves"] if folder.exists() else []
+    previous = carried_saves(name, root=root)
     files.sort(key=lambda path: os.stat(path).st_mtime_ns)
     with atomic_folder(folder) as staging:
         for path in files:
@@ -273,7 +303,18 @@ def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root:
             }],
         }
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    _write_saves(name, manifest["saves"])
     return folder
+
+
+def _went_on_from(name: str, manifest: dict) -> bool:
+    """Whether the run here began with the saves of ``manifest`` and still holds every finished file it carries (an
+    epoch checkpoint of it may have moved on or been removed by its finished job)."""
+    if not saves_file(name).is_file() or not _begins_with(json.loads(saves_file(name).read_text()),
+                                                          manifest["saves"]):
+        return False
+    return all(Path(path).is_file() and _sha256(Path(path)) == digest
+               for path, digest in manifest["files"].items() if not path.endswith(SUFFIX))
 
 
 def drop_checkpoints(folder: PathLike) -> int:
@@ -302,11 +343,17 @@ def restore_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, co
 
     Raises ``FileNotFoundError`` when nothing is saved under that name, and ``ValueError``, before anything is
     written, when a carried file is damaged or a file here differs from its carried copy (a run going on here
-    would be overwritten)."""
+    would be overwritten).
+
+    A working directory that already went on from this carried folder (restored from it or saved to it, every
+    finished file it carries here unchanged) restores nothing and returns 0: a second call of a lent machine that
+    still holds the run is sent the folder the first call started from, older than the run there."""
     folder = Path(root) / name
     if not (folder / "manifest.json").is_file():
         raise FileNotFoundError(f"{folder} holds no carried run: save one with `python -m enkcvs.runs.recorded carry`")
     manifest = json.loads((folder / "manifest.json").read_text())
+    if _went_on_from(name, manifest):
+        return 0
     damaged = [path for path, digest in manifest["files"].items() if _sha256(folder / "files" / path) != digest]
     if damaged:
         raise ValueError(f"{len(damaged)} carried file(s) of {folder} differ from their SHA-256 in manifest.json, "
@@ -327,6 +374,7 @@ def restore_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, co
             Path(home).mkdir(parents=True, exist_ok=True)
             for saved in (folder / part).iterdir():
                 shutil.copyfile(saved, Path(home) / saved.name)
+    _write_saves(name, manifest["saves"])
     since = since_file(name)
     if (folder / "since").is_file() and not since.is_file():
         since.parent.mkdir(parents=True, exist_ok=True)

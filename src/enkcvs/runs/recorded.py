@@ -33,7 +33,8 @@ from enkcvs.data.datasets import load_dataset
 from enkcvs.data.sources import get_source
 from enkcvs.io import PathLike, atomic_folder, git_state, package_versions, read_table
 from enkcvs.machine import instruction_set_limits, machine_description
-from enkcvs.runs.carry import CARRIED_HOME, restore_run, run_until, save_run, since_file, snakemake_logs
+from enkcvs.runs.carry import (CARRIED_HOME, carried_saves, restore_run, run_until, save_run, saves_file, since_file,
+                               snakemake_logs)
 from enkcvs.runs.pages import pages, regenerate_pages
 from enkcvs.runs.views.diff import compare_runs
 from enkcvs.runs.views.provenance import RUN_HOMES
@@ -223,15 +224,14 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
                          deadline=deadline, until=until, poll=POLL_SECONDS):
             return None
     runs = snakemake_sittings(since=since)
-    manifest = Path(CARRIED_HOME) / name / "manifest.json"
     record = record_run(name=name, configfile=configfile, report="results/report",
                         wall_seconds=sum(sitting["seconds"] for sitting in runs),
                         jobs=int(planned.group(1)) if planned else 0, command=command, git=git, sittings=runs,
                         root=root, first=first, data=data_provenance(configfile=configfile),
-                        carried=json.loads(manifest.read_text())["saves"] if manifest.is_file() else [],
-                        issues=ISSUES)
+                        carried=carried_saves(name), issues=ISSUES)
     began.unlink()
-    shutil.rmtree(manifest.parent, ignore_errors=True)
+    saves_file(name).unlink(missing_ok=True)
+    shutil.rmtree(Path(CARRIED_HOME) / name, ignore_errors=True)
     return record
 
 
