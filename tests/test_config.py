@@ -130,7 +130,21 @@ CASES = [
      ["'own' is not one of ['dataset', 'authors']"]),
     ("time-based decay with Adam", edited("datasets.digits.recipe", {**BASE["datasets"]["digits"]["recipe"],
                                                                      "optimizer": "adam", "lr_step_decay": 0.01}),
-     ["datasets.digits.recipe.lr_step_decay applies to optimizer sgd only, not 'adam'"]),
+     ["datasets.digits: recipe lr_step_decay 0.01 must be >= 0 and applies to optimizer sgd only, not 'adam'"]),
+    ("a linear lr decay with SGD", edited("datasets.digits.recipe", {**BASE["datasets"]["digits"]["recipe"],
+                                                                     "lr_linear_decay_from": 2}),
+     ["datasets.digits: recipe lr_linear_decay_from 2 must be an epoch in 0..3 and applies to optimizer adam without "
+      "milestones (here 'sgd', milestones [2])"]),
+    ("Co-teaching's authors' Adam with a dataset's Keras decay",
+     edited("datasets.digits", {**BASE["datasets"]["digits"],
+                                "recipe": {**BASE["datasets"]["digits"]["recipe"], "lr_step_decay": 0.01},
+                                "baselines": {**BASE["datasets"]["digits"]["baselines"],
+                                              "coteaching": {"schedule": "authors"}}}),
+     ["datasets.digits.baselines.coteaching on its authors' schedule: recipe lr_step_decay 0.01 must be >= 0 and "
+      "applies to optimizer sgd only, not 'adam'"]),
+    ("beta1 after a decay that is not there", edited("datasets.digits.recipe", {**BASE["datasets"]["digits"]["recipe"],
+                                                                                "beta1_after_decay": 0.1}),
+     ["datasets.digits: recipe beta1_after_decay 0.1 must lie in [0, 1) and comes with lr_linear_decay_from"]),
     ("SL without its values", edited("datasets.digits.baselines", DELETE),
      ["datasets.digits.baselines.sl needs alpha and beta (set ['alpha', 'beta']): symmetric cross-entropy has no "
       "values that fit every dataset"]),

@@ -215,11 +215,12 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
         began.write_text(datetime.now().strftime("%Y-%m-%dT%H:%M:%S") + "\n")
     since = datetime.fromisoformat(began.read_text().strip())
     for targets, fill in first_sittings(first):  # before the options: --configfile takes every word after it
-        prioritize = ["--prioritize", *targets] if targets else []
-        built = partial(targets_built, snakemake=snakemake, configfile=configfile, targets=targets) if targets else None
-        if built is not None and built():  # a resumed run's finished group: no sitting to start and stop
-            continue
-        until = partial(_announced, built, targets) if built is not None else None
+        prioritize, until = [], None
+        if targets:  # a group: first, and its sitting stopped once it is built
+            built = partial(targets_built, snakemake=snakemake, configfile=configfile, targets=targets)
+            if built():  # a resumed run's finished group: no sitting to start and stop
+                continue
+            prioritize, until = ["--prioritize", *targets], partial(_announced, built, targets)
         if not run_until([command[0], *targets, *fill, *prioritize, *command[1:]], env=environment,
                          deadline=deadline, until=until, poll=POLL_SECONDS):
             return None

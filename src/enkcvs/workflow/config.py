@@ -8,7 +8,7 @@ import yaml
 from enkcvs.data.sources import SOURCES
 from enkcvs.method.noise import ASYMMETRIC_MAPS, SUPERCLASS_MAPS, parse_noise
 from enkcvs.training.final import ORACLE_METHODS
-from enkcvs.training.recipe import baseline_recipe
+from enkcvs.training.recipe import Recipe, baseline_recipe
 
 
 def _source_problems(key: str, dataset: dict[str, Any], source) -> list[str]:
@@ -55,16 +55,6 @@ def _baseline_problems(key: str, dataset: dict[str, Any], *, methods: list[str])
             "cross-entropy has no values that fit every dataset; choose them as Wang et al. advise, on noisy "
             "validation data (config/README.md), or drop 'sl' from methods"
         )
-    for baseline in ("sl", "coteaching"):
-        if baseline in methods and baselines[baseline].get("schedule") == "authors":
-            try:
-                baseline_recipe(dataset["recipe"], baseline=baseline, schedule="authors",
-                                paper_name=dataset["paper_name"])
-            except ValueError as error:
-                problems.append(f"{key}: {error}")
-    if dataset["recipe"].get("lr_step_decay") and dataset["recipe"]["optimizer"] != "sgd":
-        problems.append(f"{key}.recipe.lr_step_decay applies to optimizer sgd only, not "
-                        f"{dataset['recipe']['optimizer']!r}: drop it or train with sgd")
     coteaching = baselines["coteaching"]
     if "coteaching" in methods and coteaching.get("mixup"):
         problems.append(
@@ -77,6 +67,27 @@ def _baseline_problems(key: str, dataset: dict[str, Any], *, methods: list[str])
             f"{key}.baselines.coteaching.warmup_epochs {warmup} is no whole number of epochs, which ramp 'epoch' "
             "needs: give whole epochs or set ramp: step"
         )
+    return problems
+
+
+def _recipe_problems(key: str, dataset: dict[str, Any], *, methods: list[str]) -> list[str]:
+    """Problems of the recipes a dataset's models train with, each checked by the recipe itself
+    (:class:`~enkcvs.training.recipe.Recipe`: the rules between its fields): the dataset's, then that of each
+    baseline of ``methods`` on its authors' schedule (:func:`~enkcvs.training.recipe.baseline_recipe`)."""
+    problems = []
+    recipes = {key: dataset["recipe"]}
+    for baseline in ("sl", "coteaching"):
+        if baseline in methods and dataset["baselines"][baseline].get("schedule") == "authors":
+            try:
+                recipes[f"{key}.baselines.{baseline} on its authors' schedule"] = baseline_recipe(
+                    dataset["recipe"], baseline=baseline, schedule="authors", paper_name=dataset["paper_name"])
+            except ValueError as error:
+                problems.append(f"{key}: {error}")
+    for where, recipe in recipes.items():
+        try:
+            Recipe.from_dict(recipe)
+        except ValueError as error:
+            problems.append(f"{where}: {error}")
     return problems
 
 
@@ -130,6 +141,7 @@ def config_problems(config: dict[str, Any]) -> list[str]:
                 )
         trains_finals = source.has_test and dataset.get("enabled", True)  # own data: no final models
         problems += _baseline_problems(key, dataset, methods=config["methods"] if trains_finals else [])
+        problems += _recipe_problems(key, dataset, methods=config["methods"] if trains_finals else [])
         milestones = dataset["recipe"]["milestones"]
         if any(epoch > dataset["recipe"]["epochs"] for epoch in milestones):
             problems.append(f"{key}.recipe.milestones {milestones} lie past recipe.epochs: lower them")
