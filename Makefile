@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint readme record carry restore clean gpu-wheels gpu-site gpu-check gpu-sitting gpu-lease
+.PHONY: run test lint readme record carry restore clean gpu-wheels gpu-site gpu-check gpu-fit gpu-sitting gpu-lease
 
 $(BIN)/.installed: requirements.lock requirements-nodeps.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -76,6 +76,11 @@ MAX_PACK_FILES ?= 8
 SITTING = $(GPU_PATH) $(GPU_PYTHON) -m enkcvs.runs.sitting $(foreach run,$(RUNS),--run $(subst =, ,$(run))) \
 	--cores $(JOBS) --pack $(PACK) --max-archive-mib $(MAX_ARCHIVE_MIB) --max-pack-mib $(MAX_PACK_MIB) \
 	--max-pack-files $(MAX_PACK_FILES)
+
+# Here, before a device call: what it is sent (the checkout and .whl) must stay within 64 MiB; the carried runs'
+# epoch checkpoints are dropped from the working tree where it would not (`git checkout -- results/carried` after).
+gpu-fit: $(BIN)/.installed
+	$(BIN)/python -m enkcvs.runs.sitting --fit-send 64 --carry .whl
 
 gpu-sitting: gpu-site
 	$(SITTING) --seconds $(TRAIN_SECONDS)

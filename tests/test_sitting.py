@@ -135,6 +135,37 @@ def test_a_second_call_on_a_machine_still_holding_the_run_goes_on_from_it_and_ke
     assert call()[:2] == first_call and first_call[0] == earlier
 
 
+def test_what_a_device_run_is_sent_is_made_to_fit_by_dropping_carried_checkpoints(tmp_path, monkeypatch):
+    from enkcvs.runs.sitting import fit_send, send_bytes
+
+    monkeypatch.chdir(tmp_path)
+    for name, size in {"code.py": 100, "gone.py": 50, "results/carried/big/files/results/folds/a.resume.pt": 3000,
+                       "results/carried/big/files/results/folds/b.parquet": 200,
+                       "results/carried/small/files/results/folds/c.resume.pt": 1000,
+                       ".whl/snakemake.whl": 400, "untracked.txt": 10, ".venv/huge": 10**6}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"x" * size)
+    for run, files in {"big": ["results/folds/a.resume.pt", "results/folds/b.parquet"],
+                       "small": ["results/folds/c.resume.pt"]}.items():
+        (tmp_path / "results" / "carried" / run / "manifest.json").write_text(json.dumps(
+            {"files": dict.fromkeys(files, "-"), "saves": [{"in_flight_checkpoints": 1}]}))
+    (tmp_path / ".gitignore").write_text(".whl/\n.venv/\n")
+    subprocess.run("git init -q && git add code.py gone.py results .gitignore && rm gone.py", shell=True, check=True)
+    manifests = sum(len((tmp_path / "results" / "carried" / run / "manifest.json").read_bytes())
+                    for run in ("big", "small"))
+    sent = 100 + 3000 + 200 + 1000 + 10 + 400 + manifests + len(".whl/\n.venv/\n")
+    assert send_bytes(carry=[".whl"]) == sent  # neither the deleted file nor an ignored path not carried
+
+    with pytest.raises(ValueError, match="more than the carried runs' epoch checkpoints"):
+        fit_send(max_bytes=sent - 4001, carry=[".whl"])
+    assert (tmp_path / "results" / "carried" / "big" / "files" / "results" / "folds" / "a.resume.pt").exists()
+    assert fit_send(max_bytes=sent, carry=[".whl"]) == []
+    assert fit_send(max_bytes=sent - 1, carry=[".whl"]) == ["big"]  # the largest first, and no more
+    manifest = json.loads((tmp_path / "results" / "carried" / "big" / "manifest.json").read_text())
+    assert manifest["files"] == {"results/folds/b.parquet": "-"} and manifest["saves"][-1]["in_flight_checkpoints"] == 0
+    assert (tmp_path / "results" / "carried" / "small" / "files" / "results" / "folds" / "c.resume.pt").exists()
+
+
 def test_a_run_that_finishes_within_the_time_is_recorded_and_packed(tmp_path, monkeypatch, stand_in_workflow):
     monkeypatch.chdir(tmp_path)
     snakemake = str(stand_in_workflow(tmp_path))

@@ -8,13 +8,15 @@ holding ``results/recorded/<name>/`` (the run finished: its record, the machine'
 ``results/carried/<name>/`` (the run goes on elsewhere: :mod:`enkcvs.runs.carry`); :func:`unpack` puts it back in the
 repository's root, a record retiring the run's carried folder, to be committed.
 ``python -m enkcvs.runs.sitting --run NAME CONFIG [FIRST ...] --seconds S --pack DIR`` (``--run`` repeated: the runs
-one after the other, all within the ``S`` seconds); ``--unpack ARCHIVE ...`` puts archives back in place.
+one after the other, all within the ``S`` seconds); ``--unpack ARCHIVE ...`` puts archives back in place;
+``--fit-send MIB --carry PATH ...`` makes what a device run is sent from here fit (:func:`fit_send`).
 """
 
 import argparse
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -163,6 +165,41 @@ def sit(*, runs: Sequence[Sequence[str]], seconds: float, cores: str, snakemake:
     return outcomes
 
 
+def send_bytes(*, carry: Sequence[PathLike] = ()) -> int:
+    """The bytes a device run is sent from the checkout in the working directory: the files git tracks (as they are:
+    one deleted is not sent) and those it would track (not ignored), then the ignored paths of ``carry``."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, check=True).stdout
+    files = {Path(os.fsdecode(name)) for name in listed.split(b"\0") if name}
+    for path in map(Path, carry):
+        files |= {path} if path.is_file() else {found for found in path.rglob("*") if found.is_file()}
+    return sum(path.stat().st_size for path in files if path.is_file() and not path.is_symlink())
+
+
+def fit_send(*, max_bytes: int, carry: Sequence[PathLike] = (), root: PathLike = CARRIED_HOME) -> list[str]:
+    """Keep what a device run is sent (:func:`send_bytes`) within ``max_bytes``: the epoch checkpoints of the carried
+    runs under ``root`` are dropped from the working tree (:func:`~enkcvs.runs.carry.drop_checkpoints`), largest
+    first, until it fits; their jobs start afresh there. ``git checkout -- results/carried`` puts them back. Returns
+    the runs whose checkpoints were dropped; ``ValueError`` where it still does not fit, before anything is dropped."""
+    over = send_bytes(carry=carry) - max_bytes
+    if over <= 0:
+        return []
+    checkpoints = {folder.name: sum(path.stat().st_size for path in (folder / "files").rglob("*.resume.pt"))
+                   for folder in sorted(Path(root).iterdir()) if (folder / "manifest.json").is_file()}
+    if sum(checkpoints.values()) < over:
+        raise ValueError(f"what a device run is sent exceeds {max_bytes / 2**20:.0f} MiB by {over / 2**20:.1f} MiB, "
+                         f"more than the carried runs' epoch checkpoints ({sum(checkpoints.values()) / 2**20:.1f} "
+                         "MiB): carry fewer paths, or commit fewer carried runs")
+    dropped = []
+    for name in sorted(checkpoints, key=checkpoints.get, reverse=True):
+        if over <= 0:
+            break
+        drop_checkpoints(Path(root) / name)
+        over -= checkpoints[name]
+        dropped.append(name)
+    return dropped
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m enkcvs.runs.sitting", description=__doc__.split("\n\n")[0])
     what = parser.add_mutually_exclusive_group(required=True)
@@ -171,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
                            "config, then targets to build before the rest; repeat for the next run")
     what.add_argument("--unpack", nargs="+", type=Path, metavar="ARCHIVE",
                       help="put archives a sitting packed back in place, here in the repository's root")
+    what.add_argument("--fit-send", type=float, metavar="MIB",
+                      help="here, before a device run: drop the carried runs' epoch checkpoints from the working "
+                           "tree where what the run is sent (this checkout and --carry) would exceed MIB")
+    parser.add_argument("--carry", nargs="*", default=[], type=Path, metavar="PATH",
+                        help="with --fit-send: the ignored paths the device run carries")
     parser.add_argument("--seconds", type=float, help="how long all the runs may train together")
     parser.add_argument("--cores", default="all", help="Snakemake's --cores: the training jobs side by side")
     beside = Path(sys.executable).with_name("snakemake")  # a virtual environment's; else the one on PATH
@@ -193,6 +235,16 @@ def main(argv: list[str] | None = None) -> int:
             except (OSError, tarfile.TarError, ValueError) as error:
                 print(f"error: {error}", file=sys.stderr)
                 return 2
+        return 0
+    if args.fit_send is not None:
+        try:
+            dropped = fit_send(max_bytes=int(args.fit_send * 2**20), carry=args.carry)
+        except ValueError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        print(f"{send_bytes(carry=args.carry) / 2**20:.1f} MiB to send"
+              + (f"; the epoch checkpoints of {', '.join(dropped)} dropped from the working tree (`git checkout -- "
+                 f"{CARRIED_HOME}` puts them back once the device run is sent)" if dropped else ""))
         return 0
     for run in args.run:
         if len(run) < 2:
