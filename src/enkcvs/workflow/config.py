@@ -139,9 +139,8 @@ def config_problems(config: dict[str, Any]) -> list[str]:
                     f"{key}.noise has 'real' (unknown noise rate and true labels), so co-teaching's forget rate "
                     f"cannot be {rate!r}: set {key}.baselines.coteaching.forget_rate to a number"
                 )
-        trains_finals = source.has_test and dataset.get("enabled", True)  # own data: no final models
-        problems += _baseline_problems(key, dataset, methods=config["methods"] if trains_finals else [])
-        problems += _recipe_problems(key, dataset, methods=config["methods"] if trains_finals else [])
+        methods = config["methods"] if source.has_test and dataset.get("enabled", True) else []  # own data: none
+        problems += _baseline_problems(key, dataset, methods=methods) + _recipe_problems(key, dataset, methods=methods)
         milestones = dataset["recipe"]["milestones"]
         if any(epoch > dataset["recipe"]["epochs"] for epoch in milestones):
             problems.append(f"{key}.recipe.milestones {milestones} lie past recipe.epochs: lower them")
