@@ -232,7 +232,7 @@ def test_an_archive_of_anything_but_one_runs_folder_is_refused_before_anything_i
     (["--run", "demo", "config.yaml", "--seconds", "0", "--pack", "."], "give a positive number of seconds"),
     (["--run", "demo", "config.yaml", "--seconds", "5", "--pack", "nowhere"], "give a folder that exists"),
     (["--run", "demo", "config.yaml", "--pack", "."], "give a positive number of seconds"),
-    (["--seconds", "5", "--pack", "."], "one of the arguments --run --unpack is required"),
+    (["--seconds", "5", "--pack", "."], "one of the arguments --run --unpack --fit-send is required"),
 ])
 def test_bad_arguments_are_refused_before_anything_runs(arguments, problem, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
