@@ -65,8 +65,13 @@ def carried_saves(name: str, *, root: PathLike = CARRIED_HOME) -> list[dict]:
     run is sent the folder it started from again), this working directory's, which begin with the folder's."""
     manifest = Path(root) / name / "manifest.json"
     carried = json.loads(manifest.read_text())["saves"] if manifest.is_file() else []
-    here = json.loads(saves_file(name).read_text()) if saves_file(name).is_file() else []
+    here = _saves_here(name) or []
     return [*carried, *here[len(carried):]] if _begins_with(here, carried) else carried
+
+
+def _saves_here(name: str) -> list[dict] | None:
+    """This working directory's saves of the run ``name`` (:func:`saves_file`); None where it keeps none."""
+    return json.loads(saves_file(name).read_text()) if saves_file(name).is_file() else None
 
 
 def _begins_with(saves: list[dict], first: list[dict]) -> bool:
@@ -310,8 +315,8 @@ def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root:
 def _went_on_from(name: str, manifest: dict) -> bool:
     """Whether the run here began with the saves of ``manifest`` and still holds every finished file it carries (an
     epoch checkpoint of it may have moved on or been removed by its finished job)."""
-    if not saves_file(name).is_file() or not _begins_with(json.loads(saves_file(name).read_text()),
-                                                          manifest["saves"]):
+    here = _saves_here(name)
+    if here is None or not _begins_with(here, manifest["saves"]):
         return False
     return all(Path(path).is_file() and _sha256(Path(path)) == digest
                for path, digest in manifest["files"].items() if not path.endswith(SUFFIX))

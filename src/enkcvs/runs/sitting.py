@@ -28,6 +28,7 @@ from enkcvs.io import PathLike, atomic_folder, atomic_path
 from enkcvs.runs.carry import CARRIED_HOME, drop_checkpoints, restore_run, save_run
 from enkcvs.runs.recorded import run_and_record
 from enkcvs.runs.views.provenance import RUN_HOMES
+from enkcvs.training.resume import SUFFIX
 
 
 VOLUME = re.compile(r"(?P<archive>.+\.tar\.gz)\.(?P<number>\d+)")
@@ -184,7 +185,7 @@ def fit_send(*, max_bytes: int, carry: Sequence[PathLike] = (), root: PathLike =
     over = send_bytes(carry=carry) - max_bytes
     if over <= 0:
         return []
-    checkpoints = {folder.name: sum(path.stat().st_size for path in (folder / "files").rglob("*.resume.pt"))
+    checkpoints = {folder.name: sum(path.stat().st_size for path in (folder / "files").rglob(f"*{SUFFIX}"))
                    for folder in sorted(Path(root).iterdir()) if (folder / "manifest.json").is_file()}
     if sum(checkpoints.values()) < over:
         raise ValueError(f"what a device run is sent exceeds {max_bytes / 2**20:.0f} MiB by {over / 2**20:.1f} MiB, "
