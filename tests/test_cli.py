@@ -72,18 +72,20 @@ def test_parquet_in_and_out_with_iterations(tmp_path, planted):
     "change, message",
     [
         (lambda d: np.save(d / "oof.npy", np.load(d / "oof.npy")[:, :150]), r"shape \(N,\) = \(150,\)"),
-        (with_unknown_class, "5 distinct values but the probabilities have Q = 4 columns"),
+        (with_unknown_class, r"1 label names no probability column \(eel\); the classes, from --class-names, are "
+                             r"ant, bee, cat, dog\. Fix: correct those labels, or check --class-names"),
         (with_nan, "1 NaN or infinite entries"),
         (lambda d: np.save(d / "oof.npy", np.load(d / "oof.npy") * 0.9), "do not sum to 1"),
-        (lambda d: (d / "labels.csv").unlink(), "no labels file"),
+        (lambda d: (d / "labels.csv").unlink(), r"--labels \S+labels\.csv: no such file\. Fix: give the CSV file"),
     ],
     ids=["rows", "classes", "nan", "sums", "missing"],
 )
-def test_bad_files_exit_1_and_write_nothing(tmp_path, planted, capsys, change, message):
+def test_bad_files_exit_2_and_write_nothing(tmp_path, planted, capsys, change, message):
     change(tmp_path)
     code = main(["find-issues", "--probabilities", str(tmp_path / "oof.npy"), "--labels", str(tmp_path / "labels.csv"),
-                 "--label-column", "animal", "--out", str(tmp_path / "out" / "issues.csv")])
-    assert code == 1
+                 "--label-column", "animal", "--class-names", ",".join(NAMES),
+                 "--out", str(tmp_path / "out" / "issues.csv")])
+    assert code == 2
     error = capsys.readouterr().err
     assert error.startswith("enkcvs find-issues: error: ") and re.search(message, error), error
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
@@ -116,7 +118,7 @@ def test_bad_labels_files_name_the_file_and_the_fix_and_write_nothing(tmp_path, 
     change(tmp_path)
     code = main(["find-issues", "--probabilities", str(tmp_path / "oof.npy"), "--labels", str(tmp_path / "labels.csv"),
                  "--label-column", "animal", "--id-column", "photo", "--out", str(tmp_path / "out" / "issues.csv")])
-    assert code == 1
+    assert code == 2
     error = capsys.readouterr().err
     assert error.startswith("enkcvs find-issues: error: ") and re.search(message, error), error
     assert not (tmp_path / "out").exists()
@@ -126,7 +128,7 @@ def test_usage_errors_and_help():
     command = [sys.executable, "-m", "enkcvs.labelissues.cli", "find-issues"]
     bad_suffix = subprocess.run([*command, "--probabilities", "a.npy", "--labels", "b.csv", "--out", "issues.txt"],
                                 capture_output=True, text=True)
-    assert bad_suffix.returncode == 1 and "unknown extension '.txt'" in bad_suffix.stderr
+    assert bad_suffix.returncode == 2 and "unknown extension '.txt'" in bad_suffix.stderr
     missing = subprocess.run(command, capture_output=True, text=True)
     assert missing.returncode == 2 and "--probabilities" in missing.stderr
     shown = subprocess.run([*command, "--help"], capture_output=True, text=True)
@@ -208,16 +210,166 @@ def with_unreadable_picture(directory):
         (["--images", "images.npy", "--text-column", "note"], None,
          "--images and --text-column each choose what the review sheet shows; pass only one of them"),
         (["--review-top", "3"], None, "pass --images, --image-column or --text-column too"),
-        (["--text-column", "notes"], None, r"no text column 'notes'; .* \(enkcvs find-issues: --text-column\)"),
+        (["--text-column", "notes"], None,
+         r"--labels \S+labels\.csv has no column 'notes' for --text-column; its columns are \['photo', 'animal', "
+         r"'file', 'note'\]\. Fix: pass --text-column with one of them"),
     ],
     ids=["count", "shape", "missing", "unreadable", "top", "both", "top alone", "no column"],
 )
-def test_bad_review_inputs_exit_1_and_write_nothing(tmp_path, reviewable, capsys, option, change, message):
+def test_bad_review_inputs_exit_2_and_write_nothing(tmp_path, reviewable, capsys, option, change, message):
     if change is not None:
         change(tmp_path)
     option = [str(tmp_path / value) if value.endswith(".npy") else value for value in option]
     code = main(find_issues_args(tmp_path, *option))
-    assert code == 1
+    assert code == 2
     error = capsys.readouterr().err
     assert error.startswith("enkcvs find-issues: error: ") and re.search(message, error), error
     assert not (tmp_path / "out").exists()
+
+
+def run(directory, capsys, *options, labels="labels.csv", probabilities="oof.npy", label_column=("--label-column",
+                                                                                                  "animal")):
+    """(exit status, stderr, the output table or None) of ``enkcvs find-issues`` on the planted files."""
+    code = main(["find-issues", "--probabilities", str(directory / probabilities), "--labels", str(directory / labels),
+                 *label_column, "--out", str(directory / "out" / "issues.csv"), *options])
+    written = directory / "out" / "issues.csv"
+    return code, capsys.readouterr().err, pd.read_csv(written) if written.exists() else None
+
+
+def named_columns(directory, probabilities, *, order, prefix):
+    """The planted probabilities as a long .csv whose class columns are named (``prefix`` + name) in ``order``."""
+    rows = [pd.DataFrame({"iteration": m, "sample": np.arange(p.shape[0]),
+                          **{f"{prefix}{NAMES[c]}": p[:, c] for c in order}})
+            for m, p in enumerate(probabilities, start=1)]
+    pd.concat(rows).to_csv(directory / "named.csv", index=False)
+
+
+@pytest.mark.parametrize("prefix", ["prob_", ""], ids=["prob_<class>", "<class>"])
+def test_string_labels_match_named_probability_columns_by_name_in_any_order(tmp_path, planted, capsys, prefix):
+    probabilities, given, _ = planted
+    named_columns(tmp_path, probabilities, order=[2, 0, 3, 1], prefix=prefix)  # not the sorted order
+    code, error, frame = run(tmp_path, capsys, probabilities="named.csv")
+    assert code == 0 and error == "", error
+    _, _, reference = run(tmp_path, capsys, "--class-names", ",".join(NAMES))
+    pd.testing.assert_frame_equal(frame, reference)
+    assert (frame["given_label"] == NAMES[given[frame["sample"]]]).all()
+
+
+def test_string_labels_and_unnamed_columns_are_refused_naming_the_fix(tmp_path, planted, capsys):
+    code, error, frame = run(tmp_path, capsys)
+    assert code == 2 and frame is None and not (tmp_path / "out").exists()
+    assert re.search(r"^enkcvs find-issues: error: --labels \S+labels\.csv holds class names \(ant, bee, cat, dog\) "
+                     r"but the columns of --probabilities \S+oof\.npy are not named, so which column is which class "
+                     r"is unknown\. Fix: pass --class-names A,B,\.\.\. naming the probability columns in order .*or "
+                     r"--classes-in-sorted-order if the columns follow the names' sorted order$", error), error
+    code, error, sorted_order = run(tmp_path, capsys, "--classes-in-sorted-order")  # said explicitly: sorted order
+    _, _, reference = run(tmp_path, capsys, "--class-names", ",".join(NAMES))
+    assert code == 0 and error == "" and sorted_order.equals(reference)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--class-names", "bee,ant,cat,dog"],
+         r"--class-names contradicts the column names of --probabilities \S+named\.csv \(cat, ant, dog, bee\), which "
+         r"name the classes already\. Fix: drop --class-names"),
+        (["--classes-in-sorted-order"], r"--classes-in-sorted-order contradicts the column names of --probabilities"),
+    ],
+    ids=["class names", "sorted order"],
+)
+def test_an_order_that_contradicts_the_column_names_is_refused(tmp_path, planted, capsys, options, message):
+    named_columns(tmp_path, planted[0], order=[2, 0, 3, 1], prefix="prob_")
+    code, error, frame = run(tmp_path, capsys, *options, probabilities="named.csv")
+    assert code == 2 and frame is None and re.search(message, error), error
+
+
+def with_blank_label(directory):
+    labels = pd.read_csv(directory / "labels.csv")
+    labels.loc[3, "animal"] = None
+    labels.to_csv(directory / "labels.csv", index=False)
+
+
+def test_a_missing_label_names_its_line_and_id(tmp_path, planted, capsys):
+    with_blank_label(tmp_path)
+    code, error, frame = run(tmp_path, capsys, "--id-column", "photo", "--class-names", ",".join(NAMES))
+    assert code == 2 and frame is None and not (tmp_path / "out").exists()
+    assert re.search(r"error: \S+labels\.csv: 1 empty cell in the label column 'animal': line 5 \(photo "
+                     r"'img003\.jpg'\); lines of the file, the header is line 1\. Fix: give every sample its "
+                     r"value, or drop the sample from both files$", error), error
+
+
+def test_missing_labels_are_named_by_line_past_multiline_cells_and_by_parquet_row(tmp_path, reviewable, capsys):
+    labels = pd.read_csv(tmp_path / "labels.csv")  # every note spans two lines: row 3 starts on line 8
+    labels.loc[[3, 150], "animal"] = ["", None]
+    labels.to_csv(tmp_path / "labels.csv", index=False)
+    code, error, _ = run(tmp_path, capsys, "--class-names", ",".join(NAMES))
+    assert code == 2 and "2 empty cells in the label column 'animal': line 8, line 302; lines of the file" in error
+    labels.to_parquet(tmp_path / "labels.parquet")
+    code, error, _ = run(tmp_path, capsys, "--class-names", ",".join(NAMES), labels="labels.parquet")
+    assert code == 2 and "2 empty cells in the label column 'animal': row 4, row 151; rows 1-based" in error
+
+
+def test_over_half_flagged_warns_with_the_likely_cause_without_a_source_line(tmp_path, planted, capsys):
+    code, error, frame = run(tmp_path, capsys, "--class-names", "bee,cat,dog,ant")  # the wrong order
+    assert code == 0 and frame["is_label_issue"].mean() > 0.5
+    flagged = int(frame["is_label_issue"].sum())
+    assert re.fullmatch(
+        rf"enkcvs find-issues: warning: {flagged} of 200 samples \(\d+%\) are flagged as label issues\. Over half "
+        r"usually means the probabilities do not fit the labels: classes matched to the wrong probability columns "
+        r"\(matched here by --class-names\), the rows of the two files in different sample orders, or probabilities "
+        r"that are not out-of-fold predictions for these labels\. Check these before trusting the ranking\n", error)
+    command = [sys.executable, "-m", "enkcvs.labelissues.cli", "find-issues", "--probabilities",
+               str(tmp_path / "oof.npy"), "--labels", str(tmp_path / "labels.csv"), "--label-column", "animal",
+               "--class-names", "bee,cat,dog,ant", "--out", str(tmp_path / "again.csv")]
+    shown = subprocess.run(command, capture_output=True, text=True)
+    assert shown.returncode == 0 and shown.stderr.startswith("enkcvs find-issues: warning: ")
+    assert "cli.py" not in shown.stderr and "warnings.warn" not in shown.stderr and len(shown.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "change, options, message",
+    [
+        (None, [], r"--labels \S+labels\.csv has columns \['photo', 'animal'\]: pass --label-column naming the one "
+                   r"that holds the labels$"),
+        (None, ["--label-column", "animals"], r"--labels \S+labels\.csv has no column 'animals' for --label-column; "
+                                              r"its columns are \['photo', 'animal'\]\. Fix: pass --label-column"),
+        (lambda d: np.save(d / "labels.npy", np.arange(200) % 4), ["--label-column", "animal"],
+         r"--label-column animal: --labels \S+labels\.npy is a \.npy array, which has no columns\. Fix: drop "
+         r"--label-column"),
+        (None, ["--label-column", "animal", "--class-names", "ant,bee,cat"],
+         r"--class-names ant,bee,cat: expected Q = 4 distinct names, one per probability column, in column order"),
+        (None, ["--label-column", "animal", "--class-names", ",".join(NAMES), "-t", "5"],
+         r"--threshold 5: a sample gets at most one vote from each of the M = 3 repetitions, so t lies in 1\.\.3\. "
+         r"Fix: pass --threshold between 1 and 3"),
+    ],
+    ids=["no label column", "wrong label column", "npy has no columns", "class count", "threshold"],
+)
+def test_messages_speak_the_command_s_options(tmp_path, planted, capsys, change, options, message):
+    if change is not None:
+        change(tmp_path)
+    labels = "labels.npy" if change is not None else "labels.csv"
+    code, error, frame = run(tmp_path, capsys, *options, labels=labels, label_column=())
+    assert code == 2 and frame is None and not (tmp_path / "out").exists()
+    assert re.search(message, error) and "column=" not in error and "class_names" not in error, error
+
+
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        ("--labels", r"--labels points to a folder, give the CSV file \(or a \.parquet / \.npy\) of the labels: "
+                     r"\S+ is a folder; it holds labels\.csv, oof\.npy$"),
+        ("--probabilities", r"--probabilities points to a folder, give the \.npy, \.csv or \.parquet file of the "
+                            r"probabilities: \S+ is a folder; it holds labels\.csv, oof\.npy$"),
+        ("--out", r"--out points to a folder, give the file to write: \S+ is a folder\. Fix: e\.g\. --out "
+                  r"\S+/issues\.csv$"),
+    ],
+    ids=["labels", "probabilities", "out"],
+)
+def test_a_folder_where_a_file_belongs_says_so(tmp_path, planted, capsys, option, message):
+    arguments = {"--probabilities": str(tmp_path / "oof.npy"), "--labels": str(tmp_path / "labels.csv"),
+                 "--out": str(tmp_path / "out" / "issues.csv"), option: str(tmp_path)}
+    code = main(["find-issues", "--label-column", "animal", "--class-names", ",".join(NAMES),
+                 *[item for pair in arguments.items() for item in pair]])
+    error = capsys.readouterr().err.strip()
+    assert code == 2 and re.search(message, error), error
+    assert not (tmp_path / "out").exists() and not (tmp_path / "issues.csv").exists()

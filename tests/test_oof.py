@@ -9,7 +9,7 @@ import pytest
 
 import enkcvs
 from enkcvs.io import read_json, read_table, write_table
-from enkcvs.labelissues.oof import load_labels, load_probabilities, select
+from enkcvs.labelissues.oof import ColumnError, load_labels, load_named_probabilities, load_probabilities, select
 from enkcvs.method.ranking import issue_ranks
 from enkcvs.workflow.steps.select import select_samples
 
@@ -214,3 +214,45 @@ def test_float16_rows_are_renormalised_with_one_warning_and_a_row_summing_to_0_9
     short[1, 5] *= 0.9
     with pytest.raises(ValueError, match=r"1 probability rows do not sum to 1 \(tolerance 0.01; worst sum 0.9\)"):
         select(probabilities=short, labels=labels)
+
+
+def test_named_probability_columns_give_the_class_names_in_column_order(tmp_path):
+    probabilities = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
+    pd.DataFrame({"sample": [0, 1], "prob_eel": probabilities[:, 0], "prob_cat": probabilities[:, 1],
+                  "prob_dog": probabilities[:, 2]}).to_csv(tmp_path / "prefixed.csv", index=False)
+    pd.DataFrame({"eel": probabilities[:, 0], "cat": probabilities[:, 1], "dog": probabilities[:, 2]}).to_parquet(
+        tmp_path / "bare.parquet")
+    pd.DataFrame({"prob_2": probabilities[:, 2], "prob_0": probabilities[:, 0], "prob_1": probabilities[:, 1]}).to_csv(
+        tmp_path / "indexed.csv", index=False)
+    for name in ("prefixed.csv", "bare.parquet"):
+        values, names = load_named_probabilities(tmp_path / name)
+        assert names == ("eel", "cat", "dog")
+        np.testing.assert_array_equal(values, probabilities)
+    values, names = load_named_probabilities(tmp_path / "indexed.csv")
+    assert names is None
+    np.testing.assert_array_equal(values, probabilities)
+    with pytest.raises(ValueError, match=r"the probability columns name the classes \(eel, cat, dog\); load them "
+                                         r"with load_named_probabilities"):
+        load_probabilities(tmp_path / "prefixed.csv")  # their names would be lost
+    pd.DataFrame({"photo": ["a", "b"], "eel": [0.5, 0.5], "cat": [0.5, 0.5]}).to_csv(tmp_path / "text.csv", index=False)
+    with pytest.raises(ValueError, match=r"the class columns \['photo', 'eel', 'cat'\] must all hold probabilities"):
+        load_named_probabilities(tmp_path / "text.csv")
+
+
+def test_label_loader_names_empty_cells_missing_columns_and_folders(tmp_path):
+    pd.DataFrame({"id": ["a", "b", "c"], "y": ["cat", " ", "dog"]}).to_csv(tmp_path / "l.csv", index=False)
+    with pytest.raises(ValueError, match=r"l\.csv: 1 empty cell in the label column 'y': line 3 \(id 'b'\); lines "
+                                         r"of the file, the header is line 1\. Fix: give every sample its value"):
+        load_labels(tmp_path / "l.csv", column="y", id_column="id")
+    assert load_labels(tmp_path / "l.csv", column="y", what="text").tolist() == ["cat", " ", "dog"]  # texts may be blank
+    np.save(tmp_path / "l.npy", np.array([0.0, np.nan, 1.0]))
+    with pytest.raises(ValueError, match=r"1 empty cell in the label array: index 1; indices 0-based"):
+        load_labels(tmp_path / "l.npy")
+    with pytest.raises(ColumnError, match=r"no label column 'z'; .* pass column=<one of them>") as caught:
+        load_labels(tmp_path / "l.csv", column="z")
+    assert caught.value.columns == ["id", "y"]
+    with pytest.raises(ColumnError, match=r"column='y' applies to \.csv and \.parquet tables") as caught:
+        load_labels(tmp_path / "l.npy", column="y")
+    assert caught.value.columns is None
+    with pytest.raises(IsADirectoryError, match=r"is a folder, not a labels file\. Fix: point at the file itself"):
+        load_labels(tmp_path)

@@ -5,7 +5,7 @@ Any cross-validation that predicts each sample from a model that never saw it yi
 voting, pseudo labels and entropy weights to them, and scores the result when the true labels are known.
 """
 
-import re
+import csv
 import warnings
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, fields
@@ -25,7 +25,6 @@ from enkcvs.method.theory import empirical_theorem1
 # RENORMALISED_ABOVE are rescaled to sum 1 (with one warning), rows off by more than ROW_SUM_TOLERANCE refused.
 ROW_SUM_TOLERANCE = 1e-2
 RENORMALISED_ABOVE = 1e-4
-_PROB_COLUMN = re.compile(r"prob_(\d+)")
 
 
 @dataclass(frozen=True, eq=False)  # eq on array fields would be ambiguous
@@ -285,6 +284,8 @@ def _read_file(path: PathLike, *, what: str) -> pd.DataFrame | np.ndarray:
     """The array of a ``.npy`` file or the table of a ``.parquet`` / ``.csv`` file; ``ValueError`` naming the file when
     it is empty, unreadable or a table without rows."""
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder, not a {what} file. Fix: point at the file itself")
     if not path.is_file():
         raise FileNotFoundError(f"no {what} file at {path}")
     suffix = path.suffix.lower()
@@ -305,58 +306,133 @@ def _read_file(path: PathLike, *, what: str) -> pd.DataFrame | np.ndarray:
 
 
 def load_probabilities(path: PathLike) -> np.ndarray:
-    """OOF probabilities from a file, ready for :func:`select`.
+    """OOF probabilities from a file, ready for :func:`select`: an (N, Q) or (M, N, Q) float array.
 
     ``.npy``: an (N, Q) or (M, N, Q) array. ``.parquet`` / ``.csv``: columns ``prob_0`` .. ``prob_{Q-1}``, optionally
-    ``iteration`` (1..M, same samples in each) and ``sample``; rows are sorted by iteration, then sample.
-
-    Returns
-    -------
-    (N, Q) without an ``iteration`` column, else (M, N, Q) float array.
+    ``iteration`` (1..M, same samples in each) and ``sample``; rows are sorted by iteration, then sample. Columns named
+    by class are refused (their names would be lost): :func:`load_named_probabilities` reads them.
     """
+    values, names = load_named_probabilities(path)
+    if names is not None:
+        raise ValueError(f"{path}: the probability columns name the classes ({', '.join(names)}); load them with "
+                         "load_named_probabilities, which returns those names to pass to select as class_names")
+    return values
+
+
+def load_named_probabilities(path: PathLike) -> tuple[np.ndarray, tuple[str, ...] | None]:
+    """The probabilities of :func:`load_probabilities` and the class each column names, in column order: a table's
+    columns ``prob_<name>`` or, without ``prob_`` columns, every column besides ``iteration`` and ``sample``; None
+    (classes by index) for a ``.npy`` array or columns ``prob_0`` .. ``prob_{Q-1}``."""
     frame = _read_file(path, what="probabilities")
     if isinstance(frame, np.ndarray):
-        return frame.astype(float)
-    indices = sorted(int(m.group(1)) for c in frame.columns if (m := _PROB_COLUMN.fullmatch(str(c))))
-    if not indices or indices != list(range(len(indices))):
-        raise ValueError(
-            f"{path}: expected columns prob_0..prob_{{Q-1}} (one per class); found columns {list(frame.columns)}"
-        )
+        return frame.astype(float), None
+    columns, names = _class_columns(frame, path=path)
     frame = frame.sort_values([c for c in ("iteration", "sample") if c in frame.columns], kind="stable")
-    values = frame[[f"prob_{c}" for c in indices]].to_numpy(dtype=float)  # (M * N, Q)
+    try:
+        values = frame[columns].to_numpy(dtype=float)  # (M * N, Q)
+    except (ValueError, TypeError):
+        raise ValueError(f"{path}: the class columns {columns} must all hold probabilities; some hold text. Fix: "
+                         "keep only the probability columns (besides iteration and sample), or name them prob_<class>"
+                         ) from None
     if "iteration" not in frame.columns:
-        return values
+        return values, names
     sizes = frame.groupby("iteration").size()
     if sizes.nunique() != 1:
         raise ValueError(f"{path}: iterations hold different numbers of rows {sizes.to_dict()}; each must hold all N")
-    stack = values.reshape(len(sizes), -1, len(indices))
+    stack = values.reshape(len(sizes), -1, len(columns))
     if "sample" in frame.columns:
         samples = frame["sample"].to_numpy().reshape(len(sizes), -1)
         if (samples != samples[0]).any():
             raise ValueError(f"{path}: iterations cover different samples; each must predict the same N samples")
-    return stack
+    return stack, names
 
 
-def load_labels(path: PathLike, *, column: str | None = None, what: str = "label") -> np.ndarray:
+def _class_columns(frame: pd.DataFrame, *, path: PathLike) -> tuple[list, tuple[str, ...] | None]:
+    """The probability columns of a table in class order, and their class names (None for classes by index)."""
+    prefixed = [c for c in frame.columns if str(c).startswith("prob_")]
+    columns = prefixed or [c for c in frame.columns if c not in ("iteration", "sample")]
+    names = [str(c).removeprefix("prob_") if prefixed else str(c) for c in columns]
+    if columns and not all(name.isdigit() for name in names):
+        return columns, tuple(names)
+    order = sorted(range(len(names)), key=lambda i: int(names[i]))
+    if not columns or [int(names[i]) for i in order] != list(range(len(names))):
+        raise ValueError(f"{path}: expected columns prob_0..prob_{{Q-1}} (one per class) or one column per class "
+                         f"named prob_<class> or <class>; found columns {list(frame.columns)}")
+    return [columns[i] for i in order], None
+
+
+class ColumnError(ValueError):
+    """A column asked of a labels file that it does not have: ``columns`` lists the file's, None for a ``.npy``
+    array (no columns)."""
+
+    def __init__(self, message: str, *, columns: list | None):
+        super().__init__(message)
+        self.columns = columns
+
+
+def load_labels(
+    path: PathLike, *, column: str | None = None, what: str = "label", id_column: str | None = None
+) -> np.ndarray:
     """(N,) labels from a ``.npy`` array or a ``.csv`` / ``.parquet`` column (rows sorted by ``sample`` if present).
 
     ``column`` may be omitted for a table with a single column (besides ``sample``). ``what`` the column holds
-    (``"label"``, ``"id"``, ``"text"``, ``"image"``) names it, and the option of ``enkcvs find-issues`` that picks it,
-    in the error for a column the file lacks.
+    (``"label"``, ``"id"``, ``"text"``, ``"image"``) names it in the errors: :class:`ColumnError` for a column the
+    file lacks, ValueError naming the line (and the ``id_column`` value) of each empty cell but of a text.
     """
     frame = _read_file(path, what="labels")
     if isinstance(frame, np.ndarray):
         if column is not None:
-            raise ValueError(f"{path}: column={column!r} applies to .csv and .parquet tables, not .npy arrays")
+            raise ColumnError(f"{path}: column={column!r} applies to .csv and .parquet tables, not .npy arrays",
+                              columns=None)
+        if frame.ndim == 1 and frame.dtype.kind == "f":
+            _refuse_empty_cells(pd.Series(frame), path=Path(path), what=f"{what} array")
         return frame
-    if "sample" in frame.columns:
-        frame = frame.sort_values("sample", kind="stable")
     candidates = [c for c in frame.columns if c != "sample"]
     if column is None and len(candidates) == 1:
         column = candidates[0]
     if column not in frame.columns:
-        raise ValueError(
-            f"{path}: no {what} column {column!r}; the file has columns {list(frame.columns)}: pass column=<one of "
-            f"them> (enkcvs find-issues: --{what}-column)"
-        )
+        raise ColumnError(f"{path}: no {what} column {column!r}; the file has columns {list(frame.columns)}: pass "
+                          "column=<one of them>", columns=list(frame.columns))
+    if what != "text":
+        ids = frame[id_column] if id_column in frame.columns and id_column != column else None
+        _refuse_empty_cells(frame[column], path=Path(path), what=f"{what} column {column!r}", ids=ids)
+    if "sample" in frame.columns:
+        frame = frame.sort_values("sample", kind="stable")
     return frame[column].to_numpy()
+
+
+def _refuse_empty_cells(values: pd.Series, *, path: Path, what: str, ids: pd.Series | None = None) -> None:
+    """ValueError naming where ``values`` (in file order) hold an empty cell (NaN, None or blank text): the line of a
+    ``.csv`` (header = line 1), the 1-based row of a ``.parquet``, the 0-based index of a ``.npy``; and its id."""
+    empty = (values.isna() | values.map(lambda value: isinstance(value, str) and not value.strip())).to_numpy()
+    if not empty.any():
+        return
+    positions = np.flatnonzero(empty)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        lines = _csv_record_lines(path)
+        lines = lines if len(lines) == len(values) else list(range(2, len(values) + 2))
+        places, scheme = [f"line {lines[p]}" for p in positions], "lines of the file, the header is line 1"
+    else:
+        kind, kinds, base = ("row", "rows", 1) if suffix == ".parquet" else ("index", "indices", 0)
+        places, scheme = [f"{kind} {p + base}" for p in positions], f"{kinds} {base}-based"
+    if ids is not None:
+        named = ids.tolist()
+        places = [f"{place} ({ids.name} {named[p]!r})" for place, p in zip(places, positions)]
+    shown = ", ".join(places[:5]) + (f" and {len(places) - 5} more" if len(places) > 5 else "")
+    cells = "cell" if len(places) == 1 else "cells"
+    raise ValueError(f"{path}: {len(places)} empty {cells} in the {what}: {shown}; {scheme}. Fix: give every "
+                     "sample its value, or drop the sample from both files")
+
+
+def _csv_record_lines(path: Path) -> list[int]:
+    """The line each data record of a CSV file starts on (1-based; the header and blank lines skipped, a quoted cell
+    may span lines)."""
+    starts, line = [], 0
+    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+        reader = csv.reader(handle)
+        for record in reader:
+            if record:
+                starts.append(line + 1)
+            line = reader.line_num
+    return starts[1:]
