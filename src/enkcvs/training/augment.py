@@ -3,6 +3,8 @@
 import torch
 import torch.nn.functional as F
 
+from enkcvs.training.device import upload
+
 
 def random_shift_flip(x: torch.Tensor, *, max_shift: int = 4, generator: torch.Generator) -> torch.Tensor:
     """The CIFAR augmentation of the paper's recipes: shift each image by up to ``max_shift`` pixels in each direction
@@ -19,8 +21,8 @@ def random_shift_flip(x: torch.Tensor, *, max_shift: int = 4, generator: torch.G
     (B, C, H, W) augmented images in ``x``'s memory format.
     """
     batch, _, height, width = x.shape
-    shifts = torch.randint(0, 2 * max_shift + 1, (2, batch), generator=generator).to(x.device)
-    flips = (torch.rand(batch, generator=generator) < 0.5).to(x.device)
+    shifts = upload(torch.randint(0, 2 * max_shift + 1, (2, batch), generator=generator), device=x.device)
+    flips = upload(torch.rand(batch, generator=generator) < 0.5, device=x.device)
     padded = F.pad(x, (max_shift,) * 4)
     rows = (shifts[0, :, None] + torch.arange(height, device=x.device))[:, None, :, None]  # (B, 1, H, 1)
     columns = torch.arange(width, device=x.device)

@@ -10,6 +10,7 @@ from torch.utils.data import DataLoader
 
 from enkcvs.rng import Purpose, derive_seed
 from enkcvs.training.augment import AUGMENTATIONS
+from enkcvs.training.device import upload
 from enkcvs.training.recipe import Recipe
 
 
@@ -78,7 +79,7 @@ def batch_source(x: Inputs, targets: np.ndarray, *, recipe: Recipe, seed: int, d
         x_all = resident(x, device)
 
         def positioned():
-            order = torch.randperm(len(x_all), generator=generator).to(device)
+            order = upload(torch.randperm(len(x_all), generator=generator), device=device)
             return ((x_all[batch], batch) for batch in order.split(recipe.batch_size))
 
     else:
@@ -87,7 +88,8 @@ def batch_source(x: Inputs, targets: np.ndarray, *, recipe: Recipe, seed: int, d
 
         def positioned():
             for images, positions in loader:
-                yield images.to(device, non_blocking=True), positions.to(device)
+                # The loader pins its batches on a GPU (data_loader), so neither copy waits for the device.
+                yield images.to(device, non_blocking=True), positions.to(device, non_blocking=True)
 
     def epoch_batches():
         steps = 0

@@ -25,7 +25,7 @@ from enkcvs.method.mixup import mixup, mixup_lambda
 from enkcvs.rng import Purpose, derive_seed
 from enkcvs.training.allocator import keep_freed_memory
 from enkcvs.training.batches import Inputs, batch_source, input_shape, probe_batch, steps_per_epoch
-from enkcvs.training.device import default_device
+from enkcvs.training.device import default_device, upload
 from enkcvs.training.evaluate import BestEpoch, EpochCurve
 from enkcvs.training.models import create_model
 from enkcvs.training.optimizer import recipe_optimizer
@@ -139,7 +139,7 @@ def _batch_loss(models: list[nn.Module], *, recipe: Recipe, loss_function: Calla
         if recipe.mixup_alpha:
             # Each sample's partner is a random *other* sample of the batch (PAPER-NOTES, Mixup).
             offsets = torch.randint(1, len(tb), (len(tb),), generator=generator)
-            partner = ((torch.arange(len(tb)) + offsets) % len(tb)).to(device)
+            partner = upload((torch.arange(len(tb)) + offsets) % len(tb), device=device)
             xb, tb = mixup(xb, tb, lam=mixup_lambda(alpha=recipe.mixup_alpha, rng=rng), partner=partner)
         with autocast(device, enabled=bf16):
             logits = models[0](xb)
@@ -150,40 +150,49 @@ def _batch_loss(models: list[nn.Module], *, recipe: Recipe, loss_function: Calla
 
 
 
-def _guarded_step(optimizers: list, step_losses: list[torch.Tensor], batch_loss: torch.Tensor, *, where: str) -> None:
-    """Step each network's optimizer on its loss, unless a loss is NaN or infinite (``FloatingPointError`` naming
-    ``where`` and the fix: diverged weights would train on silently)."""
-    watched = torch.stack([batch_loss, *step_losses])
-    if not torch.isfinite(watched).all():
-        raise FloatingPointError(f"non-finite loss {watched[~torch.isfinite(watched)][0].item()} at {where}: lower "
-                                 "recipe.lr or check the inputs for NaN/inf")
+def _step(optimizers: list, step_losses: list[torch.Tensor]) -> None:
+    """Step each network's optimizer on its loss."""
     for optimizer, step_loss in zip(optimizers, step_losses):
         optimizer.zero_grad()
         step_loss.backward()
         optimizer.step()
 
 
-
 def _train_epoch(models: list[nn.Module], batches: Iterator, *, epoch: int, step: int, batch_loss: _BatchLoss,
                  optimizers: list, batch_size: int, device: torch.device) -> tuple[list[torch.Tensor], int, int]:
-    """One epoch of guarded steps of the networks in train mode, from optimizer step ``step`` on: the batches'
-    recorded losses, the samples trained on and the step count after it. Running out of device memory raises
-    ``MemoryError`` naming the batch size to lower."""
+    """One epoch of steps of the networks in train mode, from optimizer step ``step`` on: each batch's losses (the
+    recorded loss, then each network's), the samples trained on and the step count after it. Nothing is read back
+    from the device, which would make every step wait for the previous one (:func:`_epoch_loss` reads the losses once
+    the epoch is done). Running out of device memory raises ``MemoryError`` naming the batch size to lower."""
     for model in models:
         model.train()
-    recorded, samples = [], 0
+    watched, samples = [], 0
     for batch_number, (xb, tb) in enumerate(batches, start=1):
-        where = f"epoch {epoch}, batch {batch_number}"
         try:
             step_losses, loss = batch_loss(xb, tb, epoch=epoch, step=step + 1)
-            _guarded_step(optimizers, step_losses, loss, where=where)
+            _step(optimizers, step_losses)
         except torch.OutOfMemoryError as error:
-            raise MemoryError(f"out of {device.type} memory at {where} with batch_size {batch_size}: lower "
-                              f"recipe.batch_size (e.g. to {max(batch_size // 2, 2)})") from error
-        recorded.append(loss.detach())
+            raise MemoryError(f"out of {device.type} memory at epoch {epoch}, batch {batch_number} with batch_size "
+                              f"{batch_size}: lower recipe.batch_size (e.g. to {max(batch_size // 2, 2)})") from error
+        watched.append(torch.stack([loss, *step_losses]).detach())
         samples += len(tb)
         step += 1
-    return recorded, samples, step
+    return watched, samples, step
+
+
+def _epoch_loss(watched: list[torch.Tensor], *, epoch: int) -> float:
+    """The mean recorded loss of an epoch's batches (:func:`_train_epoch`'s ``watched``). A NaN or infinite loss
+    raises ``FloatingPointError`` naming the first batch with one and the fix: checked here, once per epoch, before
+    the epoch's weights are scored or saved (diverged weights would train on silently)."""
+    if not watched:
+        return float("nan")
+    losses = torch.stack(watched)
+    finite = torch.isfinite(losses)
+    if not finite.all():
+        batch = int(torch.nonzero(~finite.all(dim=1))[0])
+        raise FloatingPointError(f"non-finite loss {losses[batch][~finite[batch]][0].item()} at epoch {epoch}, batch "
+                                 f"{batch + 1}: lower recipe.lr or check the inputs for NaN/inf")
+    return float(losses[:, 0].contiguous().mean())  # contiguous: the same sum, bit for bit, as before the check
 
 
 
@@ -218,12 +227,12 @@ def _train_epochs(parts: dict, train_loss: list[float], *, done: int, step: int,
     progress = tqdm(total=recipe.epochs, initial=done, desc="training", unit="epoch", disable=None, leave=False)
     for epoch in range(done + 1, recipe.epochs + 1):
         started = time.perf_counter()
-        recorded, samples, step = _train_epoch(models, epoch_batches(), epoch=epoch, step=step, batch_loss=batch_loss,
-                                               optimizers=optimizers, batch_size=recipe.batch_size, device=device)
+        watched, samples, step = _train_epoch(models, epoch_batches(), epoch=epoch, step=step, batch_loss=batch_loss,
+                                              optimizers=optimizers, batch_size=recipe.batch_size, device=device)
+        train_loss.append(_epoch_loss(watched, epoch=epoch))  # waits for the epoch's last step: timed with it
         training_seconds = time.perf_counter() - started
         for optimizer in optimizers:
             optimizer.end_epoch()
-        train_loss.append(float(torch.stack(recorded).mean()) if recorded else float("nan"))
         accuracy = best.update(models, epoch=epoch)
         _log_epoch(epoch, epochs=recipe.epochs, loss=train_loss[-1], accuracy=accuracy, samples=samples,
                    training_seconds=training_seconds, seconds=time.perf_counter() - started, device=device, bf16=bf16)

@@ -1,0 +1,148 @@
+"""The training loop's steps never wait for the device: nothing is read back per step (a read waits for every queued
+kernel), divergence is still caught once per epoch before the epoch's weights are scored or saved, and the weights
+and losses are those of the loop that checked every step."""
+
+import numpy as np
+import pytest
+import torch
+
+from enkcvs.method import losses
+from enkcvs.training import train
+from enkcvs.training.evaluate import BestEpoch
+from enkcvs.training.recipe import CoTeaching, Recipe
+from enkcvs.training.train import train_model
+
+CPU = torch.device("cpu")
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+#: Trainings covering every per-step path: mixup, augmentation, SGD, Adam and co-teaching's exchange.
+TRAININGS = {
+    "sgd, mixup, shift_flip": (Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=2, batch_size=16, milestones=(1,),
+                                      mixup_alpha=0.3, augment="shift_flip"), {}),
+    "adam, sl": (Recipe(model="mlp", optimizer="adam", lr=0.01, epochs=2, batch_size=16, mixup_alpha=None),
+                 {"loss": "sl", "loss_params": {"alpha": 0.1, "beta": 1.0}}),
+    "co-teaching": (Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=2, batch_size=16, mixup_alpha=None),
+                    {"co_teaching": CoTeaching(forget_rate=0.2, warmup_epochs=1)}),
+}
+
+#: Python's ways to read a tensor's values on the host; on a GPU each waits for the device.
+HOST_READS = ("item", "tolist", "numpy", "cpu", "__bool__", "__float__", "__int__", "__index__")
+
+
+def _train(name, make_separable_images, **options):
+    recipe, extra = TRAININGS[name]
+    x, labels = make_separable_images(seed=0, num_samples=72, num_classes=3, shape=(3, 8, 8))
+    return train_model(recipe=recipe, x=x, targets=np.eye(3, dtype=np.float32)[labels], seed=2,
+                       validation=(x[:24], labels[:24]), device=CPU, **extra, **options)
+
+
+@pytest.mark.parametrize("name", ["sgd, mixup, shift_flip", "co-teaching"])  # Adam reads its host-side step counts
+def test_training_steps_read_nothing_back_from_the_device(name, make_separable_images, monkeypatch):
+    reads, stepping = [], []
+    for method in HOST_READS:
+        original = getattr(torch.Tensor, method)
+
+        def counted(tensor, *args, _method=method, _original=original, **kwargs):
+            if stepping:
+                reads.append(_method)
+            return _original(tensor, *args, **kwargs)
+
+        monkeypatch.setattr(torch.Tensor, method, counted)
+    train_epoch = train._train_epoch
+
+    def watched_epoch(*args, **kwargs):
+        stepping.append(True)
+        try:
+            return train_epoch(*args, **kwargs)
+        finally:
+            stepping.clear()
+
+    monkeypatch.setattr(train, "_train_epoch", watched_epoch)
+    result = _train(name, make_separable_images)
+    assert len(result.train_loss) == 2 and np.isfinite(result.train_loss).all()
+    assert reads == [], f"the steps read {len(reads)} values back: {sorted(set(reads))}"
+
+
+def _checking_every_step(models, batches, *, epoch, step, batch_loss, optimizers, batch_size, device):
+    """The loop before its check moved to the epoch's end: a host read of the losses before every step."""
+    for model in models:
+        model.train()
+    recorded, samples = [], 0
+    for batch_number, (xb, tb) in enumerate(batches, start=1):
+        step_losses, loss = batch_loss(xb, tb, epoch=epoch, step=step + 1)
+        if not torch.isfinite(torch.stack([loss, *step_losses])).all():
+            raise FloatingPointError(f"non-finite loss at epoch {epoch}, batch {batch_number}")
+        for optimizer, step_loss in zip(optimizers, step_losses):
+            optimizer.zero_grad()
+            step_loss.backward()
+            optimizer.step()
+        recorded.append(loss.detach())
+        samples += len(tb)
+        step += 1
+    return recorded, samples, step
+
+
+@pytest.mark.parametrize("name", TRAININGS)
+def test_training_ends_as_the_loop_that_checked_every_step(name, make_separable_images, monkeypatch):
+    kept = _train(name, make_separable_images)
+    monkeypatch.setattr(train, "_train_epoch", _checking_every_step)
+    monkeypatch.setattr(train, "_epoch_loss", lambda recorded, *, epoch: float(torch.stack(recorded).mean()))
+    before = _train(name, make_separable_images)
+    assert kept.train_loss == before.train_loss and kept.validation_accuracy == before.validation_accuracy
+    assert kept.best_epoch == before.best_epoch
+    for network, reference in [(kept.model, before.model), (kept.peer, before.peer)]:
+        if reference is not None:
+            assert all(torch.equal(a, b) for a, b in zip(network.state_dict().values(),
+                                                          reference.state_dict().values(), strict=True))
+
+
+def test_a_non_finite_loss_stops_training_at_its_epochs_end_before_it_is_scored_or_saved(monkeypatch, tmp_path):
+    calls, scored = [], []
+    cross_entropy = losses.soft_cross_entropy
+
+    def diverging(logits, targets):  # epoch 2's third batch (5 batches an epoch) goes NaN
+        calls.append(None)
+        loss = cross_entropy(logits, targets)
+        return loss * float("nan") if len(calls) == 8 else loss
+
+    update = BestEpoch.update
+
+    def recorded_update(self, models, *, epoch):
+        scored.append(epoch)
+        return update(self, models, epoch=epoch)
+
+    monkeypatch.setattr(losses, "soft_cross_entropy", diverging)  # train_model looks its loss up there
+    monkeypatch.setattr(BestEpoch, "update", recorded_update)
+    x = np.random.default_rng(0).normal(size=(40, 1, 4, 4)).astype(np.float32)
+    targets = np.eye(2, dtype=np.float32)[np.arange(40) % 2]
+    recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=3, batch_size=8, mixup_alpha=None)
+    checkpoint = tmp_path / "model.pt.epoch"
+    with pytest.raises(FloatingPointError, match=r"^non-finite loss nan at epoch 2, batch 3: lower recipe.lr or check "
+                                                 r"the inputs for NaN/inf$"):
+        train_model(recipe=recipe, x=x, targets=targets, seed=0, validation=(x[:8], np.arange(8) % 2), device=CPU,
+                    resume=checkpoint)
+    assert len(calls) == 10, "the losses were read before epoch 2 ended"
+    assert scored == [1], "the diverged epoch was scored for the best epoch"
+    saved = torch.load(checkpoint, weights_only=True)
+    assert saved["epoch"] == 1 and all(torch.isfinite(weights).all() for weights in saved["models"][0].values())
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: only CUDA reports synchronisations")
+@pytest.mark.parametrize("name", ["sgd, mixup, shift_flip", "co-teaching"])
+def test_training_steps_never_synchronise_with_the_gpu(name, make_separable_images, monkeypatch):
+    """Catches what a host read in Python cannot: copies to the GPU that wait for it, reads inside torch."""
+    train_epoch = train._train_epoch
+
+    def strict_epoch(*args, **kwargs):
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            return train_epoch(*args, **kwargs)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+
+    monkeypatch.setattr(train, "_train_epoch", strict_epoch)
+    recipe, extra = TRAININGS[name]
+    x, labels = make_separable_images(seed=0, num_samples=72, num_classes=3, shape=(3, 8, 8))
+    result = train_model(recipe=Recipe(**{**recipe.__dict__, "bf16": False}), x=x,
+                         targets=np.eye(3, dtype=np.float32)[labels], seed=2, device=torch.device("cuda"), **extra)
+    assert np.isfinite(result.train_loss).all()
