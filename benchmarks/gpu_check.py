@@ -1,4 +1,4 @@
-"""The GPU check (``make gpu-check``): on a lent GPU machine, the tiny workflow end to end with every training job on
+"""The GPU check (``make gpu-check``): on a GPU machine, the tiny workflow end to end with every training job on
 the GPU, then one fold of the paper's MNIST model (cnn4) and CIFAR-10 model (cnn8) as a workflow job trains it
 (benchmarks/fold_speed.py), all written to one JSON under benchmarks/results/.
 

@@ -283,8 +283,8 @@ def single_thread():
 
 def _stand_in_workflow(folder: Path, *, fail_first: bool = False, hang: bool = False) -> Path:
     """The real workflow/run.sh in ``folder`` around a stand-in snakemake (returned): each invocation appends its
-    arguments to invocations.txt and writes a Snakemake log of a 30 s sitting and a report, or fails the first time
-    with ``fail_first``; the record's start (as run_and_record writes it) predates every sitting. With ``hang``, a
+    arguments to invocations.txt and writes a Snakemake log of a 30 s invocation and a report, or fails the first time
+    with ``fail_first``; the record's start (as run_and_record writes it) predates every invocation. With ``hang``, a
     run finishes one training job (``results/folds/a.parquet``), leaves another's epoch checkpoint and then waits on
     a job that never ends (its pid in job.pid), and ``--summary`` lists both, the one finished and the one still
     training, as Snakemake does. A dry run without the lock (:func:`enkcvs.runs.recorded.targets_built`) finds
@@ -306,10 +306,10 @@ def _stand_in_workflow(folder: Path, *, fail_first: bool = False, hang: bool = F
         esac
         echo "$*" >> invocations.txt
         mkdir -p .snakemake/log results/report results/folds
-        sitting=$(ls .snakemake/log | wc -l)
-        printf '[Tue Nov 24 0%d:00:00 2026]\\n[Tue Nov 24 0%d:00:30 2026]\\n' $((sitting + 1)) $((sitting + 1)) \\
-            > .snakemake/log/2026-11-24T0$((sitting + 1))0000.000000.snakemake.log
-        {'[ "$sitting" -gt 0 ] || exit 1  # the first sitting is killed' if fail_first else ''}
+        invocation=$(ls .snakemake/log | wc -l)
+        printf '[Tue Nov 24 0%d:00:00 2026]\\n[Tue Nov 24 0%d:00:30 2026]\\n' $((invocation + 1)) $((invocation + 1)) \\
+            > .snakemake/log/2026-11-24T0$((invocation + 1))0000.000000.snakemake.log
+        {'[ "$invocation" -gt 0 ] || exit 1  # the first invocation is killed' if fail_first else ''}
         {'echo done > results/folds/a.parquet; echo epoch 3 > results/folds/b.resume.pt' if hang else ''}
         {'sleep 600 & echo $! > job.pid; wait' if hang else ''}
         printf 'a\\n1\\n' > results/report/table2.csv

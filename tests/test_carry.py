@@ -41,7 +41,7 @@ def test_a_carried_run_trains_nothing_again_and_ends_with_the_same_results(tiny_
     assert not [path for path in manifest["files"] if path.startswith(("results/data/", "results/noise/"))]
     assert manifest["saves"][0]["training_jobs"] == len(trained)
     assert manifest["saves"][0]["in_flight_checkpoints"] == 0
-    assert manifest["saves"][0]["sittings"]  # the sittings the recorder times the run over travel with it
+    assert manifest["saves"][0]["invocations"]  # the invocations the recorder times the run over travel with it
 
     second = tmp_path / "second"
     second.mkdir()
@@ -54,7 +54,7 @@ def test_a_carried_run_trains_nothing_again_and_ends_with_the_same_results(tiny_
     assert "table2" in rerun and not rerun & {*TRAINING_RULES, "select_samples", "confident_learning_selection"}
     assert (second / ".snakemake" / "recorded" / "tiny.since").read_text() == "2000-01-01T00:00:00\n"
     assert sorted(path.name for path in (second / ".snakemake" / "log").glob("*.snakemake.log")) \
-        >= manifest["saves"][0]["sittings"]
+        >= manifest["saves"][0]["invocations"]
 
     done = run_snakemake(second)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -125,9 +125,10 @@ def _save(saved: str, jobs: int, checkpoints: int) -> dict:
 
 
 def test_a_run_that_went_on_here_is_not_restored_over_from_the_folder_it_began_with(tmp_path, monkeypatch):
-    """A lent machine still holding a run that it restored, trained and saved is sent, for its next call, the carried
-    folder the first call began from: restoring it would bring back older copies of what went on (an epoch
-    checkpoint) and lose the machine's save from the record. Both are kept; after `make clean` it restores again."""
+    """A working directory that restored a run, trained and saved it, and then holds the carried folder it began
+    from again (a job script that restores before every run, a checkout of the commit it started from): restoring
+    it would bring back older copies of what went on (an epoch checkpoint) and lose the later save from the record.
+    Both are kept; after `make clean` it restores again."""
     first, second = _save("10:00 UTC", 1, 1), _save("11:00 UTC", 3, 1)
     files = {"results/folds/k1.parquet": b"", "results/folds/k2.resume.pt": b""}
     carried_by_hand(tmp_path / "carried", files, dict.fromkeys(files, EMPTY_SHA256), saves=[first])
@@ -136,8 +137,7 @@ def test_a_run_that_went_on_here_is_not_restored_over_from_the_folder_it_began_w
     (tmp_path / "results" / "folds" / "k1.parquet").write_bytes(b"")
     (tmp_path / "results" / "folds" / "k2.resume.pt").write_bytes(b"epoch 9 of 10")  # trained on since
     saves_file("run").parent.mkdir(parents=True)
-    saves_file("run").write_text(json.dumps([{**first, "in_flight_checkpoints": 0}, second]))  # its checkpoint
-    # dropped from the save that went back, not from the folder sent
+    saves_file("run").write_text(json.dumps([first, second]))
 
     assert restore_run(name="run", snakemake=["false"], configfile="c.yaml", root=tmp_path / "carried") == 0
     assert (tmp_path / "results" / "folds" / "k2.resume.pt").read_bytes() == b"epoch 9 of 10"

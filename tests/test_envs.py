@@ -1,8 +1,10 @@
 """Conda environments: every rule names one that exists, every package is pinned, the pins agree with
 pyproject.toml, and each rule's env lists every third-party package its jobs import (conda itself cannot be reached
-from the test machine, so tests/import_probe logs the imports of the test suite's workflow runs instead)."""
+from the test machine, so tests/import_probe logs the imports of the test suite's workflow runs instead). The locks
+`make` installs from, online or from a wheelhouse."""
 
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -89,3 +91,26 @@ def test_packages_without_their_dependencies_are_pinned_by_hash_alike_for_make_a
     assert "pip install --no-deps --require-hashes -r" in script
     makefile = (REPO / "Makefile").read_text()
     assert "pip install --quiet --no-cache-dir --no-deps --require-hashes -r requirements-nodeps.lock" in makefile
+
+
+def _make(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "--no-print-directory", *arguments], cwd=REPO, capture_output=True, text=True)
+
+
+def test_the_wheelhouse_takes_both_locks_and_the_offline_install_reads_nothing_else(tmp_path):
+    """`make wheelhouse` puts every pin of both locks (and the build backend) into one folder; `make install-offline`
+    installs from that folder alone, as on a node without internet (docs/running.md)."""
+    house = tmp_path / "house"
+    fetch = _make("-n", "wheelhouse", f"WHEELHOUSE={house}").stdout.splitlines()
+    assert f"pip wheel --quiet --wheel-dir {house} -r requirements.lock" in fetch[0]
+    assert f"--wheel-dir {house} --no-deps --require-hashes -r requirements-nodeps.lock" in fetch[1]
+    assert f"pip download --quiet --dest {house}" in fetch[2] and "build-system" in "".join(fetch[2:])
+    install = [line for line in _make("-n", "install-offline", f"WHEELHOUSE={house}").stdout.splitlines()
+               if "pip install" in line]
+    assert len(install) == 3 and all(f"--no-index --find-links {house}" in line for line in install)
+    assert install[0].endswith("-r requirements.lock")
+    assert install[1].endswith("--no-deps --require-hashes -r requirements-nodeps.lock")
+    assert install[2].endswith("--no-deps --editable .")
+    missing = _make("install-offline", f"WHEELHOUSE={house}", f"VENV={tmp_path / 'venv'}")
+    assert missing.returncode != 0 and f"no wheelhouse at {house}: make wheelhouse" in missing.stderr
+    assert not (tmp_path / "venv").exists()

@@ -4,6 +4,7 @@ import json
 import os
 import stat
 import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -138,3 +139,13 @@ def test_a_checkout_reads_as_changed_by_its_code_and_not_by_what_runs_write_unde
     assert state(root=tmp_path)["dirty"] is False
     (tmp_path / "code.py").write_text("two\n")
     assert state(root=tmp_path)["dirty"] is True
+
+
+def test_a_copy_without_git_names_the_commit_it_is_told(tmp_path):
+    """A copy of the working tree without .git (rsync, a tarball on a cluster node): ENKCVS_GIT_COMMIT names the
+    commit it is a copy of, its state unknown."""
+    probe = "from pathlib import Path; from enkcvs.io import git_state; print(git_state(root=Path('.')))"
+    told = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True,
+                          env={**os.environ, "ENKCVS_GIT_COMMIT": "abc1234"}).stdout
+    assert told.strip() == "{'commit': 'abc1234', 'dirty': None}"
+    assert git_state(root=tmp_path) == {"commit": "unknown"}

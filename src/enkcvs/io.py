@@ -50,8 +50,8 @@ def git_state(*, root: PathLike | None = None) -> dict[str, Any]:
     outside :data:`DATA_FOLDERS` differ from it.
 
     ``{"commit": "unknown"}`` where that is not a git checkout (an installed wheel, a tarball), unless
-    :data:`COMMIT_VARIABLE` names the commit the files are a copy of (a lent machine's copy of the working tree
-    travels without ``.git``): then that commit, its state unknown (``"dirty": None``).
+    :data:`COMMIT_VARIABLE` names the commit the files are a copy of (a copy of the working tree without ``.git``,
+    as ``rsync`` or a tarball takes it to a cluster node): then that commit, its state unknown (``"dirty": None``).
     """
     root = Path(root) if root is not None else Path(__file__).resolve().parents[2]
     if not (root / ".git").exists():

@@ -1,11 +1,11 @@
 """Carry an unfinished run to another machine: its finished jobs saved into the repository, restored elsewhere.
 
-A run of many hours may outlive the machine it started on (a sitting that ends with its machine, a cluster node
-given back). :func:`save_run` copies what a run has finished into ``results/carried/<name>/``, a folder the
-repository tracks; on the next machine :func:`restore_run` rebuilds what is cheap (the datasets and noisy labels,
-by Snakemake with the training rules omitted) and puts the finished jobs back so that Snakemake reruns none of them,
-and the recorder (:func:`enkcvs.runs.recorded.run_and_record`) goes on from there, timing the run over every sitting
-and machine, and listing each save's machine and commit in the record's provenance.
+A run of many hours may outlive the machine it started on (a cluster job's time limit, a laptop needed back, a
+preempted cloud instance). :func:`save_run` copies what a run has finished into ``results/carried/<name>/``, a
+folder the repository tracks; on the next machine :func:`restore_run` rebuilds what is cheap (the datasets and
+noisy labels, by Snakemake with the training rules omitted) and puts the finished jobs back so that Snakemake reruns
+none of them, and the recorder (:func:`enkcvs.runs.recorded.run_and_record`) goes on from there, timing the run
+over every Snakemake invocation and machine, and listing each save's machine and commit in the record's provenance.
 
 What is carried: every output Snakemake's ``--summary`` calls up to date, of every rule that depends on a training
 rule (fold models, final models and what sits between them: selections, cleanlab's kept sets), with each one's log,
@@ -18,17 +18,14 @@ modification times in that order, all after the rebuilt inputs, so Snakemake's t
 """
 
 import base64
-import contextlib
 import hashlib
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -43,13 +40,14 @@ TRAINING_RULES = ("train_fold", "train_final_baseline", "train_final_selected")
 #: Where those rules write their outputs (and, while they train, their epoch checkpoints).
 TRAINING_OUTPUTS = ("results/folds/", "results/final/")
 #: Snakemake's working state in a working directory, and where a carried run keeps its parts of it.
-SNAKEMAKE_STATE = {"metadata": ".snakemake/metadata", "sittings": ".snakemake/log"}
+SNAKEMAKE_STATE = {"metadata": ".snakemake/metadata", "invocations": ".snakemake/log"}
 #: Snakemake writes one log per invocation, named by its local start time.
 SNAKEMAKE_LOG = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{6}\.\d+)\.snakemake\.log$")
 
 
 def since_file(name: str) -> Path:
-    """The file holding when a recorded run's first sitting began (:func:`enkcvs.runs.recorded.run_and_record`)."""
+    """The file holding when a recorded run's first Snakemake invocation began
+    (:func:`enkcvs.runs.recorded.run_and_record`)."""
     return Path(".snakemake/recorded") / f"{name}.since"
 
 
@@ -61,8 +59,9 @@ def saves_file(name: str) -> Path:
 
 def carried_saves(name: str, *, root: PathLike = CARRIED_HOME) -> list[dict]:
     """Every save of the run ``name`` so far: its carried folder's (``root/name/manifest.json``) or, where this
-    working directory went on from that folder and saved since (:func:`saves_file`: a machine that still holds the
-    run is sent the folder it started from again), this working directory's, which begin with the folder's."""
+    working directory went on from that folder and saved since (:func:`saves_file`: a requeued job, or a checkout
+    of the commit the run started from, holds the older folder), this working directory's, which begin with the
+    folder's."""
     manifest = Path(root) / name / "manifest.json"
     carried = json.loads(manifest.read_text())["saves"] if manifest.is_file() else []
     here = _saves_here(name) or []
@@ -75,11 +74,8 @@ def _saves_here(name: str) -> list[dict] | None:
 
 
 def _begins_with(saves: list[dict], first: list[dict]) -> bool:
-    """Whether ``saves`` begin with the saves ``first``, whose checkpoints may have been dropped since
-    (:func:`drop_checkpoints`)."""
-    def same(save: dict) -> dict:
-        return {key: value for key, value in save.items() if key != "in_flight_checkpoints"}
-    return len(saves) >= len(first) and all(same(a) == same(b) for a, b in zip(saves, first))
+    """Whether ``saves`` begin with the saves ``first``."""
+    return saves[:len(first)] == first
 
 
 def _write_saves(name: str, saves: list[dict]) -> None:
@@ -89,9 +85,9 @@ def _write_saves(name: str, saves: list[dict]) -> None:
 
 
 def snakemake_logs(*, since: datetime,
-                   log_dir: PathLike = SNAKEMAKE_STATE["sittings"]) -> list[tuple[Path, datetime]]:
+                   log_dir: PathLike = SNAKEMAKE_STATE["invocations"]) -> list[tuple[Path, datetime]]:
     """Snakemake's logs in ``log_dir`` that started at or after ``since`` (local time, as Snakemake names them: a
-    run's sittings, not an earlier run's), in order, each with its start."""
+    run's invocations, not an earlier run's), in order, each with its start."""
     found = []
     for path in sorted(Path(log_dir).glob("*.snakemake.log")):
         name = SNAKEMAKE_LOG.match(path.name)
@@ -167,97 +163,18 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def _carry_sittings(name: str, staging: Path) -> list[str]:
-    """Copy the run's start and the Snakemake logs of its sittings since (what the recorder sums its wall time
+def _carry_invocations(name: str, staging: Path) -> list[str]:
+    """Copy the run's start and the Snakemake logs of its invocations since (what the recorder sums its wall time
     over) into ``staging``; returns the logs' names."""
     since = since_file(name)
     if not since.is_file():
         return []
     shutil.copyfile(since, staging / "since")
-    (staging / "sittings").mkdir()
+    (staging / "invocations").mkdir()
     logs = [log for log, _ in snakemake_logs(since=datetime.fromisoformat(since.read_text().strip()))]
     for log in logs:
-        shutil.copyfile(log, staging / "sittings" / log.name)
+        shutil.copyfile(log, staging / "invocations" / log.name)
     return [log.name for log in logs]
-
-
-def run_until(command: Sequence[str], *, env: dict[str, str] | None = None, deadline: float | None = None,
-              until: Callable[[], bool] | None = None, poll: float = 60.0, grace: float = 120.0) -> bool:
-    """Run ``command`` to its end, or stop it when ``deadline`` (a :func:`time.monotonic` time) passes, so that a
-    sitting of bounded length can carry what the run finished (:func:`save_run`), or once ``until()`` holds (asked
-    every ``poll`` seconds), so that the next command can take over.
-
-    Stopping sends SIGTERM to the command's whole process group: Snakemake and every job it started, a training job
-    keeping the epoch checkpoint of its last whole epoch (:mod:`enkcvs.training.resume`); SIGKILL follows after
-    ``grace`` seconds. A SIGTERM or interrupt of this process stops it the same way before it is passed on. Returns
-    True when the command ended by itself or was stopped because ``until()`` held, False when it was stopped at the
-    deadline; raises ``subprocess.CalledProcessError`` when it failed by itself. Without a deadline or ``until`` it
-    is ``subprocess.run``."""
-    if deadline is None and until is None:
-        subprocess.run(command, env=env, check=True)
-        return True
-    process = subprocess.Popen(command, env=env, start_new_session=True)  # its own group, to stop it whole
-    try:
-        with _sigterm_raises():
-            outcome = _wait(process, deadline=deadline, until=until, poll=poll)
-    except BaseException:  # an interrupt or SIGTERM here must not leave the run going on in the background
-        _stop_group(process, grace=grace)
-        raise
-    if outcome != "ended":
-        _stop_group(process, grace=grace)
-        return outcome == "done"
-    if process.returncode != 0:
-        raise subprocess.CalledProcessError(process.returncode, list(command))
-    return True
-
-
-def _wait(process: subprocess.Popen, *, deadline: float | None, until: Callable[[], bool] | None,
-          poll: float) -> str:
-    """``"ended"`` when ``process`` ends by itself, ``"deadline"`` when ``deadline`` passes first, ``"done"`` when
-    ``until()`` holds first."""
-    while True:
-        waits = [poll] if until is not None else []
-        if deadline is not None:
-            waits.append(max(deadline - time.monotonic(), 0.0))
-        try:
-            process.wait(timeout=min(waits))
-            return "ended"
-        except subprocess.TimeoutExpired:
-            if deadline is not None and time.monotonic() >= deadline:
-                return "deadline"
-            if until is not None and until():
-                return "done"
-
-
-@contextlib.contextmanager
-def _sigterm_raises() -> Iterator[None]:
-    """SIGTERM to this process raises SystemExit while inside (so that a ``kill`` of the caller stops what it
-    started in its own process group too), where signals can be handled (the main thread)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def exit_on(signum: int, _frame) -> None:
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, exit_on)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _stop_group(process: subprocess.Popen, *, grace: float) -> None:
-    """SIGTERM to the process group of ``process``, SIGKILL to whatever of it is left after ``grace`` seconds."""
-    with contextlib.suppress(ProcessLookupError):  # it has ended already
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        pass
-    with contextlib.suppress(ProcessLookupError):  # whatever of the group outlived Snakemake, or ignored SIGTERM
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
 
 
 def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root: PathLike = CARRIED_HOME) -> Path:
@@ -293,7 +210,7 @@ def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root:
                 continue
             checkpoints.append(path)
         files += checkpoints
-        sittings = _carry_sittings(name, staging)
+        invocations = _carry_invocations(name, staging)
         manifest = {
             "name": name,
             "configfile": str(configfile),
@@ -302,7 +219,7 @@ def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root:
                 "saved": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                 "training_jobs": training_jobs,
                 "in_flight_checkpoints": len(checkpoints),
-                "sittings": sittings,
+                "invocations": invocations,
                 "machine": machine_description(),
                 "git": git_state(root=Path.cwd()),
             }],
@@ -322,37 +239,22 @@ def _went_on_from(name: str, manifest: dict) -> bool:
                for path, digest in manifest["files"].items() if not path.endswith(SUFFIX))
 
 
-def drop_checkpoints(folder: PathLike) -> int:
-    """Take the epoch checkpoints out of the carried run in ``folder`` (:func:`save_run`), files and manifest
-    entries, for a carry that must stay small (a lent machine gives back a few megabytes): their jobs start afresh
-    after the restore. Returns how many were dropped."""
-    folder = Path(folder)
-    manifest = json.loads((folder / "manifest.json").read_text())
-    dropped = [path for path in manifest["files"] if path.endswith(SUFFIX)]
-    for path in dropped:
-        (folder / "files" / path).unlink()
-    manifest["files"] = {path: digest for path, digest in manifest["files"].items() if path not in dropped}
-    manifest["saves"][-1]["in_flight_checkpoints"] = 0
-    with atomic_path(folder / "manifest.json") as tmp:
-        tmp.write_text(json.dumps(manifest, indent=2) + "\n")
-    return len(dropped)
-
-
 def restore_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, cores: str = "all",
                 root: PathLike = CARRIED_HOME) -> int:
     """Put the run saved in ``root/name/`` (:func:`save_run`) back into the working directory: check every carried
     file against its SHA-256 first, then rebuild the rules that do not depend on training (Snakemake with the
     training rules omitted), then copy the carried files in, newer than those rebuilt inputs and in the order they
-    were written, with their Snakemake metadata, logs and the run's earlier sittings. Returns how many files were
-    restored.
+    were written, with their Snakemake metadata, logs and the logs of the run's earlier invocations. Returns how
+    many files were restored.
 
     Raises ``FileNotFoundError`` when nothing is saved under that name, and ``ValueError``, before anything is
     written, when a carried file is damaged or a file here differs from its carried copy (a run going on here
     would be overwritten).
 
     A working directory that already went on from this carried folder (restored from it or saved to it, every
-    finished file it carries here unchanged) restores nothing and returns 0: a second call of a lent machine that
-    still holds the run is sent the folder the first call started from, older than the run there."""
+    finished file it carries here unchanged) restores nothing and returns 0, as restoring would bring back older
+    copies of what went on here: a job script may restore before every ``run``, and a requeued job goes on from
+    its own working directory."""
     folder = Path(root) / name
     if not (folder / "manifest.json").is_file():
         raise FileNotFoundError(f"{folder} holds no carried run: save one with `python -m enkcvs.runs.recorded carry`")

@@ -1,4 +1,4 @@
-"""Epoch checkpoints: a training killed mid-way (a job's time limit, a machine given back) goes on from its last
+"""Epoch checkpoints: a training killed mid-way (a job's time limit, a preempted node) goes on from its last
 finished epoch when it is started again, and ends with the same weights, bit for bit, as one never interrupted.
 
 :func:`enkcvs.training.train.train_model` writes the whole state after every epoch (weights, optimizer and schedule, the

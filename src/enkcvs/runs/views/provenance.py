@@ -43,10 +43,10 @@ def run_line(run: Path) -> str:
     flags = ", ".join(host["cpu_flags"]) or "none of " + "/".join(CPU_FLAGS)
     commit = meta["git"].get("commit", "unknown")[:7] + (" (dirty)" if meta["git"].get("dirty") else "")
     jobs = f"{meta['jobs']} jobs in " if meta.get("jobs") else ""
-    parts = len(meta.get("sittings") or [])
-    # a run given targets to build first invokes Snakemake once per group and once for the rest, in one sitting
-    invocations = len(meta.get("first") or []) + 1
-    over = (f" (over {parts} sittings, the run killed and resumed)" if parts > invocations else
+    parts = len(meta.get("invocations") or [])
+    # a run given targets to build first invokes Snakemake once per group and once for the rest, uninterrupted
+    planned = len(meta.get("first") or []) + 1
+    over = (f" (over {parts} invocations, the run killed and resumed)" if parts > planned else
             f" (in {parts} Snakemake invocations: the targets asked for first, then the rest)" if parts > 1 else "")
     command = meta.get("command") or []
     asked = command[command.index("--cores") + 1] if "--cores" in command[:-1] else "all"

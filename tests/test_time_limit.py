@@ -1,0 +1,163 @@
+"""A run under a time limit (``python -m enkcvs.runs.recorded run --time-limit``): stopped whole at its deadline, its
+training jobs keeping their epoch checkpoints, started again where it stopped or carried; and a training job that
+SLURM's SIGTERM stops at its ``--time`` goes on from its last epoch when the job is requeued."""
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from enkcvs.io import read_table
+from enkcvs.runs.deadline import STOPPED_AT_LIMIT, parse_duration, run_until
+from enkcvs.runs.recorded import main
+from enkcvs.runs.views.provenance import run_line
+from enkcvs.training.resume import checkpoint_path
+
+
+def _gone(pid: int, *, within: float = 10.0) -> bool:
+    """Whether process ``pid`` has ended (or is a zombie) within ``within`` seconds."""
+    stop = time.monotonic() + within
+    while time.monotonic() < stop:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("text, seconds", [
+    ("2h", 7200), ("1h30m", 5400), ("90m", 5400), ("45s", 45), ("1d", 86400), ("1.5h", 5400),
+    ("1:30:00", 5400), ("90:00", 5400), ("2-00:00:00", 172800), ("2-12", 216000), ("1-1:30", 91800),
+])
+def test_a_time_limit_is_read_with_units_or_as_slurm_writes_it(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["3600", "", "0h", "two hours", "1:2:3:4"])
+def test_a_time_limit_without_unit_or_of_nothing_is_refused(text):
+    with pytest.raises(ValueError):
+        parse_duration(text)
+
+
+def test_run_until_stops_the_whole_process_group_at_the_deadline(tmp_path):
+    script = f"sleep 600 & echo $! > {tmp_path / 'child.pid'}; wait"
+    started = time.monotonic()
+    assert run_until(["bash", "-c", script], deadline=time.monotonic() + 1.0) is False
+    assert time.monotonic() - started < 30
+    assert _gone(int((tmp_path / "child.pid").read_text()))  # the job it started, not only the command
+
+
+def test_run_until_reports_a_command_that_ends_or_fails_by_itself():
+    assert run_until(["true"], deadline=time.monotonic() + 60) is True
+    assert run_until(["true"]) is True
+    with pytest.raises(subprocess.CalledProcessError):
+        run_until(["false"], deadline=time.monotonic() + 60)
+
+
+def test_run_until_stops_the_whole_process_group_once_its_work_is_done(tmp_path):
+    """``until`` holding stops the command as a deadline does, but reports it done: the next command takes over."""
+    built = tmp_path / "built"
+    script = f"sleep 600 & echo $! > {tmp_path / 'child.pid'}; touch {built}; wait"
+    assert run_until(["bash", "-c", script], until=built.exists, poll=0.1) is True
+    assert _gone(int((tmp_path / "child.pid").read_text()))
+    started = time.monotonic()  # a deadline still stops a command whose work is never done
+    assert run_until(["sleep", "600"], deadline=time.monotonic() + 1.0, until=lambda: False, poll=0.1) is False
+    assert time.monotonic() - started < 30
+
+
+def test_a_sigterm_to_the_caller_stops_the_command_it_started_in_its_own_group(tmp_path):
+    """The command runs in a process group of its own (to be stopped whole), so a SIGTERM to the caller (SLURM's,
+    at a job's time limit) must stop it too instead of leaving it running."""
+    caller = subprocess.Popen([sys.executable, "-c", (
+        "from enkcvs.runs.deadline import run_until; "
+        f"run_until(['bash', '-c', 'sleep 600 & echo $! > {tmp_path / 'child.pid'}; wait'], until=lambda: False, "
+        "poll=0.1)")])
+    child = tmp_path / "child.pid"
+    for _ in range(300):
+        if child.exists() and child.read_text().strip():
+            break
+        time.sleep(0.1)
+    caller.send_signal(signal.SIGTERM)
+    assert caller.wait(timeout=60) == 128 + signal.SIGTERM
+    assert _gone(int(child.read_text()))
+
+
+def test_a_run_stopped_at_its_time_limit_is_carried_then_goes_on_and_is_recorded(tmp_path, monkeypatch, capsys,
+                                                                                 stand_in_workflow):
+    """At the limit the run is stopped with the job it started, exits 124 and, with --carry-on-stop, carries what
+    it finished and its epoch checkpoint; the same command started again goes on, records the run timed over both
+    invocations, and retires the carried folder."""
+    monkeypatch.chdir(tmp_path)
+    snakemake = str(stand_in_workflow(tmp_path, hang=True))
+    run = ["run", "--name", "demo", "--configfile", "config.yaml", "--cores", "1", "--snakemake", snakemake,
+           "--profile", "profiles/slurm", "--time-limit", "3s"]
+    assert main([*run, "--carry-on-stop"]) == STOPPED_AT_LIMIT
+    assert "stopped at its time limit of 3s" in capsys.readouterr().err
+    assert _gone(int((tmp_path / "job.pid").read_text()))
+    assert not (tmp_path / "results" / "recorded").exists()
+    manifest = json.loads((tmp_path / "results" / "carried" / "demo" / "manifest.json").read_text())
+    assert sorted(manifest["files"]) == ["results/folds/a.parquet", "results/folds/b.resume.pt"]
+    assert manifest["saves"][-1]["in_flight_checkpoints"] == 1 and manifest["saves"][-1]["invocations"]
+    assert "--profile profiles/slurm" in (tmp_path / "invocations.txt").read_text()
+
+    finishing = tmp_path / "finishing"
+    finishing.mkdir()
+    shutil.copy(stand_in_workflow(finishing), tmp_path / "snakemake")  # this time the jobs end
+    assert main(run) == 0
+    provenance = json.loads((tmp_path / "results" / "recorded" / "demo" / "provenance.json").read_text())
+    assert [invocation["seconds"] for invocation in provenance["invocations"]] == [30.0, 30.0]
+    assert len(provenance["carried"]) == 1
+    assert "(over 2 invocations, the run killed and resumed)" in run_line(tmp_path / "results" / "recorded" / "demo")
+    assert not (tmp_path / "results" / "carried" / "demo").exists()
+
+
+@pytest.mark.parametrize("arguments, problem", [
+    (["--time-limit", "3600"], "--time-limit '3600' is no duration"),
+    (["--carry-on-stop"], "--carry-on-stop needs --time-limit"),
+])
+def test_bad_time_limits_are_refused_before_anything_runs(arguments, problem, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text("seeds: [1]\n")
+    with pytest.raises(SystemExit):
+        main(["run", "--name", "demo", "--configfile", "config.yaml", *arguments])
+    assert problem in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["config.yaml"]
+
+
+FOLD_JOB = ("from enkcvs.workflow.steps.folds import train_fold; import json, sys; "
+            "train_fold(**json.loads(sys.argv[1]))")
+
+
+@pytest.mark.usefixtures("single_thread")
+def test_a_fold_job_sigtermed_mid_training_goes_on_from_its_last_epoch_when_started_again(tiny_inputs):
+    """SLURM stops a job at its --time with SIGTERM (and the profile's retry, or a requeue, starts it again): the job
+    process dies after some epoch, its checkpoint stays, and the next start ends with the table of an uninterrupted
+    job, bit for bit."""
+    from enkcvs.workflow.steps.folds import train_fold
+
+    recipe = {"model": "cnn4", "optimizer": "sgd", "lr": 0.05, "epochs": 12, "batch_size": 8, "mixup_alpha": 0.3}
+    job = dict(dataset=str(tiny_inputs / "data.npz"), labels=str(tiny_inputs / "labels.parquet"), recipe=recipe,
+               seed=1, num_folds=2, iteration=1, fold=2, threads=1, provenance_fields={})
+    train_fold(**job, output=tiny_inputs / "reference.parquet")
+    output = tiny_inputs / "k2.parquet"
+    process = subprocess.Popen([sys.executable, "-c", FOLD_JOB, json.dumps({**job, "output": str(output)})])
+    while not checkpoint_path(output).is_file() and process.poll() is None:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == -signal.SIGTERM
+    assert checkpoint_path(output).is_file() and not output.exists()
+
+    train_fold(**job, output=output)
+    (got, got_meta), (expected, expected_meta) = read_table(output), read_table(tiny_inputs / "reference.parquet")
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    assert got_meta["validation_accuracy"] == expected_meta["validation_accuracy"]
+    assert not checkpoint_path(output).exists()
