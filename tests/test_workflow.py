@@ -456,6 +456,11 @@ def test_snakemake_report_gathers_tables_and_figures(tiny_run, run_snakemake, tm
     for name in ("table1.csv", "table2.csv", "table3.csv", "datasets.csv", "noise.csv", "sensitivity.png",
                  "theory.png"):
         assert name in html
+    # the paper's results under their own categories, which the report's menu lists first (tests/test_conventions.py)
+    for category in ("Paper - Table 1 (selection)", "Paper - Table 2 (test accuracy)", "Paper - Figure 1 (sensitivity)",
+                     "Paper - Theorem 1", "Supplement - Datasets and noise"):
+        assert json.dumps(category) in html, category
+    assert "System Message" not in html  # the workflow description and captions render as reST without a warning
 
 
 def test_a_run_of_baselines_alone_trains_no_fold_model_and_sl_trains_on_its_authors_schedule(tmp_path, run_snakemake,

@@ -15,7 +15,6 @@ from enkcvs.training.final import BASELINE_METHODS, GAMMA_METHODS, SELECTION_MET
 from enkcvs.training.recipe import baseline_recipe, recipe_params
 from enkcvs.workflow.config import config_problems, duplicate_key_problems
 
-
 _problems = [problem for path in workflow.configfiles for problem in duplicate_key_problems(path)]
 if not _problems:
     validate(config, schema="../schemas/config.schema.yaml")
@@ -126,8 +125,13 @@ def get_baseline_recipe(wildcards):
     (:func:`enkcvs.training.recipe.baseline_recipe`)."""
     dataset = config["datasets"][wildcards.dataset]
     schedule = dataset["baselines"].get(wildcards.baseline, {}).get("schedule")
-    return canonical(recipe_params(baseline_recipe(dataset["recipe"], baseline=wildcards.baseline,
-                                                   schedule=schedule, paper_name=dataset["paper_name"])))
+    return canonical(
+        recipe_params(
+            baseline_recipe(
+                dataset["recipe"], baseline=wildcards.baseline, schedule=schedule, paper_name=dataset["paper_name"]
+            )
+        )
+    )
 
 
 def get_final_selection(wildcards):
@@ -193,12 +197,17 @@ def final_outputs(methods, settings, points):
     only where the dataset's recipe mixes (text datasets do not: there it would be CE again)."""
     paths = []
     for method in methods:
-        trained = [setting for setting in settings
-                   if method != "ce_mixup" or config["datasets"][setting[0]]["recipe"]["mixup_alpha"] is not None]
+        trained = [
+            setting
+            for setting in settings
+            if method != "ce_mixup" or config["datasets"][setting[0]]["recipe"]["mixup_alpha"] is not None
+        ]
         if method in BASELINE_METHODS:
             result = rules.train_final_baseline.output.result
-            paths += [result.format(dataset=dataset, noise=noise, seed=seed, baseline=method)
-                      for dataset, noise, seed in trained]
+            paths += [
+                result.format(dataset=dataset, noise=noise, seed=seed, baseline=method)
+                for dataset, noise, seed in trained
+            ]
         else:
             paths += selection_outputs(rules.train_final_selected.output.result, trained, points, method=method)
     return paths
@@ -276,7 +285,9 @@ def get_oof_inputs(wildcards):
 def get_oof_settings(wildcards):
     """Columns and threshold of ``oof.<name>`` (the file paths are inputs)."""
     entry = config["oof"][wildcards.name]
-    return canonical({key: value for key, value in entry.items() if key not in ("probabilities", "labels", "true_labels")})
+    return canonical(
+        {key: value for key, value in entry.items() if key not in ("probabilities", "labels", "true_labels")}
+    )
 
 
 def selects():
@@ -312,8 +323,12 @@ def get_final_output():
         outputs += expand(rules.merged_label_issues.output, dataset=name, noise=merged_issue_noise(name))
         outputs += expand(review_sheet(name), dataset=name, noise=merged_issue_noise(name))
         if not markdown_review(name):
-            outputs += expand(rules.review_group_images.output, dataset=name, noise=merged_issue_noise(name),
-                              group=SOURCES[DATASETS[name]["source"]].id_groups)
+            outputs += expand(
+                rules.review_group_images.output,
+                dataset=name,
+                noise=merged_issue_noise(name),
+                group=SOURCES[DATASETS[name]["source"]].id_groups,
+            )
         if config["compare_confident_learning"] and "real" in DATASETS[name]["noise"]:
             outputs += expand(rules.compare_real_label_issues.output, dataset=name, noise="real")
     outputs += expand(rules.select_out_of_fold.output, name=sorted(config["oof"]))

@@ -2,9 +2,11 @@
 # selection with known true labels and the two report tables (and figure) gathered from them, and the kept set that
 # prune-and-retrain (method cl_prune) trains its final model on.
 
+
 # The report rules: on a cluster they run in the Snakemake process, not through the queue.
 localrules:
-    confident_learning_report, ranking_report,
+    confident_learning_report,
+    ranking_report,
 
 
 rule compare_confident_learning:
@@ -45,20 +47,24 @@ rule confident_learning_report:
     output:
         markdown="results/report/confident_learning.md",
         csv=report(
-            "results/report/confident_learning.csv", caption="../report/confident_learning.rst", category="Tables"
+            "results/report/confident_learning.csv",
+            caption="../report/confident_learning.rst",
+            category="Supplement - Confident learning",
         ),
         latex="results/report/confident_learning.tex",
         png=report(
-            "results/report/confident_learning.png", caption="../report/confident_learning.rst", category="Figures"
+            "results/report/confident_learning.png",
+            caption="../report/confident_learning.rst",
+            category="Supplement - Confident learning",
         ),
         pdf="results/report/confident_learning.pdf",
     log:
         "logs/report/confident_learning.log",
+    conda:
+        "../../envs/compare.yaml"
     params:
         decimals=config["report"]["decimals"],
         dpi=config["report"]["dpi"],
-    conda:
-        "../../envs/compare.yaml"
     script:
         "../scripts/confident_learning_report.py"
 
@@ -71,13 +77,15 @@ rule ranking_report:
         ),
     output:
         markdown="results/report/ranking.md",
-        csv=report("results/report/ranking.csv", caption="../report/ranking.rst", category="Tables"),
+        csv=report(
+            "results/report/ranking.csv", caption="../report/ranking.rst", category="Supplement - Confident learning"
+        ),
         latex="results/report/ranking.tex",
     log:
         "logs/report/ranking.log",
-    params:
-        decimals=config["report"]["decimals"],
     conda:
         "../../envs/report.yaml"
+    params:
+        decimals=config["report"]["decimals"],
     script:
         "../scripts/ranking_report.py"

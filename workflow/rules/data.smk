@@ -1,6 +1,8 @@
 # On a cluster these run in the Snakemake process itself (cheap, and downloads need the login node's network).
 localrules:
-    check_layout, prepare_dataset, tokenize,
+    check_layout,
+    prepare_dataset,
+    tokenize,
 
 
 rule check_layout:
@@ -8,11 +10,11 @@ rule check_layout:
         record="results/data/{dataset}.layout.json",
     log:
         "logs/data/{dataset}.layout.log",
+    conda:
+        "../../envs/data.yaml"
     params:
         source=get_dataset_setting("source"),
         options=get_source_options,
-    conda:
-        "../../envs/data.yaml"
     script:
         "../scripts/check_layout.py"
 
@@ -24,11 +26,11 @@ rule prepare_dataset:
         dataset="results/data/{dataset}.npz",
     log:
         "logs/data/{dataset}.log",
+    conda:
+        "../../envs/data.yaml"
     params:
         source=get_dataset_setting("source"),
         options=get_source_options,
-    conda:
-        "../../envs/data.yaml"
     script:
         "../scripts/prepare_dataset.py"
 
@@ -40,10 +42,10 @@ rule tokenize:
         tokens="results/tokens/{dataset}/{tokenizer}.npz",
     log:
         "logs/tokens/{dataset}/{tokenizer}.log",
+    conda:
+        "../../envs/text.yaml"
     params:
         model_name=get_model_name,
         max_length=get_dataset_setting("max_length"),
-    conda:
-        "../../envs/text.yaml"
     script:
         "../scripts/tokenize.py"

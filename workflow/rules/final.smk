@@ -9,17 +9,17 @@ rule train_final_baseline:
         "logs/final/{dataset}/{noise}/seed{seed}/{baseline}.log",
     benchmark:
         "results/benchmarks/final/{dataset}/{noise}/seed{seed}/{baseline}.tsv"
+    conda:
+        "../../envs/train.yaml"
+    threads: 1
+    resources:
+        **TRAINING_GPUS,
+        mem_mb=2000,
     params:
         method=lambda wildcards: wildcards.baseline,
         recipe=get_baseline_recipe,
         gamma=None,
         options=get_baseline_options,
-    threads: 1
-    resources:
-        mem_mb=2000,
-        **TRAINING_GPUS,
-    conda:
-        "../../envs/train.yaml"
     script:
         "../scripts/train_final.py"
 
@@ -36,16 +36,16 @@ rule train_final_selected:
         "logs/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.log",
     benchmark:
         "results/benchmarks/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.tsv"
+    conda:
+        "../../envs/train.yaml"
+    threads: 1
+    resources:
+        **TRAINING_GPUS,
+        mem_mb=2000,
     params:
         method=lambda wildcards: wildcards.method,
         recipe=get_recipe,
         gamma=lambda wildcards: config["gamma"] if wildcards.method in GAMMA_METHODS else None,
         options={},
-    threads: 1
-    resources:
-        mem_mb=2000,
-        **TRAINING_GPUS,
-    conda:
-        "../../envs/train.yaml"
     script:
         "../scripts/train_final.py"

@@ -9,13 +9,13 @@ rule train_fold:
         "logs/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.log",
     benchmark:
         "results/benchmarks/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.tsv"
-    params:
-        recipe=get_recipe,
-    threads: 1
-    resources:
-        mem_mb=2000,
-        **TRAINING_GPUS,
     conda:
         "../../envs/train.yaml"
+    threads: 1
+    resources:
+        **TRAINING_GPUS,
+        mem_mb=2000,
+    params:
+        recipe=get_recipe,
     script:
         "../scripts/train_fold.py"

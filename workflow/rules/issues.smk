@@ -14,10 +14,10 @@ rule label_issues:
         summary="results/issues/{dataset}/{noise}/seed{seed}/summary.md",
     log:
         "logs/issues/{dataset}/{noise}/seed{seed}.log",
-    params:
-        top=config["report"]["top_issues"],
     conda:
         "../../envs/analysis.yaml"
+    params:
+        top=config["report"]["top_issues"],
     script:
         "../scripts/label_issues.py"
 
@@ -28,15 +28,18 @@ rule merged_label_issues:
     output:
         table="results/issues/{dataset}/{noise}/label_issues.parquet",
         summary=report(
-            "results/issues/{dataset}/{noise}/summary.md", caption="../report/issues.rst", category="Label issues"
+            "results/issues/{dataset}/{noise}/summary.md",
+            caption="../report/issues.rst",
+            category="Supplement - Label issues",
+            subcategory="{dataset} ({noise})",
         ),
     log:
         "logs/issues/{dataset}/{noise}.log",
+    conda:
+        "../../envs/analysis.yaml"
     params:
         threshold=get_issue_threshold,
         top=config["report"]["top_issues"],
-    conda:
-        "../../envs/analysis.yaml"
     script:
         "../scripts/merged_label_issues.py"
 
@@ -49,10 +52,10 @@ rule compare_real_label_issues:
         csv="results/issues/{dataset}/{noise}/confident_learning.csv",
     log:
         "logs/issues/{dataset}/{noise}.confident_learning.log",
-    params:
-        threshold=get_issue_threshold,
     conda:
         "../../envs/compare.yaml"
+    params:
+        threshold=get_issue_threshold,
     script:
         "../scripts/compare_real_label_issues.py"
 
@@ -63,16 +66,19 @@ rule review_images:
         table=rules.merged_label_issues.output.table,
     output:
         png=report(
-            "results/issues/{dataset}/{noise}/review.png", caption="../report/review.rst", category="Label issues"
+            "results/issues/{dataset}/{noise}/review.png",
+            caption="../report/review.rst",
+            category="Supplement - Label issues",
+            subcategory="{dataset} ({noise})",
         ),
         pdf="results/issues/{dataset}/{noise}/review.pdf",
     log:
         "logs/issues/{dataset}/{noise}.review_images.log",
+    conda:
+        "../../envs/report.yaml"
     params:
         top=config["report"]["review_top"],
         dpi=config["report"]["dpi"],
-    conda:
-        "../../envs/report.yaml"
     script:
         "../scripts/review_sheet.py"
 
@@ -85,17 +91,18 @@ rule review_group_images:
         png=report(
             "results/issues/{dataset}/{noise}/review-{group}.png",
             caption="../report/review.rst",
-            category="Label issues",
+            category="Supplement - Label issues",
+            subcategory="{dataset} ({noise})",
         ),
         pdf="results/issues/{dataset}/{noise}/review-{group}.pdf",
     log:
         "logs/issues/{dataset}/{noise}.review_images-{group}.log",
+    conda:
+        "../../envs/report.yaml"
     params:
         top=config["report"]["review_top"],
         dpi=config["report"]["dpi"],
         group=lambda wildcards: wildcards.group,
-    conda:
-        "../../envs/report.yaml"
     script:
         "../scripts/review_sheet.py"
 
@@ -106,14 +113,17 @@ rule review_markdown:
         table=rules.merged_label_issues.output.table,
     output:
         markdown=report(
-            "results/issues/{dataset}/{noise}/review.md", caption="../report/review.rst", category="Label issues"
+            "results/issues/{dataset}/{noise}/review.md",
+            caption="../report/review.rst",
+            category="Supplement - Label issues",
+            subcategory="{dataset} ({noise})",
         ),
     log:
         "logs/issues/{dataset}/{noise}.review_markdown.log",
-    params:
-        top=config["report"]["review_top"],
     conda:
         "../../envs/report.yaml"
+    params:
+        top=config["report"]["review_top"],
     script:
         "../scripts/review_sheet.py"
 
@@ -126,9 +136,9 @@ rule select_out_of_fold:
         metrics="results/oof/{name}/metrics.json",
     log:
         "logs/oof/{name}.log",
-    params:
-        settings=get_oof_settings,
     conda:
         "../../envs/analysis.yaml"
+    params:
+        settings=get_oof_settings,
     script:
         "../scripts/select_out_of_fold.py"

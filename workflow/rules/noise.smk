@@ -5,9 +5,9 @@ rule inject_noise:
         labels="results/noise/{dataset}/{noise}/seed{seed}.parquet",
     log:
         "logs/noise/{dataset}/{noise}/seed{seed}.log",
-    params:
-        asymmetric_map=get_dataset_setting("asymmetric_map"),
     conda:
         "../../envs/analysis.yaml"
+    params:
+        asymmetric_map=get_dataset_setting("asymmetric_map"),
     script:
         "../scripts/inject_noise.py"

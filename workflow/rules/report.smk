@@ -1,7 +1,15 @@
 # Seconds of pandas and matplotlib each: on a cluster they run in the Snakemake process, not through the queue.
 localrules:
-    table1, table2, table3, ablation, dataset_summary, noise_table, sensitivity_figure, theory_figure,
-    test_curves, resource_usage,
+    table1,
+    table2,
+    table3,
+    ablation,
+    dataset_summary,
+    noise_table,
+    sensitivity_figure,
+    theory_figure,
+    test_curves,
+    resource_usage,
 
 
 rule table1:
@@ -9,15 +17,15 @@ rule table1:
         metrics=get_table1_metrics,
     output:
         markdown="results/report/table1.md",
-        csv=report("results/report/table1.csv", caption="../report/table1.rst", category="Tables"),
+        csv=report("results/report/table1.csv", caption="../report/table1.rst", category="Paper - Table 1 (selection)"),
         latex="results/report/table1.tex",
     log:
         "logs/report/table1.log",
+    conda:
+        "../../envs/report.yaml"
     params:
         decimals=config["report"]["decimals"],
         paper_names=get_paper_names,
-    conda:
-        "../../envs/report.yaml"
     script:
         "../scripts/table1.py"
 
@@ -27,16 +35,18 @@ rule table2:
         results=get_table2_results,
     output:
         markdown="results/report/table2.md",
-        csv=report("results/report/table2.csv", caption="../report/table2.rst", category="Tables"),
+        csv=report(
+            "results/report/table2.csv", caption="../report/table2.rst", category="Paper - Table 2 (test accuracy)"
+        ),
         latex="results/report/table2.tex",
     log:
         "logs/report/table2.log",
+    conda:
+        "../../envs/report.yaml"
     params:
         decimals=config["report"]["decimals"],
         methods=config["methods"],
         paper_names=get_paper_names,
-    conda:
-        "../../envs/report.yaml"
     script:
         "../scripts/table2.py"
 
@@ -47,15 +57,15 @@ rule ablation:
         metrics=get_table1_metrics,
     output:
         markdown="results/report/ablation.md",
-        csv=report("results/report/ablation.csv", caption="../report/ablation.rst", category="Tables"),
+        csv=report("results/report/ablation.csv", caption="../report/ablation.rst", category="Supplement - Ablation"),
         latex="results/report/ablation.tex",
     log:
         "logs/report/ablation.log",
+    conda:
+        "../../envs/report.yaml"
     params:
         decimals=config["report"]["decimals"],
         rungs=list(ABLATION_LADDER),
-    conda:
-        "../../envs/report.yaml"
     script:
         "../scripts/ablation.py"
 
@@ -65,16 +75,18 @@ rule table3:
         results=get_table3_results,
     output:
         markdown="results/report/table3.md",
-        csv=report("results/report/table3.csv", caption="../report/table3.rst", category="Tables"),
+        csv=report(
+            "results/report/table3.csv", caption="../report/table3.rst", category="Paper - Table 3 (real-world data)"
+        ),
         latex="results/report/table3.tex",
     log:
         "logs/report/table3.log",
+    conda:
+        "../../envs/report.yaml"
     params:
         decimals=config["report"]["decimals"],
         methods=config["methods"],
         paper_names=get_paper_names,
-    conda:
-        "../../envs/report.yaml"
     script:
         "../scripts/table3.py"
 
@@ -84,14 +96,16 @@ rule dataset_summary:
         datasets=get_prepared_datasets,
     output:
         markdown="results/report/datasets.md",
-        csv=report("results/report/datasets.csv", caption="../report/datasets.rst", category="Tables"),
+        csv=report(
+            "results/report/datasets.csv", caption="../report/datasets.rst", category="Supplement - Datasets and noise"
+        ),
         latex="results/report/datasets.tex",
     log:
         "logs/report/datasets.log",
-    params:
-        names=sorted(DATASETS),
     conda:
         "../../envs/report.yaml"
+    params:
+        names=sorted(DATASETS),
     script:
         "../scripts/dataset_summary.py"
 
@@ -101,15 +115,17 @@ rule noise_table:
         labels=get_noise_labels,
     output:
         markdown="results/report/noise.md",
-        csv=report("results/report/noise.csv", caption="../report/noise.rst", category="Tables"),
+        csv=report(
+            "results/report/noise.csv", caption="../report/noise.rst", category="Supplement - Datasets and noise"
+        ),
         latex="results/report/noise.tex",
     log:
         "logs/report/noise.log",
+    conda:
+        "../../envs/report.yaml"
     params:
         datasets=get_noise_label_datasets,
         decimals=config["report"]["decimals"],
-    conda:
-        "../../envs/report.yaml"
     script:
         "../scripts/noise_table.py"
 
@@ -119,16 +135,20 @@ rule sensitivity_figure:
         metrics=get_sensitivity_metrics,
         results=get_sensitivity_results,
     output:
-        png=report("results/report/sensitivity.png", caption="../report/sensitivity.rst", category="Figures"),
+        png=report(
+            "results/report/sensitivity.png",
+            caption="../report/sensitivity.rst",
+            category="Paper - Figure 1 (sensitivity)",
+        ),
         pdf="results/report/sensitivity.pdf",
     log:
         "logs/report/sensitivity.log",
+    conda:
+        "../../envs/report.yaml"
     params:
         selection=lambda wildcards: dict(zip("KMt", main_point(SENSITIVITY["dataset"])[0])),
         paper_name=lambda wildcards: DATASETS[SENSITIVITY["dataset"]]["paper_name"],
         dpi=config["report"]["dpi"],
-    conda:
-        "../../envs/report.yaml"
     script:
         "../scripts/sensitivity_figure.py"
 
@@ -137,17 +157,17 @@ rule theory_figure:
     input:
         metrics=get_theory_metrics,
     output:
-        png=report("results/report/theory.png", caption="../report/theory.rst", category="Figures"),
+        png=report("results/report/theory.png", caption="../report/theory.rst", category="Paper - Theorem 1"),
         pdf="results/report/theory.pdf",
         markdown="results/report/theory.md",
-        csv=report("results/report/theory.csv", caption="../report/theory_table.rst", category="Tables"),
+        csv=report("results/report/theory.csv", caption="../report/theory_table.rst", category="Paper - Theorem 1"),
     log:
         "logs/report/theory.log",
+    conda:
+        "../../envs/report.yaml"
     params:
         dpi=config["report"]["dpi"],
         decimals=config["report"]["decimals"],
-    conda:
-        "../../envs/report.yaml"
     script:
         "../scripts/theory_figure.py"
 
@@ -156,18 +176,22 @@ rule test_curves:
     input:
         results=get_test_curve_results,
     output:
-        png=report("results/report/test_curves.png", caption="../report/test_curves.rst", category="Figures"),
+        png=report(
+            "results/report/test_curves.png", caption="../report/test_curves.rst", category="Supplement - Test curves"
+        ),
         pdf="results/report/test_curves.pdf",
         markdown="results/report/test_curves.md",
-        csv=report("results/report/test_curves.csv", caption="../report/test_curves.rst", category="Tables"),
+        csv=report(
+            "results/report/test_curves.csv", caption="../report/test_curves.rst", category="Supplement - Test curves"
+        ),
     log:
         "logs/report/test_curves.log",
+    conda:
+        "../../envs/report.yaml"
     params:
         dpi=config["report"]["dpi"],
         decimals=config["report"]["decimals"],
         paper_names=get_paper_names,
-    conda:
-        "../../envs/report.yaml"
     script:
         "../scripts/test_curves.py"
 
@@ -179,13 +203,13 @@ rule resource_usage:
         train_final_selected=get_final_benchmarks(selected=True),
     output:
         markdown="results/report/resources.md",
-        csv=report("results/report/resources.csv", caption="../report/resources.rst", category="Tables"),
+        csv=report("results/report/resources.csv", caption="../report/resources.rst", category="Supplement - Resources"),
         latex="results/report/resources.tex",
     log:
         "logs/report/resources.log",
-    params:
-        decimals=config["report"]["decimals"],
     conda:
         "../../envs/report.yaml"
+    params:
+        decimals=config["report"]["decimals"],
     script:
         "../scripts/resource_usage.py"

@@ -15,8 +15,10 @@ def get_table1_metrics(wildcards):
 
 def get_noise_labels(wildcards):
     """The noisy-label file of every main setting with injected noise, in the order of ``main_settings``."""
-    return [rules.inject_noise.output.labels.format(dataset=dataset, noise=noise, seed=seed)
-            for dataset, noise, seed in main_settings(real=False)]
+    return [
+        rules.inject_noise.output.labels.format(dataset=dataset, noise=noise, seed=seed)
+        for dataset, noise, seed in main_settings(real=False)
+    ]
 
 
 def get_noise_label_datasets(wildcards):
@@ -31,9 +33,13 @@ def get_table2_results(wildcards):
 def get_test_curve_results(wildcards):
     """The final models that record a clean test curve: the configured baselines whose dataset's options ask for one
     (``baselines.<method>.test_curve``), at every main setting with known true labels and a test set."""
-    return [path for dataset in DATASETS
-            for path in final_outputs(curve_methods(dataset),
-                                      [s for s in evaluated(main_settings(real=False)) if s[0] == dataset], main_point)]
+    return [
+        path
+        for dataset in DATASETS
+        for path in final_outputs(
+            curve_methods(dataset), [s for s in evaluated(main_settings(real=False)) if s[0] == dataset], main_point
+        )
+    ]
 
 
 def get_ablation_results(wildcards):
@@ -90,8 +96,11 @@ def get_final_benchmarks(selected):
         # a baseline's pattern also matches a selected model's path ({baseline} spans K/M/t), never the reverse
         on_selection = rules.train_final_selected.output.result
         training = rules.train_final_selected if selected else rules.train_final_baseline
-        return [benchmark_of(training, training.output.result, path) for path in _final_results(wildcards)
-                if bool(on_selection.match(path)) == selected]
+        return [
+            benchmark_of(training, training.output.result, path)
+            for path in _final_results(wildcards)
+            if bool(on_selection.match(path)) == selected
+        ]
 
     return benchmarks
 
