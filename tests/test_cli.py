@@ -45,14 +45,19 @@ def test_csv_end_to_end_with_ids_and_class_names(tmp_path, planted, capsys):
                  "--out", str(tmp_path / "issues.csv")])
     assert code == 0
     frame = pd.read_csv(tmp_path / "issues.csv")
-    assert list(frame.columns[:6]) == ["sample", "photo", "given_label", "suggested_label", "is_label_issue",
+    assert list(frame.columns[:7]) == ["sample", "photo", "given_label", "suggested_label", "in_review_list", "kept",
                                        "label_quality"]
     assert (frame["photo"] == [f"img{i:03d}.jpg" for i in frame["sample"]]).all()
     assert (frame["given_label"] == NAMES[given[frame["sample"]]]).all()
     assert frame["rank"].tolist() == list(range(1, 201)) and frame["label_quality"].is_monotonic_increasing
     errors = given != true
     assert errors[frame["sample"].head(errors.sum())].mean() > 0.8  # the planted errors come first
-    assert f"{int(frame['is_label_issue'].sum())} of 200 samples are label issues" in capsys.readouterr().out
+    listed, kept = int(frame["in_review_list"].sum()), int(frame["kept"].sum())
+    assert frame["in_review_list"].head(listed).all() and 0 < listed < 200 - kept  # a prefix, shorter than not kept
+    wrong = errors[frame["sample"]]  # in the table's order
+    assert wrong[frame["in_review_list"]].mean() > wrong[~frame["kept"]].mean()
+    assert (f"{listed} of 200 samples in the review list (likely label errors, as many as estimated); {kept} kept "
+            "for training (selected in at least t = 2 of M = 3 iterations)") in capsys.readouterr().out
 
 
 def test_parquet_in_and_out_with_iterations(tmp_path, planted):
@@ -65,7 +70,7 @@ def test_parquet_in_and_out_with_iterations(tmp_path, planted):
                  "--labels", str(tmp_path / "labels.parquet"), "-t", "3", "--out", str(tmp_path / "issues.parquet")])
     assert code == 0
     frame = pd.read_parquet(tmp_path / "issues.parquet")
-    assert (frame["iterations"] == 3).all() and frame["is_label_issue"].tolist() == (frame["votes"] < 3).tolist()
+    assert (frame["iterations"] == 3).all() and frame["kept"].tolist() == (frame["votes"] >= 3).tolist()
 
 
 @pytest.mark.parametrize(
@@ -311,13 +316,14 @@ def test_missing_labels_are_named_by_line_past_multiline_cells_and_by_parquet_ro
 
 def test_over_half_flagged_warns_with_the_likely_cause_without_a_source_line(tmp_path, planted, capsys):
     code, error, frame = run(tmp_path, capsys, "--class-names", "bee,cat,dog,ant")  # the wrong order
-    assert code == 0 and frame["is_label_issue"].mean() > 0.5
-    flagged = int(frame["is_label_issue"].sum())
+    assert code == 0 and (~frame["kept"]).mean() > 0.5
+    flagged = int((~frame["kept"]).sum())
     assert re.fullmatch(
-        rf"enkcvs find-issues: warning: {flagged} of 200 samples \(\d+%\) are flagged as label issues\. Over half "
-        r"usually means the probabilities do not fit the labels: classes matched to the wrong probability columns "
-        r"\(matched here by --class-names\), the rows of the two files in different sample orders, or probabilities "
-        r"that are not out-of-fold predictions for these labels\. Check these before trusting the ranking\n", error)
+        rf"enkcvs find-issues: warning: {flagged} of 200 samples \(\d+%\) are not kept \(selected in fewer than t "
+        r"iterations\)\. Over half usually means the probabilities do not fit the labels: classes matched to the wrong "
+        r"probability columns \(matched here by --class-names\), the rows of the two files in different sample "
+        r"orders, or probabilities that are not out-of-fold predictions for these labels\. Check these before trusting "
+        r"the ranking\n", error)
     command = [sys.executable, "-m", "enkcvs.labelissues.cli", "find-issues", "--probabilities",
                str(tmp_path / "oof.npy"), "--labels", str(tmp_path / "labels.csv"), "--label-column", "animal",
                "--class-names", "bee,cat,dog,ant", "--out", str(tmp_path / "again.csv")]

@@ -67,7 +67,7 @@ def test_comparison_rows_and_columns(planted):
     # Both M = 1 rows read iteration 1, and NKCVS flags exactly where the prediction differs from the given label.
     assert rows.loc["E-NKCVS (M=1)"].tolist() == rows.loc["cleanlab predicted_neq_given"].tolist()
     assert rows.loc["E-NKCVS (M=3, t=2)", "kept_precision"] == pytest.approx(
-        select(probabilities=probabilities, labels=given, true_labels=true).precision
+        select(probabilities=probabilities, labels=given, true_labels=true).kept_precision
     )
     assert (rows["kept"] + rows["flagged"] == 200).all()
 

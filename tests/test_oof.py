@@ -38,10 +38,10 @@ def test_planted_errors_are_flagged_and_ranked_first():
     top = result.rank <= round(0.15 * len(given))
     assert planted[top].mean() > 0.8
     # Eq. prec-rec scores the kept set; Theorem 1 from the empirical T and C predicts it closely.
-    assert result.precision == pytest.approx((~planted & ~flagged).sum() / (~flagged).sum())
-    assert result.recall == pytest.approx((~planted & ~flagged).sum() / (~planted).sum())
-    assert result.theorem1["precision"] == pytest.approx(result.precision, abs=0.03)
-    assert result.theorem1["recall"] == pytest.approx(result.recall, abs=0.03)
+    assert result.kept_precision == pytest.approx((~planted & ~flagged).sum() / (~flagged).sum())
+    assert result.kept_recall == pytest.approx((~planted & ~flagged).sum() / (~planted).sum())
+    assert result.theorem1["precision"] == pytest.approx(result.kept_precision, abs=0.03)
+    assert result.theorem1["recall"] == pytest.approx(result.kept_recall, abs=0.03)
 
 
 # Hand-checked: M = 2, Q = 3, N = 5. Argmaxes: s0 [0, 0]; s1 [1, 2]; s2 [0, 1]; s3 and s4 [1, 1].
@@ -68,7 +68,7 @@ def test_hand_example_votes_pseudo_labels_beta_and_rank():
     # Lowest label quality first, then index (s3 before its twin s4).
     np.testing.assert_array_equal(result.rank, [5, 4, 3, 1, 2])
     np.testing.assert_array_equal(issue_ranks(label_quality=result.label_quality), result.rank)
-    assert result.precision is None and result.theorem1 is None and result.class_names is None
+    assert result.kept_precision is None and result.theorem1 is None and result.class_names is None
     assert select(probabilities=HAND_PROBABILITIES, labels=HAND_GIVEN, threshold=1).selected.tolist() == [
         True, True, False, False, False
     ]
@@ -95,16 +95,17 @@ def test_agrees_with_the_workflow_selection_step(tmp_path):
     for column, workflow_column in columns.items():
         np.testing.assert_allclose(frame[column].to_numpy(float), expected[workflow_column].to_numpy(float),
                                    err_msg=column)
-    np.testing.assert_array_equal(frame["is_label_issue"], ~expected["selected"])
-    assert (result.precision, result.recall) == pytest.approx((metrics["precision"], metrics["recall"]))
+    np.testing.assert_array_equal(frame["kept"], expected["selected"])
+    np.testing.assert_array_equal(frame["in_review_list"], expected["in_review_list"])
+    assert (result.kept_precision, result.kept_recall) == pytest.approx((metrics["precision"], metrics["recall"]))
     assert result.theorem1 == pytest.approx(metrics["theorem1"])
 
 
 def test_package_level_select_and_to_frame_order():
     assert enkcvs.select is select
     frame = enkcvs.select(probabilities=HAND_PROBABILITIES[0], labels=HAND_GIVEN).to_frame()
-    assert list(frame.columns) == ["sample", "given_label", "suggested_label", "is_label_issue", "label_quality",
-                                   "votes", "iterations", "beta", "prob_given", "rank"]
+    assert list(frame.columns) == ["sample", "given_label", "suggested_label", "in_review_list", "kept",
+                                   "label_quality", "votes", "iterations", "beta", "prob_given", "rank"]
     assert frame["rank"].tolist() == [1, 2, 3, 4, 5] and (frame["iterations"] == 1).all()
 
 
@@ -113,7 +114,7 @@ def test_string_labels_are_mapped_with_a_warning():
     with pytest.warns(UserWarning, match=r"labels are strings; mapped to 0..2 as \{'cat': 0, 'dog': 1, 'eel': 2\}"):
         result = select(probabilities=HAND_PROBABILITIES, labels=names[HAND_GIVEN], true_labels=names[[0, 1, 2, 1, 0]])
     np.testing.assert_array_equal(result.votes, [2, 1, 0, 0, 0])
-    assert result.class_names == ("cat", "dog", "eel") and result.precision == 1.0
+    assert result.class_names == ("cat", "dog", "eel") and result.kept_precision == 1.0
     frame = result.to_frame()
     assert frame["given_label"].tolist() == ["cat", "cat", "eel", "dog", "cat"]
     assert frame["suggested_label"].iloc[0] == "dog"

@@ -69,14 +69,18 @@ def test_planted_label_errors_rank_first_in_each_seed_and_merged(own_run, where)
     iterations, needed = (4, 4) if where == "real" else (2, 2)  # merged: 2 seeds x M = 2, kept at t = 2 per seed
     assert len(issues) == 300 and list(issues["rank"]) == list(range(1, 301))
     assert set(issues["given_label"]) == set(CLASSES) and (issues["iterations"] == iterations).all()
-    assert issues["label_quality"].is_monotonic_increasing and issues["is_label_issue"].equals(issues["votes"] < needed)
+    assert issues["label_quality"].is_monotonic_increasing and issues["kept"].equals(issues["votes"] >= needed)
+    listed = issues["in_review_list"].to_numpy()
+    assert listed[:listed.sum()].all()  # a prefix of the ranking
     assert list(issues.columns[:2]) == ["sample", "photo"]
     assert (issues["photo"] == issues["sample"].map("IMG_{:04d}".format)).all()
-    flagged = set(issues.loc[issues["is_label_issue"], "sample"])
+    flagged = set(issues.loc[~issues["kept"], "sample"])
     assert len(flagged & set(planted)) >= 0.8 * len(planted)  # most planted errors are found
     assert len(set(issues["sample"].head(30)) & set(planted)) >= 20  # and ranked first
     summary = (workdir / "results" / "issues" / "animals" / where / "summary.md").read_text()
-    assert "flagged as likely mislabeled" in summary and "| rank" not in summary.split("\n")[0]
+    assert f"Review list (likely label errors to check, as many as confident learning estimates): {listed.sum()} of " \
+           "300 samples" in summary and f"Kept (the paper's selection, to train on): {issues['kept'].sum()} " in summary
+    assert "| rank" not in summary.split("\n")[0]
 
 
 def test_image_folder_issues_come_with_a_review_sheet(own_run):
@@ -98,13 +102,15 @@ def test_table_issues_come_with_a_markdown_review_sheet_of_ids_labels_and_featur
                             "per seed, 4 in all; t = 2 per seed)")
     lines = [line for line in sheet.splitlines() if line.startswith("|")]
     header = [cell.strip() for cell in lines[0].strip("|").split("|")]
-    assert header == ["rank", "photo", "given", "suggested", "votes", "label quality", "label issue",
+    assert header == ["rank", "photo", "given", "suggested", "votes", "label quality", "review list", "kept",
                       "x0", "x1", "x2", "x3", "x4"]
     assert len(lines) - 2 == 36  # report.review_top's default
     for line, row in zip(lines[2:], issues.to_dict("records")):
         cells = [cell.strip() for cell in line.strip("|").split("|")]
         assert cells[:6] == [str(row["rank"]), row["photo"], row["given_label"], row["suggested_label"],
                              f"{row['votes']} of 4", f"{row['label_quality']:.3f}"]
+        assert cells[6:8] == ["yes" if row["in_review_list"] else "no", "yes" if row["kept"] else "no"]
+    assert f"{issues['in_review_list'].sum()} in the review list, {issues['kept'].sum()} kept." in sheet
     assert not (merged / "review.png").exists()
 
 
@@ -115,7 +121,7 @@ def test_cleanlab_ranks_the_same_labels_beside_e_nkcvs_where_no_true_labels_exis
     agreement = pd.read_csv(merged / "confident_learning.csv")
     assert agreement["set"].tolist() == ["flagged", "top 36", "top 100"]  # top 1000 > 300 samples: left out
     flagged = agreement.iloc[0]
-    assert flagged["E-NKCVS"] == issues["is_label_issue"].sum() and 0 < flagged["both"] <= flagged["cleanlab"]
+    assert flagged["E-NKCVS"] == (~issues["kept"]).sum() and 0 < flagged["both"] <= flagged["cleanlab"]
     assert agreement.loc[1, "both"] >= 20  # the planted errors top both rankings
     assert "filter_by=prune_by_noise_rate" in (merged / "confident_learning.md").read_text()
 
@@ -129,10 +135,12 @@ def test_own_data_without_a_test_set_trains_no_final_model(own_run):
 def test_own_out_of_fold_probabilities_are_selected_without_training(own_run):
     workdir, planted = own_run
     issues = pd.read_parquet(workdir / "results" / "oof" / "mine" / "label_issues.parquet")
-    assert set(issues.loc[issues["is_label_issue"], "sample"]) == set(planted)  # the probabilities point at the truth
+    assert set(issues.loc[~issues["kept"], "sample"]) == set(planted)  # the probabilities point at the truth
     assert list(issues.columns[:2]) == ["sample", "uid"] and (issues["uid"] == issues["sample"] * 7).all()
     metrics = json.loads((workdir / "results" / "oof" / "mine" / "metrics.json").read_text())
-    assert metrics["precision"] == 1.0 and metrics["recall"] == 1.0 and metrics["iterations"] == 1
+    assert metrics["kept_precision"] == 1.0 and metrics["kept_recall"] == 1.0 and metrics["iterations"] == 1
+    assert metrics["kept"] == 300 - len(planted) and metrics["in_review_list"] == issues["in_review_list"].sum()
+    assert "precision" not in metrics
 
 
 def test_a_label_column_that_does_not_exist_is_named(tmp_path, run_snakemake):

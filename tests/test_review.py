@@ -27,7 +27,7 @@ def make_ranking(*, seed: int, num_samples: int = 12, iterations: int = 4, ids: 
     return label_issue_table(
         given=rng.integers(0, 3, size=num_samples), pseudo=rng.integers(0, 3, size=num_samples), votes=votes,
         iterations=iterations, beta=rng.random(num_samples), prob_given=rng.random(num_samples),
-        label_quality=rng.random(num_samples), selected=votes >= 2, class_names=NAMES,
+        label_quality=rng.random(num_samples), selected=votes >= 2, in_review_list=votes == 0, class_names=NAMES,
         ids=np.array([f"ID-{i:03d}" for i in range(num_samples)]) if ids else None, id_column="photo" if ids else None,
     )
 
@@ -92,11 +92,11 @@ def test_text_sheet_holds_one_row_per_shown_sample_with_escaped_shortened_text(t
     rows = entries(sheet)
     assert len(rows) == 7
     for cells, row in zip(rows, ranking.head(7).to_dict("records")):
-        rank, photo, text, given, suggested, votes, quality, issue = cells
+        rank, photo, text, given, suggested, votes, quality, listed, kept = cells
         assert (rank, photo, given, suggested) == (str(row["rank"]), row["photo"], row["given_label"],
                                                    row["suggested_label"])
         assert votes == f"{row['votes']} of 4" and quality == f"{row['label_quality']:.3f}"
-        assert issue == ("yes" if row["is_label_issue"] else "no")
+        assert (listed, kept) == tuple("yes" if row[key] else "no" for key in ("in_review_list", "kept"))
         assert text.startswith(f"text {row['sample']} \0 with a pipe ↵ and a second line x") and text.endswith("…")
         assert len(text.replace("\0", "|")) == 120
     write_markdown(sheet, path=tmp_path / "review.md")
@@ -109,13 +109,14 @@ def test_table_sheet_shows_feature_values_under_their_names():
     sheet = table_sheet(issues=ranking, features=features, caption="toy table", feature_names=["a", "b", "c"], top=4)
     first = next(line for line in sheet.splitlines() if line.startswith("|"))
     header = [cell.strip() for cell in first.strip("|").split("|")]
-    assert header == ["rank", "row", "given", "suggested", "votes", "label quality", "label issue", "a", "b", "c"]
+    assert header == ["rank", "row", "given", "suggested", "votes", "label quality", "review list", "kept", "a",
+                      "b", "c"]
     rows = entries(sheet)
     assert len(rows) == 4
     for cells, row in zip(rows, ranking.head(4).to_dict("records")):
         assert cells[:6] == [str(row["rank"]), str(row["sample"]), row["given_label"], row["suggested_label"],
                              f"{row['votes']} of 4", f"{row['label_quality']:.3f}"]
-        assert cells[7:] == [f"{value:.4g}" for value in features[row["sample"], 0, 0]]
+        assert cells[8:] == [f"{value:.4g}" for value in features[row["sample"], 0, 0]]
     unnamed = table_sheet(issues=ranking, features=features[:, 0, 0], caption="toy", top=1)
     assert "x[0] |   x[1] |   x[2] |" in unnamed and len(entries(unnamed)) == 1
 
@@ -193,7 +194,7 @@ def test_the_workflow_shows_a_tables_features_under_their_names(tmp_path, saved_
                          class_names=NAMES, feature_names=("a", "b")), tmp_path / "d.npz")
     render_review_sheet(dataset=tmp_path / "d.npz", table=table, top=2, markdown=tmp_path / "review.md")
     sheet = (tmp_path / "review.md").read_text()
-    assert "label issue   |   a |   b |" in sheet and len(entries(sheet)) == 2
+    assert "kept   |   a |   b |" in sheet and len(entries(sheet)) == 2
 
 
 def test_a_group_sheet_shows_only_the_samples_of_its_group_with_their_rank_among_all(tmp_path, monkeypatch):

@@ -124,7 +124,8 @@ def test_merged_label_issues_are_one_ensemble_of_every_seeds_iterations(tiny_inp
                       labels=read_table(labels[0])[0]["given"].to_numpy(), threshold=2, class_names=["a", "b", "c"])
     merged = merged.sort_values("sample")
     assert (merged["iterations"] == 2).all() and meta["seeds"] == [3, 4] and meta["threshold"] == 1
-    assert np.array_equal(merged["is_label_issue"], ~expected.selected)
+    assert np.array_equal(merged["kept"], expected.selected)
+    assert np.array_equal(merged["in_review_list"], expected.in_review_list)
     assert np.allclose(merged["label_quality"], expected.label_quality)
     summary = out["summary"].read_text()
     assert "over seeds 3, 4: 2 iterations in all, a sample kept when selected in at least 2" in summary

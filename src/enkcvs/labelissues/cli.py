@@ -1,14 +1,16 @@
 """The ``enkcvs`` command: E-NKCVS on predictions a user already has.
 
 ``enkcvs find-issues --probabilities oof.npy --labels labels.csv --out issues.csv`` ranks every sample from most to
-least likely mislabelled (:func:`enkcvs.labelissues.oof.select`). With ``--images images.npy`` (an array
-(N, H, W), (N, H, W, C) or (N, C, H, W)), ``--image-column COLUMN`` (image paths in the labels file, relative to its
-folder or absolute) or ``--text-column COLUMN`` (texts in the labels file) it also writes the review sheet of the top
-``--review-top`` samples (:mod:`enkcvs.labelissues.review`; 36) beside ``--out``: ``issues.review.png`` and ``.pdf`` for
-images, ``issues.review.md`` for texts. String labels are matched to the probability columns by name (the columns'
-names, or ``--class-names``), by sorted order only with ``--classes-in-sorted-order``. Exit status 0 on success (with
-warnings on stderr, e.g. when over half the samples are flagged), 2 on a malformed command line or a bad input file or
-option (the message names the problem and the fix; nothing is written).
+least likely mislabelled (:func:`enkcvs.labelissues.oof.select`) and marks two sets: ``in_review_list``, the likely
+label errors to check (as many as confident learning estimates), and ``kept``, the paper's selection to train on. With
+``--images images.npy`` (an array (N, H, W), (N, H, W, C) or (N, C, H, W)), ``--image-column COLUMN`` (image paths in
+the labels file, relative to its folder or absolute) or ``--text-column COLUMN`` (texts in the labels file) it also
+writes the review sheet of the top ``--review-top`` samples (:mod:`enkcvs.labelissues.review`; 36) beside ``--out``:
+``issues.review.png`` and ``.pdf`` for images, ``issues.review.md`` for texts. String labels are matched to the
+probability columns by name (the columns' names, or ``--class-names``), by sorted order only with
+``--classes-in-sorted-order``. Exit status 0 on success (with warnings on stderr, e.g. when over half the samples are
+not kept), 2 on a malformed command line or a bad input file or option (the message names the problem and the fix;
+nothing is written).
 """
 
 import argparse
@@ -56,8 +58,8 @@ def find_issues(
     (.csv or .parquet) and, given ``images`` (a .npy image batch), ``image_column`` or ``text_column`` (columns of
     ``labels``), the review sheet of its top ``review_top`` samples beside it (:func:`review_paths`). String labels
     name the probability columns as :func:`_class_names` matches them. Everything is written only when every check
-    passed. Returns a one-line summary; warns when over half the samples are flagged; ValueError / OSError, worded in
-    the command's options, on bad input."""
+    passed. Returns a one-line summary of both sets; warns when over half the samples are not kept; ValueError /
+    OSError, worded in the command's options, on bad input."""
     from enkcvs.labelissues.oof import load_named_probabilities, select
 
     writer = _checked_out(out)
@@ -76,7 +78,7 @@ def find_issues(
     result = select(probabilities=stack, labels=_encoded(given, names=names, source=source, labels=labels),
                     threshold=threshold, class_names=names)
     frame = result.to_frame(ids=ids, id_column=id_column)
-    _warn_when_most_are_flagged(frame["is_label_issue"].to_numpy(), source=source)
+    _warn_when_most_are_flagged(~frame["kept"].to_numpy(), source=source)
     caption = (f"E-NKCVS ranking of {labels.name}: M = {result.iterations} iterations, a sample kept when selected in "
                f"at least t = {result.threshold}")
     sheet = {"issues": frame, "caption": caption, "top": review_top or DEFAULT_TOP, "id_column": id_column}
@@ -84,9 +86,10 @@ def find_issues(
     with atomic_path(out) as tmp:
         writer(frame, tmp)
     written = "" if sheet is None else f"; review sheet {_write_sheet(sheet, out=out)}"
-    flagged = int(frame["is_label_issue"].sum())
-    return (f"{flagged} of {len(frame)} samples are label issues (selected in fewer than t = {result.threshold} of "
-            f"M = {result.iterations} iterations); every sample ranked in {out}{written}")
+    listed, kept = int(frame["in_review_list"].sum()), int(frame["kept"].sum())
+    return (f"{listed} of {len(frame)} samples in the review list (likely label errors, as many as estimated); "
+            f"{kept} kept for training (selected in at least t = {result.threshold} of M = {result.iterations} "
+            f"iterations); every sample ranked in {out}{written}")
 
 
 def review_paths(out: Path) -> dict[str, Path]:
@@ -244,14 +247,14 @@ def _checked_threshold(threshold: int | None, *, iterations: int | None) -> None
 
 
 def _warn_when_most_are_flagged(flags: np.ndarray, *, source: str) -> None:
-    """A warning with the likely causes when over half the samples are flagged as label issues."""
+    """A warning with the likely causes when over half the samples are flagged (not kept)."""
     flagged = int(flags.sum())
     if flagged > len(flags) / 2:
-        warnings.warn(f"{flagged} of {len(flags)} samples ({100 * flagged / len(flags):.0f}%) are flagged as label "
-                      "issues. Over half usually means the probabilities do not fit the labels: classes matched to "
-                      f"the wrong probability columns (matched here by {source}), the rows of the two files in "
-                      "different sample orders, or probabilities that are not out-of-fold predictions for these "
-                      "labels. Check these before trusting the ranking", stacklevel=2)
+        warnings.warn(f"{flagged} of {len(flags)} samples ({100 * flagged / len(flags):.0f}%) are not kept "
+                      "(selected in fewer than t iterations). Over half usually means the probabilities do not fit "
+                      f"the labels: classes matched to the wrong probability columns (matched here by {source}), the "
+                      "rows of the two files in different sample orders, or probabilities that are not out-of-fold "
+                      "predictions for these labels. Check these before trusting the ranking", stacklevel=2)
 
 
 def _review_sheet(shows: tuple[str, Path | str], *, labels: Path, **sheet):
@@ -313,8 +316,10 @@ def parser() -> argparse.ArgumentParser:
         "find-issues",
         help="rank samples by how likely their label is wrong, from out-of-fold probabilities",
         description="E-NKCVS on out-of-fold probabilities: a sample is kept when at least t of the M cross-validation "
-        "repetitions predict its given label; every sample is ranked by label quality (lowest first). Writes one row "
-        "per sample: given_label, suggested_label, is_label_issue, label_quality, votes, beta, rank.",
+        "repetitions predict its given label (column kept: the set to train on); every sample is ranked by label "
+        "quality (lowest first), and the first ones, as many as confident learning estimates label errors, form the "
+        "review list (column in_review_list: the likely errors to check). Writes one row per sample: given_label, "
+        "suggested_label, in_review_list, kept, label_quality, votes, beta, rank.",
     )
     command.add_argument("--probabilities", required=True, type=Path, metavar="FILE",
                          help=".npy (N, Q) or (M, N, Q), or .parquet/.csv with one column per class: prob_0.."

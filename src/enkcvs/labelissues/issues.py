@@ -1,6 +1,10 @@
 """The label-issue table: every sample with its E-NKCVS outcome, most likely mislabelled first, in cleanlab's terms;
 and its files (the ranked table beside the user's ids, texts or image paths, and a Markdown summary).
 
+Two sets, each for its use: ``kept`` is the paper's selection (Eq. contains), a clean set to train on, which leaves out
+every sample the iterations doubt; ``in_review_list`` is the short, precision-first list of likely label errors for a
+person to check (:mod:`enkcvs.method.review_list`).
+
 Built from :func:`enkcvs.method.selection.ensemble_outcome` by :meth:`enkcvs.labelissues.oof.SelectionResult.to_frame`
 (the user's own out-of-fold probabilities) and by the workflow's label-issue steps
 (:mod:`enkcvs.workflow.steps.issues`).
@@ -18,7 +22,7 @@ from enkcvs.method.ranking import issue_ranks
 
 #: The per-sample outcome columns (of :func:`enkcvs.method.selection.ensemble_outcome`) a label-issue table is built
 #: from.
-ISSUE_OUTCOME = ("pseudo", "votes", "beta", "prob_given", "label_quality", "selected")
+ISSUE_OUTCOME = ("pseudo", "votes", "beta", "prob_given", "label_quality", "selected", "in_review_list")
 
 
 def label_issue_table(
@@ -31,6 +35,7 @@ def label_issue_table(
     prob_given: np.ndarray,
     label_quality: np.ndarray,
     selected: np.ndarray,
+    in_review_list: np.ndarray,
     class_names: Sequence[Hashable] | None = None,
     ids: np.ndarray | None = None,
     id_column: str | None = None,
@@ -38,8 +43,8 @@ def label_issue_table(
     """Every sample with its E-NKCVS outcome, most likely mislabelled first (:func:`enkcvs.method.ranking.issue_ranks`),
     in cleanlab's terms: ``sample``, the user's ``ids`` as column ``id_column`` (where given), ``given_label``,
     ``suggested_label`` (the pseudo label; class names where ``class_names`` are given, else indices),
-    ``is_label_issue`` (not selected: votes < t), ``label_quality``, ``votes``, ``iterations``, ``beta``,
-    ``prob_given``, ``rank``. All arrays (N,)."""
+    ``in_review_list`` (the likely label errors to check), ``kept`` (selected: votes >= t, the training set),
+    ``label_quality``, ``votes``, ``iterations``, ``beta``, ``prob_given``, ``rank``. All arrays (N,)."""
     names = np.array(class_names, dtype=object) if class_names else None
     rank = issue_ranks(label_quality=label_quality)
     frame = pd.DataFrame(
@@ -48,7 +53,8 @@ def label_issue_table(
             **({} if ids is None else {id_column: ids}),
             "given_label": given if names is None else names[given],
             "suggested_label": pseudo if names is None else names[pseudo],
-            "is_label_issue": ~np.asarray(selected, dtype=bool),
+            "in_review_list": np.asarray(in_review_list, dtype=bool),
+            "kept": np.asarray(selected, dtype=bool),
             "label_quality": label_quality,
             "votes": votes,
             "iterations": iterations,
@@ -58,6 +64,15 @@ def label_issue_table(
         }
     )
     return frame.iloc[np.argsort(rank)].reset_index(drop=True)
+
+
+def two_sets_sentence(issues: pd.DataFrame) -> str:
+    """Both sets of a label-issue table in one sentence: the review list's length and the kept set's, each with what
+    it is for."""
+    total, listed, kept = len(issues), int(issues["in_review_list"].sum()), int(issues["kept"].sum())
+    return (f"Review list (likely label errors to check, as many as confident learning estimates): {listed} of {total} "
+            f"samples ({100 * listed / total:.1f}%), the lowest label quality first. Kept (the paper's selection, to "
+            f"train on): {kept} ({100 * kept / total:.1f}%); the other {total - kept} were selected too few times.")
 
 
 def write_issue_files(
@@ -93,15 +108,11 @@ def write_issue_files(
         position = 1 if dataset.sample_ids is None else 2
         issues.insert(position, "text" if dataset.modality == "text" else "path", dataset.x_train[issues["sample"]])
     write_table(issues, table, metadata=metadata)
-    flagged = int(issues["is_label_issue"].sum())
     lines = [
         f"# Label issues: {metadata['dataset']}",
         "",
-        (
-            f"{rule}: {flagged} of {len(issues)} samples ({100 * flagged / len(issues):.1f}%) were selected too few "
-            "times and are flagged as likely mislabeled. The full ranking is `label_issues.parquet` (rank 1 = most "
-            "likely mislabeled)."
-        ),
+        f"{rule}. {two_sets_sentence(issues)} The full ranking is `label_issues.parquet` (rank 1 = most likely "
+        "mislabeled).",
         "",
         issues.head(top).to_markdown(index=False, floatfmt=".3f"),
         "",

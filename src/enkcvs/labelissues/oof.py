@@ -2,7 +2,8 @@
 
 Any cross-validation that predicts each sample from a model that never saw it yields NKCVS's held-out predictions
 (Algorithm 1); M repetitions with different splits yield E-NKCVS's (Algorithm 2). :func:`select` applies the paper's
-voting, pseudo labels and entropy weights to them, and scores the result when the true labels are known.
+voting, pseudo labels and entropy weights to them, lists the likely label errors for review beside the kept set, and
+scores both when the true labels are known.
 """
 
 import csv
@@ -16,7 +17,7 @@ import pandas as pd
 
 from enkcvs.io import PathLike
 from enkcvs.labelissues.issues import label_issue_table
-from enkcvs.method.metrics import precision_recall, selection_set_sizes
+from enkcvs.method.metrics import error_list_scores, precision_recall, selection_set_sizes
 from enkcvs.method.ranking import issue_ranks
 from enkcvs.method.selection import ensemble_outcome
 from enkcvs.method.theory import empirical_theorem1
@@ -34,7 +35,8 @@ class SelectionResult:
     Attributes
     ----------
     given : (N,) int, the given labels as class indices 0..Q-1.
-    selected : (N,) bool, membership of SS (selected in at least ``threshold`` of the ``iterations``).
+    selected : (N,) bool, the kept set SS to train on (selected in at least ``threshold`` of the ``iterations``).
+    in_review_list : (N,) bool, the likely label errors to check (:mod:`enkcvs.method.review_list`).
     votes : (N,) int, the number of iterations whose prediction equals the given label.
     pseudo_labels : (N,) int, the most frequent predicted label (ties: the highest mean probability).
     beta : (N,) float, H(P) / log Q, the weight of the given label's loss for a non-selected sample.
@@ -43,12 +45,14 @@ class SelectionResult:
     rank : (N,) int, 1..N; 1 is the most likely mislabelled (lowest ``label_quality``, then index).
     class_names : the label of each class index 0..Q-1, or None when the labels were integers without names.
     iterations, threshold : M and t.
-    precision, recall : Eq. prec-rec of the selected set when true labels were given, else None.
+    kept_precision, kept_recall : Eq. prec-rec of the kept (selected) set when true labels were given, else None.
+    review_precision, review_recall : the review list's, as cleanlab scores its flags, when true labels were given.
     theorem1 : corrected Theorem 1's expected ``precision`` and ``recall`` from the empirical T and C, else None.
     """
 
     given: np.ndarray
     selected: np.ndarray
+    in_review_list: np.ndarray
     votes: np.ndarray
     pseudo_labels: np.ndarray
     beta: np.ndarray
@@ -58,8 +62,10 @@ class SelectionResult:
     class_names: tuple[Hashable, ...] | None
     iterations: int
     threshold: int
-    precision: float | None = None
-    recall: float | None = None
+    kept_precision: float | None = None
+    kept_recall: float | None = None
+    review_precision: float | None = None
+    review_recall: float | None = None
     theorem1: dict[str, float] | None = None
 
     def __post_init__(self):
@@ -85,6 +91,7 @@ class SelectionResult:
             prob_given=self.prob_given,
             label_quality=self.label_quality,
             selected=self.selected,
+            in_review_list=self.in_review_list,
             class_names=self.class_names if labels_as_names else None,
         )
 
@@ -106,7 +113,7 @@ def select(
     labels : (N,) given labels: ints in 0..Q-1, or strings / any hashable values, mapped to 0..Q-1 in the order of
         ``class_names`` or, without it, of their sorted distinct values (a guess, so it warns naming the mapping).
     threshold : t, the votes a sample needs to be selected; default 1 for M = 1, else 2 (the paper's default).
-    true_labels : (N,) optional true labels, encoded as ``labels``; they add precision, recall and Theorem 1.
+    true_labels : (N,) optional true labels, encoded as ``labels``; they add both sets' scores and Theorem 1.
     class_names : Q names of the probability columns, in column order.
 
     Returns
@@ -134,13 +141,17 @@ def select(
     )
     scores = {}
     if true is not None:
-        scores = precision_recall(sizes=selection_set_sizes(selected=outcome["selected"], given=given, true=true))
+        kept = precision_recall(sizes=selection_set_sizes(selected=outcome["selected"], given=given, true=true))
+        listed = error_list_scores(listed=outcome["in_review_list"], given=given, true=true)
+        scores = {f"{name}_{key}": value for name, values in (("kept", kept), ("review", listed))
+                  for key, value in values.items()}
         scores["theorem1"] = empirical_theorem1(
             true=true, given=given, predicted=predicted, threshold=threshold, num_classes=num_classes
         )
     return SelectionResult(
         given=given,
         selected=outcome["selected"],
+        in_review_list=outcome["in_review_list"],
         votes=outcome["votes"],
         pseudo_labels=outcome["pseudo"],
         beta=outcome["beta"],

@@ -30,12 +30,13 @@ TILE_INCHES = 2.3  # side of one tile; its title holds LINE_CHARS characters a l
 TITLE_POINTS = 8
 LINE_CHARS = 30
 NAME_LINES = 2  # a long class name wraps onto this many lines, then is cut with an ellipsis
-ISSUE_COLOUR, KEPT_COLOUR = "#d62728", "#bbbbbb"  # tile frames: flagged as a label issue, kept
+ISSUE_COLOUR, KEPT_COLOUR = "#d62728", "#bbbbbb"  # tile frames: in the review list, not in it
 
 #: What every sheet's legend says about its fields.
 LEGEND = (
     "votes: how many of the iterations predict the given label; label quality: low = likely mislabelled "
-    "(Section 3.2's ensemble); label issue: selected in fewer than t iterations"
+    "(Section 3.2's ensemble); review list: the likely label errors to check, as many as confident learning "
+    "estimates; kept: selected in at least t iterations, the paper's set to train on"
 )
 
 
@@ -102,12 +103,14 @@ def draw_review_sheet(
     subset: np.ndarray | None = None,
 ):
     """The ``top`` most likely mislabelled images in rank order, one tile each, titled with the rank, the sample's id,
-    the given and the suggested class names, the votes and the label quality; a label issue's tile has a red frame.
+    the given and the suggested class names, the votes and the label quality; a tile in the review list has a red
+    frame.
 
     Parameters
     ----------
     issues : the ranking, one row per sample, most likely mislabelled first (columns ``sample``, ``rank``,
-        ``given_label``, ``suggested_label``, ``votes``, ``iterations``, ``label_quality``, ``is_label_issue``).
+        ``given_label``, ``suggested_label``, ``votes``, ``iterations``, ``label_quality``, ``in_review_list``,
+        ``kept``).
     images : the N samples' images in sample order: an array (N, H, W), (N, H, W, C) or (N, C, H, W), or N image
         paths (relative to ``root``, or absolute). Every path must exist; the shown ones are read.
     caption : which ranking this is (e.g. merged over seeds, or one seed): the figure's title.
@@ -138,7 +141,7 @@ def draw_review_sheet(
                                 squeeze=False, layout="constrained")
     for axis in axes.flat[len(shown):]:
         axis.axis("off")
-    for axis, picture, title, flagged in zip(axes.flat, pictures, titles, shown["is_label_issue"]):
+    for axis, picture, title, flagged in zip(axes.flat, pictures, titles, shown["in_review_list"]):
         axis.imshow(picture, cmap="gray" if picture.ndim == 2 else None, vmin=0.0, vmax=1.0, interpolation="nearest")
         axis.set_title(title, fontsize=TITLE_POINTS, loc="left")
         axis.set_xticks([])
@@ -148,7 +151,7 @@ def draw_review_sheet(
             spine.set_linewidth(3.0 if flagged else 1.0)
     figure.get_layout_engine().set(h_pad=0.12, w_pad=0.08)  # inches between tiles: a title never meets the image above
     of = len(issues) if subset is None else f"{int(np.sum(subset)):,} of the {len(issues):,}"
-    legend = f"{_top_of(len(shown), of)} {LEGEND} (red frame)."
+    legend = f"{_top_of(len(shown), of)} {_set_sizes(issues)} {LEGEND} (red frame)."
     figure.suptitle(textwrap.fill(caption, width=int(LINE_CHARS * 1.2 * columns)), fontsize=TITLE_POINTS + 3,
                     fontweight="bold")
     figure.supxlabel(textwrap.fill(legend, width=int(LINE_CHARS * 1.4 * columns)), fontsize=TITLE_POINTS)
@@ -175,7 +178,7 @@ def text_sheet(
 ) -> str:
     """The ``top`` most likely mislabelled texts in rank order as a Markdown table: rank, id, the text (cut to ``width``
     characters with an ellipsis; line breaks shown as ↵), given and suggested class names, votes, label quality,
-    whether it is a label issue.
+    whether it is in the review list and kept.
 
     Parameters
     ----------
@@ -190,7 +193,7 @@ def text_sheet(
     shown = _shown(issues, top=top, count=len(texts), what="texts")
     fields = _fields(shown, id_column=id_column)
     fields.insert(2, "text", [_shortened(str(texts[sample]), width=width) for sample in shown["sample"]])
-    return _markdown(fields, caption=caption, total=len(issues))
+    return _markdown(fields, caption=caption, issues=issues)
 
 
 def table_sheet(
@@ -225,7 +228,7 @@ def table_sheet(
         fields[name] = [f"{value:.4g}" for value in column]
     more = features.shape[1] - SHOWN_FEATURES
     note = f" The first {SHOWN_FEATURES} of {features.shape[1]} features are shown." if more > 0 else ""
-    return _markdown(fields, caption=caption, total=len(issues), note=note)
+    return _markdown(fields, caption=caption, issues=issues, note=note)
 
 
 def write_markdown(sheet: str, *, path: PathLike) -> None:
@@ -272,7 +275,7 @@ def _images(images, *, samples: np.ndarray, layout: str | None, root: PathLike) 
 
 def _fields(shown: pd.DataFrame, *, id_column: str | None) -> pd.DataFrame:
     """The fields every sheet gives a sample, as text: rank, id (or row), given, suggested, votes, label quality,
-    label issue."""
+    review list, kept."""
     return pd.DataFrame({
         "rank": shown["rank"].astype(str).to_numpy(),
         id_column or "row": (shown[id_column] if id_column else shown["sample"]).astype(str).to_numpy(),
@@ -280,18 +283,26 @@ def _fields(shown: pd.DataFrame, *, id_column: str | None) -> pd.DataFrame:
         "suggested": shown["suggested_label"].astype(str).to_numpy(),
         "votes": [f"{votes} of {iterations}" for votes, iterations in zip(shown["votes"], shown["iterations"])],
         "label quality": [f"{quality:.3f}" for quality in shown["label_quality"]],
-        "label issue": np.where(shown["is_label_issue"], "yes", "no"),
+        "review list": np.where(shown["in_review_list"], "yes", "no"),
+        "kept": np.where(shown["kept"], "yes", "no"),
     })
 
 
-def _markdown(fields: pd.DataFrame, *, caption: str, total: int, note: str = "") -> str:
-    """A Markdown sheet: ``caption`` as its heading, the legend, and ``fields`` as a table (cells escaped)."""
+def _markdown(fields: pd.DataFrame, *, caption: str, issues: pd.DataFrame, note: str = "") -> str:
+    """A Markdown sheet: ``caption`` as its heading, the legend with the sizes of both sets of ``issues``, and
+    ``fields`` as a table (cells escaped)."""
     cells = fields.rename(columns=_cell).map(_cell)
-    intro = f"{_top_of(len(fields), total)}{note} {LEGEND}."
-    features = list(fields.columns)[list(fields.columns).index("label issue") + 1:]
+    intro = f"{_top_of(len(fields), len(issues))}{note} {_set_sizes(issues)} {LEGEND}."
+    features = list(fields.columns)[list(fields.columns).index("kept") + 1:]
     align = ["right" if column in ("rank", "votes", "label quality", *features) else "left" for column in fields]
     table = cells.to_markdown(index=False, disable_numparse=True, colalign=align)  # ids such as 007 stay text
     return f"# {caption}\n\n{textwrap.fill(intro, width=120)}\n\n{table}\n"
+
+
+def _set_sizes(issues: pd.DataFrame) -> str:
+    """How many of all the samples are in the review list, and how many are kept."""
+    listed, kept = int(issues["in_review_list"].sum()), int(issues["kept"].sum())
+    return f"Of all {len(issues):,}: {listed:,} in the review list, {kept:,} kept."
 
 
 def _top_of(shown: int, total: int | str) -> str:

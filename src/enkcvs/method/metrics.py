@@ -1,4 +1,5 @@
-"""Precision and recall of the selected set (Eq. prec-rec), confusion matrices and accuracy."""
+"""Precision and recall of the selected set (Eq. prec-rec) and of a list of label errors, confusion matrices and
+accuracy."""
 
 import numpy as np
 
@@ -16,6 +17,15 @@ def precision_recall(*, sizes: dict[str, int]) -> dict[str, float]:
         "precision": sizes["CSS"] / sizes["SS"] if sizes["SS"] else float("nan"),
         "recall": sizes["CSS"] / sizes["CS"] if sizes["CS"] else float("nan"),
     }
+
+
+def error_list_scores(*, listed: np.ndarray, given: np.ndarray, true: np.ndarray) -> dict[str, float]:
+    """A list of label errors scored as cleanlab and Confident Learning score theirs: ``precision`` = wrong labels
+    listed / listed, ``recall`` = wrong labels listed / wrong labels (NaN where a denominator is 0). (N,) arrays."""
+    listed, wrong = np.asarray(listed, dtype=bool), np.asarray(given) != np.asarray(true)
+    hits = int((listed & wrong).sum())
+    return {"precision": hits / listed.sum() if listed.any() else float("nan"),
+            "recall": hits / wrong.sum() if wrong.any() else float("nan")}
 
 
 def confusion_matrix(*, true: np.ndarray, predicted: np.ndarray, num_classes: int) -> np.ndarray:

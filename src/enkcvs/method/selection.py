@@ -1,5 +1,6 @@
 """Sample selection by voting: NKCVS (Algorithm 1, lines 10-11) and E-NKCVS (Algorithm 2, Eq. contains), with the
-per-sample outcome of the M iterations' votes (Section 3.2's pseudo labels and entropy weights).
+per-sample outcome of the M iterations' votes (Section 3.2's pseudo labels and entropy weights) and, beside the
+selection, the review list of likely label errors (:mod:`enkcvs.method.review_list`).
 
 Numpy only: the selection steps of the workflow start hundreds of processes, none of which needs torch.
 """
@@ -7,6 +8,7 @@ Numpy only: the selection steps of the workflow start hundreds of processes, non
 import numpy as np
 
 from enkcvs.method.ranking import label_quality
+from enkcvs.method.review_list import estimated_error_count, review_list
 from enkcvs.method.weights import entropy_weight, label_entropy, predicted_label_distribution, pseudo_labels
 
 
@@ -42,15 +44,19 @@ def ensemble_outcome(
 
     Returns
     -------
-    Each (N,): ``votes`` (:func:`selection_votes`), ``selected`` (Eq. contains), ``pseudo`` (the majority label),
-    ``entropy`` (H(P)), ``beta`` (H(P) / log Q), ``prob_given`` (the mean probability of the given label) and
-    ``label_quality`` (:func:`enkcvs.method.ranking.label_quality`), in that order.
+    Each (N,): ``votes`` (:func:`selection_votes`), ``selected`` (Eq. contains: kept for training), ``pseudo``
+    (the majority label), ``entropy`` (H(P)), ``beta`` (H(P) / log Q), ``prob_given`` (the mean probability of the
+    given label), ``label_quality`` (:func:`enkcvs.method.ranking.label_quality`) and ``in_review_list`` (the
+    lowest-quality samples, as many as confident learning estimates label errors:
+    :func:`enkcvs.method.review_list.review_list`), in that order.
     """
     num_classes = mean_probabilities.shape[1]
     votes = selection_votes(predicted=predicted, given=given)
     distribution = predicted_label_distribution(predicted=predicted, num_classes=num_classes)
     entropy = label_entropy(distribution)
     pseudo = pseudo_labels(distribution=distribution, mean_probabilities=mean_probabilities)
+    quality = label_quality(mean_probabilities=mean_probabilities, given=given, pseudo=pseudo)
+    errors = estimated_error_count(probabilities=mean_probabilities, given=given)
     return {
         "votes": votes,
         "selected": ensemble_selection(votes=votes, threshold=threshold),
@@ -58,5 +64,6 @@ def ensemble_outcome(
         "entropy": entropy,
         "beta": entropy_weight(entropy=entropy, num_classes=num_classes),
         "prob_given": mean_probabilities[np.arange(len(given)), given],
-        "label_quality": label_quality(mean_probabilities=mean_probabilities, given=given, pseudo=pseudo),
+        "label_quality": quality,
+        "in_review_list": review_list(label_quality=quality, size=errors),
     }

@@ -127,8 +127,9 @@ def select_out_of_fold(
     table: PathLike,
     metrics: PathLike,
 ) -> None:
-    """E-NKCVS on the user's own out-of-fold probabilities (no training): the ranked label-issue table and, with
-    true labels, precision, recall and the corrected Theorem 1's prediction."""
+    """E-NKCVS on the user's own out-of-fold probabilities (no training): the ranked label-issue table, both sets'
+    sizes and, with true labels, the kept set's precision and recall (Eq. prec-rec), the review list's (as cleanlab
+    scores its flags) and the corrected Theorem 1's prediction."""
     result = select(
         probabilities=load_probabilities(probabilities),
         labels=load_labels(labels, column=settings.get("label_column")),
@@ -139,5 +140,7 @@ def select_out_of_fold(
     ids = None if id_column is None else load_labels(labels, column=id_column)
     meta = provenance(probabilities=str(probabilities), labels=str(labels), true_labels=str(true_labels), **settings)
     write_table(result.to_frame(ids=ids, id_column=id_column), table, metadata=meta)
-    scores = {"precision": result.precision, "recall": result.recall, "theorem1": result.theorem1}
-    write_json({**meta, "iterations": result.iterations, "selected": int(result.selected.sum()), **scores}, metrics)
+    scores = {key: getattr(result, key) for key in ("kept_precision", "kept_recall", "review_precision",
+                                                     "review_recall", "theorem1")}
+    sizes = {"kept": int(result.selected.sum()), "in_review_list": int(result.in_review_list.sum())}
+    write_json({**meta, "iterations": result.iterations, **sizes, **scores}, metrics)
