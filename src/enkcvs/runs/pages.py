@@ -1,5 +1,6 @@
 """The pages' generated blocks: the results the Markdown pages show, rendered from the recorded runs (around them, the
-prose of README.md, ``docs/`` and ``config/README.md`` states only configuration, data sizes and the paper's numbers:
+prose of README.md, ``docs/``, ``benchmarks/README.md`` and ``config/README.md`` binds each number to the field it
+states, as a bound value of :mod:`enkcvs.runs.values` that :func:`regenerate` rewrites too:
 ``tests/test_page_numbers.py``).
 
 A page (README.md, ``docs/*.md``, ``benchmarks/README.md``, ``config/README.md``: :data:`PAGES`) holds generated
@@ -23,11 +24,13 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from enkcvs.io import PathLike
+from enkcvs.runs.values import regenerate_values
 from enkcvs.runs.views.diff import run_difference
 from enkcvs.runs.views.gpu_check import gpu_check_view
 from enkcvs.runs.views.issues import label_issues
 from enkcvs.runs.views.ladder import ladder_beside, ladder_extremes, ladder_steps, ladder_walk
 from enkcvs.runs.views.provenance import RUN_HOMES, run_line
+from enkcvs.runs.views.review_list import review_list_view
 from enkcvs.runs.views.row import row_view
 from enkcvs.runs.views.standing import standing, standing_over
 from enkcvs.runs.views.selection import (ranking_verdict, table1_agreement, table1_trend, theory_misses,
@@ -66,7 +69,7 @@ PAIR_VIEWS: dict[str, Callable[[Path, Path], str]] = {
 MULTI_VIEWS = {"row": row_view, "standing": standing_over, "forget-rate-tally": forget_rate_tally}
 #: Views of a benchmark's JSON rather than of a recorded run: ``<file stem>/<view>``, the file in ``results``
 #: (:func:`render_block`; relative to the repository root, as is the paper's config the views read).
-FILE_VIEWS = {"gpu-check": gpu_check_view}
+FILE_VIEWS = {"gpu-check": gpu_check_view, "review-list": review_list_view}
 BENCHMARK_RESULTS = "benchmarks/results"
 RUN_SPEC = re.compile(r"(?P<run>[^\[\]+]+)(?:\[(?P<methods>[a-z_]+(?:,[a-z_]+)*)\])?")
 
@@ -130,8 +133,8 @@ def render_block(key: str, *, root: Roots = RUN_HOMES, results: PathLike = BENCH
 
 
 def regenerate(text: str, *, root: Roots = RUN_HOMES, results: PathLike = BENCHMARK_RESULTS) -> tuple[str, list[str]]:
-    """``text`` with every recorded block regenerated (:func:`render_block`), and the keys of the blocks that
-    changed."""
+    """``text`` with every recorded block regenerated (:func:`render_block`) and every bound value rewritten from its
+    field (:mod:`enkcvs.runs.values`), and the keys of the blocks and values that changed."""
     changed = []
 
     def replace(match: re.Match) -> str:
@@ -140,7 +143,9 @@ def regenerate(text: str, *, root: Roots = RUN_HOMES, results: PathLike = BENCHM
             changed.append(match["key"])
         return match.group(1) + body + match.group(4)
 
-    return MARKER.sub(replace, text), changed
+    text = MARKER.sub(replace, text)
+    text, values = regenerate_values(text, base=Path(results).parents[1], homes=root)
+    return text, changed + values
 
 
 def regenerate_pages(paths: Iterable[PathLike], *, root: Roots = RUN_HOMES,

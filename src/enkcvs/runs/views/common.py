@@ -1,7 +1,16 @@
 """What the views of recorded runs share: the columns that name a setting, a label per setting, a count of settings,
-the span of values, a difference in points."""
+the span of values, a difference in points, and the test that orders two methods' cells.
+
+Two methods are ordered only by Welch's t-test over their seeds (two-sided, unequal variances, from each cell's mean,
+std and seed count: :func:`scipy.stats.ttest_ind_from_stats`), where p < :data:`SIGNIFICANCE`; a verdict prints each
+p-value and the seeds behind it, says "not distinguishable" where p >= :data:`SIGNIFICANCE`, and orders no cell of a
+single seed.
+"""
 
 import pandas as pd
+from scipy.stats import ttest_ind_from_stats
+
+from enkcvs.report.titles import METHOD_TITLES
 
 
 #: The columns that name a setting in a run's tables.
@@ -29,3 +38,35 @@ def points(value: float) -> str:
     (``0.38``, ``7.7``, ``1.0``), since a one-seed cell on 10,000 test images moves by 0.01."""
     text = f"{abs(value):.2f}"
     return text[:-1] if text.endswith("0") else text
+
+
+#: The level below which Welch's t-test orders two methods' cells.
+SIGNIFICANCE = 0.05
+#: The sides of a tested verdict, in the order a sentence names them.
+SIDES = ("above", "below", "not distinguishable from")
+
+
+def welch_p(first: pd.Series, second: pd.Series) -> float:
+    """Two-sided p-value of Welch's t-test between two cells of several seeds each (``mean``, ``std`` with ddof=1,
+    ``runs``); 0 where both stds are 0 and the means differ, 1 where they are equal."""
+    if first["std"] == 0 == second["std"]:
+        return 1.0 if first["mean"] == second["mean"] else 0.0
+    return float(ttest_ind_from_stats(first["mean"], first["std"], first["runs"], second["mean"], second["std"],
+                                      second["runs"], equal_var=False).pvalue)
+
+
+def tested_sides(ours: pd.Series, rivals: pd.DataFrame) -> dict[str, list[str]]:
+    """Each rival (rows indexed by method) on its side of ``ours`` by :func:`welch_p`: ``above`` (ours is above it),
+    ``below`` or ``not distinguishable from``, each as its title with the p-value and both cells' seed counts."""
+    sides: dict[str, list[str]] = {side: [] for side in SIDES}
+    for method, rival in rivals.iterrows():
+        p = welch_p(ours, rival)
+        side = SIDES[2] if p >= SIGNIFICANCE else SIDES[0] if ours["mean"] > rival["mean"] else SIDES[1]
+        sides[side].append(f"{METHOD_TITLES.get(method, method)} (p = {p:.2g}, {int(ours['runs'])} and "
+                           f"{int(rival['runs'])} seeds)")
+    return sides
+
+
+def tested_verdict(ours: pd.Series, rivals: pd.DataFrame) -> str:
+    """:func:`tested_sides` as one clause: ``above CE (p = ...), ...; not distinguishable from SL (p = ...)``."""
+    return "; ".join(f"{side} {', '.join(cells)}" for side, cells in tested_sides(ours, rivals).items() if cells)

@@ -2,8 +2,8 @@
 ``<run>/row:<run>+<run>...``): each run adds the settings, seeds or methods it trained, a later run's cell replacing
 an earlier one's where they share a seed (a baseline retrained another way), and seeds pooled into mean ± std.
 
-The ordering is read with the spread in mind: two methods are ordered only where their means differ by more than the
-larger of their standard deviations over seeds; a cell of one seed has no spread, which the verdict says.
+E-NKCVS is set against each method by Welch's t-test over seeds (:func:`enkcvs.runs.views.common.tested_verdict`);
+no cell of a single seed is ordered.
 """
 
 from pathlib import Path
@@ -13,7 +13,7 @@ import pandas as pd
 
 from enkcvs.report.comparison import method_rank
 from enkcvs.report.titles import METHOD_TITLES
-from enkcvs.runs.views.common import SETTING
+from enkcvs.runs.views.common import SETTING, SIGNIFICANCE, tested_verdict
 from enkcvs.runs.views.provenance import recorded_config
 
 
@@ -54,18 +54,9 @@ def gathered_row(runs: list[tuple[Path, set[str] | None]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _apart(first: pd.Series, second: pd.Series) -> bool:
-    """Whether two cells of several seeds each differ in mean by more than the larger of their spreads."""
-    return abs(first["mean"] - second["mean"]) > max(first["std"], second["std"])
-
-
-def _titles(methods: list[str]) -> str:
-    return ", ".join(METHOD_TITLES.get(method, method) for method in methods)
-
-
 def _verdict(cells: pd.DataFrame) -> str:
-    """Per setting, where E-NKCVS stands among the paper's methods: above, below or not told apart from each, where
-    every cell has several seeds; where one has a single seed, no spread is measured and only the gaps are given."""
+    """Per setting, where E-NKCVS stands among the paper's methods by Welch's t-test where every cell has several
+    seeds; where one has a single seed, nothing is ordered and only the gaps are given."""
     phrases = []
     for (dataset, kind, rate), rows in cells.groupby(SETTING, sort=False):
         rows = rows[rows["published"].notna()].set_index("method")
@@ -76,23 +67,16 @@ def _verdict(cells: pd.DataFrame) -> str:
         if rows["runs"].min() < 2:
             gaps = ", ".join(f"{METHOD_TITLES.get(m, m)} {ours['mean'] - rivals.loc[m, 'mean']:+.1f}"
                              for m in rivals.index)
-            phrases.append(f"{setting} (a single seed in some cell, so no spread and no order claimed): E-NKCVS "
-                           f"minus {gaps}")
+            phrases.append(f"{setting} (a single seed in some cell: not ordered): E-NKCVS minus {gaps}")
             continue
-        above = [m for m in rivals.index if rivals.loc[m, "mean"] > ours["mean"] and _apart(rivals.loc[m], ours)]
-        below = [m for m in rivals.index if rivals.loc[m, "mean"] < ours["mean"] and _apart(rivals.loc[m], ours)]
-        within = [m for m in rivals.index if m not in above + below]
-        parts = [f"above {_titles(below)}" if below else "", f"below {_titles(above)}" if above else "",
-                 f"not told apart from {_titles(within)}" if within else ""]
-        phrases.append(f"{setting} ({int(rows['runs'].min())}+ seeds): E-NKCVS is "
-                       + "; ".join(part for part in parts if part))
+        phrases.append(f"{setting}: E-NKCVS is {tested_verdict(ours, rivals)}")
     return "; ".join(phrases)
 
 
 def row_view(runs: list[tuple[Path, set[str] | None]]) -> str:
     """The gathered row beside the paper's (the view ``row``): a line per setting, a column per method of the
     paper, each cell mean ± std over seeds with the paper's mean in parentheses, the best mean in bold; then which
-    gaps to E-NKCVS exceed the spread, and which runs gave which cells."""
+    E-NKCVS stands against each by Welch's t-test (:func:`_verdict`), and which runs gave which cells."""
     cells = gathered_row(runs)
     shown = cells[cells["published"].notna()].copy()
     shown["setting"] = [f"{d} {k} {r:g}" for d, k, r in zip(shown["dataset"], shown["noise_kind"],
@@ -112,6 +96,7 @@ def row_view(runs: list[tuple[Path, set[str] | None]]) -> str:
     seeds = sorted(set(shown["runs"]))
     return (f"Test accuracy (%) on the clean test set, mean ± std over {'/'.join(map(str, seeds))} seed(s) "
             "(no ± for one), beside the paper's mean of 5 runs in parentheses; bold: the best mean of the row "
-            "here. E-NKCVS is ordered against a method only where the gap exceeds the larger spread of the two: "
+            "here. E-NKCVS is ordered against a method by Welch's t-test over seeds (two-sided, ordered where p < "
+            f"{SIGNIFICANCE:g}): "
             f"{_verdict(cells)}.\n\n" + frame.reset_index().to_markdown(index=False)
             + f"\n\nCells from the runs: {sources}.\n")
