@@ -56,3 +56,8 @@ def test_scores_are_named_for_the_set_they_measure():
     assert not hasattr(result, "precision") and not hasattr(result, "recall")
     unscored = select(probabilities=probabilities, labels=given)
     assert unscored.kept_precision is None and unscored.review_precision is None
+
+
+def test_with_one_labelled_class_the_count_is_the_samples_predicted_otherwise():
+    probabilities = np.array([[0.2, 0.8], [0.9, 0.1], [0.4, 0.6]])
+    assert estimated_error_count(probabilities=probabilities, given=np.array([0, 0, 0])) == 2

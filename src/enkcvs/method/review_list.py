@@ -16,11 +16,14 @@ import numpy as np
 def estimated_error_count(*, probabilities: np.ndarray, given: np.ndarray) -> int:
     """The number of label errors confident learning estimates: N times the off-diagonal share of the calibrated
     confident joint (Section 3.1, "estimating the joint"), as cleanlab counts it. ``probabilities`` (N, Q) mean
-    out-of-fold probabilities, ``given`` (N,) in 0..Q-1."""
+    out-of-fold probabilities, ``given`` (N,) in 0..Q-1. Where fewer than two classes are labelled, which cleanlab
+    refuses, the samples whose most probable class is not their label."""
+    given, probabilities = np.asarray(given), np.asarray(probabilities)
+    if len(np.unique(given)) < 2:  # cleanlab needs two labelled classes: count its predicted_neq_given instead
+        return int((probabilities.argmax(axis=1) != given).sum())
     from cleanlab.count import num_label_issues  # imports scikit-learn: only where a review list is made
 
-    return int(num_label_issues(labels=np.asarray(given), pred_probs=np.asarray(probabilities),
-                                estimation_method="off_diagonal_calibrated"))
+    return int(num_label_issues(labels=given, pred_probs=probabilities, estimation_method="off_diagonal_calibrated"))
 
 
 def review_list(*, label_quality: np.ndarray, size: int) -> np.ndarray:
