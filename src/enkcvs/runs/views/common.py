@@ -46,6 +46,11 @@ SIGNIFICANCE = 0.05
 SIDES = ("above", "below", "not distinguishable from")
 
 
+def several_seeds(rows: pd.DataFrame) -> bool:
+    """Whether every cell of ``rows`` (Table 2 rows) has the seeds Welch's t-test needs: two or more, with a std."""
+    return "std" in rows and int(rows["runs"].min()) >= 2
+
+
 def welch_p(first: pd.Series, second: pd.Series) -> float:
     """Two-sided p-value of Welch's t-test between two cells of several seeds each (``mean``, ``std`` with ddof=1,
     ``runs``); 0 where both stds are 0 and the means differ, 1 where they are equal."""

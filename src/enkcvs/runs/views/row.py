@@ -13,7 +13,7 @@ import pandas as pd
 
 from enkcvs.report.comparison import method_rank
 from enkcvs.report.titles import METHOD_TITLES
-from enkcvs.runs.views.common import SETTING, SIGNIFICANCE, tested_verdict
+from enkcvs.runs.views.common import SETTING, SIGNIFICANCE, several_seeds, tested_verdict
 from enkcvs.runs.views.provenance import recorded_config
 
 
@@ -64,7 +64,7 @@ def _verdict(cells: pd.DataFrame) -> str:
             continue
         ours, rivals = rows.loc["enkcvs"], rows.drop(index="enkcvs")
         setting = f"{dataset} {kind} {rate:g}"
-        if rows["runs"].min() < 2:
+        if not several_seeds(rows):
             gaps = ", ".join(f"{METHOD_TITLES.get(m, m)} {ours['mean'] - rivals.loc[m, 'mean']:+.1f}"
                              for m in rivals.index)
             phrases.append(f"{setting} (a single seed in some cell: not ordered): E-NKCVS minus {gaps}")

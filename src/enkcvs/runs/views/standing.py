@@ -8,7 +8,7 @@ import pandas as pd
 
 from enkcvs.report.comparison import method_rank
 from enkcvs.report.titles import METHOD_TITLES
-from enkcvs.runs.views.common import SETTING, SIGNIFICANCE, points, tested_verdict
+from enkcvs.runs.views.common import SETTING, SIGNIFICANCE, points, several_seeds, tested_verdict
 
 def _title(method: str, *, short: bool = False) -> str:
     """How the view names a method: its report title, in a run's one-line summary without the parenthesis that
@@ -45,7 +45,7 @@ def _gaps(rows: pd.DataFrame, rank: dict, *, short: bool = False) -> str:
 def _said(rows: pd.DataFrame, rank: dict, *, short: bool = False) -> str:
     """Where E-NKCVS stands in one setting: against each other method by Welch's t-test where every cell has
     several seeds, else only its gaps, not ordered."""
-    if rows["runs"].min() < 2 or "std" not in rows:
+    if not several_seeds(rows):
         return f"a single seed in some cell, not ordered; E-NKCVS minus {_gaps(rows, rank, short=short)}"
     indexed = rows.set_index("method")
     return f"E-NKCVS is {tested_verdict(indexed.loc['enkcvs'], indexed.drop(index='enkcvs'))}"

@@ -9,8 +9,8 @@ import pandas as pd
 from enkcvs.report.comparison import method_rank
 from enkcvs.report.paper import published_results
 from enkcvs.report.titles import METHOD_TITLES
-from enkcvs.runs.views.common import (SETTING, SIDES, SIGNIFICANCE, setting_labels, settings_phrase, span,
-                                      tested_sides)
+from enkcvs.runs.views.common import (SETTING, SIDES, SIGNIFICANCE, setting_labels, settings_phrase,
+                                      several_seeds, span, tested_sides)
 from enkcvs.runs.views.provenance import recorded_config
 
 
@@ -28,7 +28,7 @@ def _ranking(methods: pd.Series, values: pd.Series, *, order: bool = True) -> st
 def _tested_first(compared: pd.DataFrame) -> str | None:
     """Whether E-NKCVS comes first of ``compared`` (a setting's rows) by Welch's t-test: ``first`` (above every
     other), ``not first`` (another above it) or ``undecided``; None where a cell has a single seed."""
-    if compared["runs"].min() < 2 or "std" not in compared:
+    if not several_seeds(compared):
         return None
     rows = compared.set_index("method")
     sides = tested_sides(rows.loc["enkcvs"], rows.drop(index="enkcvs"))
