@@ -365,7 +365,8 @@ def test_noise_cost_takes_each_sides_ceiling_out(tmp_path):
 def test_table2_ordering_tests_enkcvs_first_where_the_paper_has_it_first_and_orders_no_single_seed(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    frame = pd.DataFrame({"dataset": ["d"] * 8, "noise_kind": ["sym", "sym", "asym", "asym", "sym", "sym", "sym", "sym"],
+    frame = pd.DataFrame({"dataset": ["d"] * 8,
+                          "noise_kind": ["sym", "sym", "asym", "asym", "sym", "sym", "sym", "sym"],
                           "noise_rate": [0.2, 0.2, 0.4, 0.4, 0.0, 0.0, 0.6, 0.6],
                           "method": ["ce", "enkcvs"] * 3 + ["ce_mixup", "enkcvs"],
                           "mean": [80.0, 90.0, 85.0, 70.0, 97.0, 96.0, 91.0, 90.0],
@@ -725,7 +726,8 @@ def test_welchs_p_equals_scipys_on_the_seeds_and_a_gap_just_past_the_spread_orde
                                                                                   "runs": 3})
     assert abs(first["mean"] - second["mean"]) > max(first["std"], second["std"])
     assert welch_p(first, second) >= SIGNIFICANCE
-    assert welch_p(pd.Series({"mean": 1.0, "std": 0.0, "runs": 2}), pd.Series({"mean": 2.0, "std": 0.0, "runs": 2})) == 0
+    level = pd.Series({"mean": 1.0, "std": 0.0, "runs": 2})
+    assert welch_p(level, pd.Series({"mean": 2.0, "std": 0.0, "runs": 2})) == 0
 
 
 def _standing_run(root: Path, name: str, cells: list[tuple]) -> Path:

@@ -70,8 +70,8 @@ def _ordering(table: pd.DataFrame) -> tuple[str, list[str]]:
 def table2_ordering(run: Path) -> str:
     """Per setting of the run's Table 2: the methods' means from the highest, beside the paper's own ordering where
     the setting has a paper cell for every method, and whether Welch's t-test puts E-NKCVS first where the paper has
-    it first (ties included) and every cell has several seeds. The paper does not have it first everywhere: at noise 0 CE ties or beats it (TREC: CE 96.5,
-    E-NKCVS 96.4). A setting without paper cells counts as one where the paper's claim (E-NKCVS first) applies."""
+    it first (ties included) and every cell has several seeds. The paper does not have it first everywhere: at
+    noise 0 CE ties or beats it (TREC: CE 96.5, E-NKCVS 96.4). A setting without paper cells counts as one where the paper's claim (E-NKCVS first) applies."""
     table = pd.read_csv(run / "table2.csv")
     summary, lines = _ordering(table[table["runs"] > 0].round({"mean": 6}))
     return summary + "\n\n" + "\n".join(lines) + "\n"
