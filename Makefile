@@ -25,22 +25,21 @@ lint: $(BIN)/.installed
 
 # The generated blocks of README.md, docs/*.md, benchmarks/README.md and config/README.md, from the recorded runs.
 readme: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.runs.recorded readme
+	$(BIN)/python -m enkcvs.runs readme
 
 # Run a config, timed, and record its report with provenance: make record NAME=default CONFIG=config/config.yaml
-# (ROOT=benchmarks/results/runs for a speed comparison; default results/recorded; TIME_LIMIT=2h stops it then, to
-# be started again where it stopped)
+# (into results/recorded/NAME; TIME_LIMIT=2h stops it then, to be started again where it stopped)
 record: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.runs.recorded run --name $(NAME) --configfile $(CONFIG) $(if $(ROOT),--root $(ROOT)) \
+	$(BIN)/python -m enkcvs.runs run --name $(NAME) --configfile $(CONFIG) \
 		$(if $(TIME_LIMIT),--time-limit $(TIME_LIMIT))
 
 # Move an unfinished recorded run to another machine through git (docs/reproducibility.md): save what it has
 # finished into results/carried/NAME (commit it), then on the other machine restore it and `make record` again.
 carry: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.runs.recorded carry --name $(NAME) --configfile $(CONFIG)
+	$(BIN)/python -m enkcvs.runs carry --name $(NAME) --configfile $(CONFIG)
 
 restore: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.runs.recorded restore --name $(NAME) --configfile $(CONFIG)
+	$(BIN)/python -m enkcvs.runs restore --name $(NAME) --configfile $(CONFIG)
 
 # The GPU check (benchmarks/README.md): on a GPU node, the tiny workflow with every training job on the GPU, then one
 # fold of the paper's MNIST and CIFAR-10 models, into one JSON under benchmarks/results/.

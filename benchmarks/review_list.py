@@ -24,7 +24,7 @@ from enkcvs.labelissues.oof import select
 from enkcvs.method.metrics import error_list_scores
 from enkcvs.method.noise import inject_noise, parse_noise
 from enkcvs.rng import Purpose, derive_seed, generator
-from enkcvs.runs.views.review_list import review_list_view
+from enkcvs.report.views.review_list import review_list_view
 
 #: The synthetic texts' topics: each text draws about a quarter of its words from its topic's vocabulary, a tenth
 #: from any topic's, the rest from words shared by all, so that the classifier errs on some texts as on real ones.

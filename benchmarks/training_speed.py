@@ -42,7 +42,7 @@ LR, MOMENTUM, WEIGHT_DECAY, MIXUP_ALPHA = 0.01, 0.9, 5e-4, 0.3
 #: Per-job overhead children, each printing the time.time() at which it is done: ``import torch`` alone (the floor),
 #: one SGD step of cnn4 on 8 images through ``torch.optim.SGD`` + ``MultiStepLR`` (which import ``torch._dynamo``, the
 #: engine's path before enkcvs.training.optimizer), the same first step through the engine (``train_model``), and that
-#: step inside ``enkcvs.workflow.job.logged_job`` as a workflow script runs it (which ends the process without the
+#: step inside ``enkcvs.pipeline.job.logged_job`` as a workflow script runs it (which ends the process without the
 #: teardown).
 OVERHEAD_CHILDREN = {
     "import torch": """import time, torch
@@ -65,7 +65,7 @@ train_model(recipe=Recipe(model="cnn4", optimizer="sgd", lr=0.01, epochs=1, batc
             device=torch.device("cpu"))
 print(time.time())""",
     "engine step, job": """import time, numpy as np, torch
-from enkcvs.workflow.job import logged_job
+from enkcvs.pipeline.job import logged_job
 from enkcvs.training.recipe import Recipe
 from enkcvs.training.train import train_model
 torch.set_num_threads({threads})

@@ -258,7 +258,7 @@ def tiny_inputs(tmp_path):
     """A prepared seeded 3-class dataset of 60 (1, 4, 4) images (``data.npz``) with symmetric noise
     (``labels.parquet``, seed 3) in ``tmp_path``."""
     from enkcvs.data.datasets import Dataset, save_dataset
-    from enkcvs.workflow.steps.noise import make_noisy_labels
+    from enkcvs.pipeline.steps.noise import make_noisy_labels
 
     rng = np.random.default_rng(0)
     y = np.repeat(np.arange(3), 20)
@@ -287,7 +287,7 @@ def _stand_in_workflow(folder: Path, *, fail_first: bool = False, hang: bool = F
     with ``fail_first``; the record's start (as run_and_record writes it) predates every invocation. With ``hang``, a
     run finishes one training job (``results/folds/a.parquet``), leaves another's epoch checkpoint and then waits on
     a job that never ends (its pid in job.pid), and ``--summary`` lists both, the one finished and the one still
-    training, as Snakemake does. A dry run without the lock (:func:`enkcvs.runs.recorded.targets_built`) finds
+    training, as Snakemake does. A dry run without the lock (:func:`enkcvs.recording.run.targets_built`) finds
     nothing to do; a restore's rebuild of the rules before training does nothing."""
     (folder / "workflow").mkdir()
     shutil.copy(REPO / "workflow" / "run.sh", folder / "workflow" / "run.sh")

@@ -16,7 +16,7 @@ import pytest
 
 from enkcvs.io import read_json
 from enkcvs.report.audit import audit_results
-from enkcvs.workflow import layout
+from enkcvs.pipeline import layout
 
 pytestmark = pytest.mark.workflow
 

@@ -34,7 +34,7 @@ from enkcvs.training.final import (
 )
 from enkcvs.training.recipe import CoTeaching, Recipe, baseline_recipe
 from enkcvs.training.train import co_teaching_losses, small_loss_indices, train_model
-from enkcvs.workflow.steps.final import train_final
+from enkcvs.pipeline.steps.final import train_final
 
 CPU = torch.device("cpu")
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from enkcvs.runs.carry import TRAINING_RULES, carried_saves, restore_run, save_run, saves_file
-from enkcvs.runs.recorded import main
+from enkcvs.continuing.carry import TRAINING_RULES, carried_saves, restore_run, save_run, saves_file
+from enkcvs.runs.cli import main
 from enkcvs.training.resume import checkpoint_path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -155,7 +155,7 @@ def test_restoring_a_run_never_carried_names_the_command_that_saves_one(tmp_path
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text("{}\n")
     assert main(["restore", "--name", "nothing", "--configfile", "c.yaml"]) == 2
-    assert "holds no carried run: save one with `python -m enkcvs.runs.recorded carry`" in capsys.readouterr().err
+    assert "holds no carried run: save one with `python -m enkcvs.runs carry`" in capsys.readouterr().err
 
 
 CARRIED_RUNS = sorted((REPO / "results" / "carried").glob("*/manifest.json"))

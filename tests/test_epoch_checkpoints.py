@@ -141,7 +141,7 @@ def test_streamed_inputs_write_no_checkpoint(tmp_path, make_separable_images, ca
 
 
 def test_a_killed_fold_job_resumes_to_the_same_table(tiny_inputs, kill_after_epoch):
-    from enkcvs.workflow.steps.folds import train_fold
+    from enkcvs.pipeline.steps.folds import train_fold
 
     recipe = {"model": "cnn4", "optimizer": "sgd", "lr": 0.05, "epochs": 3, "batch_size": 8, "mixup_alpha": 0.3}
     job = dict(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", recipe=recipe, seed=1,

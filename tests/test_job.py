@@ -11,7 +11,7 @@ def run_job(tmp_path, body: str) -> tuple[subprocess.CompletedProcess, str]:
     log = tmp_path / "job.log"
     script = textwrap.dedent(f"""
         import atexit, logging, sys
-        from enkcvs.workflow.job import logged_job
+        from enkcvs.pipeline.job import logged_job
 
         class Finalized:  # deleted when the interpreter's teardown clears this module
             def __del__(self):
@@ -20,7 +20,7 @@ def run_job(tmp_path, body: str) -> tuple[subprocess.CompletedProcess, str]:
         kept = Finalized()
         atexit.register(lambda: print(" exit handler ran", file=sys.__stdout__))
         with logged_job({str(log)!r}):
-            logging.getLogger("enkcvs.workflow.steps.folds").info("record from the library")
+            logging.getLogger("enkcvs.pipeline.steps.folds").info("record from the library")
             print("printed to stderr", file=sys.stderr)
             sys.stdout.write("buffered stdout without a newline")
         """) + textwrap.indent(textwrap.dedent(body), "    ")

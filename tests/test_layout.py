@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from enkcvs.workflow import layout
+from enkcvs.pipeline import layout
 
 RULES = Path(__file__).parents[1] / "workflow" / "rules"
 PATTERNS = {name: value for name, value in vars(layout).items() if name.isupper()}

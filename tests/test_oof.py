@@ -11,7 +11,7 @@ import enkcvs
 from enkcvs.io import read_json, read_table, write_table
 from enkcvs.labelissues.oof import ColumnError, load_labels, load_named_probabilities, load_probabilities, select
 from enkcvs.method.ranking import issue_ranks
-from enkcvs.workflow.steps.select import select_samples
+from enkcvs.pipeline.steps.select import select_samples
 
 
 def make_planted(*, seed: int, num_samples: int = 600, num_classes: int = 4, rate: float = 0.15, iterations: int = 3):

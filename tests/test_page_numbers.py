@@ -10,7 +10,7 @@ The rule, per page of :data:`PAGES`:
   follows it (``16 %``, ``3 points``, ``1.3x``, ``8 min 56 s``, ``3 of 5``, ``50-150``).
 - **Bound** is one of:
 
-  - a bound value, ``<!--v:SOURCE#FIELD|FORMAT-->text<!--/v-->`` (:mod:`enkcvs.runs.values`): a recorded run's file
+  - a bound value, ``<!--v:SOURCE#FIELD|FORMAT-->text<!--/v-->`` (:mod:`enkcvs.report.pages.values`): a recorded run's file
     or provenance, a benchmark's JSON, a config key, the paper's cell; ``make readme`` rewrites the text from the
     field and the test fails where they differ;
   - a configuration fact written after the key it states, in inline code: ```selection.K` = 4``, ```epochs` 50``
@@ -36,12 +36,12 @@ import pytest
 import yaml
 
 from enkcvs.report.paper import TABLE1_SELECTION
-from enkcvs.runs.pages import MARKER, find_run
-from enkcvs.runs.values import VALUE, render_value
-from enkcvs.runs.views.provenance import RUN_HOMES, recorded_config
+from enkcvs.report.pages.blocks import MARKER, find_run
+from enkcvs.report.pages.values import VALUE, render_value
+from enkcvs.recording.provenance import RUN_HOME, recorded_config
 
 REPO = Path(__file__).resolve().parents[1]
-HOMES = [REPO / home for home in RUN_HOMES]
+HOME = REPO / RUN_HOME
 PAGES = sorted({REPO / "README.md", *REPO.glob("docs/*.md"), REPO / "config" / "README.md",
                 REPO / "benchmarks" / "README.md"})
 DEFAULT_CONFIG = "config/config.yaml"
@@ -87,7 +87,7 @@ def config_of(name: str) -> dict | None:
     path = REPO / name
     if name.endswith((".yaml", ".yml")) and path.is_file() and "schema" not in name:
         return yaml.safe_load(path.read_text()) or {}
-    run = find_run(name, HOMES) if re.fullmatch(r"[\w.-]+", name) else None
+    run = find_run(name, HOME) if re.fullmatch(r"[\w.-]+", name) else None
     return recorded_config(run) if run is not None else None
 
 
@@ -215,7 +215,7 @@ def unbound(text: str) -> list[str]:
     problems, above = [], {}
     for match in VALUE.finditer(text):
         try:
-            shown = render_value(match["key"], base=REPO, homes=HOMES)
+            shown = render_value(match["key"], base=REPO, homes=HOME)
         except (KeyError, ValueError, IndexError, FileNotFoundError, TypeError) as error:
             problems.append(f"bound value {match['key']!r} does not render: {error}")
             continue

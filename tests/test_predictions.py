@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from enkcvs.workflow.predictions import assemble_iteration
+from enkcvs.pipeline.predictions import assemble_iteration
 
 
 def test_assemble_iteration_returns_sorted_complete_rows(make_prediction_folds):

@@ -20,21 +20,22 @@ import yaml
 from enkcvs.data.datasets import Dataset, save_dataset
 from enkcvs.data.sources import packaged
 from enkcvs.data.sources.packaged import MNIST_CLASSES
-from enkcvs.runs import recorded
-from enkcvs.runs.pages import BENCHMARK_RESULTS, MARKER, pages, regenerate, render_block
-from enkcvs.runs.recorded import (data_provenance, main, record_run, run_and_record, snakemake_invocations,
-                                  targets_built)
-from enkcvs.runs.views.diff import compare_runs
-from enkcvs.runs.views.ladder import ladder_steps
-from enkcvs.runs.views.provenance import RUN_HOMES
-from enkcvs.runs.views.selection import table1_agreement, table1_trend
-from enkcvs.runs.views.table2 import _ranking, noise_cost, paper_beside, table2_ordering
+from enkcvs.recording import run as recording_run
+from enkcvs.report.pages.blocks import BENCHMARK_RESULTS, MARKER, pages, regenerate, render_block
+from enkcvs.recording.compare import compare_runs
+from enkcvs.recording.record import data_provenance, record_run
+from enkcvs.recording.run import run_and_record, snakemake_invocations, targets_built
+from enkcvs.runs.cli import main
+from enkcvs.report.views.ladder import ladder_steps
+from enkcvs.recording.provenance import RUN_HOME
+from enkcvs.report.views.selection import table1_agreement, table1_trend
+from enkcvs.report.views.table2 import _ranking, noise_cost, paper_beside, table2_ordering
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 PAGES = pages(REPO)
-HOMES = [REPO / home for home in RUN_HOMES]
+HOME = REPO / RUN_HOME
 
 
 def test_the_pages_are_readme_docs_and_benchmarks():
@@ -46,7 +47,7 @@ def test_the_pages_are_readme_docs_and_benchmarks():
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(REPO)))
 def test_every_pages_blocks_are_what_the_recorded_runs_generate(page):
     text = page.read_text()
-    regenerated, changed = regenerate(text, root=HOMES, results=REPO / BENCHMARK_RESULTS)
+    regenerated, changed = regenerate(text, root=HOME, results=REPO / BENCHMARK_RESULTS)
     assert changed == [], f"{page.name} blocks {changed} differ from the recorded runs: run `make readme`"
     assert regenerated == text
 
@@ -61,14 +62,12 @@ def test_the_pages_show_the_default_runs_tables_generated():
 
 
 def test_every_recorded_run_is_cited_by_a_page():
-    """A recorded run no page cites is clutter: results/recorded/ holds the cited results, benchmarks/results/runs/
-    the cited speed comparisons."""
+    """A recorded run no page cites is clutter: results/recorded/ holds the cited results and speed comparisons."""
     text = "".join(page.read_text() for page in PAGES)
     cited = {name for match in MARKER.finditer(text) for name in
              (match["key"].partition("/")[0], match["key"].partition(":")[2]) if name}
-    recorded = {run.name for home in HOMES for run in home.iterdir() if (run / "provenance.json").exists()}
+    recorded = {run.name for run in HOME.iterdir() if (run / "provenance.json").exists()}
     assert recorded - cited == set()
-    assert not {run.name for run in HOMES[0].iterdir()} & {run.name for run in HOMES[1].iterdir()}
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(REPO)))
@@ -227,7 +226,7 @@ def test_a_groups_invocation_is_stopped_once_the_group_is_built_and_the_next_tak
     targets are built it is stopped, its whole process group with it, and the rest's invocation starts (here it hangs
     until the deadline, so nothing is recorded)."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(recorded, "POLL_SECONDS", 0.1)
+    monkeypatch.setattr(recording_run, "POLL_SECONDS", 0.1)
     snakemake = str(stand_in_workflow(tmp_path, hang=True))  # builds results/folds/a.parquet, then hangs
     assert run_and_record(name="demo", configfile="config.yaml", cores="1", snakemake=snakemake,
                           first=[["results/folds/a.parquet"]], deadline=time.monotonic() + 8) is None
@@ -584,24 +583,21 @@ def test_paper_beside_sets_each_cell_beside_the_papers(tmp_path):
     assert text.splitlines()[-1] == "| m sym 0.6 | 50.0 (97.0) | **94.0** (98.5) |"
 
 
-def test_a_block_finds_its_run_in_any_home_and_names_where(tmp_path):
+def test_a_block_names_where_its_run_lives(tmp_path):
     config = tmp_path / "config.yaml"
     config.write_text("seeds: [1]\n")
-    homes = [tmp_path / home for home in RUN_HOMES]
-    record_run(name="a", configfile=config, report=_report(tmp_path / "report"), wall_seconds=1, jobs=1, command=[],
-               root=homes[0])
-    record_run(name="b", configfile=config, report=tmp_path / "report", wall_seconds=1, jobs=1, command=[],
-               root=homes[1])
-    assert "files in `benchmarks/results/runs/b/`" in render_block("b/run", root=homes)
-    assert "files in `results/recorded/a/`" in render_block("a/run", root=homes)
-    assert render_block("b/diff:a", root=homes).startswith("`b` against `a`: 0 of")
+    home, report = tmp_path / RUN_HOME, _report(tmp_path / "report")
+    for name in ("a", "b"):
+        record_run(name=name, configfile=config, report=report, wall_seconds=1, jobs=1, command=[], root=home)
+    assert "files in `results/recorded/a/`" in render_block("a/run", root=home)
+    assert render_block("b/diff:a", root=home).startswith("`b` against `a`: 0 of")
 
 
 def test_readme_regenerates_every_page(tmp_path, monkeypatch, capsys):
     config = tmp_path / "config.yaml"
     config.write_text("seeds: [1]\n")
     record_run(name="demo", configfile=config, report=_report(tmp_path / "report"), wall_seconds=1, jobs=1,
-               command=[], root=tmp_path / "benchmarks" / "results" / "runs")
+               command=[], root=tmp_path / RUN_HOME)
     stale = "<!-- recorded: demo/table2.md -->\nstale\n<!-- /recorded -->\n"
     for page in ("README.md", "docs/a.md", "benchmarks/README.md"):
         (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
@@ -666,7 +662,7 @@ def _row_run(root: Path, name: str, seeds: list[int], cells: list[tuple]) -> Pat
 
 
 def test_row_view_pools_seeds_replaces_a_retrained_cell_and_orders_by_welchs_test(tmp_path):
-    from enkcvs.runs.views.row import gathered_row, pooled
+    from enkcvs.report.views.row import gathered_row, pooled
 
     nan = float("nan")
     _row_run(tmp_path, "full", [1], [(0.4, "ce", 81.0, nan, 1, 81.1), (0.4, "enkcvs", 98.0, nan, 1, 98.4),
@@ -713,7 +709,7 @@ def test_row_view_takes_only_the_named_methods_of_a_run(tmp_path):
 def test_welchs_p_equals_scipys_on_the_seeds_and_a_gap_just_past_the_spread_orders_nothing():
     from scipy.stats import ttest_ind
 
-    from enkcvs.runs.views.common import SIGNIFICANCE, welch_p
+    from enkcvs.report.views.common import SIGNIFICANCE, welch_p
 
     ours, theirs = np.array([98.18, 97.65, 97.88]), np.array([98.05, 98.41, 98.22])
 

@@ -11,16 +11,16 @@ import pandas as pd
 import pytest
 import torch
 
-import enkcvs.workflow.steps
+import enkcvs.pipeline.steps
 from enkcvs.data.datasets import load_dataset
 from enkcvs.io import read_table, write_table
 from enkcvs.labelissues.oof import select
 from enkcvs.training.recipe import Recipe
 from enkcvs.training.train import train_model
-from enkcvs.workflow.steps.final import train_final
-from enkcvs.workflow.steps.folds import train_fold
-from enkcvs.workflow.steps.issues import merge_label_issues
-from enkcvs.workflow.steps.select import select_samples
+from enkcvs.pipeline.steps.final import train_final
+from enkcvs.pipeline.steps.folds import train_fold
+from enkcvs.pipeline.steps.issues import merge_label_issues
+from enkcvs.pipeline.steps.select import select_samples
 
 RECIPE = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 2, "batch_size": 32}
 
@@ -183,7 +183,7 @@ def test_out_of_memory_names_the_batch_size_to_lower(monkeypatch):
 def test_selection_and_report_steps_never_import_torch():
     """Hundreds of aggregation and report jobs each start a process: they must not pay torch's import (the training
     steps import it inside the step)."""
-    steps = [f"enkcvs.workflow.steps.{step.name}" for step in pkgutil.iter_modules(enkcvs.workflow.steps.__path__)]
+    steps = [f"enkcvs.pipeline.steps.{step.name}" for step in pkgutil.iter_modules(enkcvs.pipeline.steps.__path__)]
     modules = [*steps, "enkcvs.report.render", "enkcvs.method.selection", "enkcvs.method.weights",
                "enkcvs.method.theory"]
     probe = (f"import sys, {', '.join(modules)}; "
@@ -193,7 +193,7 @@ def test_selection_and_report_steps_never_import_torch():
 
 
 def test_real_noise_keeps_the_labels_and_selection_scores_nothing(tiny_inputs):
-    from enkcvs.workflow.steps.noise import make_noisy_labels
+    from enkcvs.pipeline.steps.noise import make_noisy_labels
 
     tmp_path = tiny_inputs
     make_noisy_labels(dataset=tmp_path / "data.npz", noise="real", seed=3, asymmetric_map=None,
@@ -214,7 +214,7 @@ def test_real_noise_keeps_the_labels_and_selection_scores_nothing(tiny_inputs):
 def test_superclass_noise_stays_inside_superclasses_and_is_recorded(tmp_path):
     from enkcvs.data.datasets import Dataset, save_dataset
     from enkcvs.io import read_table_metadata
-    from enkcvs.workflow.steps.noise import make_noisy_labels
+    from enkcvs.pipeline.steps.noise import make_noisy_labels
 
     superclasses = np.array([0, 0, 1, 1, 1, 2])
     y = np.repeat(np.arange(6), 10)

@@ -52,7 +52,7 @@ CLASS_SIZES = [23, 37, 41, 18, 29, 52, 33, 26, 44, 31]
 
 def _label_file(path, *, true, noise, seed, asymmetric_map=None, mapping=None, given=None):
     """A noisy-label table as the ``inject_noise`` rule writes it
-    (:func:`enkcvs.workflow.steps.noise.make_noisy_labels`)."""
+    (:func:`enkcvs.pipeline.steps.noise.make_noisy_labels`)."""
     spec = parse_noise(noise)
     if given is None:
         given = inject_noise(true, spec=spec, num_classes=10, seed=seed, mapping=mapping)

@@ -1,4 +1,4 @@
-"""A run under a time limit (``python -m enkcvs.runs.recorded run --time-limit``): stopped whole at its deadline, its
+"""A run under a time limit (``python -m enkcvs.runs run --time-limit``): stopped whole at its deadline, its
 training jobs keeping their epoch checkpoints, started again where it stopped or carried; and a training job that
 SLURM's SIGTERM stops at its ``--time`` goes on from its last epoch when the job is requeued."""
 
@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 
 from enkcvs.io import read_table
-from enkcvs.runs.deadline import STOPPED_AT_LIMIT, parse_duration, run_until
-from enkcvs.runs.recorded import main
-from enkcvs.runs.views.provenance import run_line
+from enkcvs.continuing.deadline import STOPPED_AT_LIMIT, parse_duration, run_until
+from enkcvs.runs.cli import main
+from enkcvs.recording.provenance import run_line
 from enkcvs.training.resume import checkpoint_path
 
 
@@ -78,7 +78,7 @@ def test_a_sigterm_to_the_caller_stops_the_command_it_started_in_its_own_group(t
     """The command runs in a process group of its own (to be stopped whole), so a SIGTERM to the caller (SLURM's,
     at a job's time limit) must stop it too instead of leaving it running."""
     caller = subprocess.Popen([sys.executable, "-c", (
-        "from enkcvs.runs.deadline import run_until; "
+        "from enkcvs.continuing.deadline import run_until; "
         f"run_until(['bash', '-c', 'sleep 600 & echo $! > {tmp_path / 'child.pid'}; wait'], until=lambda: False, "
         "poll=0.1)")])
     child = tmp_path / "child.pid"
@@ -133,7 +133,7 @@ def test_bad_time_limits_are_refused_before_anything_runs(arguments, problem, tm
     assert sorted(path.name for path in tmp_path.iterdir()) == ["config.yaml"]
 
 
-FOLD_JOB = ("from enkcvs.workflow.steps.folds import train_fold; import json, sys; "
+FOLD_JOB = ("from enkcvs.pipeline.steps.folds import train_fold; import json, sys; "
             "train_fold(**json.loads(sys.argv[1]))")
 
 
@@ -142,7 +142,7 @@ def test_a_fold_job_sigtermed_mid_training_goes_on_from_its_last_epoch_when_star
     """SLURM stops a job at its --time with SIGTERM (and the profile's retry, or a requeue, starts it again): the job
     process dies after some epoch, its checkpoint stays, and the next start ends with the table of an uninterrupted
     job, bit for bit."""
-    from enkcvs.workflow.steps.folds import train_fold
+    from enkcvs.pipeline.steps.folds import train_fold
 
     recipe = {"model": "cnn4", "optimizer": "sgd", "lr": 0.05, "epochs": 12, "batch_size": 8, "mixup_alpha": 0.3}
     job = dict(dataset=str(tiny_inputs / "data.npz"), labels=str(tiny_inputs / "labels.parquet"), recipe=recipe,

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from enkcvs.method.folds import fold_indices
-from enkcvs.workflow.tuning import main, symmetric_ce_validation_grid
+from enkcvs.pipeline.tuning import main, symmetric_ce_validation_grid
 
 RECIPE = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 3, "batch_size": 16, "mixup_alpha": None}
 

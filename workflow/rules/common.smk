@@ -13,7 +13,7 @@ from enkcvs.data.sources import SOURCES
 from enkcvs.data.text import checkpoint_slug
 from enkcvs.training.final import BASELINE_METHODS, GAMMA_METHODS, SELECTION_METHODS
 from enkcvs.training.recipe import baseline_recipe, recipe_params
-from enkcvs.workflow.config import config_problems, duplicate_key_problems
+from enkcvs.pipeline.config import config_problems, duplicate_key_problems
 
 _problems = [problem for path in workflow.configfiles for problem in duplicate_key_problems(path)]
 if not _problems:

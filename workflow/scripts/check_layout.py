@@ -1,6 +1,6 @@
-from enkcvs.workflow.job import logged_job
+from enkcvs.pipeline.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.workflow.steps.data import check_layout
+    from enkcvs.pipeline.steps.data import check_layout
 
     check_layout(source=snakemake.params.source, options=dict(snakemake.params.options), output=snakemake.output.record)

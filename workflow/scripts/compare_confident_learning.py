@@ -1,7 +1,7 @@
-from enkcvs.workflow.job import logged_job
+from enkcvs.pipeline.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.workflow.steps.confident import compare_confident_learning
+    from enkcvs.pipeline.steps.confident import compare_confident_learning
 
     compare_confident_learning(
         predictions=list(snakemake.input.predictions),

@@ -1,7 +1,7 @@
-from enkcvs.workflow.job import logged_job
+from enkcvs.pipeline.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.workflow.steps.confident import confident_learning_selection
+    from enkcvs.pipeline.steps.confident import confident_learning_selection
 
     confident_learning_selection(
         predictions=list(snakemake.input.predictions),

@@ -1,7 +1,7 @@
-from enkcvs.workflow.job import logged_job
+from enkcvs.pipeline.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.workflow.steps.noise import make_noisy_labels
+    from enkcvs.pipeline.steps.noise import make_noisy_labels
 
     make_noisy_labels(
         dataset=snakemake.input.dataset,

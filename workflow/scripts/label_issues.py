@@ -1,7 +1,7 @@
-from enkcvs.workflow.job import logged_job
+from enkcvs.pipeline.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.workflow.steps.issues import write_label_issues
+    from enkcvs.pipeline.steps.issues import write_label_issues
 
     write_label_issues(
         dataset=snakemake.input.dataset,

@@ -1,4 +1,4 @@
-from enkcvs.workflow.job import logged_job
+from enkcvs.pipeline.job import logged_job
 
 with logged_job(snakemake.log[0]):
     from enkcvs.report.render import render_noise_table

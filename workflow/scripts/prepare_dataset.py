@@ -1,7 +1,7 @@
-from enkcvs.workflow.job import logged_job
+from enkcvs.pipeline.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.workflow.steps.data import prepare_dataset
+    from enkcvs.pipeline.steps.data import prepare_dataset
 
     prepare_dataset(
         source=snakemake.params.source, options=dict(snakemake.params.options), output=snakemake.output.dataset

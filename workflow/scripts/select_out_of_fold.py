@@ -1,7 +1,7 @@
-from enkcvs.workflow.job import logged_job
+from enkcvs.pipeline.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.workflow.steps.issues import select_out_of_fold
+    from enkcvs.pipeline.steps.issues import select_out_of_fold
 
     select_out_of_fold(
         probabilities=snakemake.input.probabilities,

@@ -1,7 +1,7 @@
-from enkcvs.workflow.job import logged_job
+from enkcvs.pipeline.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.workflow.steps.select import select_samples
+    from enkcvs.pipeline.steps.select import select_samples
 
     select_samples(
         predictions=list(snakemake.input.predictions),

@@ -1,7 +1,7 @@
-from enkcvs.workflow.job import logged_job
+from enkcvs.pipeline.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.workflow.steps.data import tokenize_dataset
+    from enkcvs.pipeline.steps.data import tokenize_dataset
 
     tokenize_dataset(
         dataset=snakemake.input.dataset,

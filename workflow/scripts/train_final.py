@@ -1,7 +1,7 @@
-from enkcvs.workflow.job import logged_job
+from enkcvs.pipeline.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.workflow.steps.final import train_final
+    from enkcvs.pipeline.steps.final import train_final
 
     train_final(
         dataset=snakemake.input.dataset,

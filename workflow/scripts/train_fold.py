@@ -1,7 +1,7 @@
-from enkcvs.workflow.job import logged_job
+from enkcvs.pipeline.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.workflow.steps.folds import train_fold
+    from enkcvs.pipeline.steps.folds import train_fold
 
     train_fold(
         dataset=snakemake.input.dataset,

@@ -7,7 +7,7 @@ person to check (:mod:`enkcvs.method.review_list`).
 
 Built from :func:`enkcvs.method.selection.ensemble_outcome` by :meth:`enkcvs.labelissues.oof.SelectionResult.to_frame`
 (the user's own out-of-fold probabilities) and by the workflow's label-issue steps
-(:mod:`enkcvs.workflow.steps.issues`).
+(:mod:`enkcvs.pipeline.steps.issues`).
 """
 
 from collections.abc import Hashable, Sequence

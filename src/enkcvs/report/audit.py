@@ -34,7 +34,7 @@ import pandas as pd
 
 from enkcvs.report.tables import collect_records, table1, table2
 from enkcvs.training.final import BASELINE_METHODS, SELECTION_METHODS
-from enkcvs.workflow.layout import (
+from enkcvs.pipeline.layout import (
     CL_SELECTION,
     FINAL_BASELINE,
     FINAL_SELECTED,

@@ -1,3 +1,2 @@
-"""Recorded runs: a finished run's report kept with its provenance (:mod:`.recorded`;
-``python -m enkcvs.runs.recorded``), an unfinished one carried between machines (:mod:`.carry`), the views computed from
-the records (:mod:`.views`) and the pages' generated blocks (:mod:`.pages`)."""
+"""The command line of recorded runs (:mod:`.cli`; ``python -m enkcvs.runs``): run the workflow and record it,
+carry an unfinished run to another machine and restore it, regenerate the pages, compare two runs."""

@@ -46,7 +46,7 @@ def fold_probabilities(
     num_classes : Q.
     seed, num_folds, iteration, fold : the run's seed, K, m and k.
     device : torch device; default :func:`enkcvs.training.device.default_device`.
-    loss, loss_params : the training loss (E-NKCVS's fold models: cross-entropy; :mod:`enkcvs.workflow.tuning` scores
+    loss, loss_params : the training loss (E-NKCVS's fold models: cross-entropy; :mod:`enkcvs.pipeline.tuning` scores
         others on the same split), see :func:`enkcvs.method.losses.make_loss`.
     resume : the training's epoch checkpoint file, as :func:`enkcvs.training.train.train_model` takes it (None: none).
 

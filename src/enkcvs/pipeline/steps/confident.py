@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 
 from enkcvs.io import PathLike, provenance, write_table
-from enkcvs.workflow.predictions import read_iterations, stack_iterations
+from enkcvs.pipeline.predictions import read_iterations, stack_iterations
 
 log = logging.getLogger(__name__)
 

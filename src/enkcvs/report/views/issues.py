@@ -1,5 +1,5 @@
 """Views of a recorded run's label-issue rankings (``issues/<dataset>/<noise>/`` of the record,
-:func:`enkcvs.runs.recorded.keep_label_issues`): the sentences with numbers that a page says about them, generated."""
+:func:`enkcvs.recording.record.keep_label_issues`): the sentences with numbers that a page says about them, generated."""
 
 from pathlib import Path
 

@@ -9,15 +9,15 @@ import yaml
 from enkcvs.machine import CPU_FLAGS
 
 
-#: Where recorded runs live, relative to the repository root: the runs the pages cite as results (and as evidence of
-#: reproducibility), then one-off speed comparisons. A run's name is unique over both.
-RUN_HOMES = ("results/recorded", "benchmarks/results/runs")
+#: Where recorded runs live, relative to the repository root: the runs the pages cite as results, as evidence of
+#: reproducibility and as speed comparisons.
+RUN_HOME = "results/recorded"
 
 
 def _location(run: Path) -> str:
-    """Where a run lives, as the pages name it: its home (:data:`RUN_HOMES`) and name."""
+    """Where a run lives, as the pages name it: its home (:data:`RUN_HOME`) and name."""
     folder = run.parent.as_posix()
-    home = next((home for home in RUN_HOMES if folder == home or folder.endswith("/" + home)), run.parent.name)
+    home = RUN_HOME if folder == RUN_HOME or folder.endswith("/" + RUN_HOME) else run.parent.name
     return f"{home}/{run.name}"
 
 
@@ -36,8 +36,8 @@ def _gpus(host: dict) -> str:
 
 def run_line(run: Path) -> str:
     """One sentence naming a recorded run: when, on what, how long, from which commit; then, for a run carried
-    between machines (:mod:`enkcvs.runs.carry`), which machine had trained how much at each save; then one per dataset
-    its source checked (:func:`enkcvs.runs.recorded.data_provenance`)."""
+    between machines (:mod:`enkcvs.continuing.carry`), which machine had trained how much at each save; then one per dataset
+    its source checked (:func:`enkcvs.recording.record.data_provenance`)."""
     meta = json.loads((run / "provenance.json").read_text())
     host = meta["machine"]
     flags = ", ".join(host["cpu_flags"]) or "none of " + "/".join(CPU_FLAGS)

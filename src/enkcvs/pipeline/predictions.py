@@ -1,5 +1,5 @@
 """The held-out prediction tables of the cross-validations (one parquet per fold k of iteration m, written by
-:func:`enkcvs.workflow.steps.folds.train_fold`) and the noisy-label table they are checked against, read back for the
+:func:`enkcvs.pipeline.steps.folds.train_fold`) and the noisy-label table they are checked against, read back for the
 steps that vote on them (selection, the label-issue rankings, the comparison with confident learning).
 
 A prediction table has one row per held-out sample: ``sample`` (0..N-1), ``given``, ``predicted`` and ``prob_0`` ..
@@ -14,7 +14,7 @@ from enkcvs.io import PathLike, read_table, read_table_metadata
 
 
 def read_label_table(path: PathLike) -> tuple[pd.DataFrame, int]:
-    """The noisy-label table (:func:`enkcvs.workflow.steps.noise.make_noisy_labels`) and Q, checked.
+    """The noisy-label table (:func:`enkcvs.pipeline.steps.noise.make_noisy_labels`) and Q, checked.
 
     Returns
     -------

@@ -8,8 +8,8 @@ import pandas as pd
 
 from enkcvs.report.comparison import method_rank
 from enkcvs.report.titles import METHOD_TITLES, RUNG_NAMES
-from enkcvs.runs.views.common import SETTING, setting_labels
-from enkcvs.runs.views.provenance import recorded_config
+from enkcvs.report.views.common import SETTING, setting_labels
+from enkcvs.recording.provenance import recorded_config
 
 
 #: What a step between two rungs of the ablation ladder measures, where it has a name: ``(later, earlier)``.

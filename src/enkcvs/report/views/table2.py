@@ -9,9 +9,9 @@ import pandas as pd
 from enkcvs.report.comparison import method_rank
 from enkcvs.report.paper import published_results
 from enkcvs.report.titles import METHOD_TITLES
-from enkcvs.runs.views.common import (SETTING, SIDES, SIGNIFICANCE, setting_labels, settings_phrase,
+from enkcvs.report.views.common import (SETTING, SIDES, SIGNIFICANCE, setting_labels, settings_phrase,
                                       several_seeds, span, tested_sides)
-from enkcvs.runs.views.provenance import recorded_config
+from enkcvs.recording.provenance import recorded_config
 
 
 def _ranking(methods: pd.Series, values: pd.Series, *, order: bool = True) -> str:

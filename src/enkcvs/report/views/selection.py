@@ -6,8 +6,8 @@ from pathlib import Path
 import pandas as pd
 
 from enkcvs.report.paper import published_results
-from enkcvs.runs.views.common import settings_phrase, span
-from enkcvs.runs.views.provenance import recorded_config
+from enkcvs.report.views.common import settings_phrase, span
+from enkcvs.recording.provenance import recorded_config
 
 #: Where Theorem 1 counts as missing a measured precision or recall: by more than this many points.
 MISS_POINTS = 2
@@ -142,3 +142,4 @@ def theory_summary(run: Path) -> str:
             f"precision {span(table['precision_gap'], spec='+.1f', joiner=' to ')}. Nearest independence, at "
             f"{alone['dataset']} {alone['noise']}, the iterations {_dependence(table.loc[[nearest]])}, and Theorem 1 "
             f"misses recall by {alone['recall_gap']:+.1f}; at the other {len(others)} they {_dependence(others)}.\n")
+

@@ -1,6 +1,6 @@
 """A time limit for a run: a command run until a deadline, then stopped whole, so that it can be started again.
 
-``python -m enkcvs.runs.recorded run --time-limit 2h`` stops the workflow after two hours, as a cluster job whose
+``python -m enkcvs.runs run --time-limit 2h`` stops the workflow after two hours, as a cluster job whose
 time is up or a laptop that must be closed would: Snakemake and every job it started get SIGTERM, each training job
 keeping the checkpoint of its last whole epoch (:mod:`enkcvs.training.resume`), and the same command started again
 goes on from there.
@@ -52,7 +52,7 @@ def parse_duration(text: str) -> float:
 def run_until(command: Sequence[str], *, env: dict[str, str] | None = None, deadline: float | None = None,
               until: Callable[[], bool] | None = None, poll: float = 60.0, grace: float = 120.0) -> bool:
     """Run ``command`` to its end, or stop it when ``deadline`` (a :func:`time.monotonic` time) passes (a time
-    limit: what the run finished can then be carried, :func:`enkcvs.runs.carry.save_run`), or once ``until()`` holds
+    limit: what the run finished can then be carried, :func:`enkcvs.continuing.carry.save_run`), or once ``until()`` holds
     (asked every ``poll`` seconds), so that the next command can take over.
 
     Stopping sends SIGTERM to the command's whole process group: Snakemake and every job it started, a training job

@@ -11,7 +11,7 @@ from enkcvs.io import PathLike, atomic_path, provenance, read_table, read_table_
 from enkcvs.labelissues.issues import ISSUE_OUTCOME, write_issue_files
 from enkcvs.labelissues.oof import load_labels, load_probabilities, select
 from enkcvs.method.selection import ensemble_outcome
-from enkcvs.workflow.predictions import read_iterations, stack_iterations
+from enkcvs.pipeline.predictions import read_iterations, stack_iterations
 
 
 def write_label_issues(*, dataset: PathLike, selection: PathLike, top: int, table: PathLike, summary: PathLike) -> None:

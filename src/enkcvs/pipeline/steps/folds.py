@@ -10,7 +10,7 @@ from enkcvs.data.datasets import load_dataset
 from enkcvs.io import PathLike, provenance, write_table
 from enkcvs.training.inputs import split_inputs, subset_inputs
 from enkcvs.training.recipe import Recipe
-from enkcvs.workflow.predictions import read_label_table
+from enkcvs.pipeline.predictions import read_label_table
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ def train_fold(
     by noisy-label accuracy) and predict D_k. ``iteration`` and ``fold`` are 1-based.
 
     Writes a table with ``sample``, ``given``, ``predicted`` and ``prob_0..prob_{Q-1}``. ``tokens`` is the text
-    dataset's tokenised file (:func:`enkcvs.workflow.steps.data.tokenize_dataset`); ``gpus`` and ``allow_cpu_fallback``
+    dataset's tokenised file (:func:`enkcvs.pipeline.steps.data.tokenize_dataset`); ``gpus`` and ``allow_cpu_fallback``
     as :func:`enkcvs.training.device.job_device`. A killed job started again goes on from its last epoch
     (:func:`enkcvs.training.resume.checkpoint_path` of ``output``).
     """

@@ -1,5 +1,5 @@
 """Bound values: a number in a page's prose that names the field it states, rewritten from that field by ``make
-readme`` like the generated blocks (:mod:`enkcvs.runs.pages`), so that a page cannot keep a number its source no
+readme`` like the generated blocks (:mod:`enkcvs.report.pages.blocks`), so that a page cannot keep a number its source no
 longer holds (``tests/test_page_numbers.py``)::
 
     took <!--v:mnist-full-seeds/provenance.json#wall_seconds|duration-->6 h 13 min<!--/v--> on two cores
@@ -35,7 +35,7 @@ import yaml
 
 from enkcvs.io import PathLike
 from enkcvs.report.paper import published_results
-from enkcvs.runs.views.provenance import RUN_HOMES
+from enkcvs.recording.provenance import RUN_HOME
 
 #: A bound value in a page: its key, and the text it shows.
 VALUE = re.compile(r"<!--v:(?P<key>[^>]*?)-->(?P<text>[^<]*)<!--/v-->")
@@ -154,7 +154,7 @@ def _formatted(value, spec: str) -> str:
     return format(value, spec)
 
 
-def value_of(key: str, *, base: PathLike = ".", homes=RUN_HOMES):
+def value_of(key: str, *, base: PathLike = ".", homes=RUN_HOME):
     """The value a key's fields give (their sum, difference, product or ratio, left to right, where it joins several),
     before formatting."""
     base = Path(base)
@@ -173,12 +173,12 @@ def value_of(key: str, *, base: PathLike = ".", homes=RUN_HOMES):
     return result
 
 
-def render_value(key: str, *, base: PathLike = ".", homes=RUN_HOMES) -> str:
+def render_value(key: str, *, base: PathLike = ".", homes=RUN_HOME) -> str:
     """The text a bound value shows: its field (:func:`value_of`) in its format."""
     return _formatted(value_of(key, base=base, homes=homes), key.partition("|")[2].strip())
 
 
-def regenerate_values(text: str, *, base: PathLike = ".", homes=RUN_HOMES) -> tuple[str, list[str]]:
+def regenerate_values(text: str, *, base: PathLike = ".", homes=RUN_HOME) -> tuple[str, list[str]]:
     """``text`` with every bound value rewritten from its field, and the keys of those that changed."""
     changed = []
 

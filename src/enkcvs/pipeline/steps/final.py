@@ -11,7 +11,7 @@ from enkcvs.io import PathLike, provenance, read_table, read_table_metadata, wri
 from enkcvs.rng import Purpose, derive_seed
 from enkcvs.training.inputs import split_inputs, subset_inputs
 from enkcvs.training.recipe import Recipe
-from enkcvs.workflow.predictions import read_label_table
+from enkcvs.pipeline.predictions import read_label_table
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ split a fold job trains on (fold 1 of iteration 1, its held-out validation share
 no test sample is looked at::
 
     snakemake --configfile config/trec-full.yaml --cores all results/noise/trec/sym0.4/seed1.parquet ...
-    python -m enkcvs.workflow.tuning --configfile config/trec-full.yaml --dataset trec --noise sym0.0 sym0.4 \\
+    python -m enkcvs.pipeline.tuning --configfile config/trec-full.yaml --dataset trec --noise sym0.0 sym0.4 \\
         --alpha 0.1 1.0 --beta 0.1 1.0 --output results/recorded/trec-sl-grid
 
 The output folder holds ``grid.csv`` (a row per noise setting and pair, the mean over settings ranked in
@@ -32,8 +32,8 @@ from enkcvs.machine import machine_description
 from enkcvs.training.final import final_recipe, final_training
 from enkcvs.training.inputs import split_inputs, subset_inputs
 from enkcvs.training.recipe import Recipe
-from enkcvs.workflow import layout
-from enkcvs.workflow.predictions import read_label_table
+from enkcvs.pipeline import layout
+from enkcvs.pipeline.predictions import read_label_table
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ def workflow_inputs(*, config: dict, dataset: str, noise: str, seed: int) -> dic
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m enkcvs.workflow.tuning", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m enkcvs.pipeline.tuning", description=__doc__.split("\n\n")[0])
     parser.add_argument("--configfile", required=True, type=Path, help="the workflow config naming the dataset")
     parser.add_argument("--dataset", required=True, help="a dataset under the config's datasets")
     parser.add_argument("--noise", nargs="+", required=True, help="noise settings to score the grid on")

@@ -8,7 +8,7 @@ import pandas as pd
 
 from enkcvs.report.comparison import method_rank
 from enkcvs.report.titles import METHOD_TITLES
-from enkcvs.runs.views.common import SETTING, SIGNIFICANCE, points, several_seeds, tested_verdict
+from enkcvs.report.views.common import SETTING, SIGNIFICANCE, points, several_seeds, tested_verdict
 
 def _title(method: str, *, short: bool = False) -> str:
     """How the view names a method: its report title, in a run's one-line summary without the parenthesis that
@@ -27,7 +27,7 @@ def _results(run: Path) -> pd.DataFrame:
 
 def _compared(rows: pd.DataFrame) -> pd.DataFrame:
     """The rows a setting's order is read over: the paper's methods where the setting has the paper's cells, every
-    method otherwise (as :func:`enkcvs.runs.views.table2.table2_ordering` reads it)."""
+    method otherwise (as :func:`enkcvs.report.views.table2.table2_ordering` reads it)."""
     published = rows["published"] if "published" in rows else pd.Series(float("nan"), index=rows.index)
     return rows[published.notna() | (rows["method"] == "enkcvs")] if published.notna().any() else rows
 

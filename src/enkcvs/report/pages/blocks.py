@@ -1,6 +1,6 @@
 """The pages' generated blocks: the results the Markdown pages show, rendered from the recorded runs (around them, the
 prose of README.md, ``docs/``, ``benchmarks/README.md`` and ``config/README.md`` binds each number to the field it
-states, as a bound value of :mod:`enkcvs.runs.values` that :func:`regenerate` rewrites too:
+states, as a bound value of :mod:`enkcvs.report.pages.values` that :func:`regenerate` rewrites too:
 ``tests/test_page_numbers.py``).
 
 A page (README.md, ``docs/*.md``, ``benchmarks/README.md``, ``config/README.md``: :data:`PAGES`) holds generated
@@ -10,12 +10,12 @@ blocks between markers::
     ...generated, never edited...
     <!-- /recorded -->
 
-A key is ``<run>/<view>``: the run a recorded run's folder in one of :data:`enkcvs.runs.views.provenance.RUN_HOMES`
-(``results/recorded/`` for the runs the pages cite as results, ``benchmarks/results/runs/`` for speed comparisons),
+A key is ``<run>/<view>``: the run a recorded run's folder in :data:`enkcvs.recording.provenance.RUN_HOME`
+(``results/recorded/``: the runs the pages cite as results and as speed comparisons),
 the view a rendered file of the run (``table2.md``), one of :data:`VIEWS`, one of :data:`PAIR_VIEWS` against another
 run (``diff:<other run>``: the cells that differ), or one of :data:`MULTI_VIEWS` over the run and others
 (``row:<run>+<run>``: one Table 2 row gathered from them). This module names the views; they are computed in
-:mod:`enkcvs.runs.views`. :func:`regenerate` rewrites a page's blocks; ``python -m enkcvs.runs.recorded readme``
+:mod:`enkcvs.report.views`. :func:`regenerate` rewrites a page's blocks; ``python -m enkcvs.runs readme``
 (``make readme``) rewrites every page's, and ``--check`` only reports the blocks that differ.
 """
 
@@ -24,18 +24,18 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from enkcvs.io import PathLike
-from enkcvs.runs.values import regenerate_values
-from enkcvs.runs.views.diff import run_difference
-from enkcvs.runs.views.gpu_check import gpu_check_view
-from enkcvs.runs.views.issues import label_issues
-from enkcvs.runs.views.ladder import ladder_beside, ladder_extremes, ladder_steps, ladder_walk
-from enkcvs.runs.views.provenance import RUN_HOMES, run_line
-from enkcvs.runs.views.review_list import review_list_view
-from enkcvs.runs.views.row import row_view
-from enkcvs.runs.views.standing import standing, standing_over
-from enkcvs.runs.views.selection import (ranking_verdict, table1_agreement, table1_trend, theory_misses,
+from enkcvs.report.pages.values import regenerate_values
+from enkcvs.report.views.diff import run_difference
+from enkcvs.report.views.gpu_check import gpu_check_view
+from enkcvs.report.views.issues import label_issues
+from enkcvs.report.views.ladder import ladder_beside, ladder_extremes, ladder_steps, ladder_walk
+from enkcvs.recording.provenance import RUN_HOME, run_line
+from enkcvs.report.views.review_list import review_list_view
+from enkcvs.report.views.row import row_view
+from enkcvs.report.views.standing import standing, standing_over
+from enkcvs.report.views.selection import (ranking_verdict, table1_agreement, table1_trend, theory_misses,
                                         theory_summary)
-from enkcvs.runs.views.table2 import (forget_rate_beside, forget_rate_tally, noise_cost, paper_beside, table2_beside,
+from enkcvs.report.views.table2 import (forget_rate_beside, forget_rate_tally, noise_cost, paper_beside, table2_beside,
                                      table2_ordering)
 
 #: Views of a recorded run computed from its files, beside the files themselves.
@@ -86,13 +86,13 @@ def pages(base: PathLike = ".") -> list[Path]:
 Roots = PathLike | Sequence[PathLike]
 
 
-def find_run(name: str, root: Roots = RUN_HOMES) -> Path | None:
+def find_run(name: str, root: Roots = RUN_HOME) -> Path | None:
     """The folder of the recorded run ``name``: the first of the folders ``root`` (one or several) that holds it."""
     roots = [root] if isinstance(root, (str, Path)) else list(root)
     return next((Path(folder) / name for folder in roots if (Path(folder) / name / "provenance.json").exists()), None)
 
 
-def render_block(key: str, *, root: Roots = RUN_HOMES, results: PathLike = BENCHMARK_RESULTS) -> str:
+def render_block(key: str, *, root: Roots = RUN_HOME, results: PathLike = BENCHMARK_RESULTS) -> str:
     """The generated text of the block ``key`` (``<run>/<view or file>``), the run found in ``root``
     (:func:`find_run`); or of a benchmark's JSON in ``results`` (:data:`FILE_VIEWS`)."""
     name, _, view = key.partition("/")
@@ -104,7 +104,7 @@ def render_block(key: str, *, root: Roots = RUN_HOMES, results: PathLike = BENCH
     run = find_run(name, root)
     if run is None:
         raise FileNotFoundError(f"block {key!r}: no recorded run {name} in {root}; record it with "
-                                f"`python -m enkcvs.runs.recorded run --name {name} --configfile ...`")
+                                f"`python -m enkcvs.runs run --name {name} --configfile ...`")
     if view in VIEWS:
         return VIEWS[view](run)
     pair_view, _, other_name = view.partition(":")
@@ -132,9 +132,9 @@ def render_block(key: str, *, root: Roots = RUN_HOMES, results: PathLike = BENCH
     return path.read_text().rstrip("\n") + "\n"
 
 
-def regenerate(text: str, *, root: Roots = RUN_HOMES, results: PathLike = BENCHMARK_RESULTS) -> tuple[str, list[str]]:
+def regenerate(text: str, *, root: Roots = RUN_HOME, results: PathLike = BENCHMARK_RESULTS) -> tuple[str, list[str]]:
     """``text`` with every recorded block regenerated (:func:`render_block`) and every bound value rewritten from its
-    field (:mod:`enkcvs.runs.values`), and the keys of the blocks and values that changed."""
+    field (:mod:`enkcvs.report.pages.values`), and the keys of the blocks and values that changed."""
     changed = []
 
     def replace(match: re.Match) -> str:
@@ -148,7 +148,7 @@ def regenerate(text: str, *, root: Roots = RUN_HOMES, results: PathLike = BENCHM
     return text, changed + values
 
 
-def regenerate_pages(paths: Iterable[PathLike], *, root: Roots = RUN_HOMES,
+def regenerate_pages(paths: Iterable[PathLike], *, root: Roots = RUN_HOME,
                      write: bool = True) -> dict[Path, list[str]]:
     """Regenerate the blocks of every page in ``paths`` (written back unless ``write`` is false): per page, the keys
     of the blocks that changed. Every page is rendered before any is written, so a missing run leaves all of them."""

@@ -17,7 +17,7 @@ from enkcvs.method.metrics import (
 from enkcvs.method.noise import parse_noise
 from enkcvs.method.selection import ensemble_outcome
 from enkcvs.method.theory import corollary_precision_recall, empirical_theorem1, iteration_dependence
-from enkcvs.workflow.predictions import read_iterations, stack_iterations
+from enkcvs.pipeline.predictions import read_iterations, stack_iterations
 
 
 def select_samples(

@@ -4,7 +4,7 @@ A run of many hours may outlive the machine it started on (a cluster job's time 
 preempted cloud instance). :func:`save_run` copies what a run has finished into ``results/carried/<name>/``, a
 folder the repository tracks; on the next machine :func:`restore_run` rebuilds what is cheap (the datasets and
 noisy labels, by Snakemake with the training rules omitted) and puts the finished jobs back so that Snakemake reruns
-none of them, and the recorder (:func:`enkcvs.runs.recorded.run_and_record`) goes on from there, timing the run
+none of them, and the recorder (:func:`enkcvs.recording.run.run_and_record`) goes on from there, timing the run
 over every Snakemake invocation and machine, and listing each save's machine and commit in the record's provenance.
 
 What is carried: every output Snakemake's ``--summary`` calls up to date, of every rule that depends on a training
@@ -47,7 +47,7 @@ SNAKEMAKE_LOG = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{6}\.\d+)\.snakemake\.log$")
 
 def since_file(name: str) -> Path:
     """The file holding when a recorded run's first Snakemake invocation began
-    (:func:`enkcvs.runs.recorded.run_and_record`)."""
+    (:func:`enkcvs.recording.run.run_and_record`)."""
     return Path(".snakemake/recorded") / f"{name}.since"
 
 
@@ -257,7 +257,7 @@ def restore_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, co
     its own working directory."""
     folder = Path(root) / name
     if not (folder / "manifest.json").is_file():
-        raise FileNotFoundError(f"{folder} holds no carried run: save one with `python -m enkcvs.runs.recorded carry`")
+        raise FileNotFoundError(f"{folder} holds no carried run: save one with `python -m enkcvs.runs carry`")
     manifest = json.loads((folder / "manifest.json").read_text())
     if _went_on_from(name, manifest):
         return 0

@@ -2,7 +2,7 @@
 ``<run>/row:<run>+<run>...``): each run adds the settings, seeds or methods it trained, a later run's cell replacing
 an earlier one's where they share a seed (a baseline retrained another way), and seeds pooled into mean ± std.
 
-E-NKCVS is set against each method by Welch's t-test over seeds (:func:`enkcvs.runs.views.common.tested_verdict`);
+E-NKCVS is set against each method by Welch's t-test over seeds (:func:`enkcvs.report.views.common.tested_verdict`);
 no cell of a single seed is ordered.
 """
 
@@ -13,8 +13,8 @@ import pandas as pd
 
 from enkcvs.report.comparison import method_rank
 from enkcvs.report.titles import METHOD_TITLES
-from enkcvs.runs.views.common import SETTING, SIGNIFICANCE, several_seeds, tested_verdict
-from enkcvs.runs.views.provenance import recorded_config
+from enkcvs.report.views.common import SETTING, SIGNIFICANCE, several_seeds, tested_verdict
+from enkcvs.recording.provenance import recorded_config
 
 
 def _seeds(run: Path) -> list[int]:

@@ -1,0 +1,126 @@
+"""The command line of recorded runs, ``python -m enkcvs.runs``: ``run --name NAME --configfile FILE`` runs the
+workflow on a config, timed, and records it in ``results/recorded/NAME`` (:mod:`enkcvs.recording`; ``--time-limit 2h``
+stops it after two hours instead, to be started again or, with ``--carry-on-stop``, carried); ``carry`` and
+``restore`` move an unfinished run to another machine through the repository (:mod:`enkcvs.continuing.carry`);
+``readme`` (``make readme``) rewrites the generated blocks and bound values of every page (README.md, ``docs/*.md``,
+``benchmarks/README.md``, ``config/README.md``) from the recorded runs (:mod:`enkcvs.report.pages.blocks`), and
+``readme --check`` only reports those that differ; ``compare`` lists the cells in which two runs' tables differ
+(:mod:`enkcvs.recording.compare`).
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from enkcvs.continuing.carry import restore_run, save_run
+from enkcvs.continuing.deadline import STOPPED_AT_LIMIT, parse_duration
+from enkcvs.recording.compare import compare_runs
+from enkcvs.recording.run import run_and_record
+from enkcvs.report.pages.blocks import pages, regenerate_pages
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m enkcvs.runs", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run the workflow on a config, timed, and record its report")
+    run.add_argument("--name", required=True, help="the record's folder under results/recorded")
+    run.add_argument("--configfile", required=True, type=Path)
+    run.add_argument("--cores", default="all")
+    run.add_argument("--snakemake", default=str(Path(sys.executable).with_name("snakemake")))
+    run.add_argument("--profile", type=Path, help="a Snakemake profile to run with, e.g. profiles/slurm")
+    run.add_argument("--first", nargs="+", action="append", default=[], metavar="TARGET",
+                     help="targets to build before the rest, one Snakemake invocation per --first in the order given "
+                          "(what should be finished if a long run is cut short), the next group filling its idle "
+                          "cores; repeat it for the next group")
+    run.add_argument("--time-limit", metavar="DURATION",
+                     help="stop the run after this long (2h, 90m, 1:30:00), the training jobs keeping their epoch "
+                          f"checkpoints, and exit with status {STOPPED_AT_LIMIT}; the same command goes on from there")
+    run.add_argument("--carry-on-stop", action="store_true",
+                     help="with --time-limit: carry what the stopped run finished into results/carried/NAME "
+                          "(as `carry` does), to go on on another machine")
+    carry = commands.add_parser("carry", help="save what a run has finished into results/carried/NAME, to be "
+                                "committed and restored on another machine (the run may be going on)")
+    restore = commands.add_parser("restore", help="put a carried run back (rebuilding its datasets), so that "
+                                  "`run` with the same name goes on where it was saved")
+    for moved in (carry, restore):
+        moved.add_argument("--name", required=True, help="the run's name, as `run --name` gives it")
+        moved.add_argument("--configfile", required=True, type=Path)
+        moved.add_argument("--snakemake", default=str(Path(sys.executable).with_name("snakemake")))
+    restore.add_argument("--cores", default="all")
+    readme = commands.add_parser("readme", help="regenerate the generated blocks of the Markdown pages")
+    readme.add_argument("--check", action="store_true", help="only report blocks that differ (exit 1)")
+    readme.add_argument("pages", nargs="*", type=Path,
+                        help="pages to regenerate (default: README.md, docs/*.md, benchmarks/README.md, "
+                             "config/README.md)")
+    compare = commands.add_parser("compare", help="how the tables of two runs' report folders differ")
+    compare.add_argument("first", type=Path)
+    compare.add_argument("second", type=Path)
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The ``run`` command: the record's path, or at its time limit the run stopped (and carried)."""
+    deadline = None if args.time_limit is None else time.monotonic() + parse_duration(args.time_limit)
+    record = run_and_record(name=args.name, configfile=args.configfile, cores=args.cores, snakemake=args.snakemake,
+                            first=args.first, deadline=deadline, profile=args.profile)
+    if record is not None:
+        print(record)
+        return 0
+    print(f"{args.name}: stopped at its time limit of {args.time_limit}, the training jobs' epoch checkpoints kept; "
+          "the same command goes on from there", file=sys.stderr)
+    if args.carry_on_stop:
+        try:
+            print(f"carried to {save_run(name=args.name, snakemake=[args.snakemake], configfile=args.configfile)}")
+        except FileNotFoundError as error:  # nothing finished yet: an earlier carried folder stays as it is
+            print(f"nothing carried: {error}", file=sys.stderr)
+    return STOPPED_AT_LIMIT
+
+
+def _moved(args: argparse.Namespace) -> int:
+    """The ``carry`` and ``restore`` commands."""
+    try:
+        if args.command == "carry":
+            print(save_run(name=args.name, snakemake=[args.snakemake], configfile=args.configfile))
+        else:
+            restored = restore_run(name=args.name, snakemake=[args.snakemake], configfile=args.configfile,
+                                   cores=args.cores)
+            print(f"{restored} files of {args.name} restored: go on with `python -m enkcvs.runs run "
+                  f"--name {args.name} --configfile {args.configfile}`")
+    except (FileNotFoundError, ValueError, RuntimeError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "configfile", None) is not None and not args.configfile.exists():
+        parser.error(f"--configfile {args.configfile} does not exist")
+    if args.command == "run":
+        if args.time_limit is not None:
+            try:
+                parse_duration(args.time_limit)
+            except ValueError as error:
+                parser.error(f"--time-limit {error}")
+        elif args.carry_on_stop:
+            parser.error("--carry-on-stop needs --time-limit")
+        return _run(args)
+    if args.command in ("carry", "restore"):
+        return _moved(args)
+    if args.command == "compare":
+        print(compare_runs(args.first, args.second).to_markdown(index=False))
+        return 0
+    try:
+        changed = regenerate_pages(args.pages or pages(), write=not args.check)
+    except FileNotFoundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for page, keys in changed.items():
+        if args.check:
+            for key in keys:
+                print(f"{page}: block {key!r} differs from the recorded runs; run `make readme`", file=sys.stderr)
+        else:
+            print(f"{page}: {len(keys)} block(s) regenerated" + (f": {', '.join(keys)}" if keys else ""))
+    return 1 if args.check and any(changed.values()) else 0
