@@ -33,7 +33,8 @@ from enkcvs.recording.provenance import RUN_HOME, run_line
 from enkcvs.report.views.review_list import review_list_view
 from enkcvs.report.views.row import row_view
 from enkcvs.report.views.standing import standing, standing_over
-from enkcvs.report.views.selection import (ranking_verdict, table1_agreement, table1_trend, theory_misses,
+from enkcvs.report.views.selection import (ranking_verdict, selection_beside, table1_agreement, table1_trend,
+                                        theory_misses,
                                         theory_summary)
 from enkcvs.report.views.table2 import (forget_rate_beside, forget_rate_tally, noise_cost, paper_beside, table2_beside,
                                      table2_ordering)
@@ -61,6 +62,7 @@ PAIR_VIEWS: dict[str, Callable[[Path, Path], str]] = {
     "diff": run_difference,
     "ladder-beside": ladder_beside,
     "table2-beside": table2_beside,
+    "selection-beside": selection_beside,
     "forget-rate": forget_rate_beside,
 }
 

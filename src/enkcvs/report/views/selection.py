@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 
 from enkcvs.report.paper import published_results
-from enkcvs.report.views.common import settings_phrase, span
+from enkcvs.report.views.common import SIGNIFICANCE, settings_phrase, span, welch_p
 from enkcvs.recording.provenance import recorded_config
 
 #: Where Theorem 1 counts as missing a measured precision or recall: by more than this many points.
@@ -143,3 +143,60 @@ def theory_summary(run: Path) -> str:
             f"{alone['dataset']} {alone['noise']}, the iterations {_dependence(table.loc[[nearest]])}, and Theorem 1 "
             f"misses recall by {alone['recall_gap']:+.1f}; at the other {len(others)} they {_dependence(others)}.\n")
 
+
+def _selection_row(run: Path) -> pd.DataFrame:
+    """A run's main selections per seed (``theory.csv``) with its E-NKCVS test accuracy per setting (``table2.csv``:
+    mean, std and seed count)."""
+    selections = _main_selections(run, pd.read_csv(run / "theory.csv"))
+    accuracy = pd.read_csv(run / "table2.csv").query("method == 'enkcvs' and runs > 0")
+    accuracy = accuracy.assign(noise=[f"{kind}{rate:g}" for kind, rate in zip(accuracy["noise_kind"],
+                                                                                 accuracy["noise_rate"])])
+    return selections.merge(accuracy[["dataset", "noise", "mean", "std", "runs"]], on=["dataset", "noise"],
+                            how="left")
+
+
+def selection_beside(first: Path, second: Path) -> str:
+    """What a larger selection buys (view ``<second>/selection-beside:<first>``, e.g. K = 10, M = 5 beside K = 4,
+    M = 3): per seed both runs selected on, each run's (K, M, t), measured precision and recall beside the corrected
+    Theorem 1's, and E-NKCVS's test accuracy; then the changes, measured and as Theorem 1 expects them, and whether the
+    accuracies differ by Welch's t-test (never from one seed)."""
+    rows = {run: _selection_row(run) for run in (first, second)}
+    keys = ["dataset", "noise", "seed"]
+    both = rows[first].merge(rows[second], on=keys, suffixes=("_first", "_second"))
+    if both.empty:
+        return f"`{second.name}` and `{first.name}` share no main selection of a seed.\n"
+    table = pd.concat([rows[run].merge(both[keys], on=keys).assign(run=f"`{run.name}`") for run in (first, second)])
+    table = table.sort_values(keys, kind="stable")  # per seed, the first run's row first
+    shown = table[["run", *keys, "K", "M", "t", "precision", "theorem1_precision", "recall", "theorem1_recall", "mean"]]
+    shown = shown.rename(columns={"theorem1_precision": "Theorem 1 precision", "theorem1_recall": "Theorem 1 recall",
+                                  "mean": "E-NKCVS test accuracy"})
+    change = {column: both[f"{column}_second"] - both[f"{column}_first"]
+              for column in ("precision", "recall", "theorem1_precision", "theorem1_recall")}
+    summary = (f"From `{first.name}` to `{second.name}` over {len(both)} selection(s) of a setting and seed: "
+               f"precision {span(change['precision'], spec='+.2f', joiner=' to ')} points (Theorem 1 expects "
+               f"{span(change['theorem1_precision'], spec='+.2f', joiner=' to ')}), recall "
+               f"{span(change['recall'], spec='+.2f', joiner=' to ')} (expects "
+               f"{span(change['theorem1_recall'], spec='+.2f', joiner=' to ')}). ")
+    return summary + _accuracy_verdict(both, first, second) + "\n\n" + shown.to_markdown(index=False,
+                                                                                       floatfmt=".2f") + "\n"
+
+
+def _accuracy_verdict(both: pd.DataFrame, first: Path, second: Path) -> str:
+    """Per setting of ``both``, E-NKCVS's test accuracy in the second run against the first: the change, and the
+    verdict of Welch's t-test where both cells have several seeds."""
+    verdicts = []
+    for (dataset, noise), rows in both.groupby(["dataset", "noise"]):
+        cells = [rows.iloc[0][[f"{column}_{side}" for column in ("mean", "std", "runs")]].set_axis(
+            ["mean", "std", "runs"]) for side in ("first", "second")]
+        if any(pd.isna(cell["mean"]) for cell in cells):
+            continue
+        difference = f"{cells[1]['mean'] - cells[0]['mean']:+.2f} points"
+        if min(cells[0]["runs"], cells[1]["runs"]) < 2:
+            verdicts.append(f"{dataset} {noise}: {difference}, from one seed: not ordered")
+            continue
+        p = welch_p(cells[1], cells[0])
+        higher = cells[1]["mean"] > cells[0]["mean"]
+        side = "not distinguishable from" if p >= SIGNIFICANCE else "above" if higher else "below"
+        verdicts.append(f"{dataset} {noise}: {difference}, `{second.name}` {side} `{first.name}` (Welch's t-test, "
+                        f"p = {p:.2g}, {int(cells[1]['runs'])} and {int(cells[0]['runs'])} seeds)")
+    return ("E-NKCVS test accuracy: " + "; ".join(verdicts) + ".") if verdicts else ""
