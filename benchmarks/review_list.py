@@ -31,11 +31,11 @@ from enkcvs.report.views.review_list import review_list_view
 TOPICS, TOPIC_WORDS, SHARED_WORDS, TEXTS = 4, 25, 200, 1200
 
 
-def synthetic_texts(*, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(texts (N,) object, labels (N,)): short synthetic topic texts (no text set ships with the installed packages;
-    scikit-learn's 20 newsgroups needs a download)."""
+def synthetic_texts(*, seed: int, count: int = TEXTS) -> tuple[np.ndarray, np.ndarray]:
+    """(texts (N,) object, labels (N,)): ``count`` short synthetic topic texts (no text set ships with the installed
+    packages; scikit-learn's 20 newsgroups needs a download)."""
     rng = generator(seed, Purpose.INIT)
-    labels = rng.integers(0, TOPICS, TEXTS)
+    labels = rng.integers(0, TOPICS, count)
     texts = []
     for topic in labels:
         draws = rng.random(rng.integers(6, 14))

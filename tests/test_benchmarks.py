@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from enkcvs.method.folds import fold_indices
+from enkcvs.report.pages.blocks import render_block
 
 REPO = Path(__file__).resolve().parent.parent
 FOLD_SPEED = REPO / "benchmarks" / "fold_speed.py"
@@ -79,3 +80,23 @@ def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json
 def test_make_gpu_check_runs_in_the_projects_environment_and_writes_under_benchmarks_results():
     dry = subprocess.run(["make", "-n", "gpu-check"], cwd=REPO, capture_output=True, text=True, check=True).stdout
     assert ".venv/bin/python benchmarks/gpu_check.py --out benchmarks/results/gpu-check-" in dry
+
+
+def test_rank_speed_measures_a_fold_model_per_kind_and_projects_the_whole_ranking(tmp_path):
+    out = tmp_path / "rank.json"
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "rank_speed.py"), "--kinds", "table",
+                           "--samples", "80", "--project-to", "800", "--whole", "table", "--threads", "1",
+                           "--out", str(out)], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(out.read_text())
+    assert found["threads"] == 1 and found["cpu_flags"] is not None and len(found["load_average"]) == 3
+    [run] = found["runs"]
+    models = found["K"] * found["M"]
+    assert run["kind"] == "table" and run["fold_models"] == models
+    assert run["whole_seconds"] > run["fold_model_seconds"] > 0
+    assert abs(run["projected_seconds"] - (run["prepare_seconds"] + models * run["fold_model_seconds"])) < 0.1
+    assert abs(run["projected_seconds_at_target"] - 10 * run["projected_seconds"]) <= 1
+    view = render_block(f"{out.stem}/rank-speed", results=tmp_path)
+    assert view.startswith(f"Ranking speed of {found['date'][:10]} (`rank.json`)") and "1 torch thread(s)" in view
+    header, _, row = [[cell.strip() for cell in line.split("|")[1:-1]] for line in view.splitlines()[2:5]]
+    assert row[:3] == ["table", "80", "mlp, 20 epochs"] and header[-1] == "at 800 samples (projected)"

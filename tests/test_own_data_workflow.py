@@ -130,6 +130,7 @@ def test_own_data_without_a_test_set_trains_no_final_model(own_run):
     workdir, _ = own_run
     assert not (workdir / "results" / "final").exists()
     assert not (workdir / "results" / "report" / "table2.md").exists()
+    assert not (workdir / "results" / "report" / "table3.md").exists()  # no paper table for the user's own data
 
 
 def test_own_out_of_fold_probabilities_are_selected_without_training(own_run):
@@ -172,3 +173,40 @@ def test_the_docs_own_data_config_plans_each_seed_and_the_merged_ranking(tmp_pat
                     "results/issues/animals/real/seed2/label_issues.parquet",
                     "results/issues/animals/real/label_issues.parquet"):
         assert planned in done.stdout
+
+
+def test_texts_and_a_table_of_image_paths_need_no_recipe_key_beyond_the_model_and_render_no_paper_table(
+        tmp_path, run_snakemake):
+    """A text dataset's recipe trains without mixup when it leaves mixup_alpha out (token ids cannot be mixed), the
+    image_table source takes a CSV of path,label, and a run on the user's own data alone renders no paper table."""
+    questions = {"question": ["Who wrote Hamlet ?", "Where is Denver ?"] * 4, "topic": ["person", "place"] * 4}
+    pd.DataFrame(questions).to_csv(tmp_path / "questions.csv", index=False)
+    (tmp_path / "photos").mkdir()
+    for i in range(6):
+        Image.new("RGB", (10, 9), (40 * i, 0, 0)).save(tmp_path / "photos" / f"{i}.png")
+    pd.DataFrame({"path": [f"photos/{i}.png" for i in range(6)], "label": CLASSES[np.arange(6) % 3]}).to_csv(
+        tmp_path / "photos.csv", index=False)
+    recipe = {"optimizer": "sgd", "lr": 0.05, "epochs": 1}
+    config = {
+        "datasets": {
+            "questions": {"source": "text_table", "noise": ["real"], "find_issues": True,
+                          "source_options": {"path": "questions.csv", "text_column": "question",
+                                             "label_column": "topic"},
+                          "recipe": {**recipe, "model": "text_classifier", "optimizer": "adam"}},
+            "photos": {"source": "image_table", "noise": ["real"], "find_issues": True,
+                       "source_options": {"path": "photos.csv", "image_column": "path", "label_column": "label"},
+                       "recipe": {**recipe, "model": "cnn4"}},
+        },
+        "seeds": [1], "selection": {"K": 2, "M": 1, "t": 1}, "methods": ["ce"],
+    }
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    done = run_snakemake(tmp_path, "-n", config=tmp_path / "c.yaml")
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    for planned in ("results/issues/questions/real/review.md", "results/issues/photos/real/review.png",
+                    "results/report/datasets.md"):
+        assert planned in done.stdout
+    assert "results/report/table" not in done.stdout  # no Table 1, 2 or 3
+    config["datasets"]["questions"]["recipe"]["mixup_alpha"] = 0.3  # said outright: refused, as before
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    done = run_snakemake(tmp_path, "-n", config=tmp_path / "c.yaml")
+    assert done.returncode != 0 and "datasets.questions.recipe.mixup_alpha must be null" in done.stdout + done.stderr

@@ -274,3 +274,34 @@ def test_image_folder_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"no images in the class folders \['only'\]; images are files ending "
                                                 r"in \.jpg, \.jpeg, \.png"):
         own.load_image_folder(root=str(tmp_path / "flat"))
+
+
+def test_image_table_reads_paths_relative_to_its_folder_or_absolute(tmp_path):
+    from enkcvs.data.sources.web import image_files_dataset
+
+    written = write_image_folder(tmp_path / "images", seed=6)
+    paths = [f"images/{path}" for path in written]
+    paths[2] = str(tmp_path / paths[2])
+    frame = pd.DataFrame({"file": paths, "animal": [path.split("/")[-2 if "more" not in path else -3]
+                                                    for path in paths], "uid": range(10, 16)})
+    with pytest.warns(UserWarning, match="'cat' -> 0"):
+        dataset = load_source("image_table", path=write_table(frame, tmp_path / "photos.csv"), image_column="file",
+                              label_column="animal", id_column="uid", resize=8, crop=6)
+    assert dataset.modality == "image_files" and get_source("image_table").modality == "image_files"
+    assert dataset.x_train.tolist() == paths and dataset.image_root == str(tmp_path)
+    assert dataset.class_names == IMAGE_CLASSES and dataset.y_train.tolist() == [0, 0, 1, 1, 2, 2]
+    assert dataset.sample_ids.tolist() == list(range(10, 16)) and dataset.x_test.shape == (0,)
+    reader = image_files_dataset(root=dataset.image_root, paths=dataset.x_train, transform=dataset.image_transform,
+                                 train=False)
+    assert tuple(reader[2][0].shape) == (3, 6, 6)  # the absolute path is read as it is
+
+
+def test_image_table_names_the_rows_without_an_image_file(tmp_path):
+    written = write_image_folder(tmp_path / "images", seed=7)
+    frame = pd.DataFrame({"path": [f"images/{path}" for path in written], "label": [0, 0, 1, 1, 2, 2]})
+    frame.loc[[1, 4], "path"] = ["images/cat/gone.png", None]
+    with pytest.raises(FileNotFoundError, match=r"2 of 6 images in column 'path' are not files \(rows 1, 4; .*; the "
+                                                r"first: \S+images/cat/gone\.png\)\. Fix: give paths relative to the "
+                                                r"table's folder or absolute"):
+        own.load_image_table(path=write_table(frame, tmp_path / "photos.csv"), image_column="path",
+                             label_column="label")

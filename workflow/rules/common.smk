@@ -13,10 +13,11 @@ from enkcvs.data.sources import SOURCES
 from enkcvs.data.text import checkpoint_slug
 from enkcvs.training.final import BASELINE_METHODS, GAMMA_METHODS, SELECTION_METHODS
 from enkcvs.training.recipe import baseline_recipe, recipe_params
-from enkcvs.pipeline.config import config_problems, duplicate_key_problems
+from enkcvs.pipeline.config import config_problems, duplicate_key_problems, fill_text_recipe_defaults
 
 _problems = [problem for path in workflow.configfiles for problem in duplicate_key_problems(path)]
 if not _problems:
+    fill_text_recipe_defaults(config)  # before the schema's defaults, which know no modality
     validate(config, schema="../schemas/config.schema.yaml")
     _problems = config_problems(config)
 if _problems:
@@ -296,13 +297,21 @@ def selects():
     return config["ablation"] or any(method in SELECTION_METHODS for method in config["methods"])
 
 
+def compares_with_the_paper():
+    """Whether some enabled dataset is compared with one of the paper's (``paper_name``): only then does the run
+    render Table 3, the paper's real-world rows; a run on the user's own data renders no paper table."""
+    return any(dataset["paper_name"] is not None for dataset in DATASETS.values())
+
+
 def get_final_output():
-    """Table 3 and the dataset summary always; the noise table, the training jobs' time and memory and the
-    confident-learning comparison when some run injects noise (runs on 'real' noise have no true labels to score),
-    Table 1 and the theory figure when it also selects; Table 2 (the ablation ladder and the clean test curves when
+    """The dataset summary always; Table 3 when some dataset is compared with the paper's; the noise table, the
+    training jobs' time and memory and the confident-learning comparison when some run injects noise (runs on 'real'
+    noise have no true labels to score), Table 1 and the theory figure when it also selects; Table 2 (the ablation ladder and the clean test curves when
     asked for) when such a run also has a test set; Figure 1 when enabled; label issues of the datasets that ask for
     them and of the user's own OOF sets."""
-    outputs = [*rules.table3.output, *rules.dataset_summary.output]
+    outputs = list(rules.dataset_summary.output)
+    if compares_with_the_paper():
+        outputs += rules.table3.output
     if main_settings(real=False):
         outputs += [*rules.noise_table.output, *rules.resource_usage.output]
         if selects():

@@ -1,16 +1,22 @@
-"""The ``enkcvs`` command: E-NKCVS on predictions a user already has.
+"""The ``enkcvs`` command: E-NKCVS on a user's own data, or on predictions the user already has.
 
-``enkcvs find-issues --probabilities oof.npy --labels labels.csv --out issues.csv`` ranks every sample from most to
-least likely mislabelled (:func:`enkcvs.labelissues.oof.select`) and marks two sets: ``in_review_list``, the likely
-label errors to check (as many as confident learning estimates), and ``kept``, the paper's selection to train on. With
+``enkcvs find-issues --data animals.csv --label-column animal --out issues.csv`` trains the M x K cross-validation's
+fold models on the data (images: a folder of class folders or a CSV of image paths; texts: a CSV with a text column;
+a table: a CSV of numeric features; :mod:`enkcvs.labelissues.owndata`, which names each kind's default recipe);
+``enkcvs find-issues --probabilities oof.npy --labels labels.csv --out issues.csv`` reads the out-of-fold
+probabilities instead. Either way every sample is ranked from most to least likely mislabelled
+(:func:`enkcvs.labelissues.oof.select`) and two sets are marked: ``in_review_list``, the likely label errors to check
+(as many as confident learning estimates), and ``kept``, the paper's selection to train on. From data, the review
+sheet of the top ``--review-top`` samples (:mod:`enkcvs.labelissues.review`; 36) is written beside ``--out``
+(``issues.review.png`` and ``.pdf`` for images, ``issues.review.md`` for texts and tables), and what produced the
+ranking (data, seed, K, M, t, recipe) in ``issues.provenance.json``. From probabilities, the review sheet comes with
 ``--images images.npy`` (an array (N, H, W), (N, H, W, C) or (N, C, H, W)), ``--image-column COLUMN`` (image paths in
-the labels file, relative to its folder or absolute) or ``--text-column COLUMN`` (texts in the labels file) it also
-writes the review sheet of the top ``--review-top`` samples (:mod:`enkcvs.labelissues.review`; 36) beside ``--out``:
-``issues.review.png`` and ``.pdf`` for images, ``issues.review.md`` for texts. String labels are matched to the
-probability columns by name (the columns' names, or ``--class-names``), by sorted order only with
-``--classes-in-sorted-order``. Exit status 0 on success (with warnings on stderr, e.g. when over half the samples are
-not kept), 2 on a malformed command line or a bad input file or option (the message names the problem and the fix;
-nothing is written).
+the labels file, relative to its folder or absolute) or ``--text-column COLUMN`` (texts in the labels file); string
+labels are matched to the probability columns by name (the columns' names, or ``--class-names``), by sorted order
+only with ``--classes-in-sorted-order``. ``enkcvs example --out animals.csv`` writes a small table with known label
+errors to try it on (:mod:`enkcvs.labelissues.example`). Exit status 0 on success (with warnings on stderr, e.g. when
+over half the samples are not kept), 2 on a malformed command line or a bad input file or option (the message names
+the problem and the fix; nothing is written, nothing trained).
 """
 
 import argparse
@@ -20,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from enkcvs.io import atomic_path, save_figure
+from enkcvs.labelissues.outputs import checked_out, checked_review_top, checked_threshold, write_ranking
 from enkcvs.labelissues.review import DEFAULT_TOP
 
 
@@ -30,18 +36,40 @@ FILE_OPTIONS = {
     "labels": ("the CSV file (or a .parquet / .npy) of the labels", (".csv", ".parquet", ".npy")),
     "images": ("the .npy file of the images", (".npy",)),
 }
-
-#: Output formats, by the suffix of ``--out``.
-WRITERS = {
-    ".csv": lambda frame, path: frame.to_csv(path, index=False),
-    ".parquet": lambda frame, path: frame.to_parquet(path, index=False),
-}
+#: The options of one input only, refused with the other: the data's (training) and the probabilities'.
+DATA_ONLY = ("kind", "feature_columns", "folds", "repetitions", "epochs", "seed")
+PROBABILITIES_ONLY = ("labels", "class_names", "classes_in_sorted_order", "images")
 
 
-def find_issues(
+def find_issues(*, out: Path, probabilities: Path | None = None, data: Path | None = None, **options) -> str:
+    """Rank every sample of the user's data by how likely its label is wrong, from out-of-fold ``probabilities``
+    (:func:`find_issues_in_probabilities`, with their ``labels``) or from the ``data`` itself, trained on here
+    (:func:`enkcvs.labelissues.owndata.find_issues_in_data`): exactly one of the two, each with its own ``options``
+    (the command's, by their names: :data:`DATA_ONLY`, :data:`PROBABILITIES_ONLY` and those of both). Returns the
+    summary line; ValueError / OSError, worded in the command's options, on bad input, before anything is written."""
+    if (probabilities is None) == (data is None):
+        raise ValueError("pass one of --data PATH (your images, texts or table, trained on here) or --probabilities "
+                         "FILE (out-of-fold probabilities from a model of your own)" if data is None else
+                         "--data and --probabilities each give what to rank: pass only one of them")
+    others = PROBABILITIES_ONLY if data is not None else DATA_ONLY
+    passed = [name for name in others if options.get(name) not in (None, False)]
+    if passed:
+        flags = " and ".join("--" + name.replace("_", "-") for name in passed)
+        which = "--probabilities" if data is not None else "--data"
+        raise ValueError(f"{flags} go{'es' if len(passed) == 1 else ''} with {which}, not with "
+                         f"{'--data' if data is not None else '--probabilities'}. Fix: drop {flags}")
+    options = {name: value for name, value in options.items() if name not in others}
+    if data is not None:
+        from enkcvs.labelissues.owndata import find_issues_in_data
+
+        return find_issues_in_data(data=data, out=out, **options)
+    return find_issues_in_probabilities(probabilities=probabilities, out=out, **options)
+
+
+def find_issues_in_probabilities(
     *,
     probabilities: Path,
-    labels: Path,
+    labels: Path | None,
     out: Path,
     label_column: str | None = None,
     id_column: str | None = None,
@@ -56,13 +84,16 @@ def find_issues(
     """Select and rank the samples of ``labels`` by their out-of-fold ``probabilities``; write the label-issue table
     (:meth:`enkcvs.labelissues.oof.SelectionResult.to_frame`, with the user's ``id_column`` after ``sample``) to ``out``
     (.csv or .parquet) and, given ``images`` (a .npy image batch), ``image_column`` or ``text_column`` (columns of
-    ``labels``), the review sheet of its top ``review_top`` samples beside it (:func:`review_paths`). String labels
-    name the probability columns as :func:`_class_names` matches them. Everything is written only when every check
-    passed. Returns a one-line summary of both sets; warns when over half the samples are not kept; ValueError /
-    OSError, worded in the command's options, on bad input."""
+    ``labels``), the review sheet of its top ``review_top`` samples beside it
+    (:func:`enkcvs.labelissues.outputs.review_paths`). String labels name the probability columns as
+    :func:`_class_names` matches them. Everything is written only when every check passed. Returns a one-line summary
+    of both sets; warns when over half the samples are not kept; ValueError / OSError, worded in the command's
+    options, on bad input."""
     from enkcvs.labelissues.oof import load_named_probabilities, select
 
-    writer = _checked_out(out)
+    checked_out(out)
+    if labels is None:
+        raise ValueError("--probabilities needs the given labels: pass --labels FILE, rows in the probabilities' order")
     shows = _checked_sheet_options(images=images, image_column=image_column, text_column=text_column,
                                    review_top=review_top)
     for option, path in (("probabilities", probabilities), ("labels", labels), ("images", images)):
@@ -74,7 +105,7 @@ def find_issues(
     names, source = _class_names(given, column_names=column_names, class_names=class_names,
                                  sorted_order=classes_in_sorted_order, num_classes=_stack_size(stack, axis=-1),
                                  files=(probabilities, labels))
-    _checked_threshold(threshold, iterations=_stack_size(stack, axis=0))
+    checked_threshold(threshold, iterations=_stack_size(stack, axis=0))
     result = select(probabilities=stack, labels=_encoded(given, names=names, source=source, labels=labels),
                     threshold=threshold, class_names=names)
     frame = result.to_frame(ids=ids, id_column=id_column)
@@ -83,19 +114,7 @@ def find_issues(
                f"at least t = {result.threshold}")
     sheet = {"issues": frame, "caption": caption, "top": review_top or DEFAULT_TOP, "id_column": id_column}
     sheet = None if shows is None else _review_sheet(shows, labels=labels, **sheet)  # drawn before anything is written
-    with atomic_path(out) as tmp:
-        writer(frame, tmp)
-    written = "" if sheet is None else f"; review sheet {_write_sheet(sheet, out=out)}"
-    listed, kept = int(frame["in_review_list"].sum()), int(frame["kept"].sum())
-    return (f"{listed} of {len(frame)} samples in the review list (likely label errors, as many as estimated); "
-            f"{kept} kept for training (selected in at least t = {result.threshold} of M = {result.iterations} "
-            f"iterations); every sample ranked in {out}{written}")
-
-
-def review_paths(out: Path) -> dict[str, Path]:
-    """The review sheet's files beside the table ``out``: ``issues.csv`` -> ``issues.review.png``, ``.pdf`` (images)
-    and ``issues.review.md`` (texts)."""
-    return {suffix: out.with_name(f"{out.stem}.review.{suffix}") for suffix in ("png", "pdf", "md")}
+    return write_ranking(frame, result=result, sheet=sheet, out=out)
 
 
 def _checked_sheet_options(
@@ -108,24 +127,11 @@ def _checked_sheet_options(
     flags = " and ".join("--" + option.replace("_", "-") for option, _ in given)
     if len(given) > 1:
         raise ValueError(f"{flags} each choose what the review sheet shows; pass only one of them")
-    if review_top is not None and review_top < 1:
-        raise ValueError(f"--review-top {review_top}: a review sheet shows N >= 1 samples. Fix: pass --review-top 1 "
-                         f"or more (default {DEFAULT_TOP})")
+    checked_review_top(review_top)
     if review_top is not None and not given:
         raise ValueError("--review-top sizes the review sheet, which needs what to show: pass --images, "
                          "--image-column or --text-column too")
     return given[0] if given else None
-
-
-def _checked_out(out: Path):
-    """The writer of ``--out``'s format; ValueError for a folder or an unknown extension."""
-    if out.is_dir():
-        raise ValueError(f"--out points to a folder, give the file to write: {out} is a folder. Fix: e.g. --out "
-                         f"{out / 'issues.csv'}")
-    writer = WRITERS.get(out.suffix.lower())
-    if writer is None:
-        raise ValueError(f"--out {out}: unknown extension {out.suffix!r}; use one of {sorted(WRITERS)}")
-    return writer
 
 
 def _checked_file(path: Path | None, *, option: str) -> None:
@@ -238,14 +244,6 @@ def _encoded(given: np.ndarray, *, names: tuple | None, source: str, labels: Pat
     return np.array([index[text] for text in texts], dtype=np.int64)
 
 
-def _checked_threshold(threshold: int | None, *, iterations: int | None) -> None:
-    """ValueError, worded in ``--threshold``, for a t outside 1..M."""
-    if threshold is not None and iterations is not None and not 1 <= threshold <= iterations:
-        raise ValueError(f"--threshold {threshold}: a sample gets at most one vote from each of the M = {iterations} "
-                         f"repetitions, so t lies in 1..{iterations}. Fix: pass --threshold between 1 and "
-                         f"{iterations}")
-
-
 def _warn_when_most_are_flagged(flags: np.ndarray, *, source: str) -> None:
     """A warning with the likely causes when over half the samples are flagged (not kept)."""
     flagged = int(flags.sum())
@@ -281,21 +279,6 @@ def _review_sheet(shows: tuple[str, Path | str], *, labels: Path, **sheet):
     return draw_review_sheet(images=pixels, **sheet)
 
 
-def _write_sheet(sheet, *, out: Path) -> str:
-    """Write a review sheet (a figure: PNG and PDF; Markdown text) beside ``out``; returns where, in words."""
-    from enkcvs.labelissues.review import write_markdown
-
-    paths = review_paths(out)
-    if isinstance(sheet, str):
-        write_markdown(sheet, path=paths["md"])
-        return str(paths["md"])
-    import matplotlib.pyplot as plt
-
-    save_figure(sheet, png=paths["png"], pdf=paths["pdf"], dpi=150)
-    plt.close(sheet)
-    return f"{paths['png']} and {paths['pdf']}"
-
-
 def _unique_ids(ids: np.ndarray, *, labels: Path, column: str) -> np.ndarray:
     """``ids`` (N,), read from column ``column`` of the file ``labels``, when no id repeats; ValueError naming the
     repeated ids and their rows otherwise."""
@@ -312,45 +295,87 @@ def _unique_ids(ids: np.ndarray, *, labels: Path, column: str) -> np.ndarray:
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="enkcvs", description=__doc__.split("\n\n")[0])
     commands = main.add_subparsers(dest="command", required=True)
+    _find_issues_parser(commands)
+    example = commands.add_parser(
+        "example", help="write a small table with known label errors to try find-issues on",
+        description="A CSV of 3 animals' measurements (columns id, x0..x4, animal) with a share of the labels flipped "
+        "to another class, and beside it the flipped rows (<stem>.flipped.csv: id, given_label, true_label).")
+    example.add_argument("--out", required=True, type=Path, metavar="FILE.csv", help="the table to write")
+    example.add_argument("--samples", type=int, default=300, metavar="N", help="rows (default 300)")
+    example.add_argument("--flipped", type=float, default=0.1, metavar="SHARE",
+                         help="share of the labels flipped (default 0.1)")
+    example.add_argument("--seed", type=int, default=1, help="seeds the features and the flips (default 1)")
+    return main
+
+
+def _find_issues_parser(commands) -> None:
+    """The ``find-issues`` sub-command's options."""
+    from enkcvs.labelissues.owndata import DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SEED, KINDS, recipe_text
+
     command = commands.add_parser(
         "find-issues",
-        help="rank samples by how likely their label is wrong, from out-of-fold probabilities",
-        description="E-NKCVS on out-of-fold probabilities: a sample is kept when at least t of the M cross-validation "
-        "repetitions predict its given label (column kept: the set to train on); every sample is ranked by label "
-        "quality (lowest first), and the first ones, as many as confident learning estimates label errors, form the "
-        "review list (column in_review_list: the likely errors to check). Writes one row per sample: given_label, "
-        "suggested_label, in_review_list, kept, label_quality, votes, beta, rank.",
+        help="rank samples by how likely their label is wrong: from your data (trained here) or from out-of-fold "
+        "probabilities",
+        description="E-NKCVS: M repetitions of K-fold cross-validation predict every sample from models that did not "
+        "train on it; a sample is kept when at least t of the M repetitions predict its given label (column kept: the "
+        "set to train on); every sample is ranked by label quality (lowest first), and the first ones, as many as "
+        "confident learning estimates label errors, form the review list (column in_review_list: the likely errors "
+        "to check). Writes one row per sample: given_label, suggested_label, in_review_list, kept, label_quality, "
+        "votes, beta, rank. Give --data (trained here) or --probabilities (from a model of your own).",
     )
-    command.add_argument("--probabilities", required=True, type=Path, metavar="FILE",
-                         help=".npy (N, Q) or (M, N, Q), or .parquet/.csv with one column per class: prob_0.."
-                         "prob_{Q-1}, or named by class (prob_<class> or <class>); and 'iteration' 1..M, 'sample' "
-                         "for M > 1")
-    command.add_argument("--labels", required=True, type=Path, metavar="FILE",
-                         help="the given labels: .csv/.parquet (a label column; rows in the probabilities' order, "
-                         "or a 'sample' column) or .npy")
-    command.add_argument("--label-column", metavar="COLUMN", help="the label column (needed when the file has several)")
-    command.add_argument("--id-column", metavar="COLUMN", help="a column of the labels file carried to the output")
-    command.add_argument("--class-names", metavar="A,B,...",
-                         type=lambda text: [name.strip() for name in text.split(",")],
-                         help="the class of each probability column, in column order, for string labels and "
-                         "probabilities without column names (.npy, prob_0..)")
-    command.add_argument("--classes-in-sorted-order", action="store_true",
-                         help="the probability columns follow the string labels' sorted order (instead of "
-                         "--class-names)")
+    command.add_argument("--out", required=True, type=Path, metavar="FILE", help="the ranked table: .csv or .parquet")
+    command.add_argument("--label-column", metavar="COLUMN",
+                         help="the label column (default: 'label' where --data has it; needed when --labels has "
+                         "several columns)")
+    command.add_argument("--id-column", metavar="COLUMN", help="a column of unique ids carried to the output")
     command.add_argument("--threshold", "-t", type=int, metavar="T",
                          help="votes a sample needs to be kept (default: 1 for M = 1, else 2, the paper's)")
-    command.add_argument("--out", required=True, type=Path, metavar="FILE", help="the ranked table: .csv or .parquet")
+    data = command.add_argument_group(
+        "from your data", "trains the M x K fold models here (a progress bar on stderr), then writes the ranking, "
+        "the review sheet beside it (issues.csv -> issues.review.png and .pdf for images, issues.review.md for texts "
+        "and tables) and issues.provenance.json (data, seed, K, M, t, recipe). Default recipes: "
+        + "; ".join(f"{kind}: {recipe_text(kind)}" for kind in KINDS))
+    data.add_argument("--data", type=Path, metavar="PATH",
+                      help="a folder with one sub-folder of images per class, or a .csv/.parquet file: image paths "
+                      "(relative to its folder, or absolute) and labels, texts and labels, or numeric features and "
+                      "labels")
+    data.add_argument("--kind", choices=KINDS,
+                      help="what --data holds (default: images for a folder or a file with an --image-column or a "
+                      "column named path or image; texts with --text-column; else table)")
+    data.add_argument("--feature-columns", metavar="A,B,...", type=lambda text: [name.strip() for name in
+                                                                             text.split(",")],
+                      help="a table's feature columns (default: every column but the label and id columns)")
+    data.add_argument("--folds", "-K", type=int, metavar="K",
+                      help=f"folds of each cross-validation (default {DEFAULT_FOLDS})")
+    data.add_argument("--repetitions", "-M", type=int, metavar="M",
+                      help=f"cross-validations, each with fresh folds (default {DEFAULT_REPETITIONS})")
+    data.add_argument("--epochs", type=int, metavar="N", help="epochs of each fold model (default: the recipe's)")
+    data.add_argument("--seed", type=int, help="seeds folds and models: the same seed gives the same ranking "
+                      f"(default {DEFAULT_SEED})")
+    given = command.add_argument_group("from out-of-fold probabilities", "no training")
+    given.add_argument("--probabilities", type=Path, metavar="FILE",
+                       help=".npy (N, Q) or (M, N, Q), or .parquet/.csv with one column per class: prob_0.."
+                       "prob_{Q-1}, or named by class (prob_<class> or <class>); and 'iteration' 1..M, 'sample' "
+                       "for M > 1")
+    given.add_argument("--labels", type=Path, metavar="FILE",
+                       help="the given labels: .csv/.parquet (a label column; rows in the probabilities' order, "
+                       "or a 'sample' column) or .npy")
+    given.add_argument("--class-names", metavar="A,B,...", type=lambda text: [name.strip() for name in text.split(",")],
+                       help="the class of each probability column, in column order, for string labels and "
+                       "probabilities without column names (.npy, prob_0..)")
+    given.add_argument("--classes-in-sorted-order", action="store_true",
+                       help="the probability columns follow the string labels' sorted order (instead of "
+                       "--class-names)")
     sheet = command.add_argument_group(
         "review sheet", "the top samples, most likely mislabelled first, with class names, votes and label quality, "
-        "written beside --out (issues.csv -> issues.review.png and .pdf, or issues.review.md); give one of --images, "
-        "--image-column or --text-column")
+        "written beside --out; from probabilities give one of --images, --image-column or --text-column")
     sheet.add_argument("--images", type=Path, metavar="FILE.npy",
                        help="the N images in the labels' order: an array (N, H, W), (N, H, W, C) or (N, C, H, W)")
     sheet.add_argument("--image-column", metavar="COLUMN",
-                       help="a column of image paths in the labels file (relative to its folder, or absolute)")
-    sheet.add_argument("--text-column", metavar="COLUMN", help="a column of texts in the labels file")
+                       help="a column of image paths in --data or the labels file (relative to its folder, or "
+                       "absolute)")
+    sheet.add_argument("--text-column", metavar="COLUMN", help="a column of texts in --data or the labels file")
     sheet.add_argument("--review-top", type=int, metavar="N", help=f"samples on the sheet (default {DEFAULT_TOP})")
-    return main
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -361,13 +386,18 @@ def main(argv: list[str] | None = None) -> int:
     summary, failure = None, None
     with warnings.catch_warnings(record=True) as caught:
         try:
-            summary = find_issues(**options)
+            if arguments.command == "example":
+                from enkcvs.labelissues.example import write_example
+
+                summary = write_example(**options)
+            else:
+                summary = find_issues(**options)
         except (ValueError, OSError) as error:
             failure = error
     for warning in caught:  # the message alone, without the source line the default format shows
-        print(f"enkcvs find-issues: warning: {warning.message}", file=sys.stderr)
+        print(f"enkcvs {arguments.command}: warning: {warning.message}", file=sys.stderr)
     if failure is not None:
-        print(f"enkcvs find-issues: error: {failure}", file=sys.stderr)
+        print(f"enkcvs {arguments.command}: error: {failure}", file=sys.stderr)
         return 2
     print(summary)
     return 0

@@ -104,9 +104,7 @@ def write_issue_files(
     issues = label_issue_table(given=given, iterations=iterations, class_names=dataset.class_names,
                                ids=dataset.sample_ids, id_column=dataset.id_column,
                                **{column: outcome[column] for column in ISSUE_OUTCOME})
-    if dataset.modality in ("text", "image_files"):
-        position = 1 if dataset.sample_ids is None else 2
-        issues.insert(position, "text" if dataset.modality == "text" else "path", dataset.x_train[issues["sample"]])
+    issues = with_sample_column(issues, dataset=dataset)
     write_table(issues, table, metadata=metadata)
     lines = [
         f"# Label issues: {metadata['dataset']}",
@@ -119,3 +117,12 @@ def write_issue_files(
     ]
     with atomic_path(summary) as tmp:
         tmp.write_text("\n".join(lines))
+
+
+def with_sample_column(issues: pd.DataFrame, *, dataset: Dataset) -> pd.DataFrame:
+    """``issues`` (one row per sample) with each sample's text (column ``text``) or image path (``path``) after its row
+    and id, for a dataset of texts or image files; unchanged otherwise."""
+    if dataset.modality in ("text", "image_files"):
+        position = 1 if dataset.sample_ids is None else 2
+        issues.insert(position, "text" if dataset.modality == "text" else "path", dataset.x_train[issues["sample"]])
+    return issues

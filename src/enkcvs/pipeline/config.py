@@ -11,6 +11,19 @@ from enkcvs.training.final import ORACLE_METHODS
 from enkcvs.training.recipe import Recipe, baseline_recipe
 
 
+def fill_text_recipe_defaults(config: dict[str, Any]) -> None:
+    """Set ``mixup_alpha: null`` in the recipe of every text dataset of ``config`` that leaves it out, before the
+    schema fills in its default (0.3): mixup cannot mix token ids, so a text recipe trains without it unless the
+    config says otherwise (which :func:`config_problems` then refuses). Run on the config as written; entries the
+    schema will refuse are left to it."""
+    datasets = config.get("datasets")
+    for dataset in datasets.values() if isinstance(datasets, dict) else ():
+        source = SOURCES.get(str(dataset.get("source"))) if isinstance(dataset, dict) else None
+        recipe = dataset.get("recipe") if source is not None and source.modality == "text" else None
+        if isinstance(recipe, dict) and "mixup_alpha" not in recipe:
+            recipe["mixup_alpha"] = None
+
+
 def _source_problems(key: str, dataset: dict[str, Any], source) -> list[str]:
     """Problems between a dataset entry and its source: options, data location, model and asymmetric map."""
     problems = []

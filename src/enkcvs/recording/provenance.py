@@ -21,7 +21,10 @@ def _location(run: Path) -> str:
     return f"{home}/{run.name}"
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """Seconds as the pages print a wall time: ``9.8 s``, ``6 min 40 s``, ``6 h 13 min``."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
     minutes, seconds = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min" if hours else f"{minutes} min {seconds} s"
@@ -66,7 +69,7 @@ def run_line(run: Path) -> str:
     )
     return (
         f"Run `{meta['name']}` (`{meta['configfile']}`), recorded {meta['recorded']}: {jobs}"
-        f"{_duration(meta['wall_seconds'])}{over} of `snakemake` on {cores} of an {host['cpu']} "
+        f"{duration(meta['wall_seconds'])}{over} of `snakemake` on {cores} of an {host['cpu']} "
         f"({flags}){_gpus(host)}, torch {meta['versions'].get('torch', '?')}, commit {commit}; "
         f"files in `{_location(run)}/`.{carried}{checked}\n"
     )

@@ -13,11 +13,14 @@ from typing import Any
 
 import numpy as np
 
+from enkcvs.data.datasets import Dataset
 from enkcvs.method.folds import fold_indices
 from enkcvs.rng import Purpose, derive_seed
+from enkcvs.training.inputs import subset_inputs
 from enkcvs.training.recipe import Recipe
 
 log = logging.getLogger(__name__)
+
 
 def fold_probabilities(
     *,
@@ -59,30 +62,34 @@ def fold_probabilities(
     from enkcvs.training.evaluate import predict_proba
     from enkcvs.training.train import train_model
 
-    train, validation, held_out = fold_indices(num_samples=len(given), num_folds=num_folds, seed=seed,
-                                               iteration=iteration, fold=fold,
-                                               validation_fraction=recipe.validation_fraction)
-    log.info("fold %d of %d, iteration %d: training on %d samples, %d held out for the best epoch, predicting %d",
-             fold, num_folds, iteration, len(train), len(validation), len(held_out))
-    result = train_model(
-        recipe=recipe,
-        x=inputs(train, True),
-        targets=np.eye(num_classes, dtype=np.float32)[given[train]],
-        seed=derive_seed(seed, Purpose.INIT, num_folds, iteration, fold),
-        validation=(inputs(validation, False), given[validation]) if len(validation) else None,
-        device=device,
-        loss=loss,
-        loss_params=loss_params,
-        resume=resume,
-    )
+    held_out, training = _fold_training(recipe=recipe, inputs=inputs, given=given, num_classes=num_classes, seed=seed,
+                                        num_folds=num_folds, iteration=iteration, fold=fold)
+    result = train_model(recipe=recipe, **training, device=device, loss=loss, loss_params=loss_params, resume=resume)
     probabilities = predict_proba(result.model, inputs(held_out, False), device=device,
                                   workers=recipe.loader_workers, bf16=result.bf16)
     return held_out, probabilities, result
 
 
+def _fold_training(*, recipe: Recipe, inputs: Callable[[np.ndarray, bool], Any], given: np.ndarray, num_classes: int,
+                   seed: int, num_folds: int, iteration: int, fold: int) -> tuple[np.ndarray, dict[str, Any]]:
+    """Fold k of iteration m's held-out samples (n_k,), and what its model trains on: ``x``, ``targets``, ``seed``
+    and ``validation`` as :func:`enkcvs.training.train.train_model` takes them."""
+    train, validation, held_out = fold_indices(num_samples=len(given), num_folds=num_folds, seed=seed,
+                                               iteration=iteration, fold=fold,
+                                               validation_fraction=recipe.validation_fraction)
+    log.info("fold %d of %d, iteration %d: training on %d samples, %d held out for the best epoch, predicting %d",
+             fold, num_folds, iteration, len(train), len(validation), len(held_out))
+    return held_out, {
+        "x": inputs(train, True),
+        "targets": np.eye(num_classes, dtype=np.float32)[given[train]],
+        "seed": derive_seed(seed, Purpose.INIT, num_folds, iteration, fold),
+        "validation": (inputs(validation, False), given[validation]) if len(validation) else None,
+    }
+
+
 def out_of_fold_probabilities(
     *,
-    x: np.ndarray | Sequence,
+    x: np.ndarray | Sequence | Dataset,
     labels: np.ndarray | None = None,
     recipe: Recipe | dict[str, Any],
     num_folds: int = 4,
@@ -90,30 +97,34 @@ def out_of_fold_probabilities(
     seed: int = 1,
     num_classes: int | None = None,
     device=None,
+    progress: bool = False,
 ) -> np.ndarray:
     """Every sample's class probabilities from models that did not train on it, M times with fresh folds.
 
     Parameters
     ----------
     x : (N, ...) model inputs as :func:`enkcvs.training.train.train_model` takes them (images (N, C, H, W) float32 in
-        [0, 1], features (N, F) float32 for ``mlp``), or a torch-style dataset whose items are (input, label) pairs,
-        e.g. a torchvision dataset with ``transform=ToTensor()``: its inputs are stacked into one array.
-    labels : (N,) given labels in 0..Q-1; from the dataset's items when omitted.
+        [0, 1], features (N, F) float32 for ``mlp``, token ids (N, 2, L) int64 from :func:`enkcvs.data.text.tokenize`
+        for ``text_classifier``), a torch-style dataset whose items are (input, label) pairs, e.g. a torchvision
+        dataset with ``transform=ToTensor()`` (its inputs are stacked into one array), or a prepared
+        :class:`enkcvs.data.datasets.Dataset` of images or image files (its training split; image files are streamed
+        from disk, as the workflow's fold jobs read them).
+    labels : (N,) given labels in 0..Q-1; from the dataset's items or training split when omitted.
     recipe : a :class:`enkcvs.training.recipe.Recipe` or its mapping (as under ``recipe:`` in a config).
     num_folds, iterations : K and M.
     seed : seeds folds, validation hold-outs and initialisations exactly as the workflow does.
-    num_classes : Q; default the largest label + 1.
+    num_classes : Q; default the prepared dataset's classes, else the largest label + 1.
     device : torch device; default :func:`enkcvs.training.device.default_device`.
+    progress : show a bar over the M x K fold models on stderr, with the time left (in a terminal only).
 
     Returns
     -------
     (M, N, Q) float32, rows summing to 1.
     """
+    from tqdm import tqdm
+
     recipe = recipe if isinstance(recipe, Recipe) else Recipe.from_dict(recipe)
-    if not isinstance(x, np.ndarray):
-        items = [x[i] for i in range(len(x))]
-        x = np.stack([np.asarray(item[0], dtype=np.float32) for item in items])
-        labels = np.array([int(item[1]) for item in items]) if labels is None else labels
+    x, labels, num_classes, inputs = _fold_inputs(x, labels=labels, num_classes=num_classes)
     if labels is None:
         raise ValueError("labels are needed with array inputs: pass labels=(N,) class indices")
     given = np.asarray(labels)
@@ -122,11 +133,33 @@ def out_of_fold_probabilities(
                          f"{given.dtype}: encode them as 0..Q-1 first")
     num_classes = num_classes or int(given.max()) + 1
     stack = np.empty((iterations, len(given), num_classes), dtype=np.float32)
+    # disable=None: a bar in a terminal only, as each fold's own epoch bar (enkcvs.training.train)
+    bar = tqdm(total=iterations * num_folds, desc="fold models", unit="model", disable=None if progress else True)
     for m in range(1, iterations + 1):
         for k in range(1, num_folds + 1):
+            bar.set_postfix_str(f"iteration {m} of {iterations}, fold {k} of {num_folds}", refresh=False)
             held_out, probabilities, _ = fold_probabilities(
-                recipe=recipe, inputs=lambda indices, train: x[indices], given=given, num_classes=num_classes,
-                seed=seed, num_folds=num_folds, iteration=m, fold=k, device=device,
+                recipe=recipe, inputs=inputs, given=given, num_classes=num_classes, seed=seed, num_folds=num_folds,
+                iteration=m, fold=k, device=device,
             )
             stack[m - 1, held_out] = probabilities
+            bar.update()
+    bar.close()
     return stack
+
+
+def _fold_inputs(x, *, labels: np.ndarray | None, num_classes: int | None):
+    """``x`` as :func:`out_of_fold_probabilities` takes it -> (its N samples' inputs, the labels, Q, and
+    ``inputs(indices, train)`` for :func:`fold_probabilities`); labels and Q from a dataset where not given."""
+    if isinstance(x, Dataset):
+        if x.modality == "text":
+            raise ValueError("a text dataset's inputs are token ids: pass x=enkcvs.data.text.tokenize(texts, ...)")
+        data, split = x, x.x_train
+        labels = data.y_train if labels is None else labels
+        return split, labels, num_classes or data.num_classes, (
+            lambda indices, train: subset_inputs(data, split, indices, train=train))
+    if not isinstance(x, np.ndarray):
+        items = [x[i] for i in range(len(x))]
+        x = np.stack([np.asarray(item[0], dtype=np.float32) for item in items])
+        labels = np.array([int(item[1]) for item in items]) if labels is None else labels
+    return x, labels, num_classes, lambda indices, train: x[indices]

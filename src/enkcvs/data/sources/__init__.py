@@ -66,6 +66,14 @@ SOURCES: dict[str, Source] = {
         has_test=False,
         required=("root",),
     ),
+    "image_table": Source(
+        own.load_image_table,
+        None,
+        ("path", "image_column", "label_column", "id_column", "resize", "crop"),
+        modality="image_files",
+        has_test=False,
+        required=("path", "image_column", "label_column"),
+    ),
     "text_table": Source(
         own.load_text_table,
         None,

@@ -1,5 +1,5 @@
 """The user's own data, to find the mislabeled rows in it: a table of numeric features, a folder of images with one
-sub-folder per class, or a table of texts.
+sub-folder per class, a table of image paths, or a table of texts.
 
 - ``table``: a CSV or parquet file of numeric feature columns and a label column. The features are stored as float32
   images (N, 1, 1, F) of modality ``"image"``, so the ``mlp`` model (which flattens its input) trains on them
@@ -7,6 +7,8 @@ sub-folder per class, or a table of texts.
   they are (no standardisation): scale features of very different ranges beforehand if the MLP trains poorly.
 - ``image_folder``: ``<root>/<class name>/<image>`` as torchvision's ``ImageFolder`` reads it; modality
   ``"image_files"``.
+- ``image_table``: a CSV or parquet file with a column of image paths (relative to the file's folder, or absolute)
+  and a label column; modality ``"image_files"``.
 - ``text_table``: a CSV or parquet file with a text column and a label column; modality ``"text"``.
 
 Every row is a training sample; the test split is empty (shape (0, ...)) since the user's data hold no separate clean
@@ -53,7 +55,7 @@ def load_table(
     """
     from pandas.api.types import is_numeric_dtype
 
-    header = _table_header(path)
+    header = table_header(path)
     features = (
         [c for c in header if c not in (label_column, id_column)] if feature_columns is None else list(feature_columns)
     )
@@ -119,6 +121,43 @@ def load_image_folder(*, root: str, resize: int | None = None, crop: int | None 
                           image_root=os.path.abspath(root), image_transform=transform)
 
 
+def load_image_table(
+    *, path: str, image_column: str, label_column: str, id_column: str | None = None, resize: int | None = None,
+    crop: int | None = None
+) -> Dataset:
+    """A table of image paths and labels.
+
+    Parameters
+    ----------
+    path : CSV (``.csv``) or parquet (``.parquet``) file, one sample per row.
+    image_column : the column holding each row's image file, relative to the folder of ``path`` or absolute.
+    label_column : the column holding each row's (possibly wrong) label.
+    id_column : a column of unique row ids, carried into the label-issue tables.
+    resize, crop : shorter side after resizing, then side of the centre crop (pixels; None: 256 and 224), stored in
+        ``image_transform``.
+
+    Returns
+    -------
+    Dataset of modality ``"image_files"``: x str (N,) paths as the table gives them, read from ``image_root`` (the
+    table's absolute folder), labels int64 (N,); empty test split.
+    """
+    frame = _read_table(path, header=table_header(path), columns=[image_column, label_column, *_optional(id_column)])
+    root = os.path.dirname(os.path.abspath(path))
+    paths = frame[image_column].tolist()
+    missing = np.array([not (isinstance(name, str) and os.path.isfile(os.path.join(root, name))) for name in paths])
+    if missing.any():
+        first = paths[int(np.argmax(missing))]
+        shown = os.path.join(root, first) if isinstance(first, str) else "an empty cell"
+        raise FileNotFoundError(f"{path}: {missing.sum()} of {len(paths)} images in column {image_column!r} are not "
+                                f"files ({_rows(missing)}; the first: {shown}). Fix: give paths relative to the "
+                                "table's folder or absolute, and drop the rows without an image")
+    labels, class_names = _labels(frame[label_column], path=path, column=label_column)
+    transform = {"resize": resize or DEFAULT_RESIZE, "crop": crop or DEFAULT_CROP, "train_crop": "center"}
+    return _training_only(np.array(paths, dtype=str), labels, class_names=class_names,
+                          modality="image_files", image_root=root, image_transform=transform,
+                          **_ids(frame, path=path, column=id_column))
+
+
 def load_text_table(*, path: str, text_column: str, label_column: str, id_column: str | None = None) -> Dataset:
     """A table of texts and labels.
 
@@ -133,7 +172,7 @@ def load_text_table(*, path: str, text_column: str, label_column: str, id_column
     -------
     Dataset of modality ``"text"``: x str (N,), labels int64 (N,); empty test split.
     """
-    frame = _read_table(path, header=_table_header(path), columns=[text_column, label_column, *_optional(id_column)])
+    frame = _read_table(path, header=table_header(path), columns=[text_column, label_column, *_optional(id_column)])
     texts = frame[text_column]
     empty = (texts.isna() | texts.astype(str).str.strip().eq("")).to_numpy()
     if empty.any():
@@ -144,7 +183,7 @@ def load_text_table(*, path: str, text_column: str, label_column: str, id_column
                           modality="text", **_ids(frame, path=path, column=id_column))
 
 
-def _table_header(path: str) -> list[str]:
+def table_header(path: str) -> list[str]:
     """The column names of a CSV or parquet file, read without its rows; errors for a missing, unknown or unreadable
     file."""
     import pandas as pd

@@ -30,12 +30,12 @@ from enkcvs.report.views.gpu_check import gpu_check_view
 from enkcvs.report.views.issues import label_issues
 from enkcvs.report.views.ladder import ladder_beside, ladder_extremes, ladder_steps, ladder_walk
 from enkcvs.recording.provenance import RUN_HOME, run_line
+from enkcvs.report.views.rank_speed import rank_speed_view
 from enkcvs.report.views.review_list import review_list_view
 from enkcvs.report.views.row import row_view
 from enkcvs.report.views.standing import standing, standing_over
 from enkcvs.report.views.selection import (ranking_verdict, selection_beside, table1_agreement, table1_trend,
-                                        theory_misses,
-                                        theory_summary)
+                                        theory_misses, theory_summary)
 from enkcvs.report.views.table2 import (forget_rate_beside, forget_rate_tally, noise_cost, paper_beside, table2_beside,
                                      table2_ordering)
 
@@ -71,7 +71,7 @@ PAIR_VIEWS: dict[str, Callable[[Path, Path], str]] = {
 MULTI_VIEWS = {"row": row_view, "standing": standing_over, "forget-rate-tally": forget_rate_tally}
 #: Views of a benchmark's JSON rather than of a recorded run: ``<file stem>/<view>``, the file in ``results``
 #: (:func:`render_block`; relative to the repository root, as is the paper's config the views read).
-FILE_VIEWS = {"gpu-check": gpu_check_view, "review-list": review_list_view}
+FILE_VIEWS = {"gpu-check": gpu_check_view, "review-list": review_list_view, "rank-speed": rank_speed_view}
 BENCHMARK_RESULTS = "benchmarks/results"
 RUN_SPEC = re.compile(r"(?P<run>[^\[\]+]+)(?:\[(?P<methods>[a-z_]+(?:,[a-z_]+)*)\])?")
 

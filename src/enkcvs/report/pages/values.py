@@ -35,7 +35,7 @@ import yaml
 
 from enkcvs.io import PathLike
 from enkcvs.report.paper import published_results
-from enkcvs.recording.provenance import RUN_HOME
+from enkcvs.recording.provenance import RUN_HOME, duration
 
 #: A bound value in a page: its key, and the text it shows.
 VALUE = re.compile(r"<!--v:(?P<key>[^>]*?)-->(?P<text>[^<]*)<!--/v-->")
@@ -131,15 +131,6 @@ def _number(value):
         except ValueError:
             return value
     return value
-
-
-def duration(seconds: float) -> str:
-    """Seconds as the pages print a wall time: ``9.8 s``, ``6 min 40 s``, ``6 h 13 min``."""
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, seconds = divmod(round(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min" if hours else f"{minutes} min {seconds} s"
 
 
 def _formatted(value, spec: str) -> str:

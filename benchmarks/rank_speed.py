@@ -1,0 +1,158 @@
+"""How long ``enkcvs find-issues --data`` takes to rank a user's data, per kind: 10,000 table rows, images and texts
+by default, each with a tenth of the labels flipped, written as the files a user gives it (a CSV of features, a folder
+of PNG images per class, a CSV of texts) and ranked with the command's default recipe of that kind
+(:data:`enkcvs.labelissues.owndata.DEFAULT_RECIPES`).
+
+Per kind it measures reading and preparing the files (as the command does: :func:`~enkcvs.labelissues.owndata.
+read_own_data`) and one of the M x K fold models (iteration 1, fold 1: its training, best epoch by validation and
+held-out prediction); the whole ranking is that preparation plus M x K such fold models, which the JSON states as a
+projection beside the measured parts, and, run on fewer samples (``--samples``), scaled linearly to ``--project-to``
+samples (every epoch passes once over each training sample, every prediction once over each held-out one).
+``--whole KIND`` also runs that kind's whole command and times it. Run
+``python benchmarks/rank_speed.py --out benchmarks/results/rank_speed-<date>.json`` (``--threads 2`` for two CPU
+cores); the JSON names the CPU, its instruction sets, the threads and the load average while it ran. Reports numbers,
+asserts nothing.
+"""
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from enkcvs import machine
+from enkcvs.io import package_versions
+from enkcvs.labelissues.owndata import (DEFAULT_FOLDS, DEFAULT_RECIPES, DEFAULT_REPETITIONS, find_issues_in_data,
+                                        read_own_data)
+from enkcvs.method.noise import inject_noise, parse_noise
+from enkcvs.rng import Purpose, generator
+from review_list import synthetic_texts
+
+KINDS = ("table", "images", "texts")
+CLASSES = 4
+FEATURES = 20  # a table's feature columns
+IMAGE_SIDE = 28  # pixels of the written PNG images (the recipe resizes them)
+
+
+def write_table(folder: Path, *, samples: int, seed: int) -> tuple[Path, dict]:
+    """A CSV of FEATURES Gaussian features around one centre per class and a ``label`` column: the file, the
+    command's options."""
+    rng = generator(seed, Purpose.INIT)
+    true = rng.integers(0, CLASSES, samples)
+    centres = rng.normal(scale=1.5, size=(CLASSES, FEATURES))
+    frame = pd.DataFrame(centres[true] + rng.normal(size=(samples, FEATURES)),
+                         columns=[f"x{i}" for i in range(FEATURES)])
+    frame["label"] = _flipped(true, seed=seed)
+    frame.to_csv(path := folder / "table.csv", index=False)
+    return path, {}
+
+
+def write_images(folder: Path, *, samples: int, seed: int) -> tuple[Path, dict]:
+    """A folder of IMAGE_SIDE-pixel grey PNG images, one sub-folder per (given) class: each class a bar at its own
+    angle, shifted and noisy."""
+    from PIL import Image
+
+    rng = generator(seed, Purpose.INIT)
+    true = rng.integers(0, CLASSES, samples)
+    given = _flipped(true, seed=seed)
+    rows, columns = np.mgrid[:IMAGE_SIDE, :IMAGE_SIDE] - IMAGE_SIDE / 2
+    root = folder / "images"
+    for index, (label, shown) in enumerate(zip(true, given)):
+        angle = np.pi * label / CLASSES
+        shift = rng.normal(scale=2.0, size=2)
+        distance = np.abs((columns - shift[0]) * np.sin(angle) - (rows - shift[1]) * np.cos(angle))
+        pixels = np.clip(255 * np.exp(-distance**2 / 4) + rng.normal(scale=30, size=distance.shape), 0, 255)
+        (root / f"class{shown}").mkdir(parents=True, exist_ok=True)
+        Image.fromarray(pixels.astype(np.uint8)).save(root / f"class{shown}" / f"{index:05d}.png")
+    return root, {}
+
+
+def write_texts(folder: Path, *, samples: int, seed: int) -> tuple[Path, dict]:
+    """A CSV of synthetic topic texts (``text``) and their ``label`` (benchmarks/review_list.py's texts)."""
+    texts, true = synthetic_texts(seed=seed, count=samples)
+    pd.DataFrame({"text": texts, "label": _flipped(true, seed=seed)}).to_csv(path := folder / "texts.csv",
+                                                                             index=False)
+    return path, {"text_column": "text"}
+
+
+def _flipped(true: np.ndarray, *, seed: int) -> np.ndarray:
+    """``true`` with a tenth of the labels flipped to another class."""
+    return inject_noise(true, spec=parse_noise("sym0.1"), num_classes=CLASSES, seed=seed)
+
+
+WRITERS = {"table": write_table, "images": write_images, "texts": write_texts}
+
+
+def one_fold_seconds(own_data, *, seed: int) -> float:
+    """Seconds of fold model (iteration 1, fold 1) of ``own_data``: training, best epoch and held-out prediction."""
+    from enkcvs.training.crossval import fold_probabilities
+    from enkcvs.training.inputs import subset_inputs
+
+    data = own_data.data
+    inputs = own_data.inputs if isinstance(own_data.inputs, np.ndarray) else data.x_train
+    started = time.perf_counter()
+    fold_probabilities(recipe=own_data.recipe, given=data.y_train, num_classes=data.num_classes, seed=seed,
+                       num_folds=DEFAULT_FOLDS, iteration=1, fold=1,
+                       inputs=lambda indices, train: subset_inputs(data, inputs, indices, train=train))
+    return time.perf_counter() - started
+
+
+def one_kind(kind: str, *, samples: int, seed: int, whole: bool, folder: Path, target: int) -> dict:
+    """The measured parts of ranking ``samples`` of ``kind``, the projected whole, and that scaled to ``target``
+    samples (the whole measured too with ``whole``)."""
+    path, options = WRITERS[kind](folder, samples=samples, seed=seed)
+    started = time.perf_counter()
+    own_data = read_own_data(path=path, **options)
+    prepare = time.perf_counter() - started
+    fold = one_fold_seconds(own_data, seed=seed)
+    models = DEFAULT_FOLDS * DEFAULT_REPETITIONS
+    found = {"kind": kind, "samples": samples, "recipe": DEFAULT_RECIPES[kind], "fold_models": models,
+             "prepare_seconds": round(prepare, 3), "fold_model_seconds": round(fold, 3),
+             "projected_seconds": round(prepare + models * fold, 1),
+             "projected_to": target,
+             "projected_seconds_at_target": round((prepare + models * fold) * target / samples)}
+    if whole:
+        started = time.perf_counter()
+        find_issues_in_data(data=path, out=folder / f"{kind}-issues.csv", seed=seed, **options)
+        found["whole_seconds"] = round(time.perf_counter() - started, 1)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kinds", type=lambda text: text.split(","), default=list(KINDS))
+    parser.add_argument("--samples", type=int, default=10_000)
+    parser.add_argument("--project-to", type=int, default=10_000, help="samples the whole ranking is projected to")
+    parser.add_argument("--whole", type=lambda text: text.split(","), default=[], metavar="KIND,...",
+                        help="kinds whose whole command is run and timed too")
+    parser.add_argument("--threads", type=int, help="torch's CPU threads (default: torch's own choice)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, required=True, help="the JSON written")
+    arguments = parser.parse_args()
+    import torch
+
+    if arguments.threads:
+        torch.set_num_threads(arguments.threads)
+    runs = []
+    with tempfile.TemporaryDirectory() as folder:
+        for kind in arguments.kinds:
+            runs.append(one_kind(kind, samples=arguments.samples, seed=arguments.seed,
+                                 whole=kind in arguments.whole, folder=Path(folder), target=arguments.project_to))
+            print(json.dumps(runs[-1]), flush=True)
+    results = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"), "K": DEFAULT_FOLDS, "M": DEFAULT_REPETITIONS,
+        "threads": torch.get_num_threads(), "load_average": os.getloadavg(), "cpu": machine.cpu_model(),
+        "cpu_flags": machine.cpu_flags(), "device": "cpu" if not torch.cuda.is_available() else
+        torch.cuda.get_device_name(0), "versions": package_versions(), "runs": runs,
+    }
+    arguments.out.parent.mkdir(parents=True, exist_ok=True)
+    arguments.out.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

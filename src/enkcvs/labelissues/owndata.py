@@ -1,0 +1,356 @@
+"""A user's own data files for ``enkcvs find-issues --data``: which kind they are, the recipe each kind trains with,
+the data read and checked in the command's words before anything trains, their out-of-fold probabilities
+(:func:`enkcvs.training.crossval.out_of_fold_probabilities`, the code of the workflow's fold jobs) and their review
+sheet.
+
+Three kinds, each read by the workflow's own-data source of the same data (:mod:`enkcvs.data.sources.own`):
+
+- ``images``: a folder with one sub-folder of images per class (source ``image_folder``), or a CSV / parquet file
+  of image paths and labels (``image_table``);
+- ``texts``: a CSV / parquet file with a text column and a label column (``text_table``);
+- ``table``: a CSV / parquet file of numeric feature columns and a label column (``table``).
+"""
+
+import importlib.util
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from enkcvs.data.datasets import Dataset
+from enkcvs.data.sources import own
+from enkcvs.data.text import DEFAULT_CHECKPOINT
+from enkcvs.io import provenance, write_json
+from enkcvs.labelissues.issues import with_sample_column
+from enkcvs.labelissues.outputs import checked_out, checked_review_top, checked_threshold, write_ranking
+from enkcvs.labelissues.review import DEFAULT_TOP
+from enkcvs.training.recipe import Recipe
+
+KINDS = ("images", "texts", "table")
+DEFAULT_FOLDS = 4  # K
+DEFAULT_REPETITIONS = 3  # M
+DEFAULT_SEED = 1
+
+#: The recipe each kind of data trains its fold models with (``--epochs`` replaces ``epochs``). A table: the
+#: one-hidden-layer ``mlp``; images: the paper's MNIST network ``cnn4``, trained from scratch on :data:`IMAGE_SIZE`
+#: pixel centre crops; texts: the workflow's text recipe (``config/trec-minilm.yaml``), the model's default checkpoint
+#: (:data:`enkcvs.data.text.DEFAULT_CHECKPOINT`, packaged) fine-tuned without mixup (token ids cannot be mixed).
+#: Images are read in the main process (``loader_workers`` 0): no worker start per epoch on small folders.
+DEFAULT_RECIPES: dict[str, dict[str, Any]] = {
+    "table": {"model": "mlp", "optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "epochs": 20,
+              "batch_size": 64, "mixup_alpha": 0.3},
+    "images": {"model": "cnn4", "optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "epochs": 15,
+               "batch_size": 64, "mixup_alpha": 0.3, "loader_workers": 0},
+    "texts": {"model": "text_classifier", "optimizer": "adam", "lr": 1e-4, "epochs": 2, "batch_size": 32,
+              "mixup_alpha": None},
+}
+IMAGE_SIZE = 64  # images: the shorter side resized to this many pixels, then the centre square cropped
+MAX_TOKENS = 64  # texts: tokens kept per text, as the workflow's datasets.<name>.max_length default
+#: Column names taken as image paths when ``--image-column`` is not given (compared in lower case).
+IMAGE_COLUMNS = ("path", "image", "image_path", "filepath", "file", "filename")
+DEFAULT_LABEL_COLUMN = "label"  # taken when --label-column is not given and the file has it
+#: The third-party packages each kind needs, with the extra of the ``enkcvs`` package that installs them: training,
+#: then the review sheet (a figure for images, Markdown for texts and tables).
+NEEDED = {
+    "images": {"torch": "train", "torchvision": "train", "PIL": "train", "matplotlib": "report"},
+    "texts": {"torch": "train", "transformers": "train", "tabulate": "report"},
+    "table": {"torch": "train", "tabulate": "report"},
+}
+#: The own-data loaders' words for their options (a workflow config's), and the command's for the same.
+COMMAND_WORDS = {
+    "point source_options.path at": "point --data at",
+    "point source_options.root at": "point --data at",
+    "set source_options to existing column names": "pass existing column names",
+    "source_options.feature_columns": "--feature-columns",
+    "source_options.label_column": "--label-column",
+    "source_options.id_column": "--id-column",
+}
+
+
+@dataclass(frozen=True)
+class OwnData:
+    """A user's data read and checked, ready to train on."""
+
+    path: Path  # the --data file or folder
+    kind: str  # one of KINDS
+    columns: dict[str, str | None]  # the columns read: label, id, image, text
+    data: Dataset  # the samples, labels, class names and ids, as the workflow prepares them
+    recipe: Recipe  # the fold models' recipe
+    inputs: np.ndarray | Dataset  # what the fold models train on: features, token ids, or the image files
+
+    def provenance(self) -> dict[str, Any]:
+        """What the ranking was computed from, for its provenance record."""
+        size = {"images": {"image_size": IMAGE_SIZE}, "texts": {"max_tokens": MAX_TOKENS}}.get(self.kind, {})
+        return {"data": str(self.path.resolve()), "kind": self.kind, "columns": self.columns,
+                "samples": len(self.data.y_train), "classes": list(self.data.class_names),
+                "recipe": self.recipe.to_dict(), **size}
+
+
+def find_issues_in_data(
+    *,
+    data: Path,
+    out: Path,
+    kind: str | None = None,
+    label_column: str | None = None,
+    id_column: str | None = None,
+    image_column: str | None = None,
+    text_column: str | None = None,
+    feature_columns: list[str] | None = None,
+    folds: int | None = None,
+    repetitions: int | None = None,
+    epochs: int | None = None,
+    seed: int | None = None,
+    threshold: int | None = None,
+    review_top: int | None = None,
+) -> str:
+    """Train the M x K fold models on the user's ``data`` (:func:`read_own_data`, :func:`own_probabilities`), select
+    and rank its samples (:func:`enkcvs.labelissues.oof.select`), and write the label-issue table to ``out`` (.csv or
+    .parquet; each sample's image path or text after its row and id), the review sheet of its top ``review_top``
+    samples beside it (:func:`own_review_sheet`) and what produced it (:func:`provenance_path`: data, seed, K, M, t,
+    recipe, package versions). Every check runs before training, every file is written after it.
+
+    Parameters
+    ----------
+    folds, repetitions, seed : K, M and the seed; None: :data:`DEFAULT_FOLDS`, :data:`DEFAULT_REPETITIONS`,
+        :data:`DEFAULT_SEED`.
+    threshold : t in 1..M; None: 1 for M = 1, else 2.
+    others : as :func:`read_own_data` takes them (``data`` its ``path``).
+
+    Returns
+    -------
+    The summary line: both sets' sizes and the files written.
+    """
+    from enkcvs.labelissues.oof import select
+
+    checked_out(out)
+    checked_review_top(review_top)
+    folds = DEFAULT_FOLDS if folds is None else folds
+    repetitions = DEFAULT_REPETITIONS if repetitions is None else repetitions
+    seed = DEFAULT_SEED if seed is None else seed
+    for option, value, least in (("folds", folds, 2), ("repetitions", repetitions, 1), ("epochs", epochs, 1)):
+        if value is not None and value < least:
+            raise ValueError(f"--{option} {value}: pass --{option} {least} or more")
+    checked_threshold(threshold, iterations=repetitions)
+    own_data = read_own_data(path=data, kind=kind, label_column=label_column, id_column=id_column,
+                             image_column=image_column, text_column=text_column, feature_columns=feature_columns,
+                             epochs=epochs)
+    samples = own_data.data
+    if folds > len(samples.y_train):
+        raise ValueError(f"--folds {folds}: --data {data} holds {len(samples.y_train)} samples, too few for {folds} "
+                         "folds. Fix: pass fewer --folds")
+    stack = own_probabilities(own_data, folds=folds, repetitions=repetitions, seed=seed)
+    result = select(probabilities=stack, labels=samples.y_train, threshold=threshold, class_names=samples.class_names)
+    ids = samples.id_column or None
+    frame = with_sample_column(result.to_frame(ids=samples.sample_ids, id_column=ids), dataset=samples)
+    _warn_when_most_are_not_kept(~frame["kept"].to_numpy())
+    caption = (f"E-NKCVS ranking of {data.name}: K = {folds}, M = {repetitions} iterations, a sample kept when "
+               f"selected in at least t = {result.threshold}; {own_data.recipe.model}, seed {seed}")
+    sheet = own_review_sheet(own_data, issues=frame, caption=caption, top=review_top or DEFAULT_TOP, id_column=ids)
+    summary = write_ranking(frame, result=result, sheet=sheet, out=out)
+    record = provenance(command="enkcvs find-issues", seed=seed, K=folds, M=repetitions, t=result.threshold,
+                        **own_data.provenance())
+    write_json(record, provenance_path(out))
+    return (f"{repetitions} x {folds} fold models trained ({own_data.recipe.model}, {own_data.recipe.epochs} epochs, "
+            f"seed {seed}); {summary}; how it was made in {provenance_path(out)}")
+
+
+def provenance_path(out: Path) -> Path:
+    """Where what produced the ranking ``out`` is recorded: ``issues.csv`` -> ``issues.provenance.json``."""
+    return out.with_name(f"{out.stem}.provenance.json")
+
+
+def read_own_data(
+    *,
+    path: Path,
+    kind: str | None = None,
+    label_column: str | None = None,
+    id_column: str | None = None,
+    image_column: str | None = None,
+    text_column: str | None = None,
+    feature_columns: list[str] | None = None,
+    epochs: int | None = None,
+) -> OwnData:
+    """Read ``path`` as data of ``kind`` (None: inferred, :func:`infer_kind`) with every check that can fail before
+    training: the file and its columns, the labels, the packages the kind needs, the texts' tokenizer.
+
+    Parameters
+    ----------
+    path : a folder of class folders (images), or a CSV / parquet file.
+    kind : one of :data:`KINDS`, or None.
+    label_column : the labels' column of a file; None: ``label`` where the file has it.
+    id_column : a column of unique ids carried to the ranking.
+    image_column, text_column : the column of image paths / texts; None: an image column is found by name
+        (:data:`IMAGE_COLUMNS`).
+    feature_columns : a table's feature columns; None: every column but the label and id columns.
+    epochs : the fold models' epochs; None: the kind's :data:`DEFAULT_RECIPES`.
+
+    Returns
+    -------
+    OwnData, its inputs (N, ...) in the file's row order (a folder: sorted by class, then path).
+
+    Raises
+    ------
+    ValueError, FileNotFoundError : bad input, the message worded in the command's options with the fix.
+    """
+    kind, columns = infer_kind(path=path, kind=kind, label_column=label_column, id_column=id_column,
+                               image_column=image_column, text_column=text_column)
+    if feature_columns is not None and kind != "table":
+        raise ValueError(f"--feature-columns chooses a table's features, but --data {path} is read as {kind}. Fix: "
+                         "drop --feature-columns, or pass --kind table")
+    _check_packages(kind)
+    recipe = Recipe.from_dict({**DEFAULT_RECIPES[kind], **({} if epochs is None else {"epochs": epochs})})
+    try:
+        with warnings.catch_warnings():  # the class names are kept in the output: their numbering is no news here
+            warnings.filterwarnings("ignore", message=".*numbered in sorted order and kept as class names")
+            data = _load(path, kind=kind, columns=columns, feature_columns=feature_columns)
+    except (ValueError, FileNotFoundError) as error:
+        message = str(error)
+        for workflow_words, command_words in COMMAND_WORDS.items():
+            message = message.replace(workflow_words, command_words)
+        raise type(error)(message) from None
+    return OwnData(path=path, kind=kind, columns=columns, data=data, recipe=recipe,
+                   inputs=_tokens(data, recipe=recipe) if kind == "texts" else data)
+
+
+def infer_kind(
+    *, path: Path, kind: str | None, label_column: str | None, id_column: str | None, image_column: str | None,
+    text_column: str | None
+) -> tuple[str, dict[str, str | None]]:
+    """The kind of the data at ``path`` and the columns it is read from (label, id, image, text): a folder holds
+    images; a file holds texts given ``text_column``, images given ``image_column`` or with a column named as in
+    :data:`IMAGE_COLUMNS`, a table otherwise. ``kind`` given is checked against the data instead."""
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"--kind {kind}: unknown kind of data; use one of {', '.join(KINDS)}")
+    if not path.exists():
+        raise FileNotFoundError(f"--data {path}: no such file or folder. Fix: give a folder with one sub-folder of "
+                                "images per class, or a CSV or parquet file")
+    if path.is_dir():
+        given = {"--label-column": label_column, "--id-column": id_column, "--image-column": image_column,
+                 "--text-column": text_column}
+        passed = [option for option, value in given.items() if value is not None]
+        if kind not in (None, "images") or passed:
+            what = f"--kind {kind}" if kind not in (None, "images") else " and ".join(passed)
+            raise ValueError(f"--data {path} is a folder, read as images with one sub-folder per class (the class "
+                             f"names), which takes no {what}. Fix: drop {what}, or give a CSV file")
+        return "images", {"label": None, "id": None, "image": None, "text": None}
+    header = own.table_header(str(path))
+    label_column = _label_column(label_column, header=header, path=path)
+    if kind is None:
+        kind = "texts" if text_column else "images" if image_column or _image_column(header) else "table"
+    if kind == "texts" and text_column is None:
+        raise ValueError(f"--kind texts: say which column of --data {path} holds the texts. Fix: pass --text-column "
+                         f"(its columns are {header})")
+    if kind == "images":
+        image_column = image_column or _image_column(header)
+        if image_column is None:
+            raise ValueError(f"--kind images: --data {path} has no column of image paths named "
+                             f"{'/'.join(IMAGE_COLUMNS)}. Fix: pass --image-column (its columns are {header})")
+    if kind == "table" and image_column or kind != "texts" and text_column:
+        option = "--image-column" if kind == "table" and image_column else "--text-column"
+        raise ValueError(f"{option} does not fit --kind {kind}. Fix: drop {option}, or the --kind")
+    columns = {"label": label_column, "id": id_column, "image": image_column, "text": text_column}
+    for name, column in columns.items():
+        if column is not None and column not in header:
+            raise ValueError(f"--{name}-column {column}: --data {path} has no such column; its columns are {header}. "
+                             f"Fix: pass --{name}-column with one of them")
+    return kind, columns
+
+
+def recipe_text(kind: str) -> str:
+    """The default recipe of ``kind`` in words, for the command's help."""
+    recipe = DEFAULT_RECIPES[kind]
+    mixup = "no mixup" if recipe["mixup_alpha"] is None else f"mixup alpha {recipe['mixup_alpha']}"
+    size = {"images": f" on {IMAGE_SIZE} x {IMAGE_SIZE} centre crops",
+            "texts": f" ({DEFAULT_CHECKPOINT}, {MAX_TOKENS} tokens a text)"}.get(kind, "")
+    return (f"{recipe['model']}{size}, {recipe['optimizer']} lr {recipe['lr']:g}, {recipe['epochs']} epochs of "
+            f"batches of {recipe['batch_size']}, {mixup}")
+
+
+def own_probabilities(own_data: OwnData, *, folds: int, repetitions: int, seed: int) -> np.ndarray:
+    """The (M, N, Q) out-of-fold probabilities of ``own_data``'s samples: M = ``repetitions`` K-fold
+    cross-validations of K = ``folds`` with fresh folds, seeded by ``seed`` as the workflow seeds them; a bar over
+    the M x K fold models on stderr."""
+    from enkcvs.training.crossval import out_of_fold_probabilities
+
+    data = own_data.data
+    return out_of_fold_probabilities(x=own_data.inputs, labels=data.y_train, recipe=own_data.recipe,
+                                     num_folds=folds, iterations=repetitions, seed=seed,
+                                     num_classes=data.num_classes, progress=True)
+
+
+def own_review_sheet(own_data: OwnData, **sheet):
+    """The review sheet of ``own_data``'s ranking (``sheet``: the ``issues``, ``caption``, ``top`` and ``id_column``
+    of :func:`enkcvs.labelissues.review.draw_review_sheet`): a figure of the images, or Markdown of the texts or the
+    table's feature values."""
+    from enkcvs.labelissues.review import draw_review_sheet, table_sheet, text_sheet
+
+    data = own_data.data
+    if own_data.kind == "images":
+        return draw_review_sheet(images=data.x_train, root=data.image_root, **sheet)
+    if own_data.kind == "texts":
+        return text_sheet(texts=data.x_train, **sheet)
+    return table_sheet(features=data.x_train, feature_names=data.feature_names, **sheet)
+
+
+def _label_column(label_column: str | None, *, header: list[str], path: Path) -> str:
+    """The labels' column: ``label_column``, else ``label`` where the file has it; ValueError otherwise."""
+    if label_column is not None:
+        return label_column
+    if DEFAULT_LABEL_COLUMN in header:
+        return DEFAULT_LABEL_COLUMN
+    raise ValueError(f"--data {path} has columns {header}: pass --label-column naming the one that holds the labels")
+
+
+def _image_column(header: list[str]) -> str | None:
+    """The one column of ``header`` named as image paths are (:data:`IMAGE_COLUMNS`), or None; ValueError for
+    several."""
+    found = [column for column in header if column.lower() in IMAGE_COLUMNS]
+    if len(found) > 1:
+        raise ValueError(f"columns {found} could each hold the image paths. Fix: pass --image-column naming it")
+    return found[0] if found else None
+
+
+def _check_packages(kind: str) -> None:
+    """ValueError naming the extra to install, before anything is read, for a package the kind needs and this
+    environment lacks."""
+    missing = {package: extra for package, extra in NEEDED[kind].items() if importlib.util.find_spec(package) is None}
+    if missing:
+        extras = ",".join(sorted(set(missing.values())))
+        raise ValueError(f"--data of kind {kind} needs {', '.join(missing)}, not installed here. Fix: pip install "
+                         f"'enkcvs[{extras}]' (or pass --probabilities from a model of your own)")
+
+
+def _load(path: Path, *, kind: str, columns: dict[str, str | None], feature_columns: list[str] | None) -> Dataset:
+    """The data at ``path`` through the workflow's own-data loader of its kind."""
+    if path.is_dir():
+        return own.load_image_folder(root=str(path), resize=IMAGE_SIZE, crop=IMAGE_SIZE)
+    common = {"path": str(path), "label_column": columns["label"], "id_column": columns["id"]}
+    if kind == "images":
+        return own.load_image_table(**common, image_column=columns["image"], resize=IMAGE_SIZE, crop=IMAGE_SIZE)
+    if kind == "texts":
+        return own.load_text_table(**common, text_column=columns["text"])
+    return own.load_table(**common, feature_columns=feature_columns)
+
+
+def _tokens(data: Dataset, *, recipe: Recipe) -> np.ndarray:
+    """The texts' token ids (N, 2, L) for the recipe's checkpoint, as the workflow's tokenise rule makes them."""
+    from enkcvs.data.text import tokenize
+
+    try:
+        return tokenize(list(data.x_train), checkpoint=recipe.model_options.get("checkpoint", DEFAULT_CHECKPOINT),
+                        max_length=MAX_TOKENS)
+    except (RuntimeError, ImportError) as error:
+        raise ValueError(str(error)) from None
+
+
+def _warn_when_most_are_not_kept(flags: np.ndarray) -> None:
+    """A warning with the likely causes when over half of the (N,) samples are not kept (``flags``)."""
+    flagged = int(flags.sum())
+    if flagged > len(flags) / 2:
+        warnings.warn(f"{flagged} of {len(flags)} samples ({100 * flagged / len(flags):.0f}%) are not kept "
+                      "(selected in fewer than t iterations): the fold models predict fewer than half of the given "
+                      "labels. Likely the recipe is too short for this data (raise --epochs) or the data too small "
+                      "to learn from, rarely that many labels are wrong. Check these before trusting the ranking",
+                      stacklevel=2)
