@@ -1,6 +1,7 @@
 """The GPU check (``make gpu-check``): on a GPU machine, the tiny workflow end to end with every training job on
 the GPU, then one fold of the paper's MNIST model (cnn4) and CIFAR-10 model (cnn8) as a workflow job trains it
-(benchmarks/fold_speed.py), all written to one JSON under benchmarks/results/.
+(benchmarks/fold_speed.py), then an iteration's K folds of each trained stacked against one after another
+(benchmarks/stacked_speed.py, ``stacked_folds``), all written to one JSON under benchmarks/results/.
 
 Sized for at most 6 minutes on one H100. ``--device cpu --quick`` runs the same code path at a tiny size (the test
 suite's check of its wiring). Reports numbers, asserts nothing but that each part ran.
@@ -29,6 +30,7 @@ FOLDS = {
 }
 #: ``--quick``: the same runs at a size the CPU finishes in seconds.
 QUICK_FOLD = ["--samples", "400", "--epochs", "1", "--steps", "3", "--compile-modes", ""]
+QUICK_STACKED = ["--samples", "400", "--epochs", "1"]
 
 
 def tiny_workflow(*, workdir: Path, gpu: bool, quick: bool, parallel_jobs: int) -> dict:
@@ -70,6 +72,14 @@ def fold_speed(*, device: str, model: str, quick: bool, workdir: Path) -> dict:
     return json.loads(out.read_text())
 
 
+def stacked_speed(*, device: str, model: str, quick: bool, workdir: Path) -> dict:
+    """benchmarks/stacked_speed.py's JSON for ``model``'s iteration (:data:`FOLDS`' data, recipe and K)."""
+    out = workdir / f"stacked_speed-{model}.json"
+    subprocess.run([sys.executable, str(REPOSITORY / "benchmarks" / "stacked_speed.py"), "--device", device,
+                    *FOLDS[model], *(QUICK_STACKED if quick else []), "--out", str(out)], check=True)
+    return json.loads(out.read_text())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help="where to train (default cuda)")
@@ -96,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
                                            parallel_jobs=args.parallel_jobs),
             "folds": {model: fold_speed(device=args.device, model=model, quick=args.quick, workdir=workdir)
                       for model in FOLDS},
+            "stacked": {model: stacked_speed(device=args.device, model=model, quick=args.quick, workdir=workdir)
+                        for model in FOLDS},
         }
     results["seconds"] = round(time.perf_counter() - started, 1)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
@@ -103,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"tiny workflow: {workflow['training_jobs']} training jobs in {workflow['seconds']} s, "
           f"{workflow['epoch_lines_by_device'].get('cuda', 0)} of {workflow['epoch_lines']} epochs on CUDA; folds: "
           + ", ".join(f"{model} {fold['engine_fold']['seconds']:.1f} s" for model, fold in results["folds"].items())
+          + "; stacked against per fold: "
+          + ", ".join(f"{model} {stacked['speedup']:.2f}x" for model, stacked in results["stacked"].items())
           + f"; written to {args.out}")
     return 0
 

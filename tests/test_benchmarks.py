@@ -74,7 +74,11 @@ def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json
     assert "enkcvs" in workflow["table2"]
     assert sorted(check["folds"]) == ["cnn4", "cnn8"]
     assert [check["folds"][model]["recipe"]["model"] for model in ("cnn4", "cnn8")] == ["cnn4", "cnn8"]
-    assert "written to" in done.stdout
+    stacked = check["stacked"]
+    assert [stacked[model]["recipe"]["model"] for model in ("cnn4", "cnn8")] == ["cnn4", "cnn8"]
+    assert all(stacked[model]["stacked_samples_per_s"] > 0 < stacked[model]["per_fold_samples_per_s"]
+               for model in stacked)
+    assert "stacked against per fold" in done.stdout and "written to" in done.stdout
 
 
 def test_make_gpu_check_runs_in_the_projects_environment_and_writes_under_benchmarks_results():

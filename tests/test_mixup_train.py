@@ -19,7 +19,7 @@ from enkcvs.training.evaluate import predict_proba
 from enkcvs.training.final import METHODS, final_training_set
 from enkcvs.training.models import create_model
 from enkcvs.training.recipe import Recipe
-from enkcvs.training.train import _log_epoch, epoch_device, train_model
+from enkcvs.training.train import log_epoch, epoch_device, train_model
 
 CPU = torch.device("cpu")
 RECIPE = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=5, batch_size=32)
@@ -130,7 +130,7 @@ def test_train_model_logs_one_line_per_epoch(make_separable_images, caplog):
 def test_an_epoch_lines_device_is_read_back_from_it_as_a_job_log_writes_it(device, bf16, caplog):
     """The GPU check counts the epochs each device trained from the jobs' logs (benchmarks/gpu_check.py)."""
     with caplog.at_level(logging.INFO, logger="enkcvs.training.train"):
-        _log_epoch(3, epochs=50, loss=0.5, accuracy=None, samples=1000, training_seconds=0.5, seconds=0.6,
+        log_epoch(3, epochs=50, loss=0.5, accuracy=None, samples=1000, training_seconds=0.5, seconds=0.6,
                    device=torch.device(device), bf16=bf16)
     line = logging.Formatter("%(asctime)s %(message)s").format(caplog.records[-1])
     assert epoch_device(line) == device.partition(":")[0]

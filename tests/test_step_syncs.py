@@ -86,7 +86,7 @@ def _checking_every_step(models, batches, *, epoch, step, batch_loss, optimizers
 def test_training_ends_as_the_loop_that_checked_every_step(name, make_separable_images, monkeypatch):
     kept = _train(name, make_separable_images)
     monkeypatch.setattr(train, "_train_epoch", _checking_every_step)
-    monkeypatch.setattr(train, "_epoch_loss", lambda recorded, *, epoch: float(torch.stack(recorded).mean()))
+    monkeypatch.setattr(train, "epoch_loss", lambda recorded, *, epoch: float(torch.stack(recorded).mean()))
     before = _train(name, make_separable_images)
     assert kept.train_loss == before.train_loss and kept.validation_accuracy == before.validation_accuracy
     assert kept.best_epoch == before.best_epoch

@@ -13,7 +13,12 @@ from enkcvs.data.sources import SOURCES
 from enkcvs.data.text import checkpoint_slug
 from enkcvs.training.final import BASELINE_METHODS, GAMMA_METHODS, SELECTION_METHODS
 from enkcvs.training.recipe import baseline_recipe, recipe_params
-from enkcvs.pipeline.config import config_problems, duplicate_key_problems, fill_text_recipe_defaults
+from enkcvs.pipeline.config import (
+    config_problems,
+    duplicate_key_problems,
+    fill_text_recipe_defaults,
+    stacks_folds,
+)
 
 _problems = [problem for path in workflow.configfiles for problem in duplicate_key_problems(path)]
 if not _problems:
@@ -306,9 +311,9 @@ def compares_with_the_paper():
 def get_final_output():
     """The dataset summary always; Table 3 when some dataset is compared with the paper's; the noise table, the
     training jobs' time and memory and the confident-learning comparison when some run injects noise (runs on 'real'
-    noise have no true labels to score), Table 1 and the theory figure when it also selects; Table 2 (the ablation ladder and the clean test curves when
-    asked for) when such a run also has a test set; Figure 1 when enabled; label issues of the datasets that ask for
-    them and of the user's own OOF sets."""
+    noise have no true labels to score), Table 1 and the theory figure when it also selects; Table 2 (the ablation
+    ladder and the clean test curves when asked for) when such a run also has a test set; Figure 1 when enabled; label
+    issues of the datasets that ask for them and of the user's own OOF sets."""
     outputs = list(rules.dataset_summary.output)
     if compares_with_the_paper():
         outputs += rules.table3.output
@@ -342,3 +347,24 @@ def get_final_output():
             outputs += expand(rules.compare_real_label_issues.output, dataset=name, noise="real")
     outputs += expand(rules.select_out_of_fold.output, name=sorted(config["oof"]))
     return outputs
+
+
+def stacked_datasets():
+    """The enabled datasets whose fold models of an iteration train together (config ``stacked_folds``)."""
+    gpus = config["gpu"]["per_training_job"]
+    return sorted(
+        name for name, dataset in DATASETS.items() if stacks_folds(config["stacked_folds"], dataset=dataset, gpus=gpus)
+    )
+
+
+def fold_counts():
+    """Every K of the config: the global selection's, each dataset's own and Figure 1's."""
+    counts = {SELECTION["K"], *SENSITIVITY["K"]}
+    return sorted(counts | {K for name in DATASETS for K, M, t in main_point(name)})
+
+
+def per_fold_dataset():
+    """The dataset wildcard of train_fold: any name but those of :func:`stacked_datasets` (their folds are written
+    by train_iteration_K*)."""
+    stacked = "|".join(stacked_datasets())
+    return rf"(?!(?:{stacked})/)[A-Za-z][A-Za-z0-9_]*" if stacked else r"[A-Za-z][A-Za-z0-9_]*"

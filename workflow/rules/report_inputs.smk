@@ -73,13 +73,23 @@ def get_fold_benchmarks(wildcards):
     """The benchmark files of the fold models behind the report: those of every selection of Table 1 and Figure 1
     and of every final model trained on a selection."""
     selections = [rules.select_samples.output.metrics, rules.train_final_selected.output.result]
-    folds = set()
+    benchmarks = set()
     for path in get_theory_metrics(wildcards) + _final_results(wildcards):
         match = next(filter(None, (pattern.match(path) for pattern in selections)), None)
         if match:
-            folds.update(get_fold_predictions(SimpleNamespace(**match.groupdict())))
-    fold = rules.train_fold
-    return [benchmark_of(fold, fold.output.predictions, path) for path in sorted(folds)]
+            benchmarks.update(fold_benchmarks(SimpleNamespace(**match.groupdict())))
+    return sorted(benchmarks)
+
+
+def fold_benchmarks(selection):
+    """The benchmark files of the jobs writing the M x K fold tables of one ``selection`` (its wildcards): one per
+    fold (train_fold), or one per iteration for a dataset whose folds train stacked (train_iteration_K*)."""
+    if selection.dataset not in stacked_datasets():
+        fold = rules.train_fold
+        return [benchmark_of(fold, fold.output.predictions, path) for path in get_fold_predictions(selection)]
+    iteration = getattr(rules, f"train_iteration_K{selection.K}")
+    setting = {"dataset": selection.dataset, "noise": selection.noise, "seed": selection.seed}
+    return [iteration.benchmark.format(**setting, m=m) for m in range(1, int(selection.M) + 1)]
 
 
 def _final_results(wildcards):

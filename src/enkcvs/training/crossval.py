@@ -2,6 +2,7 @@
 lines 2-9, repeated M times with fresh folds and initialisation as in Algorithm 2) for a user's own data.
 
 :func:`fold_probabilities` is one fold, the step each ``train_fold`` job of the workflow runs;
+:func:`iteration_probabilities` the K folds of one iteration trained together (``train_iteration`` jobs);
 :func:`out_of_fold_probabilities` runs all M x K of them in this process and returns the (M, N, Q) stack that
 :func:`enkcvs.select` and ``enkcvs find-issues`` read. The same seed gives the same folds, initialisations and
 probabilities as the workflow.
@@ -85,6 +86,43 @@ def _fold_training(*, recipe: Recipe, inputs: Callable[[np.ndarray, bool], Any],
         "seed": derive_seed(seed, Purpose.INIT, num_folds, iteration, fold),
         "validation": (inputs(validation, False), given[validation]) if len(validation) else None,
     }
+
+
+def iteration_probabilities(
+    *,
+    recipe: Recipe,
+    inputs: Callable[[np.ndarray, bool], Any],
+    given: np.ndarray,
+    num_classes: int,
+    seed: int,
+    num_folds: int,
+    iteration: int,
+    device=None,
+    resumes: Sequence | None = None,
+) -> list[tuple[np.ndarray, np.ndarray, Any]]:
+    """All K folds of iteration m trained together as one stacked program
+    (:func:`enkcvs.training.stacked.train_stacked`): what :func:`fold_probabilities` returns for k = 1..K, within
+    float rounding. Arguments as there (cross-entropy only); ``resumes`` holds each fold's epoch checkpoint file
+    (None: none). Inputs must be arrays in memory (images), and the model free of dropout.
+
+    Returns
+    -------
+    K (held_out (n_k,), probabilities (n_k, Q) float32, :class:`enkcvs.training.train.TrainingResult`), fold 1 first.
+    """
+    from enkcvs.training.evaluate import predict_proba
+    from enkcvs.training.stacked import train_stacked
+
+    folds = [_fold_training(recipe=recipe, inputs=inputs, given=given, num_classes=num_classes, seed=seed,
+                            num_folds=num_folds, iteration=iteration, fold=fold) for fold in range(1, num_folds + 1)]
+    trainings = [training for _, training in folds]
+    results = train_stacked(recipe=recipe, xs=[training["x"] for training in trainings],
+                            targets=[training["targets"] for training in trainings],
+                            seeds=[training["seed"] for training in trainings],
+                            validations=[training["validation"] for training in trainings], device=device,
+                            resumes=resumes)
+    return [(held_out, predict_proba(result.model, inputs(held_out, False), device=device,
+                                     workers=recipe.loader_workers, bf16=result.bf16), result)
+            for (held_out, _), result in zip(folds, results)]
 
 
 def out_of_fold_probabilities(

@@ -85,7 +85,7 @@ def _new_model(recipe: Recipe, *, input_shape, num_classes: int, device: torch.d
 
 
 
-def _check_training(recipe: Recipe, x: Inputs, *, loss: str, loss_params: dict | None,
+def check_training(recipe: Recipe, x: Inputs, *, loss: str, loss_params: dict | None,
                     co_teaching: CoTeaching | None) -> None:
     """Refuse combinations :func:`train_model` cannot train, before anything is built."""
     if co_teaching is not None and (loss != "ce" or loss_params):
@@ -98,7 +98,7 @@ def _check_training(recipe: Recipe, x: Inputs, *, loss: str, loss_params: dict |
 
 
 
-def _new_networks(recipe: Recipe, x: Inputs, *, num_classes: int, seed: int, device: torch.device,
+def new_networks(recipe: Recipe, x: Inputs, *, num_classes: int, seed: int, device: torch.device,
                   co_teaching: CoTeaching | None) -> tuple[list[nn.Module], bool]:
     """The fresh network(s) (co-teaching's peer initialised from a seed derived from ``seed``), and whether their
     forward passes run under bf16 autocast (``recipe.bf16`` resolved on them)."""
@@ -119,6 +119,15 @@ _BatchLoss = Callable[..., tuple[list[torch.Tensor], torch.Tensor]]
 
 
 
+def mixed_batch(xb: torch.Tensor, tb: torch.Tensor, *, alpha: float, generator: torch.Generator,
+                rng: np.random.Generator, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """A batch (B, ...) and its targets (B, Q) mixed (Eq. mixup): each sample's partner is a random *other* sample of
+    the batch (PAPER-NOTES, Mixup), drawn from ``generator``, lambda from ``rng``."""
+    offsets = torch.randint(1, len(tb), (len(tb),), generator=generator)
+    partner = upload((torch.arange(len(tb)) + offsets) % len(tb), device=device)
+    return mixup(xb, tb, lam=mixup_lambda(alpha=alpha, rng=rng), partner=partner)
+
+
 def _batch_loss(models: list[nn.Module], *, recipe: Recipe, loss_function: Callable, co_teaching: CoTeaching | None,
                 num_samples: int, bf16: bool, device: torch.device, generator: torch.Generator,
                 rng: np.random.Generator) -> _BatchLoss:
@@ -137,10 +146,7 @@ def _batch_loss(models: list[nn.Module], *, recipe: Recipe, loss_function: Calla
 
     def one_network_loss(xb, tb, *, epoch: int, step: int):
         if recipe.mixup_alpha:
-            # Each sample's partner is a random *other* sample of the batch (PAPER-NOTES, Mixup).
-            offsets = torch.randint(1, len(tb), (len(tb),), generator=generator)
-            partner = upload((torch.arange(len(tb)) + offsets) % len(tb), device=device)
-            xb, tb = mixup(xb, tb, lam=mixup_lambda(alpha=recipe.mixup_alpha, rng=rng), partner=partner)
+            xb, tb = mixed_batch(xb, tb, alpha=recipe.mixup_alpha, generator=generator, rng=rng, device=device)
         with autocast(device, enabled=bf16):
             logits = models[0](xb)
         step_loss = loss_function(logits.float(), tb)
@@ -162,7 +168,7 @@ def _train_epoch(models: list[nn.Module], batches: Iterator, *, epoch: int, step
                  optimizers: list, batch_size: int, device: torch.device) -> tuple[list[torch.Tensor], int, int]:
     """One epoch of steps of the networks in train mode, from optimizer step ``step`` on: each batch's losses (the
     recorded loss, then each network's), the samples trained on and the step count after it. Nothing is read back
-    from the device, which would make every step wait for the previous one (:func:`_epoch_loss` reads the losses once
+    from the device, which would make every step wait for the previous one (:func:`epoch_loss` reads the losses once
     the epoch is done). Running out of device memory raises ``MemoryError`` naming the batch size to lower."""
     for model in models:
         model.train()
@@ -180,7 +186,7 @@ def _train_epoch(models: list[nn.Module], batches: Iterator, *, epoch: int, step
     return watched, samples, step
 
 
-def _epoch_loss(watched: list[torch.Tensor], *, epoch: int) -> float:
+def epoch_loss(watched: list[torch.Tensor], *, epoch: int) -> float:
     """The mean recorded loss of an epoch's batches (:func:`_train_epoch`'s ``watched``). A NaN or infinite loss
     raises ``FloatingPointError`` naming the first batch with one and the fix: checked here, once per epoch, before
     the epoch's weights are scored or saved (diverged weights would train on silently)."""
@@ -196,7 +202,7 @@ def _epoch_loss(watched: list[torch.Tensor], *, epoch: int) -> float:
 
 
 
-#: An epoch's log line (:func:`_log_epoch`): its device's type and whether it trained in bf16 end the line.
+#: An epoch's log line (:func:`log_epoch`): its device's type and whether it trained in bf16 end the line.
 EPOCH_LINE = re.compile(r"(?:^|\s)epoch \d+/\d+  .*  [\d.]+ s  (?P<device>[a-z]+)(?::\d+)?(?P<bf16> bf16)?$")
 
 
@@ -206,11 +212,12 @@ def epoch_device(line: str) -> str | None:
     return match["device"] if match else None
 
 
-def _log_epoch(epoch: int, *, epochs: int, loss: float, accuracy: float | None, samples: int,
-               training_seconds: float, seconds: float, device: torch.device, bf16: bool) -> None:
+def log_epoch(epoch: int, *, epochs: int, loss: float, accuracy: float | None, samples: int,
+               training_seconds: float, seconds: float, device: torch.device, bf16: bool, model: str = "") -> None:
+    """An epoch's log line (:data:`EPOCH_LINE`), after ``model`` (which of several trained together) where given."""
     log.info(
-        "epoch %d/%d  loss %.4f  noisy-validation accuracy %s  %.0f samples/s trained  %.1f s  %s%s",
-        epoch, epochs, loss, f"{accuracy:.4f}" if accuracy is not None else "n/a",
+        "%sepoch %d/%d  loss %.4f  noisy-validation accuracy %s  %.0f samples/s trained  %.1f s  %s%s",
+        f"{model}  " if model else "", epoch, epochs, loss, f"{accuracy:.4f}" if accuracy is not None else "n/a",
         samples / training_seconds if training_seconds > 0 else float("nan"), seconds, device, " bf16" if bf16 else "",
     )
 
@@ -229,12 +236,12 @@ def _train_epochs(parts: dict, train_loss: list[float], *, done: int, step: int,
         started = time.perf_counter()
         watched, samples, step = _train_epoch(models, epoch_batches(), epoch=epoch, step=step, batch_loss=batch_loss,
                                               optimizers=optimizers, batch_size=recipe.batch_size, device=device)
-        train_loss.append(_epoch_loss(watched, epoch=epoch))  # waits for the epoch's last step: timed with it
+        train_loss.append(epoch_loss(watched, epoch=epoch))  # waits for the epoch's last step: timed with it
         training_seconds = time.perf_counter() - started
         for optimizer in optimizers:
             optimizer.end_epoch()
         accuracy = best.update(models, epoch=epoch)
-        _log_epoch(epoch, epochs=recipe.epochs, loss=train_loss[-1], accuracy=accuracy, samples=samples,
+        log_epoch(epoch, epochs=recipe.epochs, loss=train_loss[-1], accuracy=accuracy, samples=samples,
                    training_seconds=training_seconds, seconds=time.perf_counter() - started, device=device, bf16=bf16)
         if curve is not None:
             log.info("curve accuracy after epoch %d/%d: %.4f (recorded only)", epoch, recipe.epochs,
@@ -246,7 +253,7 @@ def _train_epochs(parts: dict, train_loss: list[float], *, done: int, step: int,
     progress.close()
 
 
-def _training_parts(models: list[nn.Module], *, recipe: Recipe, validation: tuple[Inputs, np.ndarray] | None,
+def training_parts(models: list[nn.Module], *, recipe: Recipe, validation: tuple[Inputs, np.ndarray] | None,
                     curve: tuple[Inputs, np.ndarray] | None, device: torch.device, bf16: bool,
                     generator: torch.Generator, rng: np.random.Generator) -> dict:
     """What an epoch checkpoint of :func:`train_model` saves besides its history (:mod:`enkcvs.training.state`): the
@@ -258,6 +265,18 @@ def _training_parts(models: list[nn.Module], *, recipe: Recipe, validation: tupl
     if curve is not None:
         parts["curve"] = EpochCurve(curve, device=device, workers=recipe.loader_workers, bf16=bf16)
     return parts
+
+
+def training_checkpoint(resume: PathLike | None, *, recipe: Recipe, x: Inputs, targets: np.ndarray,
+                        validation: tuple[Inputs, np.ndarray] | None, seed: int, loss: str,
+                        loss_params: dict | None, bf16: bool, device: torch.device, co_teaching: CoTeaching | None,
+                        curve: bool) -> EpochCheckpoint | None:
+    """The epoch checkpoint at ``resume`` of :func:`train_model` with these arguments (``curve``: whether one is
+    recorded), keyed by them (:func:`enkcvs.training.state.epoch_checkpoint`)."""
+    return epoch_checkpoint(resume, recipe=recipe, x=x, targets=targets, validation=validation, settings={
+        "seed": seed, "loss": loss, "loss_params": loss_params, "bf16": bf16, "device": device.type,
+        "co_teaching": dataclasses.asdict(co_teaching) if co_teaching else None,
+        **({"curve": True} if curve else {})})  # absent without one: older checkpoints still resume
 
 
 def train_model(
@@ -312,21 +331,20 @@ def train_model(
     device = device or default_device()
     if device.type == "cpu":
         keep_freed_memory()
-    _check_training(recipe, x, loss=loss, loss_params=loss_params, co_teaching=co_teaching)
+    check_training(recipe, x, loss=loss, loss_params=loss_params, co_teaching=co_teaching)
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)  # mixup's lambda
     batch_order = torch.Generator(device="cpu").manual_seed(seed)  # batch order, augmentation, mixup partners
-    models, bf16 = _new_networks(recipe, x, num_classes=targets.shape[1], seed=seed, device=device,
+    models, bf16 = new_networks(recipe, x, num_classes=targets.shape[1], seed=seed, device=device,
                                  co_teaching=co_teaching)
     epoch_batches = batch_source(x, targets, recipe=recipe, seed=seed, device=device, generator=batch_order)
     batch_loss = _batch_loss(models, recipe=recipe, loss_function=losses.make_loss(loss, **(loss_params or {})),
                              co_teaching=co_teaching, num_samples=len(x), bf16=bf16, device=device,
                              generator=batch_order, rng=rng)
-    checkpoint = epoch_checkpoint(resume, recipe=recipe, x=x, targets=targets, validation=validation, settings={
-        "seed": seed, "loss": loss, "loss_params": loss_params, "bf16": bf16, "device": device.type,
-        "co_teaching": dataclasses.asdict(co_teaching) if co_teaching else None,
-        **({"curve": True} if curve is not None else {})})  # absent without one: older checkpoints still resume
-    parts = _training_parts(models, recipe=recipe, validation=validation, curve=curve, device=device, bf16=bf16,
+    checkpoint = training_checkpoint(resume, recipe=recipe, x=x, targets=targets, validation=validation, seed=seed,
+                                     loss=loss, loss_params=loss_params, bf16=bf16, device=device,
+                                     co_teaching=co_teaching, curve=curve is not None)
+    parts = training_parts(models, recipe=recipe, validation=validation, curve=curve, device=device, bf16=bf16,
                             generator=batch_order, rng=rng)
     train_loss, step, done = [], 0, 0
     if checkpoint is not None and (saved := checkpoint.load()) is not None:

@@ -39,23 +39,15 @@ def train_fold(
     as :func:`enkcvs.training.device.job_device`. A killed job started again goes on from its last epoch
     (:func:`enkcvs.training.resume.checkpoint_path` of ``output``).
     """
-    import torch
-
     from enkcvs.training.crossval import fold_probabilities
-    from enkcvs.training.device import job_device
     from enkcvs.training.resume import checkpoint_path
 
-    device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
-    torch.set_num_threads(threads)
-    data = load_dataset(dataset)
-    x_train = split_inputs(data, tokens, split="train")
-    label_table, num_classes = read_label_table(labels)
-    given = label_table["given"].to_numpy()
+    device, inputs, given, num_classes = _job_inputs(dataset=dataset, labels=labels, tokens=tokens, threads=threads,
+                                                     gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
     recipe_ = Recipe.from_dict(recipe)
-    log.info("read %s and %s", dataset, labels)
     held_out, probabilities, result = fold_probabilities(
         recipe=recipe_,
-        inputs=lambda indices, train: subset_inputs(data, x_train, indices, train=train),
+        inputs=inputs,
         given=given,
         num_classes=num_classes,
         seed=seed,
@@ -65,11 +57,37 @@ def train_fold(
         device=device,
         resume=checkpoint_path(output),
     )
+    _write_predictions(output, held_out=held_out, probabilities=probabilities, result=result, given=given,
+                       recipe=recipe_, provenance_fields=provenance_fields)
+
+
+def _job_inputs(*, dataset: PathLike, labels: PathLike, tokens: PathLike | None, threads: int, gpus: int,
+                allow_cpu_fallback: bool):
+    """What a fold job trains on: its device (threads set), ``inputs(indices, train)`` of the prepared dataset's
+    training split, the given labels (N,) and Q."""
+    import torch
+
+    from enkcvs.training.device import job_device
+
+    device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
+    torch.set_num_threads(threads)
+    data = load_dataset(dataset)
+    x_train = split_inputs(data, tokens, split="train")
+    label_table, num_classes = read_label_table(labels)
+    log.info("read %s and %s", dataset, labels)
+    return (device, lambda indices, train: subset_inputs(data, x_train, indices, train=train),
+            label_table["given"].to_numpy(), num_classes)
+
+
+def _write_predictions(output: PathLike, *, held_out, probabilities, result, given, recipe: Recipe,
+                       provenance_fields: dict[str, Any]) -> None:
+    """A fold's table: ``sample``, ``given``, ``predicted`` and ``prob_0..prob_{Q-1}`` of its held-out samples
+    (n_k,), (n_k, Q), with the recipe, best epoch and device in its metadata."""
     frame = pd.DataFrame({"sample": held_out, "given": given[held_out], "predicted": probabilities.argmax(axis=1)})
-    frame = frame.join(pd.DataFrame(probabilities, columns=[f"prob_{c}" for c in range(num_classes)]))
+    frame = frame.join(pd.DataFrame(probabilities, columns=[f"prob_{c}" for c in range(probabilities.shape[1])]))
     meta = provenance(
         **provenance_fields,
-        recipe=recipe_.to_dict(),
+        recipe=recipe.to_dict(),
         best_epoch=result.best_epoch,
         validation_accuracy=result.validation_accuracy,
         device=str(next(result.model.parameters()).device),
@@ -77,3 +95,38 @@ def train_fold(
     )
     write_table(frame, output, metadata=meta)
     log.info("wrote %s (weights of epoch %d)", output, result.best_epoch)
+
+
+def train_iteration(
+    *,
+    dataset: PathLike,
+    labels: PathLike,
+    recipe: dict[str, Any],
+    seed: int,
+    num_folds: int,
+    iteration: int,
+    threads: int,
+    outputs: list[PathLike],
+    provenance_fields: dict[str, Any],
+    gpus: int = 0,
+    allow_cpu_fallback: bool = False,
+) -> None:
+    """:func:`train_fold` for every fold k = 1..K of iteration m at once, the K models trained together as one
+    stacked program (:func:`enkcvs.training.crossval.iteration_probabilities`; config ``stacked_folds``). Writes
+    fold k's table to ``outputs[k - 1]``, as train_fold writes it (its provenance with ``k`` added, and
+    ``stacked: true``); each model resumes from its own epoch checkpoint beside its table."""
+    from enkcvs.training.crossval import iteration_probabilities
+    from enkcvs.training.resume import checkpoint_path
+
+    if len(outputs) != num_folds:
+        raise ValueError(f"{num_folds} folds need {num_folds} outputs, got {len(outputs)}")
+    device, inputs, given, num_classes = _job_inputs(dataset=dataset, labels=labels, tokens=None, threads=threads,
+                                                     gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
+    recipe_ = Recipe.from_dict(recipe)
+    folds = iteration_probabilities(
+        recipe=recipe_, inputs=inputs, given=given, num_classes=num_classes, seed=seed, num_folds=num_folds,
+        iteration=iteration, device=device, resumes=[checkpoint_path(output) for output in outputs],
+    )
+    for fold, (output, (held_out, probabilities, result)) in enumerate(zip(outputs, folds), start=1):
+        _write_predictions(output, held_out=held_out, probabilities=probabilities, result=result, given=given,
+                           recipe=recipe_, provenance_fields={**provenance_fields, "k": str(fold), "stacked": True})

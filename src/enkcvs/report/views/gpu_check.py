@@ -52,4 +52,18 @@ def gpu_check_view(path: Path, *, paper_config: Path) -> str:
             f"{workflow['training_jobs']} training jobs, {workflow['config']['gpu']['per_training_job']} GPU each, in "
             f"{workflow['seconds']:.0f} s ({_epochs_by_device(workflow)}). One fold of each paper model as a "
             "`train_fold` job trains it (the engine, its one-off costs included), then its training step as a plain "
-            f"loop, eager and under `torch.compile`:\n\n{table.to_markdown(index=False)}\n")
+            f"loop, eager and under `torch.compile`:\n\n{table.to_markdown(index=False)}\n" + _stacked(check))
+
+
+def _stacked(check: dict) -> str:
+    """The check's iterations trained stacked against per fold (``stacked_folds``; checks from before it: nothing)."""
+    if "stacked" not in check:
+        return ""
+    rows = [{"model": model, "folds": run["folds"], "epochs": run["recipe"]["epochs"],
+             "per fold, one after another (samples/s)": f"{run['per_fold_samples_per_s']:,.0f}",
+             "stacked (samples/s)": f"{run['stacked_samples_per_s']:,.0f}",
+             "stacked / per fold": f"{run['speedup']:.2f}x"}
+            for model, run in check["stacked"].items()]
+    return ("\nAn iteration's K folds of each, trained stacked (one job, `stacked_folds: true`) against one after "
+            "another (summed training samples per second, validation and prediction included):\n\n"
+            + pd.DataFrame(rows).to_markdown(index=False) + "\n")

@@ -1,0 +1,89 @@
+"""K fold models of one iteration trained stacked (one process, one vmapped program:
+:func:`enkcvs.training.crossval.iteration_probabilities`) against the same K trained one after another as the
+per-fold jobs train them (:func:`enkcvs.training.crossval.fold_probabilities`), on the same device in one run:
+the summed training samples per second of each, validation and prediction included.
+
+Run ``python benchmarks/stacked_speed.py --help``. Reports numbers, asserts nothing.
+"""
+
+import argparse
+import json
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from enkcvs.method.folds import fold_indices
+from enkcvs.training.crossval import fold_probabilities, iteration_probabilities
+
+from fold_speed import REPOSITORY, device_description, paper_recipe, synchronize
+
+
+def timed(train, *, device: torch.device) -> float:
+    """Wall seconds of ``train()``, the device's queued work included."""
+    synchronize(device)
+    started = time.perf_counter()
+    train()
+    synchronize(device)
+    return time.perf_counter() - started
+
+
+def stacked_against_per_fold(recipe, images: np.ndarray, labels: np.ndarray, *, num_classes: int, num_folds: int,
+                             device: torch.device) -> dict[str, float]:
+    """Summed training samples/s of iteration 1's K folds trained per fold and stacked (each fold's training set
+    times the recipe's epochs, over the wall time of all K)."""
+    fold = {"recipe": recipe, "inputs": lambda indices, train: images[indices], "given": labels,
+            "num_classes": num_classes, "seed": 1, "num_folds": num_folds, "iteration": 1, "device": device}
+    samples = recipe.epochs * sum(len(fold_indices(num_samples=len(labels), num_folds=num_folds, seed=1, iteration=1,
+                                                   fold=k, validation_fraction=recipe.validation_fraction)[0])
+                                  for k in range(1, num_folds + 1))
+    # Untimed warm-up of both paths on two steps: one-off costs (bf16 auto's probe, first kernels) paid by neither
+    warm = {**fold, "recipe": replace(recipe, epochs=1, steps_per_epoch=2)}
+    fold_probabilities(**warm, fold=1)
+    iteration_probabilities(**warm)
+    per_fold = timed(lambda: [fold_probabilities(**fold, fold=k) for k in range(1, num_folds + 1)], device=device)
+    stacked = timed(lambda: iteration_probabilities(**fold), device=device)
+    return {"samples": samples, "per_fold_seconds": per_fold, "stacked_seconds": stacked,
+            "per_fold_samples_per_s": samples / per_fold, "stacked_samples_per_s": samples / stacked,
+            "speedup": per_fold / stacked}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="torch device")
+    parser.add_argument("--config", type=Path, default=REPOSITORY / "config" / "paper.yaml",
+                        help="workflow config holding the recipe (default config/paper.yaml)")
+    parser.add_argument("--dataset", default="mnist", help="dataset whose recipe trains the folds (default mnist)")
+    parser.add_argument("--shape", default="1,28,28", help="image shape C,H,W (default 1,28,28)")
+    parser.add_argument("--classes", type=int, default=10, help="number of classes Q (default 10)")
+    parser.add_argument("--samples", type=int, default=60_000, help="samples N (default 60,000)")
+    parser.add_argument("--folds", type=int, default=4, help="K (default 4)")
+    parser.add_argument("--epochs", type=int, help="override the recipe's epochs")
+    parser.add_argument("--out", type=Path, help="write the results to this JSON file")
+    args = parser.parse_args(argv)
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit(f"--device {args.device}: torch {torch.__version__} sees no GPU; use --device cpu")
+    recipe = paper_recipe(args.config, args.dataset)
+    recipe = replace(recipe, epochs=args.epochs) if args.epochs else recipe
+    shape = tuple(int(size) for size in args.shape.split(","))
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, (args.samples, *shape), dtype=np.uint8)
+    labels = rng.integers(0, args.classes, args.samples)
+    result = stacked_against_per_fold(recipe, images, labels, num_classes=args.classes, num_folds=args.folds,
+                                      device=device)
+    print(f"{device_description(device)['device']}: {args.folds} folds of {recipe.model}, {recipe.epochs} epochs: "
+          f"per fold {result['per_fold_samples_per_s']:,.0f} samples/s, stacked {result['stacked_samples_per_s']:,.0f}"
+          f" samples/s ({result['speedup']:.2f}x)")
+    if args.out:
+        args.out.write_text(json.dumps({"date": datetime.now(UTC).isoformat(timespec="seconds"),
+                                        "torch": torch.__version__, **device_description(device),
+                                        "recipe": recipe.to_dict(), "folds": args.folds, "samples": args.samples,
+                                        **result}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

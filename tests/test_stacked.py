@@ -1,0 +1,250 @@
+"""Models trained stacked (enkcvs.training.stacked) are the models train_model trains from the same arguments: the same
+losses, best epochs and predictions within float rounding, over folds of unequal size, resumed from either's epoch
+checkpoints; what cannot be stacked is refused with the fix."""
+
+import logging
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from enkcvs.training.evaluate import predict_proba
+from enkcvs.training.recipe import Recipe
+from enkcvs.training.resume import EpochCheckpoint
+from enkcvs.training.stacked import train_stacked
+from enkcvs.training.train import epoch_device, train_model
+
+CPU = torch.device("cpu")
+TINY_CONFIG = Path(__file__).resolve().parent / "config" / "tiny.yaml"
+pytestmark = pytest.mark.usefixtures("single_thread")
+#: fp32, one thread: a stacked convolution sums in another order than K separate ones, nothing more.
+TOLERANCE = {"atol": 1e-5, "rtol": 1e-5}
+#: Mixup, augmentation, momentum, weight decay and a milestone: every per-model draw and optimizer state.
+RECIPE = Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=3, batch_size=16, milestones=(2,), weight_decay=5e-4,
+                mixup_alpha=0.3, augment="shift_flip", bf16=False)
+#: Fold sizes whose epochs end differently: 4 full batches; 4 and one of 5; 5 and one of 1 (skipped). The fifth
+#: step trains two models on batches of different sizes and leaves the first alone.
+SIZES = (64, 69, 81)
+
+
+class Killed(Exception):
+    """Stands for the job being killed right after a checkpoint was written."""
+
+
+def _folds(make_separable_images, *, sizes=SIZES, validation=True):
+    """Training inputs, targets, seeds and validation data of one model per size, and held-out inputs."""
+    x, labels = make_separable_images(seed=0, num_samples=sum(sizes) + 60, num_classes=3, shape=(1, 8, 8))
+    ends = np.cumsum([0, *sizes])
+    xs = [x[start:end] for start, end in zip(ends, ends[1:])]
+    targets = [np.eye(3, dtype=np.float32)[labels[start:end]] for start, end in zip(ends, ends[1:])]
+    validations = [(x[-60 + 20 * i:][:20], labels[-60 + 20 * i:][:20]) if validation else None
+                   for i in range(len(sizes))]
+    return {"xs": xs, "targets": targets, "seeds": [11 + i for i in range(len(sizes))],
+            "validations": validations}, x[-60:]
+
+
+def _separately(folds, *, recipe=RECIPE, resumes=None):
+    resumes = resumes or [None] * len(folds["xs"])
+    return [train_model(recipe=recipe, x=x, targets=t, seed=seed, validation=validation, device=CPU, resume=resume)
+            for x, t, seed, validation, resume in zip(folds["xs"], folds["targets"], folds["seeds"],
+                                                      folds["validations"], resumes)]
+
+
+def _assert_same_models(got, expected, held_out):
+    for stacked, separate in zip(got, expected, strict=True):
+        assert stacked.best_epoch == separate.best_epoch
+        assert stacked.validation_accuracy == separate.validation_accuracy
+        np.testing.assert_allclose(stacked.train_loss, separate.train_loss, **TOLERANCE)
+        expected_state = separate.model.state_dict()
+        for name, tensor in stacked.model.state_dict().items():
+            torch.testing.assert_close(tensor, expected_state[name], **TOLERANCE)
+        np.testing.assert_allclose(predict_proba(stacked.model, held_out, device=CPU),
+                                   predict_proba(separate.model, held_out, device=CPU), **TOLERANCE)
+
+
+@pytest.mark.parametrize("validation", [True, False], ids=["best epoch by validation", "last epoch"])
+def test_stacked_models_are_the_separately_trained_ones_over_unequal_folds(validation, make_separable_images):
+    folds, held_out = _folds(make_separable_images, validation=validation)
+    got = train_stacked(recipe=RECIPE, **folds, device=CPU)
+    _assert_same_models(got, _separately(folds), held_out)
+    if not validation:
+        assert [result.best_epoch for result in got] == [RECIPE.epochs] * len(SIZES)
+
+
+@pytest.fixture
+def float64():
+    """Networks built and trained in float64, where summation order leaves no trace at fp32's tolerance."""
+    dtype = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(dtype)
+
+
+def test_in_float64_the_stacked_models_agree_to_rounding_in_the_last_digits(make_separable_images, float64):
+    """The same computation, not an approximation: what differs in fp32 is the order of sums."""
+    folds, held_out = _folds(make_separable_images)
+    folds["xs"], held_out = [x.astype(np.float64) for x in folds["xs"]], held_out.astype(np.float64)
+    folds["validations"] = [(x.astype(np.float64), labels) for x, labels in folds["validations"]]
+    got, expected = train_stacked(recipe=RECIPE, **folds, device=CPU), _separately(folds)
+    for stacked, separate in zip(got, expected, strict=True):
+        assert stacked.best_epoch == separate.best_epoch
+        np.testing.assert_allclose(stacked.train_loss, separate.train_loss, atol=1e-12, rtol=0)
+        for name, tensor in stacked.model.state_dict().items():
+            torch.testing.assert_close(tensor, separate.model.state_dict()[name], atol=1e-12, rtol=0)
+
+
+def test_without_mixup_or_momentum_and_with_equal_folds_too(make_separable_images):
+    recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=2, batch_size=16, momentum=0.0, mixup_alpha=None,
+                    bf16=False)
+    folds, held_out = _folds(make_separable_images, sizes=(48, 48))
+    _assert_same_models(train_stacked(recipe=recipe, **folds, device=CPU), _separately(folds, recipe=recipe),
+                        held_out)
+
+
+def test_a_model_without_a_batch_in_a_step_is_left_alone(make_separable_images, monkeypatch):
+    """The first model's epochs have a step fewer: it must take exactly its own steps (weight decay and momentum
+    would move it on any other)."""
+    from enkcvs.training.optimizer import MomentumSGD
+
+    steps = []
+    step = MomentumSGD.step
+    monkeypatch.setattr(MomentumSGD, "step", lambda self: (steps.append(id(self)), step(self))[1])
+    folds, _ = _folds(make_separable_images)
+    train_stacked(recipe=RECIPE, **folds, device=CPU)
+    assert sorted(steps.count(optimizer) for optimizer in set(steps)) == [4 * 3, 5 * 3, 5 * 3]
+
+
+@pytest.fixture
+def kill_after(monkeypatch):
+    """Make the next training die right after the ``count``-th checkpoint it saves; undo with the returned call."""
+    save = EpochCheckpoint.save
+
+    def arm(count: int):
+        saved = []
+
+        def save_then_die(self, state):
+            save(self, state)
+            saved.append(self.path)
+            if len(saved) == count:
+                raise Killed
+
+        monkeypatch.setattr(EpochCheckpoint, "save", save_then_die)
+        return lambda: monkeypatch.setattr(EpochCheckpoint, "save", save)
+
+    return arm
+
+
+def test_a_killed_stacked_training_resumes_each_model_from_its_own_checkpoint(make_separable_images, kill_after,
+                                                                              tmp_path, caplog):
+    """Killed after the first model saved its epoch 2 and before the others did: the first goes on from epoch 2, the
+    others from epoch 1, and all end as never interrupted."""
+    folds, held_out = _folds(make_separable_images)
+    resumes = [tmp_path / f"k{k}.resume.pt" for k in range(1, len(SIZES) + 1)]
+    expected = train_stacked(recipe=RECIPE, **folds, device=CPU)
+    disarm = kill_after(len(SIZES) + 1)
+    with pytest.raises(Killed):
+        train_stacked(recipe=RECIPE, **folds, device=CPU, resumes=resumes)
+    disarm()
+    assert all(path.is_file() for path in resumes)
+    with caplog.at_level(logging.INFO, logger="enkcvs"):
+        got = train_stacked(recipe=RECIPE, **folds, device=CPU, resumes=resumes)
+    assert "after epoch 2" in caplog.text and "after epoch 1" in caplog.text
+    assert not any(path.exists() for path in resumes)
+    _assert_same_models(got, expected, held_out)
+
+
+def test_a_fold_resumes_stacked_from_train_models_checkpoint_and_back(make_separable_images, kill_after, tmp_path):
+    folds, held_out = _folds(make_separable_images)
+    expected = _separately(folds)
+    resumes = [tmp_path / f"k{k}.resume.pt" for k in range(1, len(SIZES) + 1)]
+    disarm = kill_after(1)
+    with pytest.raises(Killed):  # train_model of the first fold, killed after its first epoch
+        _separately(folds, resumes=resumes)
+    disarm()
+    _assert_same_models(train_stacked(recipe=RECIPE, **folds, device=CPU, resumes=resumes), expected, held_out)
+    disarm = kill_after(len(SIZES))  # now the stack killed after every model saved epoch 1
+    with pytest.raises(Killed):
+        train_stacked(recipe=RECIPE, **folds, device=CPU, resumes=resumes)
+    disarm()
+    _assert_same_models(_separately(folds, resumes=resumes), expected, held_out)
+
+
+def test_each_model_logs_its_epochs_in_the_lines_the_device_is_read_from(make_separable_images, caplog):
+    folds, _ = _folds(make_separable_images, sizes=(40, 40))
+    with caplog.at_level(logging.INFO, logger="enkcvs"):
+        train_stacked(recipe=RECIPE, **folds, device=CPU)
+    lines = [record.getMessage() for record in caplog.records if "samples/s trained" in record.getMessage()]
+    assert [line.split("  ")[:2] for line in lines[:2]] == [["model 1/2", "epoch 1/3"], ["model 2/2", "epoch 1/3"]]
+    assert len(lines) == 2 * RECIPE.epochs and {epoch_device(line) for line in lines} == {"cpu"}
+
+
+def test_what_cannot_be_stacked_is_refused_with_the_fix(make_separable_images):
+    folds, _ = _folds(make_separable_images, sizes=(20, 20))
+    tokens = [np.zeros((20, 2, 6), dtype=np.int64)] * 2
+    with pytest.raises(ValueError, match="token ids.*stacked_folds: false"):
+        train_stacked(recipe=Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1, mixup_alpha=None, bf16=False),
+                      **{**folds, "xs": tokens}, device=CPU)
+    streamed = [torch.utils.data.TensorDataset(torch.as_tensor(x), torch.arange(len(x))) for x in folds["xs"]]
+    with pytest.raises(ValueError, match="image files.*stacked_folds: false"):
+        train_stacked(recipe=RECIPE, **{**folds, "xs": streamed}, device=CPU)
+    images, labels = make_separable_images(seed=1, num_samples=8, num_classes=3, shape=(1, 28, 28))
+    dropout = Recipe(model="coteaching_cnn9", optimizer="sgd", lr=0.1, epochs=1, mixup_alpha=None, bf16=False)
+    with pytest.raises(ValueError, match="coteaching_cnn9, whose dropout.*stacked_folds: false"):
+        train_stacked(recipe=dropout, xs=[images], targets=[np.eye(3, dtype=np.float32)[labels]], seeds=[1],
+                      validations=[None], device=CPU)
+    with pytest.raises(ValueError, match="one of each per model"):
+        train_stacked(recipe=RECIPE, **{**folds, "seeds": [1]}, device=CPU)
+
+
+def test_a_train_iteration_job_writes_the_tables_of_the_fold_jobs(make_separable_images, tmp_path):
+    from enkcvs.data.datasets import Dataset, save_dataset
+    from enkcvs.io import read_table
+    from enkcvs.pipeline.steps.folds import train_fold, train_iteration
+    from enkcvs.pipeline.steps.noise import make_noisy_labels
+
+    x, y = make_separable_images(seed=2, num_samples=150, num_classes=3)
+    save_dataset(Dataset(x, y, x[:9], y[:9], ("a", "b", "c")), tmp_path / "data.npz")
+    make_noisy_labels(dataset=tmp_path / "data.npz", noise="sym0.2", seed=3, asymmetric_map=None,
+                      output=tmp_path / "labels.parquet")
+    recipe = {"model": "cnn4", "optimizer": "sgd", "lr": 0.05, "epochs": 3, "batch_size": 16, "mixup_alpha": 0.3,
+              "bf16": False}
+    job = dict(dataset=tmp_path / "data.npz", labels=tmp_path / "labels.parquet", recipe=recipe, seed=1,
+               num_folds=3, iteration=2, threads=1)
+    for k in (1, 2, 3):
+        train_fold(**job, fold=k, output=tmp_path / f"fold{k}.parquet", provenance_fields={"k": str(k)})
+    outputs = [tmp_path / f"k{k}.parquet" for k in (1, 2, 3)]
+    train_iteration(**job, outputs=outputs, provenance_fields={})
+    for k, output in enumerate(outputs, start=1):
+        (got, got_meta), (expected, expected_meta) = read_table(output), read_table(tmp_path / f"fold{k}.parquet")
+        pd.testing.assert_frame_equal(got, expected, check_exact=False, **TOLERANCE)
+        assert got_meta["k"] == str(k) and got_meta["stacked"] is True
+        assert got_meta["best_epoch"] == expected_meta["best_epoch"]
+        assert got_meta["validation_accuracy"] == expected_meta["validation_accuracy"]
+
+
+def _planned(run_snakemake, workdir, config) -> tuple[set[str], set[str]]:
+    """The files and rules a dry run of ``config`` plans."""
+    done = run_snakemake(workdir, "-n", config=config)
+    assert done.returncode == 0, done.stderr[-3000:]
+    files = {path.strip() for line in done.stdout.splitlines() if line.strip().startswith("output:")
+             for path in line.split("output:", 1)[1].split(",")}
+    return files, set(re.findall(r"^rule (\w+):", done.stdout, flags=re.MULTILINE))
+
+
+@pytest.mark.parametrize("setting, gpus, stacked", [(True, 0, True), ("auto", 1, True), ("auto", 0, False)])
+def test_stacked_folds_plan_the_same_fold_files_from_one_job_per_iteration(setting, gpus, stacked, run_snakemake,
+                                                                          tmp_path):
+    config = yaml.safe_load(TINY_CONFIG.read_text())
+    config.update(seeds=[1], ablation=False, compare_confident_learning=False, sensitivity={"enabled": False})
+    paths = {}
+    for name, extra in {"per fold": {}, "stacked": {"stacked_folds": setting, "gpu": {"per_training_job": gpus}}}.items():
+        (tmp_path / name).mkdir()
+        (path := tmp_path / name / "config.yaml").write_text(yaml.safe_dump({**config, **extra}))
+        paths[name] = _planned(run_snakemake, tmp_path / name, path)
+    (files, rules), (stacked_files, stacked_rules) = paths["per fold"], paths["stacked"]
+    assert stacked_files == files and any(path.startswith("results/folds/") for path in files)
+    assert ("train_iteration_K2" in stacked_rules and "train_fold" not in stacked_rules) == stacked

@@ -1,0 +1,18 @@
+from enkcvs.pipeline.job import logged_job
+
+with logged_job(snakemake.log[0]):
+    from enkcvs.pipeline.steps.folds import train_iteration
+
+    train_iteration(
+        dataset=snakemake.input.dataset,
+        labels=snakemake.input.labels,
+        recipe=snakemake.params.recipe,
+        seed=int(snakemake.wildcards.seed),
+        num_folds=snakemake.params.num_folds,
+        iteration=int(snakemake.wildcards.m),
+        threads=snakemake.threads,
+        gpus=snakemake.resources.gpu,
+        allow_cpu_fallback=bool(snakemake.resources.cpu_fallback),
+        outputs=list(snakemake.output.predictions),
+        provenance_fields={**dict(snakemake.wildcards), "K": str(snakemake.params.num_folds)},
+    )
