@@ -3,6 +3,7 @@ training jobs keeping their epoch checkpoints, started again where it stopped or
 SLURM's SIGTERM stops at its ``--time`` goes on from its last epoch when the job is requeued."""
 
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -161,3 +162,38 @@ def test_a_fold_job_sigtermed_mid_training_goes_on_from_its_last_epoch_when_star
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
     assert got_meta["validation_accuracy"] == expected_meta["validation_accuracy"]
     assert not checkpoint_path(output).exists()
+
+
+def _documented_sbatch_script() -> str:
+    """The sbatch script of docs/running.md's time-limit section, as a user copies it."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "running.md").read_text()
+    section = page.split("## A time limit", 1)[1].split("\n## ", 1)[0]
+    (script,) = [block for block in re.findall(r"```bash\n(.*?)```", section, flags=re.DOTALL)
+                 if block.startswith("#!/bin/bash")]
+    return script
+
+
+@pytest.mark.parametrize("status, requeued", [(STOPPED_AT_LIMIT, True), (0, False), (1, False)])
+def test_the_documented_sbatch_script_requeues_its_job_only_when_the_run_stopped_at_its_limit(tmp_path, status,
+                                                                                              requeued):
+    """The script's own logic, with stand-ins for the run (exiting ``status``) and for SLURM's ``scontrol``: a run
+    stopped at its limit (124) requeues the job and passes the status on; a finished or failed one does neither. That
+    the requeued job's run goes on where it stopped is the tests above."""
+    script = _documented_sbatch_script()
+    assert "--time-limit" in script and "--profile profiles/slurm" in script
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    stand_in = tmp_path / ".venv" / "bin" / "python"
+    stand_in.write_text(f'#!/bin/sh\necho "$@" > "{tmp_path}/run.txt"\nexit {status}\n')
+    (tmp_path / "bin").mkdir()
+    scontrol = tmp_path / "bin" / "scontrol"
+    scontrol.write_text(f'#!/bin/sh\necho "$@" > "{tmp_path}/scontrol.txt"\n')
+    for tool in (stand_in, scontrol):
+        tool.chmod(0o755)
+    (tmp_path / "job.sh").write_text(script)
+    done = subprocess.run(["bash", "job.sh"], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "SLURM_JOB_ID": "4242"})
+    assert done.returncode == status
+    assert (tmp_path / "run.txt").read_text().split()[:4] == ["-m", "enkcvs.runs", "run", "--name"]
+    assert (tmp_path / "scontrol.txt").exists() is requeued
+    if requeued:
+        assert (tmp_path / "scontrol.txt").read_text().split() == ["requeue", "4242"]
