@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from enkcvs.labelissues.outputs import checked_out, checked_review_top, checked_threshold, write_ranking
+from enkcvs.labelissues.outputs import (checked_out, checked_review_top, checked_threshold, warn_when_most_are_not_kept,
+                                        write_ranking)
 from enkcvs.labelissues.review import DEFAULT_TOP
 
 
@@ -246,13 +247,10 @@ def _encoded(given: np.ndarray, *, names: tuple | None, source: str, labels: Pat
 
 def _warn_when_most_are_flagged(flags: np.ndarray, *, source: str) -> None:
     """A warning with the likely causes when over half the samples are flagged (not kept)."""
-    flagged = int(flags.sum())
-    if flagged > len(flags) / 2:
-        warnings.warn(f"{flagged} of {len(flags)} samples ({100 * flagged / len(flags):.0f}%) are not kept "
-                      "(selected in fewer than t iterations). Over half usually means the probabilities do not fit "
-                      f"the labels: classes matched to the wrong probability columns (matched here by {source}), the "
-                      "rows of the two files in different sample orders, or probabilities that are not out-of-fold "
-                      "predictions for these labels. Check these before trusting the ranking", stacklevel=2)
+    warn_when_most_are_not_kept(flags, causes=(
+        ". Over half usually means the probabilities do not fit the labels: classes matched to the wrong probability "
+        f"columns (matched here by {source}), the rows of the two files in different sample orders, or probabilities "
+        "that are not out-of-fold predictions for these labels. Check these before trusting the ranking"))
 
 
 def _review_sheet(shows: tuple[str, Path | str], *, labels: Path, **sheet):

@@ -2,8 +2,10 @@
 .csv or .parquet), the review sheet beside it, and the summary line; and the checks of the options they depend on.
 """
 
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from enkcvs.io import atomic_path, save_figure
@@ -75,3 +77,12 @@ def _write_sheet(sheet, *, out: Path) -> str:
     save_figure(sheet, png=paths["png"], pdf=paths["pdf"], dpi=150)
     plt.close(sheet)
     return f"{paths['png']} and {paths['pdf']}"
+
+
+def warn_when_most_are_not_kept(flags: np.ndarray, *, causes: str) -> None:
+    """A warning naming ``causes`` (the likely ones, and what to check) when over half of the (N,) samples are not
+    kept (``flags``), pointing at the caller's caller: the function of the command that ranked them."""
+    flagged = int(flags.sum())
+    if flagged > len(flags) / 2:
+        warnings.warn(f"{flagged} of {len(flags)} samples ({100 * flagged / len(flags):.0f}%) are not kept "
+                      f"(selected in fewer than t iterations){causes}", stacklevel=3)

@@ -24,7 +24,8 @@ from enkcvs.data.sources import own
 from enkcvs.data.text import DEFAULT_CHECKPOINT
 from enkcvs.io import provenance, write_json
 from enkcvs.labelissues.issues import with_sample_column
-from enkcvs.labelissues.outputs import checked_out, checked_review_top, checked_threshold, write_ranking
+from enkcvs.labelissues.outputs import (checked_out, checked_review_top, checked_threshold, warn_when_most_are_not_kept,
+                                        write_ranking)
 from enkcvs.labelissues.review import DEFAULT_TOP
 from enkcvs.training.recipe import Recipe
 
@@ -347,10 +348,7 @@ def _tokens(data: Dataset, *, recipe: Recipe) -> np.ndarray:
 
 def _warn_when_most_are_not_kept(flags: np.ndarray) -> None:
     """A warning with the likely causes when over half of the (N,) samples are not kept (``flags``)."""
-    flagged = int(flags.sum())
-    if flagged > len(flags) / 2:
-        warnings.warn(f"{flagged} of {len(flags)} samples ({100 * flagged / len(flags):.0f}%) are not kept "
-                      "(selected in fewer than t iterations): the fold models predict fewer than half of the given "
-                      "labels. Likely the recipe is too short for this data (raise --epochs) or the data too small "
-                      "to learn from, rarely that many labels are wrong. Check these before trusting the ranking",
-                      stacklevel=2)
+    warn_when_most_are_not_kept(flags, causes=(
+        ": the fold models predict fewer than half of the given labels. Likely the recipe is too short for this data "
+        "(raise --epochs) or the data too small to learn from, rarely that many labels are wrong. Check these before "
+        "trusting the ranking"))
