@@ -4,11 +4,15 @@ unknown names and options; pretrained models refuse to fall back silently to ran
 import copy
 import urllib.error
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
 
+from enkcvs.training.batches import batch_source
+from enkcvs.training.evaluate import predict_proba
 from enkcvs.training.models import MODELS, BasicBlock, create_model, model_options
+from enkcvs.training.recipe import Recipe
 
 # name -> (input_shape, options): small inputs each model accepts, no downloads.
 CASES = {
@@ -113,17 +117,36 @@ def test_text_classifier_forward_backward():
     logits.sum().backward()
 
 
-def test_text_classifier_ignores_padding_past_the_batchs_longest_text():
+def _padded_texts(lengths, *, width):
+    """Token ids (N, 2, width) of texts of ``lengths`` tokens, padded on the right (the dataset's longest is longer)."""
+    mask = (torch.arange(width) < torch.tensor(lengths)[:, None]).long()
+    return torch.stack([torch.randint(1000, 2000, (len(lengths), width)) * mask, mask], dim=1)
+
+
+def test_text_predictions_cut_each_batch_to_its_longest_text_and_equal_the_uncut_model():
     torch.manual_seed(0)
-    model = create_model("text_classifier", input_shape=(2, 7), num_classes=6).eval()
-    ids = torch.randint(1000, 2000, (2, 4))
-    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
-    batch = torch.stack([ids * mask, mask], dim=1)
-    padded = torch.cat([batch, torch.zeros(2, 2, 9, dtype=torch.int64)], dim=2)  # the dataset's longest is longer
-    with torch.no_grad():
-        uncut = model.model(input_ids=padded[:, 0], attention_mask=padded[:, 1]).logits
-        torch.testing.assert_close(model(padded), uncut)
-        torch.testing.assert_close(model(batch[1:]), uncut[1:])  # alone, the short text is cut to 2 tokens
+    model = create_model("text_classifier", input_shape=(2, 13), num_classes=6).eval()
+    tokens = _padded_texts([4, 2, 1, 3, 2], width=13)
+    widths = []
+    model.register_forward_pre_hook(lambda module, args: widths.append(args[0].shape[-1]))
+    predicted = predict_proba(model, tokens.numpy(), device=torch.device("cpu"), batch_size=2)
+    assert widths == [4, 3, 2]  # each batch's longest text, not the dataset's 13 tokens
+    with torch.no_grad():  # transformers' own mask from the 2-D one, and its path without a mask where none pads
+        uncut = model.model(input_ids=tokens[:, 0], attention_mask=tokens[:, 1]).logits.softmax(dim=1)
+        unpadded = model.model(input_ids=tokens[:1, 0, :4]).logits
+        torch.testing.assert_close(model(tokens[:1, :, :4]), unpadded)
+    np.testing.assert_allclose(predicted, uncut.numpy(), atol=1e-6)
+
+
+def test_training_batches_of_texts_are_cut_to_their_longest_text_known_on_the_host():
+    tokens = _padded_texts([5, 1, 2, 7, 3, 2, 4], width=11).numpy()
+    recipe = Recipe(model="text_classifier", optimizer="adam", lr=1e-4, epochs=1, batch_size=3, mixup_alpha=None)
+    epoch_batches = batch_source(tokens, np.eye(2, dtype=np.float32)[np.arange(7) % 2], recipe=recipe, seed=0,
+                                 device=torch.device("cpu"), generator=torch.Generator().manual_seed(0))
+    batches = [xb for xb, _ in epoch_batches()]
+    assert [len(xb) for xb in batches] == [3, 3]  # the last batch of one text is skipped (batch_source)
+    for xb in batches:
+        assert xb.shape[-1] == int(xb[:, 1].sum(dim=1).max()) < 11
 
 
 def test_torchvision_backbone_replaces_the_last_linear_layer_and_rejects_unknown_names():

@@ -2,6 +2,8 @@
 kernel), divergence is still caught once per epoch before the epoch's weights are scored or saved, and the weights
 and losses are those of the loop that checked every step."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -23,20 +25,25 @@ TRAININGS = {
                  {"loss": "sl", "loss_params": {"alpha": 0.1, "beta": 1.0}}),
     "co-teaching": (Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=2, batch_size=16, mixup_alpha=None),
                     {"co_teaching": CoTeaching(forget_rate=0.2, warmup_epochs=1)}),
+    "text": (Recipe(model="text_classifier", optimizer="sgd", lr=0.01, epochs=2, batch_size=16, mixup_alpha=None), {}),
 }
 
 #: Python's ways to read a tensor's values on the host; on a GPU each waits for the device.
 HOST_READS = ("item", "tolist", "numpy", "cpu", "__bool__", "__float__", "__int__", "__index__")
 
 
-def _train(name, make_separable_images, **options):
+def _train(name, make_separable_images, *, device=CPU, **options):
     recipe, extra = TRAININGS[name]
+    recipe = options.pop("recipe", recipe)
     x, labels = make_separable_images(seed=0, num_samples=72, num_classes=3, shape=(3, 8, 8))
+    if recipe.model == "text_classifier":  # token ids (N, 2, 9) of texts of 3 to 9 tokens, padded on the right
+        mask = (np.arange(9) < 3 + np.arange(72)[:, None] % 7).astype(np.int64)
+        x = np.stack([(1000 + 7 * labels[:, None] + np.arange(9)) * mask, mask], axis=1)
     return train_model(recipe=recipe, x=x, targets=np.eye(3, dtype=np.float32)[labels], seed=2,
-                       validation=(x[:24], labels[:24]), device=CPU, **extra, **options)
+                       validation=(x[:24], labels[:24]), device=device, **extra, **options)
 
 
-@pytest.mark.parametrize("name", ["sgd, mixup, shift_flip", "co-teaching"])  # Adam reads its host-side step counts
+@pytest.mark.parametrize("name", ["sgd, mixup, shift_flip", "co-teaching", "text"])  # Adam reads its step counts
 def test_training_steps_read_nothing_back_from_the_device(name, make_separable_images, monkeypatch):
     reads, stepping = [], []
     for method in HOST_READS:
@@ -48,16 +55,22 @@ def test_training_steps_read_nothing_back_from_the_device(name, make_separable_i
             return _original(tensor, *args, **kwargs)
 
         monkeypatch.setattr(torch.Tensor, method, counted)
-    train_epoch = train._train_epoch
 
-    def watched_epoch(*args, **kwargs):
-        stepping.append(True)
-        try:
-            return train_epoch(*args, **kwargs)
-        finally:
-            stepping.clear()
+    def watched(function):
+        def while_stepping(*args, **kwargs):
+            stepping.append(True)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                stepping.clear()
 
-    monkeypatch.setattr(train, "_train_epoch", watched_epoch)
+        return while_stepping
+
+    # Each step's loss and optimizer step are watched; forming its batch may read what was drawn on the host (the
+    # batch order, and for texts their lengths), which on a GPU waits for nothing (test_..._never_synchronise_...).
+    batch_loss = train._batch_loss
+    monkeypatch.setattr(train, "_batch_loss", lambda *args, **kwargs: watched(batch_loss(*args, **kwargs)))
+    monkeypatch.setattr(train, "_step", watched(train._step))
     result = _train(name, make_separable_images)
     assert len(result.train_loss) == 2 and np.isfinite(result.train_loss).all()
     assert reads == [], f"the steps read {len(reads)} values back: {sorted(set(reads))}"
@@ -128,7 +141,7 @@ def test_a_non_finite_loss_stops_training_at_its_epochs_end_before_it_is_scored_
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: only CUDA reports synchronisations")
-@pytest.mark.parametrize("name", ["sgd, mixup, shift_flip", "co-teaching"])
+@pytest.mark.parametrize("name", ["sgd, mixup, shift_flip", "co-teaching", "text"])
 def test_training_steps_never_synchronise_with_the_gpu(name, make_separable_images, monkeypatch):
     """Catches what a host read in Python cannot: copies to the GPU that wait for it, reads inside torch."""
     train_epoch = train._train_epoch
@@ -142,7 +155,5 @@ def test_training_steps_never_synchronise_with_the_gpu(name, make_separable_imag
 
     monkeypatch.setattr(train, "_train_epoch", strict_epoch)
     recipe, extra = TRAININGS[name]
-    x, labels = make_separable_images(seed=0, num_samples=72, num_classes=3, shape=(3, 8, 8))
-    result = train_model(recipe=Recipe(**{**recipe.__dict__, "bf16": False}), x=x,
-                         targets=np.eye(3, dtype=np.float32)[labels], seed=2, device=torch.device("cuda"), **extra)
+    result = _train(name, make_separable_images, device=torch.device("cuda"), recipe=replace(recipe, bf16=False))
     assert np.isfinite(result.train_loss).all()

@@ -40,6 +40,22 @@ def model_input(batch: torch.Tensor) -> torch.Tensor:
     return batch.contiguous(memory_format=torch.channels_last) if batch.ndim == 4 else batch
 
 
+def token_lengths(x: np.ndarray | torch.Tensor) -> np.ndarray | None:
+    """Each text's token count (N,) where ``x`` holds token ids (N, 2, L) (ids, attention mask), on the host (a
+    device tensor is read back once, here); None for any other input."""
+    tensor = torch.as_tensor(x)
+    if tensor.ndim != 3 or tensor.is_floating_point():
+        return None
+    return tensor[:, 1].sum(dim=1).cpu().numpy()
+
+
+def cut_to_longest(xb: torch.Tensor, lengths: np.ndarray) -> torch.Tensor:
+    """Token ids (B, 2, L), padded on the right to the dataset's longest text, cut to the batch's longest
+    (``lengths`` (B,): :func:`token_lengths` of the batch, on the host): padding is masked, so the cut changes nothing
+    but the cost (TREC: median 13 of 41 tokens), and it is known without waiting for the device."""
+    return xb[:, :, : int(lengths.max())]
+
+
 def probe_batch(x: Inputs, *, size: int, device: torch.device) -> torch.Tensor:
     """The first ``size`` training inputs as one model-ready batch (for
     :func:`enkcvs.training.precision.resolve_bf16`)."""
@@ -76,11 +92,14 @@ def batch_source(x: Inputs, targets: np.ndarray, *, recipe: Recipe, seed: int, d
     augment = AUGMENTATIONS[recipe.augment] if recipe.augment else None
     t_all = torch.as_tensor(targets, device=device)
     if isinstance(x, np.ndarray):
-        x_all = resident(x, device)
+        x_all, lengths = resident(x, device), token_lengths(x)
 
         def positioned():
-            order = upload(torch.randperm(len(x_all), generator=generator), device=device)
-            return ((x_all[batch], batch) for batch in order.split(recipe.batch_size))
+            host_order = torch.randperm(len(x_all), generator=generator)
+            order = upload(host_order, device=device)
+            for host_batch, batch in zip(host_order.split(recipe.batch_size), order.split(recipe.batch_size)):
+                xb = x_all[batch]
+                yield (xb if lengths is None else cut_to_longest(xb, lengths[host_batch.numpy()])), batch
 
     else:
         loader = data_loader(x, batch_size=recipe.batch_size, workers=recipe.loader_workers, device=device,

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from enkcvs.training.batches import Inputs, data_loader, model_input, resident
+from enkcvs.training.batches import Inputs, cut_to_longest, data_loader, model_input, resident, token_lengths
 from enkcvs.training.device import default_device
 from enkcvs.training.precision import autocast
 
@@ -29,7 +29,10 @@ def predict_proba(
     device = device or default_device()
     model.eval()
     if isinstance(x, np.ndarray | torch.Tensor):
-        chunks = resident(x, device).split(batch_size)
+        chunks, lengths = resident(x, device).split(batch_size), token_lengths(x)
+        if lengths is not None:
+            chunks = (cut_to_longest(chunk, lengths[start:start + batch_size])
+                      for chunk, start in zip(chunks, range(0, len(lengths), batch_size)))
     else:
         streamed = data_loader(x, batch_size=batch_size, workers=workers, device=device)
         chunks = (images.to(device) for images, _ in streamed)

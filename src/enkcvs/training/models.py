@@ -305,10 +305,11 @@ class SequenceClassifier(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """(B, 2, L) int64, [:, 0] input ids and [:, 1] attention mask -> logits (B, Q).
 
-        The tokens are padded on the right to the dataset's longest text; the batch is cut to its own longest, which
-        changes nothing (padding is masked) but the cost (TREC: median 13 of 41 tokens)."""
-        length = int(x[:, 1].sum(dim=1).max())
-        return self.model(input_ids=x[:, 0, :length], attention_mask=x[:, 1, :length]).logits
+        Nothing is read back from the device, which would make every step wait for it: batches come cut to their
+        longest text where they are formed, from lengths on the host (:func:`enkcvs.training.batches.cut_to_longest`),
+        and the mask goes in as attention's own (B, 1, 1, L) boolean mask, which transformers takes as it is, where
+        from the 2-D mask it would first test on the host whether any token is masked."""
+        return self.model(input_ids=x[:, 0], attention_mask=x[:, 1, None, None, :].bool()).logits
 
 
 @register_model
