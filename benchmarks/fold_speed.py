@@ -55,7 +55,8 @@ def engine_fold(recipe: Recipe, images: np.ndarray, labels: np.ndarray, *, num_c
                 device: torch.device) -> dict[str, float]:
     """Wall seconds of fold 1 of iteration 1 through :func:`enkcvs.training.crossval.fold_probabilities`, the call each
     ``train_fold`` job makes: training with validation every epoch, the best epoch's weights, the held-out
-    predictions (one-off costs included: bf16 auto's probe, the first steps)."""
+    predictions (one-off costs included: the probes of bf16 and CUDA graphs where ``auto``, compilation, the first
+    steps)."""
     synchronize(device)
     started = time.perf_counter()
     _, probabilities, result = fold_probabilities(
@@ -63,8 +64,8 @@ def engine_fold(recipe: Recipe, images: np.ndarray, labels: np.ndarray, *, num_c
         seed=1, num_folds=num_folds, iteration=1, fold=1, device=device,
     )
     synchronize(device)
-    return {"seconds": time.perf_counter() - started, "bf16": result.bf16, "best_epoch": result.best_epoch,
-            "held_out": len(probabilities)}
+    return {"seconds": time.perf_counter() - started, "bf16": result.bf16, "cuda_graphs": result.cuda_graphs,
+            "best_epoch": result.best_epoch, "held_out": len(probabilities)}
 
 
 def step_loop(recipe: Recipe, images: np.ndarray, *, num_classes: int, device: torch.device, bf16: bool,
@@ -128,6 +129,8 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=10, help="K (default 10)")
     parser.add_argument("--epochs", type=int, help="override the recipe's epochs (the paper's CIFAR recipe: 120)")
     parser.add_argument("--bf16", choices=("auto", "true", "false"), help="override the recipe's bf16 setting")
+    parser.add_argument("--cuda-graphs", choices=("auto", "true", "false"),
+                        help="override the recipe's cuda_graphs setting")
     parser.add_argument("--compile-modes", default="default,reduce-overhead",
                         help="torch.compile modes for the step loop, comma-separated; '' for none "
                              "(reduce-overhead adds CUDA graphs on a GPU)")
@@ -141,7 +144,8 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     recipe = paper_recipe(args.config, args.dataset)
-    overrides = {"epochs": args.epochs, "bf16": {"auto": "auto", "true": True, "false": False}.get(args.bf16)}
+    setting = {"auto": "auto", "true": True, "false": False}
+    overrides = {"epochs": args.epochs, "bf16": setting.get(args.bf16), "cuda_graphs": setting.get(args.cuda_graphs)}
     recipe = replace(recipe, **{key: value for key, value in overrides.items() if value is not None})
     shape = tuple(int(size) for size in args.shape.split(","))
     rng = np.random.default_rng(0)
@@ -161,7 +165,8 @@ def main() -> None:
     fold = engine_fold(recipe, images, labels, num_classes=args.classes, num_folds=args.folds, device=device)
     trained = recipe.epochs * len(train)
     print(f"engine fold: {fold['seconds']:.1f} s ({trained / fold['seconds']:,.0f} training samples/s over "
-          f"{recipe.epochs} epochs, validation and prediction included), bf16 {fold['bf16']}")
+          f"{recipe.epochs} epochs, validation and prediction included), bf16 {fold['bf16']}, CUDA graphs "
+          f"{fold['cuda_graphs']}")
     loops = {}
     print(f"{'step loop':<32} {'samples/s':>10} {'x eager':>8} {'warm-up s':>10} {'projected fold s':>17}")
     for mode in [None, *(mode for mode in args.compile_modes.split(",") if mode)]:

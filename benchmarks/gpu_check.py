@@ -1,7 +1,8 @@
 """The GPU check (``make gpu-check``): on a GPU machine, the tiny workflow end to end with every training job on
 the GPU, then one fold of the paper's MNIST model (cnn4) and CIFAR-10 model (cnn8) as a workflow job trains it
-(benchmarks/fold_speed.py), then an iteration's K folds of each trained stacked against one after another
-(benchmarks/stacked_speed.py, ``stacked_folds``), all written to one JSON under benchmarks/results/.
+(benchmarks/fold_speed.py: the engine, with ``recipe.cuda_graphs: auto``, beside a plain eager loop), then an
+iteration's K folds of each trained stacked against one after another and as K processes side by side, with and
+without CUDA MPS (benchmarks/stacked_speed.py, ``stacked_folds``), all written to one JSON under benchmarks/results/.
 
 Sized for at most 6 minutes on one H100. ``--device cpu --quick`` runs the same code path at a tiny size (the test
 suite's check of its wiring). Reports numbers, asserts nothing but that each part ran.
@@ -30,7 +31,7 @@ FOLDS = {
 }
 #: ``--quick``: the same runs at a size the CPU finishes in seconds.
 QUICK_FOLD = ["--samples", "400", "--epochs", "1", "--steps", "3", "--compile-modes", ""]
-QUICK_STACKED = ["--samples", "400", "--epochs", "1"]
+QUICK_STACKED = ["--samples", "400", "--epochs", "1", "--folds", "2"]
 
 
 def tiny_workflow(*, workdir: Path, gpu: bool, quick: bool, parallel_jobs: int) -> dict:

@@ -1,13 +1,20 @@
 """K fold models of one iteration trained stacked (one process, one vmapped program:
-:func:`enkcvs.training.crossval.iteration_probabilities`) against the same K trained one after another as the
-per-fold jobs train them (:func:`enkcvs.training.crossval.fold_probabilities`), on the same device in one run:
-the summed training samples per second of each, validation and prediction included.
+:func:`enkcvs.training.crossval.iteration_probabilities`) against the same K trained as the per-fold jobs train them
+(:func:`enkcvs.training.crossval.fold_probabilities`): one after another in one process, and as K processes side by
+side on the device, as K workflow jobs sharing it would run (on a GPU also under CUDA MPS, which lets their kernels
+run at once), all on the same device in one run: the summed training samples per second of each, validation and
+prediction included (side by side: each process's start-up too, as each job pays it).
 
 Run ``python benchmarks/stacked_speed.py --help``. Reports numbers, asserts nothing.
 """
 
 import argparse
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -51,6 +58,35 @@ def stacked_against_per_fold(recipe, images: np.ndarray, labels: np.ndarray, *, 
             "speedup": per_fold / stacked}
 
 
+def side_by_side(arguments: list[str], *, num_folds: int, samples: int, mps: bool) -> dict[str, float | str]:
+    """Summed training samples/s of iteration 1's K folds trained by K processes of this script at once (``--fold
+    k`` with the same ``arguments``), under a CUDA MPS control daemon started for them and stopped after when
+    ``mps``; where MPS cannot start, why."""
+    environment = dict(os.environ)
+    with tempfile.TemporaryDirectory() as folder:
+        if mps:
+            control = shutil.which("nvidia-cuda-mps-control")
+            if control is None:
+                return {"unavailable": "nvidia-cuda-mps-control is not on PATH"}
+            environment.update(CUDA_MPS_PIPE_DIRECTORY=f"{folder}/pipe", CUDA_MPS_LOG_DIRECTORY=f"{folder}/log")
+            os.makedirs(f"{folder}/pipe"), os.makedirs(f"{folder}/log")
+            started = subprocess.run([control, "-d"], env=environment, capture_output=True, text=True)
+            if started.returncode != 0:
+                return {"unavailable": f"nvidia-cuda-mps-control -d failed: {started.stderr.strip()[-300:]}"}
+        try:
+            began = time.perf_counter()
+            jobs = [subprocess.Popen([sys.executable, __file__, *arguments, "--fold", str(k)], env=environment)
+                    for k in range(1, num_folds + 1)]
+            failed = [k for k, job in enumerate(jobs, start=1) if job.wait() != 0]
+            seconds = time.perf_counter() - began
+        finally:
+            if mps:
+                subprocess.run([control], input="quit\n", env=environment, capture_output=True, text=True)
+    if failed:
+        raise SystemExit(f"the side-by-side fold processes {failed} failed")
+    return {"seconds": seconds, "samples_per_s": samples / seconds}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="torch device")
@@ -63,6 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--folds", type=int, default=4, help="K (default 4)")
     parser.add_argument("--epochs", type=int, help="override the recipe's epochs")
     parser.add_argument("--out", type=Path, help="write the results to this JSON file")
+    parser.add_argument("--fold", type=int, help=argparse.SUPPRESS)  # one side-by-side process: train fold k only
     args = parser.parse_args(argv)
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
@@ -73,11 +110,24 @@ def main(argv: list[str] | None = None) -> None:
     rng = np.random.default_rng(0)
     images = rng.integers(0, 256, (args.samples, *shape), dtype=np.uint8)
     labels = rng.integers(0, args.classes, args.samples)
+    if args.fold:
+        fold_probabilities(recipe=recipe, inputs=lambda indices, train: images[indices], given=labels,
+                           num_classes=args.classes, seed=1, num_folds=args.folds, iteration=1, fold=args.fold,
+                           device=device)
+        return
     result = stacked_against_per_fold(recipe, images, labels, num_classes=args.classes, num_folds=args.folds,
                                       device=device)
+    passed_on = ["--device", args.device, "--config", str(args.config), "--dataset", args.dataset, "--shape",
+                 args.shape, "--classes", str(args.classes), "--samples", str(args.samples), "--folds", str(args.folds),
+                 *(["--epochs", str(args.epochs)] if args.epochs else [])]
+    result["side_by_side"] = side_by_side(passed_on, num_folds=args.folds, samples=result["samples"], mps=False)
+    if device.type == "cuda":
+        result["side_by_side_mps"] = side_by_side(passed_on, num_folds=args.folds, samples=result["samples"], mps=True)
+    ways = {"side by side": result["side_by_side"], "side by side, MPS": result.get("side_by_side_mps", {})}
     print(f"{device_description(device)['device']}: {args.folds} folds of {recipe.model}, {recipe.epochs} epochs: "
           f"per fold {result['per_fold_samples_per_s']:,.0f} samples/s, stacked {result['stacked_samples_per_s']:,.0f}"
-          f" samples/s ({result['speedup']:.2f}x)")
+          f" samples/s ({result['speedup']:.2f}x)"
+          + "".join(f", {way} {run['samples_per_s']:,.0f} samples/s" for way, run in ways.items() if "seconds" in run))
     if args.out:
         args.out.write_text(json.dumps({"date": datetime.now(UTC).isoformat(timespec="seconds"),
                                         "torch": torch.__version__, **device_description(device),

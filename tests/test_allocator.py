@@ -62,7 +62,7 @@ def test_kept_memory_stops_fresh_pages_and_changes_no_result():
 
 def test_cpu_training_keeps_freed_memory(monkeypatch):
     calls = []
-    monkeypatch.setattr(train, "keep_freed_memory", lambda: calls.append(True))
+    monkeypatch.setattr("enkcvs.training.device.keep_freed_memory", lambda: calls.append(True))
     recipe = Recipe(model="mlp", optimizer="sgd", lr=0.05, epochs=1, batch_size=8, bf16=False)
     x = np.zeros((8, 1, 4, 4), dtype=np.float32)
     train.train_model(recipe=recipe, x=x, targets=np.eye(2, dtype=np.float32)[[0, 1] * 4], seed=0,

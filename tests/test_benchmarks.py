@@ -11,6 +11,7 @@ import torch
 
 from enkcvs.method.folds import fold_indices
 from enkcvs.report.pages.blocks import render_block
+from enkcvs.report.views.gpu_check import gpu_check_view
 
 REPO = Path(__file__).resolve().parent.parent
 FOLD_SPEED = REPO / "benchmarks" / "fold_speed.py"
@@ -78,7 +79,17 @@ def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json
     assert [stacked[model]["recipe"]["model"] for model in ("cnn4", "cnn8")] == ["cnn4", "cnn8"]
     assert all(stacked[model]["stacked_samples_per_s"] > 0 < stacked[model]["per_fold_samples_per_s"]
                for model in stacked)
+    assert all(stacked[model]["side_by_side"]["samples_per_s"] > 0 for model in stacked)  # K processes at once
+    assert all("side_by_side_mps" not in stacked[model] for model in stacked)  # MPS: a GPU's only
+    assert all(check["folds"][model]["engine_fold"]["cuda_graphs"] is False for model in stacked)  # none on a CPU
     assert "stacked against per fold" in done.stdout and "written to" in done.stdout
+    page = gpu_check_view(out, paper_config=REPO / "config" / "paper.yaml")
+    header, _, cnn4, cnn8 = [line for line in page.splitlines() if line.startswith("|")][:4]
+    columns = [cell.strip() for cell in header.strip("|").split("|")]
+    for row in (cnn4, cnn8):
+        cells = dict(zip(columns, (cell.strip() for cell in row.strip("|").split("|")), strict=True))
+        assert cells["CUDA graphs"] == "no" and cells["engine / eager loop"].endswith("x")
+    assert "per fold, side by side under MPS (samples/s)" in page and "not in this check" in page  # MPS: GPU only
 
 
 def test_make_gpu_check_runs_in_the_projects_environment_and_writes_under_benchmarks_results():

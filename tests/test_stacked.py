@@ -245,6 +245,6 @@ def test_stacked_folds_plan_the_same_fold_files_from_one_job_per_iteration(setti
         (tmp_path / name).mkdir()
         (path := tmp_path / name / "config.yaml").write_text(yaml.safe_dump({**config, **extra}))
         paths[name] = _planned(run_snakemake, tmp_path / name, path)
-    (files, rules), (stacked_files, stacked_rules) = paths["per fold"], paths["stacked"]
+    (files, _), (stacked_files, stacked_rules) = paths["per fold"], paths["stacked"]
     assert stacked_files == files and any(path.startswith("results/folds/") for path in files)
     assert ("train_iteration_K2" in stacked_rules and "train_fold" not in stacked_rules) == stacked

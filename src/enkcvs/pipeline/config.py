@@ -8,7 +8,7 @@ import yaml
 from enkcvs.data.sources import SOURCES
 from enkcvs.method.noise import ASYMMETRIC_MAPS, SUPERCLASS_MAPS, parse_noise
 from enkcvs.training.final import ORACLE_METHODS
-from enkcvs.training.recipe import Recipe, baseline_recipe
+from enkcvs.training.recipe import STATIC_MODELS, Recipe, baseline_recipe
 
 
 def fill_text_recipe_defaults(config: dict[str, Any]) -> None:
@@ -210,16 +210,11 @@ def duplicate_key_problems(path: str | Path) -> list[str]:
     return []
 
 
-#: Models without dropout (whose forward passes draw nothing), which fold models trained stacked can be
-#: (:mod:`enkcvs.training.stacked`); the others, and any torchvision or timm network, train one fold per job.
-STACKABLE_MODELS = ("cnn4", "mlp", "cnn8", "resnet44", "resnet50")
-
-
 def stacks_folds(setting: bool | str, *, dataset: dict[str, Any], gpus: int) -> bool:
     """Whether the fold models of each iteration of ``dataset`` (its config entry) train together in one
     ``train_iteration`` job (config ``stacked_folds``): ``true``, or ``auto`` where the training jobs ask for GPUs
     (``gpus``), and only for inputs held in memory (not image files or token ids) and a model of
-    :data:`STACKABLE_MODELS`; ``false`` never."""
+    :data:`~enkcvs.training.recipe.STATIC_MODELS`; ``false`` never."""
     stackable = (SOURCES[dataset["source"]].modality not in ("text", "image_files")
-                 and dataset["recipe"]["model"] in STACKABLE_MODELS)
+                 and dataset["recipe"]["model"] in STATIC_MODELS)
     return stackable and (setting is True or (setting == "auto" and gpus > 0))

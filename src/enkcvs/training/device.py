@@ -4,12 +4,23 @@ import logging
 
 import torch
 
+from enkcvs.training.allocator import keep_freed_memory
+
 log = logging.getLogger(__name__)
 
 
 def default_device() -> torch.device:
     """CUDA when present (the device ``CUDA_VISIBLE_DEVICES`` exposes first), else the CPU."""
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def training_device(device: torch.device | None) -> torch.device:
+    """The device a training runs on, :func:`default_device` where None; on the CPU, with freed memory kept for the
+    next step (:func:`enkcvs.training.allocator.keep_freed_memory`)."""
+    device = device or default_device()
+    if device.type == "cpu":
+        keep_freed_memory()
+    return device
 
 
 def upload(tensor: torch.Tensor, *, device: torch.device) -> torch.Tensor:

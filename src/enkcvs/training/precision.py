@@ -14,6 +14,7 @@ import logging
 import os
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from statistics import median
 
@@ -75,25 +76,31 @@ def probe_bf16(build, batch: torch.Tensor, *, rounds: int = PROBE_ROUNDS) -> dic
             "speedup": median(fp32 / bf16 for fp32, bf16 in timings)}
 
 
-def cached_probe(*, model_name: str, build, batch, cache: Path | None = None) -> dict[str, float]:
-    """The probe's result for this machine and model, from the cache or measured now (``build()`` -> a fresh model,
-    ``batch()`` -> a batch of model inputs) and stored. Concurrent jobs wait on a lock, so one of them probes and the
-    others read its answer."""
-    cache = cache or cache_path()
-    batch = batch()
-    key = probe_key(model_name=model_name, batch=batch)
+def cached_measurement(cache: Path, *, key: str, measure: Callable[[], dict[str, float]], describe: str
+                       ) -> dict[str, float]:
+    """The measurement ``key`` of the JSON file ``cache``, or ``measure()`` now and stored (logged as ``describe``
+    followed by its figures). Concurrent jobs wait on a lock, so one of them measures and the others read its
+    answer."""
     cache.parent.mkdir(parents=True, exist_ok=True)
     with open(cache.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        decisions = json.loads(cache.read_text()) if cache.exists() else {}
-        if key not in decisions:
-            decisions[key] = probe_bf16(build, batch)
-            log.info("bf16 probe of %s: fp32 %.4f s, bf16 %.4f s per step (%.2fx); cached in %s", model_name,
-                     decisions[key]["fp32_seconds"], decisions[key]["bf16_seconds"], decisions[key]["speedup"], cache)
+        measured = json.loads(cache.read_text()) if cache.exists() else {}
+        if key not in measured:
+            measured[key] = measure()
+            log.info("%s: %s; cached in %s", describe,
+                     ", ".join(f"{name} {value:.4g}" for name, value in measured[key].items()), cache)
             tmp = cache.with_suffix(".tmp")
-            tmp.write_text(json.dumps(decisions, indent=1, sort_keys=True) + "\n")
+            tmp.write_text(json.dumps(measured, indent=1, sort_keys=True) + "\n")
             tmp.replace(cache)
-    return decisions[key]
+    return measured[key]
+
+
+def cached_probe(*, model_name: str, build, batch, cache: Path | None = None) -> dict[str, float]:
+    """The probe's result for this machine and model (:func:`cached_measurement`), from the cache or measured now
+    (``build()`` -> a fresh model, ``batch()`` -> a batch of model inputs)."""
+    batch = batch()
+    return cached_measurement(cache or cache_path(), key=probe_key(model_name=model_name, batch=batch),
+                              measure=lambda: probe_bf16(build, batch), describe=f"bf16 probe of {model_name}")
 
 
 def resolve_bf16(setting: bool | str, *, model_name: str, build, batch, device: torch.device) -> bool:

@@ -24,9 +24,8 @@ from torch.func import functional_call, stack_module_state, vmap
 
 from enkcvs.io import PathLike
 from enkcvs.method.losses import soft_cross_entropy
-from enkcvs.training.allocator import keep_freed_memory
 from enkcvs.training.batches import Inputs, batch_source
-from enkcvs.training.device import default_device, upload
+from enkcvs.training.device import training_device, upload
 from enkcvs.training.precision import autocast
 from enkcvs.training.recipe import Recipe
 from enkcvs.training.resume import EpochCheckpoint
@@ -225,9 +224,7 @@ def train_stacked(
     ValueError : inputs or a model this cannot train stacked (streamed image files, token ids, dropout): the message
         names the fix.
     """
-    device = device or default_device()
-    if device.type == "cpu":
-        keep_freed_memory()
+    device = training_device(device)
     resumes = [None] * len(xs) if resumes is None else list(resumes)
     if not len(xs) == len(targets) == len(seeds) == len(validations) == len(resumes):
         raise ValueError(f"one of each per model: got {len(xs)} xs, {len(targets)} targets, {len(seeds)} seeds, "

@@ -7,6 +7,7 @@ whole batches (no per-sample Python). Datasets too large for memory (image files
 worker processes instead.
 """
 
+import copy
 import dataclasses
 import logging
 import re
@@ -23,10 +24,10 @@ from enkcvs.io import PathLike
 from enkcvs.method import losses
 from enkcvs.method.mixup import mixup, mixup_lambda
 from enkcvs.rng import Purpose, derive_seed
-from enkcvs.training.allocator import keep_freed_memory
 from enkcvs.training.batches import Inputs, batch_source, input_shape, probe_batch, steps_per_epoch
-from enkcvs.training.device import default_device, upload
+from enkcvs.training.device import training_device, upload
 from enkcvs.training.evaluate import BestEpoch, EpochCurve
+from enkcvs.training.graphs import GraphedForward, begin_step, resolve_cuda_graphs
 from enkcvs.training.models import create_model
 from enkcvs.training.optimizer import recipe_optimizer
 from enkcvs.training.precision import autocast, resolve_bf16
@@ -48,6 +49,7 @@ class TrainingResult:
     curve_accuracy: list[float] = field(default_factory=list)  # on train_model's ``curve`` data, per epoch (if given)
     peer: nn.Module | None = None  # co-teaching's second network (weights of the same kept epoch); None otherwise
     bf16: bool = False  # whether forward passes ran under bf16 autocast (recipe.bf16, "auto" resolved)
+    cuda_graphs: bool = False  # whether full-batch steps replayed as CUDA graphs (recipe.cuda_graphs, "auto" resolved)
 
 
 
@@ -113,6 +115,18 @@ def new_networks(recipe: Recipe, x: Inputs, *, num_classes: int, seed: int, devi
 
 
 
+def graphed_training(recipe: Recipe, x: Inputs, *, models: list[nn.Module], bf16: bool, device: torch.device) -> bool:
+    """Whether the full-batch steps of this training replay as CUDA graphs (``recipe.cuda_graphs`` resolved for its
+    networks, batches and number of full-batch steps: :func:`enkcvs.training.graphs.resolve_cuda_graphs`)."""
+    full_batches = len(x) // recipe.batch_size
+    steps = recipe.epochs * (min(full_batches, recipe.steps_per_epoch) if recipe.steps_per_epoch else full_batches)
+    template = models[0]
+    return resolve_cuda_graphs(recipe.cuda_graphs, model_name=recipe.model, device=device, bf16=bf16, steps=steps,
+                               build=lambda: copy.deepcopy(template),
+                               batch=lambda: probe_batch(x, size=recipe.batch_size, device=device))
+
+
+
 #: Per-batch loss of :func:`train_model`: (inputs, targets, 1-based epoch and step) -> the loss each network steps on,
 #: and the loss recorded and checked for NaN/inf.
 _BatchLoss = Callable[..., tuple[list[torch.Tensor], torch.Tensor]]
@@ -128,18 +142,28 @@ def mixed_batch(xb: torch.Tensor, tb: torch.Tensor, *, alpha: float, generator: 
     return mixup(xb, tb, lam=mixup_lambda(alpha=alpha, rng=rng), partner=partner)
 
 
-def _batch_loss(models: list[nn.Module], *, recipe: Recipe, loss_function: Callable, co_teaching: CoTeaching | None,
-                num_samples: int, bf16: bool, device: torch.device, generator: torch.Generator,
+def network_forwards(models: list[nn.Module], *, cuda_graphs: bool, batch_size: int) -> list[Callable]:
+    """Each network's forward pass in training: replayed as a CUDA graph for full batches where ``cuda_graphs``
+    (:class:`enkcvs.training.graphs.GraphedForward`), the network itself otherwise."""
+    return [GraphedForward(model, batch_size=batch_size) if cuda_graphs else model for model in models]
+
+
+def _batch_loss(forwards: list[Callable], *, recipe: Recipe, loss_function: Callable, co_teaching: CoTeaching | None,
+                num_samples: int, bf16: bool, cuda_graphs: bool, device: torch.device, generator: torch.Generator,
                 rng: np.random.Generator) -> _BatchLoss:
-    """The per-batch loss of this training on ``num_samples``: co-teaching's exchange between the two networks, or
-    ``loss_function`` of one network on the batch, mixed first (Eq. mixup) when ``recipe.mixup_alpha`` is set."""
+    """The per-batch loss of this training on ``num_samples`` by the networks' ``forwards``
+    (:func:`network_forwards`): co-teaching's exchange between the two networks, or ``loss_function`` of one network
+    on the batch, mixed first (Eq. mixup) when ``recipe.mixup_alpha`` is set. Under ``cuda_graphs`` each batch begins
+    a new step of the graphs."""
     if co_teaching is not None:
         epoch_steps = steps_per_epoch(num_samples, batch_size=recipe.batch_size, limit=recipe.steps_per_epoch)
 
         def co_teaching_loss(xb, tb, *, epoch: int, step: int):
             forget_rate = co_teaching.rate(epoch=epoch, step=step, steps_per_epoch=epoch_steps)
+            if cuda_graphs:
+                begin_step()
             with autocast(device, enabled=bf16):
-                logits = (models[0](xb), models[1](xb))
+                logits = (forwards[0](xb), forwards[1](xb))
             return co_teaching_losses(tuple(net_logits.float() for net_logits in logits), tb, forget_rate=forget_rate)
 
         return co_teaching_loss
@@ -147,8 +171,10 @@ def _batch_loss(models: list[nn.Module], *, recipe: Recipe, loss_function: Calla
     def one_network_loss(xb, tb, *, epoch: int, step: int):
         if recipe.mixup_alpha:
             xb, tb = mixed_batch(xb, tb, alpha=recipe.mixup_alpha, generator=generator, rng=rng, device=device)
+        if cuda_graphs:
+            begin_step()
         with autocast(device, enabled=bf16):
-            logits = models[0](xb)
+            logits = forwards[0](xb)
         step_loss = loss_function(logits.float(), tb)
         return [step_loss], step_loss
 
@@ -202,8 +228,10 @@ def epoch_loss(watched: list[torch.Tensor], *, epoch: int) -> float:
 
 
 
-#: An epoch's log line (:func:`log_epoch`): its device's type and whether it trained in bf16 end the line.
-EPOCH_LINE = re.compile(r"(?:^|\s)epoch \d+/\d+  .*  [\d.]+ s  (?P<device>[a-z]+)(?::\d+)?(?P<bf16> bf16)?$")
+#: An epoch's log line (:func:`log_epoch`): its device's type, whether it trained in bf16 and whether its steps
+#: replayed as CUDA graphs end the line.
+EPOCH_LINE = re.compile(r"(?:^|\s)epoch \d+/\d+  .*  [\d.]+ s  (?P<device>[a-z]+)(?::\d+)?(?P<bf16> bf16)?"
+                        r"(?P<cuda_graphs> cuda-graphs)?$")
 
 
 def epoch_device(line: str) -> str | None:
@@ -213,19 +241,21 @@ def epoch_device(line: str) -> str | None:
 
 
 def log_epoch(epoch: int, *, epochs: int, loss: float, accuracy: float | None, samples: int,
-               training_seconds: float, seconds: float, device: torch.device, bf16: bool, model: str = "") -> None:
+               training_seconds: float, seconds: float, device: torch.device, bf16: bool, model: str = "",
+               cuda_graphs: bool = False) -> None:
     """An epoch's log line (:data:`EPOCH_LINE`), after ``model`` (which of several trained together) where given."""
     log.info(
-        "%sepoch %d/%d  loss %.4f  noisy-validation accuracy %s  %.0f samples/s trained  %.1f s  %s%s",
+        "%sepoch %d/%d  loss %.4f  noisy-validation accuracy %s  %.0f samples/s trained  %.1f s  %s%s%s",
         f"{model}  " if model else "", epoch, epochs, loss, f"{accuracy:.4f}" if accuracy is not None else "n/a",
         samples / training_seconds if training_seconds > 0 else float("nan"), seconds, device, " bf16" if bf16 else "",
+        " cuda-graphs" if cuda_graphs else "",
     )
 
 
 
 def _train_epochs(parts: dict, train_loss: list[float], *, done: int, step: int,
                   epoch_batches: Callable[[], Iterator], batch_loss: _BatchLoss, recipe: Recipe, device: torch.device,
-                  bf16: bool, checkpoint: EpochCheckpoint | None) -> None:
+                  bf16: bool, cuda_graphs: bool, checkpoint: EpochCheckpoint | None) -> None:
     """Epochs ``done + 1`` to ``recipe.epochs`` of :func:`train_model`'s ``parts`` (its networks, optimizers, best
     epoch and random generators), from optimizer step ``step`` on: each epoch's mean batch loss appended to
     ``train_loss`` and logged; the whole state saved to ``checkpoint`` after every epoch but the last."""
@@ -242,7 +272,8 @@ def _train_epochs(parts: dict, train_loss: list[float], *, done: int, step: int,
             optimizer.end_epoch()
         accuracy = best.update(models, epoch=epoch)
         log_epoch(epoch, epochs=recipe.epochs, loss=train_loss[-1], accuracy=accuracy, samples=samples,
-                   training_seconds=training_seconds, seconds=time.perf_counter() - started, device=device, bf16=bf16)
+                   training_seconds=training_seconds, seconds=time.perf_counter() - started, device=device, bf16=bf16,
+                   cuda_graphs=cuda_graphs)
         if curve is not None:
             log.info("curve accuracy after epoch %d/%d: %.4f (recorded only)", epoch, recipe.epochs,
                      curve.update(models))
@@ -270,13 +301,14 @@ def training_parts(models: list[nn.Module], *, recipe: Recipe, validation: tuple
 def training_checkpoint(resume: PathLike | None, *, recipe: Recipe, x: Inputs, targets: np.ndarray,
                         validation: tuple[Inputs, np.ndarray] | None, seed: int, loss: str,
                         loss_params: dict | None, bf16: bool, device: torch.device, co_teaching: CoTeaching | None,
-                        curve: bool) -> EpochCheckpoint | None:
+                        curve: bool, cuda_graphs: bool = False) -> EpochCheckpoint | None:
     """The epoch checkpoint at ``resume`` of :func:`train_model` with these arguments (``curve``: whether one is
     recorded), keyed by them (:func:`enkcvs.training.state.epoch_checkpoint`)."""
     return epoch_checkpoint(resume, recipe=recipe, x=x, targets=targets, validation=validation, settings={
         "seed": seed, "loss": loss, "loss_params": loss_params, "bf16": bf16, "device": device.type,
         "co_teaching": dataclasses.asdict(co_teaching) if co_teaching else None,
-        **({"curve": True} if curve else {})})  # absent without one: older checkpoints still resume
+        # each absent where false: older checkpoints still resume
+        **({"curve": True} if curve else {}), **({"cuda_graphs": True} if cuda_graphs else {})})
 
 
 def train_model(
@@ -306,7 +338,7 @@ def train_model(
     seed : seeds initialisation, batch order, augmentation and mixup.
     validation : optional (inputs as ``x`` (V, ...), labels (V,)); the epoch with the best accuracy on it is kept
         (Appendix, Eq. para_val). Without it the last epoch is kept.
-    device : defaults to :func:`default_device`.
+    device : defaults to :func:`enkcvs.training.device.default_device`.
     loss : batch loss by name, see :func:`enkcvs.method.losses.make_loss` ("ce", "sl", "gce"), on mixed batches when the
         recipe mixes.
     loss_params : the loss's parameters (``sl``: alpha, beta; ``gce``: q).
@@ -328,33 +360,33 @@ def train_model(
     The model (eval mode) with the kept weights, and the per-epoch history (``curve_accuracy`` with ``curve``); with
     co-teaching, network 1 as ``model`` and network 2 (same kept epoch) as ``peer``.
     """
-    device = device or default_device()
-    if device.type == "cpu":
-        keep_freed_memory()
+    device = training_device(device)
     check_training(recipe, x, loss=loss, loss_params=loss_params, co_teaching=co_teaching)
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)  # mixup's lambda
     batch_order = torch.Generator(device="cpu").manual_seed(seed)  # batch order, augmentation, mixup partners
     models, bf16 = new_networks(recipe, x, num_classes=targets.shape[1], seed=seed, device=device,
                                  co_teaching=co_teaching)
+    cuda_graphs = graphed_training(recipe, x, models=models, bf16=bf16, device=device)
     epoch_batches = batch_source(x, targets, recipe=recipe, seed=seed, device=device, generator=batch_order)
-    batch_loss = _batch_loss(models, recipe=recipe, loss_function=losses.make_loss(loss, **(loss_params or {})),
-                             co_teaching=co_teaching, num_samples=len(x), bf16=bf16, device=device,
-                             generator=batch_order, rng=rng)
+    forwards = network_forwards(models, cuda_graphs=cuda_graphs, batch_size=recipe.batch_size)
+    batch_loss = _batch_loss(forwards, recipe=recipe, loss_function=losses.make_loss(loss, **(loss_params or {})),
+                             co_teaching=co_teaching, num_samples=len(x), bf16=bf16, cuda_graphs=cuda_graphs,
+                             device=device, generator=batch_order, rng=rng)
     checkpoint = training_checkpoint(resume, recipe=recipe, x=x, targets=targets, validation=validation, seed=seed,
                                      loss=loss, loss_params=loss_params, bf16=bf16, device=device,
-                                     co_teaching=co_teaching, curve=curve is not None)
+                                     co_teaching=co_teaching, curve=curve is not None, cuda_graphs=cuda_graphs)
     parts = training_parts(models, recipe=recipe, validation=validation, curve=curve, device=device, bf16=bf16,
                             generator=batch_order, rng=rng)
     train_loss, step, done = [], 0, 0
     if checkpoint is not None and (saved := checkpoint.load()) is not None:
         train_loss, step, done = restore_training(saved, **parts)
     _train_epochs(parts, train_loss, done=done, step=step, epoch_batches=epoch_batches, batch_loss=batch_loss,
-                  recipe=recipe, device=device, bf16=bf16, checkpoint=checkpoint)
+                  recipe=recipe, device=device, bf16=bf16, cuda_graphs=cuda_graphs, checkpoint=checkpoint)
     if checkpoint is not None:
         checkpoint.remove()
     (best := parts["best"]).restore(models)
     return TrainingResult(model=models[0], best_epoch=recipe.epochs if best.best_epoch is None else best.best_epoch,
                           train_loss=train_loss, validation_accuracy=best.history,
                           curve_accuracy=parts["curve"].history if curve is not None else [],
-                          peer=models[1] if co_teaching else None, bf16=bf16)
+                          peer=models[1] if co_teaching else None, bf16=bf16, cuda_graphs=cuda_graphs)

@@ -87,7 +87,7 @@ def train_final(
             options=options,
             trained_with=training.record(recipe_),
             recipe=recipe_.to_dict(),
-            bf16=result.bf16,
+            bf16=result.bf16, cuda_graphs=result.cuda_graphs,
             train_samples=len(indices),
             test_accuracy=test_accuracy,
             final_train_loss=result.train_loss[-1],

@@ -82,7 +82,7 @@ def _job_inputs(*, dataset: PathLike, labels: PathLike, tokens: PathLike | None,
 def _write_predictions(output: PathLike, *, held_out, probabilities, result, given, recipe: Recipe,
                        provenance_fields: dict[str, Any]) -> None:
     """A fold's table: ``sample``, ``given``, ``predicted`` and ``prob_0..prob_{Q-1}`` of its held-out samples
-    (n_k,), (n_k, Q), with the recipe, best epoch and device in its metadata."""
+    (n_k,), (n_k, Q), with the recipe, best epoch, device, bf16 and CUDA graphs in its metadata."""
     frame = pd.DataFrame({"sample": held_out, "given": given[held_out], "predicted": probabilities.argmax(axis=1)})
     frame = frame.join(pd.DataFrame(probabilities, columns=[f"prob_{c}" for c in range(probabilities.shape[1])]))
     meta = provenance(
@@ -92,6 +92,7 @@ def _write_predictions(output: PathLike, *, held_out, probabilities, result, giv
         validation_accuracy=result.validation_accuracy,
         device=str(next(result.model.parameters()).device),
         bf16=result.bf16,
+        cuda_graphs=result.cuda_graphs,
     )
     write_table(frame, output, metadata=meta)
     log.info("wrote %s (weights of epoch %d)", output, result.best_epoch)
