@@ -2,7 +2,9 @@
 the GPU, then one fold of the paper's MNIST model (cnn4) and CIFAR-10 model (cnn8) as a workflow job trains it
 (benchmarks/fold_speed.py: the engine, with ``recipe.cuda_graphs: auto``, beside a plain eager loop), then an
 iteration's K folds of each trained stacked against one after another and as K processes side by side, with and
-without CUDA MPS (benchmarks/stacked_speed.py, ``stacked_folds``), all written to one JSON under benchmarks/results/.
+without CUDA MPS (benchmarks/stacked_speed.py, ``stacked_folds``), then the training jobs of the paper's grid as a
+dry run plans them (the view projects their GPU-hours from the measured rates), all written to one JSON under
+benchmarks/results/.
 
 Sized for at most 6 minutes on one H100. ``--device cpu --quick`` runs the same code path at a tiny size (the test
 suite's check of its wiring). Reports numbers, asserts nothing but that each part ran.
@@ -10,6 +12,7 @@ suite's check of its wiring). Reports numbers, asserts nothing but that each par
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -32,6 +35,12 @@ FOLDS = {
 #: ``--quick``: the same runs at a size the CPU finishes in seconds.
 QUICK_FOLD = ["--samples", "400", "--epochs", "1", "--steps", "3", "--compile-modes", ""]
 QUICK_STACKED = ["--samples", "400", "--epochs", "1", "--folds", "2"]
+#: The grid whose GPU-hours the check projects from its measured folds (``--quick``: the tiny config's).
+PAPER_CONFIG = REPOSITORY / "config" / "paper.yaml"
+#: The rules that train a model, and how Snakemake's dry run names a job's rule and wildcards.
+TRAINING_RULES = ("train_fold", "train_final_baseline", "train_final_selected")
+DRY_RUN_RULE = re.compile(r"^(?:local)?rule (\w+):$")
+DRY_RUN_WILDCARDS = re.compile(r"^\s+wildcards: (.*)$")
 
 
 def tiny_workflow(*, workdir: Path, gpu: bool, quick: bool, parallel_jobs: int) -> dict:
@@ -62,6 +71,32 @@ def tiny_workflow(*, workdir: Path, gpu: bool, quick: bool, parallel_jobs: int) 
         "epoch_lines_by_device": dict(Counter(devices)),
         "table2": table2.read_text() if table2.exists() else None,
     }
+
+
+def training_jobs(config: Path, *, workdir: Path) -> list[dict]:
+    """The training jobs of ``config``'s whole grid as Snakemake plans them from scratch (a dry run): how many of
+    each rule per dataset and K, with the dataset's model, epochs and training samples."""
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPOSITORY / "Snakefile"), "-d", str(workdir),
+               "--configfile", str(config), "--dry-run"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"the dry run of {config} failed ({' '.join(command)}):\n{done.stderr[-3000:]}")
+    counts, rule = Counter(), None
+    for line in done.stdout.splitlines():
+        if named := DRY_RUN_RULE.match(line):
+            rule = named[1]
+        elif (wildcards := DRY_RUN_WILDCARDS.match(line)) and rule in TRAINING_RULES:
+            values = dict(pair.split("=", 1) for pair in wildcards[1].split(", "))
+            counts[rule, values["dataset"], int(values["K"]) if "K" in values else None] += 1
+            rule = None
+    from enkcvs.data.sources import SOURCES
+
+    datasets = yaml.safe_load(config.read_text())["datasets"]
+    return [{"rule": rule, "dataset": dataset, "K": folds, "jobs": jobs,
+             "model": datasets[dataset]["recipe"]["model"], "epochs": datasets[dataset]["recipe"]["epochs"],
+             "train_size": SOURCES[datasets[dataset]["source"]].train_size,
+             "validation_fraction": datasets[dataset]["recipe"].get("validation_fraction", 0.1)}
+            for (rule, dataset, folds), jobs in sorted(counts.items(), key=str)]
 
 
 def fold_speed(*, device: str, model: str, quick: bool, workdir: Path) -> dict:
@@ -109,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
                       for model in FOLDS},
             "stacked": {model: stacked_speed(device=args.device, model=model, quick=args.quick, workdir=workdir)
                         for model in FOLDS},
+            "grid": {"config": str((TINY_CONFIG if args.quick else PAPER_CONFIG).relative_to(REPOSITORY)),
+                     "training_jobs": training_jobs(TINY_CONFIG if args.quick else PAPER_CONFIG,
+                                                    workdir=workdir / "grid")},
         }
     results["seconds"] = round(time.perf_counter() - started, 1)
     args.out.write_text(json.dumps(results, indent=2) + "\n")

@@ -90,6 +90,12 @@ def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json
         cells = dict(zip(columns, (cell.strip() for cell in row.strip("|").split("|")), strict=True))
         assert cells["CUDA graphs"] == "no" and cells["engine / eager loop"].endswith("x")
     assert "per fold, side by side under MPS (samples/s)" in page and "not in this check" in page  # MPS: GPU only
+    grid = check["grid"]
+    assert grid["config"] == "tests/config/tiny.yaml"
+    assert {entry["rule"] for entry in grid["training_jobs"]} == {"train_fold", "train_final_baseline",
+                                                                   "train_final_selected"}
+    digits = next(line for line in page.splitlines() if line.startswith("| digits "))
+    assert float(digits.split("|")[4]) >= 0  # cnn4, measured: its jobs projected to GPU-hours (not "not measured")
 
 
 def test_make_gpu_check_runs_in_the_projects_environment_and_writes_under_benchmarks_results():

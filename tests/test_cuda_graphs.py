@@ -129,3 +129,19 @@ def test_on_a_gpu_graphed_training_matches_eager_training_within_float_rounding(
                for setting in (False, True)]
     assert results[1].cuda_graphs and not results[0].cuda_graphs
     np.testing.assert_allclose(results[1].train_loss, results[0].train_loss, rtol=1e-4)
+
+
+def test_graphs_that_fail_to_compile_train_eager_and_the_failure_is_cached(tmp_path, monkeypatch):
+    attempts = []
+
+    def failing(build, batch, *, bf16):
+        attempts.append(None)
+        raise RuntimeError("inductor: no compiler for this device\nmore detail")
+
+    monkeypatch.setattr(graphs, "probe_key", lambda *, model_name, batch, bf16: model_name)
+    monkeypatch.setattr(graphs, "probe_cuda_graphs", failing)
+    for _ in range(2):
+        probe = graphs.cached_probe(model_name="cnn4", build=None, batch=lambda: torch.zeros(4), bf16=False,
+                                    cache=tmp_path / "probe.json")
+    assert probe == {"error": "RuntimeError: inductor: no compiler for this device"} and len(attempts) == 1
+    assert not graphs.graphs_pay(probe, steps=10**9)

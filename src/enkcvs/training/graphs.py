@@ -7,8 +7,9 @@ graphs; but compiling takes seconds to minutes, and a large network or a short j
 times a fresh model's forward and backward passes on a batch of the job's shape, eager and graphed, in interleaved
 rounds (:func:`probe_cuda_graphs`; cached per GPU, torch and CUDA version, model, batch shape and precision, so a
 machine probes each model once), and a job uses graphs when they are at least :data:`SPEEDUP_NEEDED` times faster
-and the time they save over the job's steps exceeds the compilation the probe measured (:func:`graphs_pay`). On a CPU
-there are no CUDA graphs: ``auto`` is off there, and ``true`` is refused before anything trains.
+and the time they save over the job's steps exceeds the compilation the probe measured (:func:`graphs_pay`); where
+the graphs fail to compile or run, ``auto`` trains eager (the failure cached with the probes). On a CPU there are no
+CUDA graphs: ``auto`` is off there, and ``true`` is refused before anything trains.
 
 A graph replays one batch shape: full batches run graphed and an epoch's last, smaller batch runs eager on the same
 weights (:class:`GraphedForward`), so the recipe trains on exactly the batches it would eagerly.
@@ -98,9 +99,12 @@ def probe_cuda_graphs(build: Callable[[], nn.Module], batch: torch.Tensor, *, bf
             "warmup_seconds": max(graphed_first - eager_first, 0.0)}
 
 
-def graphs_pay(probe: dict[str, float], *, steps: int) -> bool:
+def graphs_pay(probe: dict[str, float | str], *, steps: int) -> bool:
     """Whether a job of ``steps`` full-batch training steps gains by CUDA graphs, by its probe: at least
-    :data:`SPEEDUP_NEEDED` times faster a step, and the steps' saving larger than the compilation."""
+    :data:`SPEEDUP_NEEDED` times faster a step, and the steps' saving larger than the compilation; never where the
+    graphs failed to compile or run (the probe's ``error``)."""
+    if "error" in probe:
+        return False
     saved = steps * (probe["eager_seconds"] - probe["graphed_seconds"])
     return probe["speedup"] >= SPEEDUP_NEEDED and saved > probe["warmup_seconds"]
 
@@ -115,11 +119,18 @@ def probe_key(*, model_name: str, batch: torch.Tensor, bf16: bool) -> str:
 def cached_probe(*, model_name: str, build, batch, bf16: bool, cache: Path | None = None) -> dict[str, float]:
     """The probe's result for this GPU and model, from the cache or measured now (``build()`` -> a fresh model,
     ``batch()`` -> a batch of model inputs) and stored, one job measuring while the others wait
-    (:func:`enkcvs.training.precision.cached_measurement`)."""
+    (:func:`enkcvs.training.precision.cached_measurement`). Where the graphs fail to compile or run, the result is
+    that ``error``, cached too, so ``auto`` trains eager there without trying again."""
     batch = batch()
+
+    def measure() -> dict[str, float | str]:
+        try:
+            return probe_cuda_graphs(build, batch, bf16=bf16)
+        except Exception as error:  # any failure to compile or capture the graphs: this model trains eager
+            return {"error": f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:500]}
+
     return cached_measurement(cache or cache_path().with_name(CACHE_FILE),
-                              key=probe_key(model_name=model_name, batch=batch, bf16=bf16),
-                              measure=lambda: probe_cuda_graphs(build, batch, bf16=bf16),
+                              key=probe_key(model_name=model_name, batch=batch, bf16=bf16), measure=measure,
                               describe=f"CUDA graphs probe of {model_name}")
 
 

@@ -76,8 +76,7 @@ def probe_bf16(build, batch: torch.Tensor, *, rounds: int = PROBE_ROUNDS) -> dic
             "speedup": median(fp32 / bf16 for fp32, bf16 in timings)}
 
 
-def cached_measurement(cache: Path, *, key: str, measure: Callable[[], dict[str, float]], describe: str
-                       ) -> dict[str, float]:
+def cached_measurement(cache: Path, *, key: str, measure: Callable[[], dict], describe: str) -> dict:
     """The measurement ``key`` of the JSON file ``cache``, or ``measure()`` now and stored (logged as ``describe``
     followed by its figures). Concurrent jobs wait on a lock, so one of them measures and the others read its
     answer."""
@@ -88,7 +87,8 @@ def cached_measurement(cache: Path, *, key: str, measure: Callable[[], dict[str,
         if key not in measured:
             measured[key] = measure()
             log.info("%s: %s; cached in %s", describe,
-                     ", ".join(f"{name} {value:.4g}" for name, value in measured[key].items()), cache)
+                     ", ".join(f"{name} {value:.4g}" if isinstance(value, float) else f"{name} {value}"
+                               for name, value in measured[key].items()), cache)
             tmp = cache.with_suffix(".tmp")
             tmp.write_text(json.dumps(measured, indent=1, sort_keys=True) + "\n")
             tmp.replace(cache)

@@ -58,7 +58,8 @@ def gpu_check_view(path: Path, *, paper_config: Path) -> str:
             f"{workflow['training_jobs']} training jobs, {workflow['config']['gpu']['per_training_job']} GPU each, in "
             f"{workflow['seconds']:.0f} s ({_epochs_by_device(workflow)}). One fold of each paper model as a "
             "`train_fold` job trains it (the engine, its one-off costs included), then its training step as a plain "
-            f"loop, eager and under `torch.compile`:\n\n{table.to_markdown(index=False)}\n" + _stacked(check))
+            f"loop, eager and under `torch.compile`:\n\n{table.to_markdown(index=False)}\n" + _stacked(check)
+            + _grid(check))
 
 
 def _side_by_side(run: dict | None) -> str:
@@ -87,3 +88,46 @@ def _stacked(check: dict) -> str:
             "trained per fold, one after another in one process and as K processes side by side (summed training "
             "samples per second, validation and prediction included), and against the eager loop above:\n\n"
             + pd.DataFrame(rows).to_markdown(index=False) + "\n")
+
+
+def _job_samples(entry: dict) -> float:
+    """Training samples per epoch of one job of a grid entry: a fold model's share of the dataset less its
+    validation split, a final model's whole training set."""
+    if entry["K"] is None:
+        return entry["train_size"]
+    return entry["train_size"] * (1 - 1 / entry["K"]) * (1 - entry["validation_fraction"])
+
+
+def _grid(check: dict) -> str:
+    """The grid's training jobs (``check["grid"]``: the paper's, or the tiny config's in a quick run) projected to
+    GPU-hours from the check's measured rates, per dataset: one job at a time at the engine fold's rate, and with the
+    fold models stacked at the stacked rate; models the check did not measure are counted, not projected."""
+    if "grid" not in check:
+        return ""
+    per_dataset: dict[str, dict] = {}
+    for entry in check["grid"]["training_jobs"]:
+        row = per_dataset.setdefault(entry["dataset"], {"dataset": entry["dataset"], "model": entry["model"],
+                                                        "training jobs": 0, "engine": 0.0, "stacked": 0.0})
+        row["training jobs"] += entry["jobs"]
+        fold, stacked = check["folds"].get(entry["model"]), check.get("stacked", {}).get(entry["model"])
+        if fold is None or entry["train_size"] is None:
+            row["engine"] = row["stacked"] = None
+            continue
+        sample_epochs = entry["jobs"] * entry["epochs"] * _job_samples(entry)
+        engine_rate = fold["recipe"]["epochs"] * fold["fold"]["train"] / fold["engine_fold"]["seconds"]
+        if row["engine"] is not None:
+            row["engine"] += sample_epochs / engine_rate / 3600
+        if entry["K"] is not None and stacked is None:  # a check from before stacked folds
+            row["stacked"] = None
+        elif row["stacked"] is not None:
+            rate = engine_rate if entry["K"] is None else stacked["stacked_samples_per_s"]
+            row["stacked"] += sample_epochs / rate / 3600
+    rows = [{"dataset": row["dataset"], "model": row["model"], "training jobs": f"{row['training jobs']:,}",
+             "GPU-hours, one job at a time": "not measured" if row["engine"] is None else f"{row['engine']:,.1f}",
+             "GPU-hours, fold models stacked": "not measured" if row["stacked"] is None else f"{row['stacked']:,.1f}"}
+            for row in per_dataset.values()]
+    return (f"\nThe grid of `{check['grid']['config']}` projected from these rates: its training jobs as a dry run "
+            "plans them, each job's training samples times its epochs at the engine fold's measured rate of its "
+            "model (one job at a time), and with each iteration's fold models stacked at the stacked rate (final "
+            "models at the engine's); linear in samples and epochs, co-teaching's two networks counted as one, a "
+            "projection, not a run:\n\n" + pd.DataFrame(rows).to_markdown(index=False) + "\n")
