@@ -58,7 +58,8 @@ def gpu_check_view(path: Path, *, paper_config: Path) -> str:
             f"{workflow['training_jobs']} training jobs, {workflow['config']['gpu']['per_training_job']} GPU each, in "
             f"{workflow['seconds']:.0f} s ({_epochs_by_device(workflow)}). One fold of each paper model as a "
             "`train_fold` job trains it (the engine, its one-off costs included), then its training step as a plain "
-            f"loop, eager and under `torch.compile`:\n\n{table.to_markdown(index=False)}\n" + _stacked(check)
+            f"loop, eager and under `torch.compile`:\n\n{table.to_markdown(index=False)}\n"
+            + _stacked(check, paper_epochs=paper_epochs)
             + _grid(check))
 
 
@@ -69,9 +70,15 @@ def _side_by_side(run: dict | None) -> str:
     return f"{run['samples_per_s']:,.0f}" if "samples_per_s" in run else f"not measured: {run['unavailable']}"
 
 
-def _stacked(check: dict) -> str:
+def _fold_sample_epochs(run: dict) -> float:
+    """A stacked run's training samples of one fold in one epoch (its ``samples`` sum every fold's, every epoch)."""
+    return run["samples"] / run["folds"] / run["recipe"]["epochs"]
+
+
+def _stacked(check: dict, *, paper_epochs: dict[str, int]) -> str:
     """The check's iterations trained stacked against per fold, one after another and side by side (with and without
-    CUDA MPS), and against one eager loop of the same model (``stacked_folds``; checks from before it: nothing)."""
+    CUDA MPS), and against one eager loop of the same model, and one fold at the paper's epochs as stacked training
+    takes it, its share of the stacked time (``stacked_folds``; checks from before it: nothing)."""
     if "stacked" not in check:
         return ""
     rows = [{"model": model, "folds": run["folds"], "epochs": run["recipe"]["epochs"],
@@ -82,7 +89,10 @@ def _stacked(check: dict) -> str:
              "stacked / per fold": f"{run['speedup']:.2f}x",
              "stacked / one eager loop": (f"{run['stacked_samples_per_s'] / eager:.2f}x" if (
                  eager := check["folds"].get(model, {}).get("step_loops", {}).get("eager", {}).get("samples_per_s"))
-                 else "no eager loop")}
+                 else "no eager loop"),
+             "one fold at the paper's epochs, stacked (s)":
+                 f"{_fold_sample_epochs(run) * paper_epochs[model] / run['stacked_samples_per_s']:.0f} "
+                 f"({paper_epochs[model]})"}
             for model, run in check["stacked"].items()]
     return ("\nAn iteration's K folds of each, trained stacked (one job, `stacked_folds: true`) against the same K "
             "trained per fold, one after another in one process and as K processes side by side (summed training "
