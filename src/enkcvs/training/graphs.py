@@ -33,6 +33,8 @@ PROBE_ROUNDS = 5
 PROBE_STEPS = 10
 #: Where probes are cached, beside bf16's (:func:`enkcvs.training.precision.cache_path`).
 CACHE_FILE = "cuda_graphs_probe.json"
+
+
 def compiled(model: nn.Module) -> nn.Module:
     """``model``'s forward and backward passes compiled to replay as CUDA graphs, sharing its weights."""
     return torch.compile(model, mode="reduce-overhead", dynamic=False)
