@@ -650,11 +650,13 @@ def test_label_issues_view_counts_the_flagged_samples_per_group_beside_cleanlab(
         "samples.\n")
 
 
-def _row_run(root: Path, name: str, seeds: list[int], cells: list[tuple]) -> Path:
-    """A recorded run of ``seeds`` whose Table 2 holds ``cells``: (noise rate, method, mean, std, runs, paper)."""
+def _row_run(root: Path, name: str, seeds: list[int], cells: list[tuple], selection: dict | None = None) -> Path:
+    """A recorded run of ``seeds`` (at ``selection``'s K, M and t) whose Table 2 holds ``cells``: (noise rate,
+    method, mean, std, runs, paper)."""
     run = root / name
     run.mkdir(parents=True)
-    (run / "provenance.json").write_text(json.dumps({"config": yaml.safe_dump({"seeds": seeds})}))
+    config = {"seeds": seeds, **({"selection": selection} if selection else {})}
+    (run / "provenance.json").write_text(json.dumps({"config": yaml.safe_dump(config)}))
     pd.DataFrame([{"dataset": "mnist", "paper_dataset": "MNIST", "noise_kind": "asym", "noise_rate": rate,
                    "method": method, "mean": mean, "std": std, "runs": runs, "published": paper}
                   for rate, method, mean, std, runs, paper in cells]).to_csv(run / "table2.csv", index=False)
@@ -704,6 +706,28 @@ def test_row_view_takes_only_the_named_methods_of_a_run(tmp_path):
     assert text.rstrip().endswith("Cells from the runs: CE: full; SL: sl; E-NKCVS: full; Co-teaching: actual.")
     assert ("mnist asym 0.4 (a single seed in some cell: not ordered): E-NKCVS minus CE +17.2, SL +0.1, "
             "Co-teaching +2.5") in text
+
+
+def test_row_view_keeps_enkcvs_at_another_selection_beside_never_pooled_or_replacing(tmp_path):
+    """E-NKCVS at the paper's K = 10, M = 5 shares seed 1 with the K = 4, M = 3 cell: its own column, each set
+    against the baselines on its own seeds."""
+    from enkcvs.report.views.row import gathered_row
+
+    nan = float("nan")
+    k4 = {"K": 4, "M": 3, "t": 2}
+    _row_run(tmp_path, "full", [1], [(0.4, "ce", 81.0, nan, 1, 81.1), (0.4, "enkcvs", 98.2, nan, 1, 98.4)], k4)
+    _row_run(tmp_path, "seeds", [2, 3], [(0.4, "ce", 83.0, 1.0, 2, 81.1), (0.4, "enkcvs", 97.8, 0.2, 2, 98.4)], k4)
+    _row_run(tmp_path, "k10", [1], [(0.4, "enkcvs", 97.9, nan, 1, 98.4), (0.4, "ss_only", 97.7, nan, 1, None)],
+             {"K": 10, "M": 5, "t": 2})
+    row = gathered_row([(tmp_path / "full", None), (tmp_path / "seeds", None), (tmp_path / "k10", {"enkcvs"})])
+    enkcvs = row[row["method"] == "enkcvs"].set_index("selection")
+    assert enkcvs.loc[[(4, 3)], "runs"].tolist() == [3] and enkcvs.loc[[(10, 5)], "runs"].tolist() == [1]
+    assert enkcvs.loc[[(10, 5)], "mean"].tolist() == [97.9] and row.set_index("method").loc["ce", "runs"] == 3
+    text = render_block("full/row:seeds+k10[enkcvs]", root=tmp_path)
+    assert text.splitlines()[2] == "| setting        | CE                | E-NKCVS (K = 4, M = 3)   | E-NKCVS (K = 10, M = 5)   |"
+    assert "mnist asym 0.4 at K = 4, M = 3: E-NKCVS is above CE (p = " in text
+    assert "mnist asym 0.4 at K = 10, M = 5 (a single seed in some cell: not ordered): E-NKCVS minus CE +15.6" in text
+    assert text.rstrip().endswith("E-NKCVS (K = 4, M = 3): full, seeds; E-NKCVS (K = 10, M = 5): k10.")
 
 
 def test_welchs_p_equals_scipys_on_the_seeds_and_a_gap_just_past_the_spread_orders_nothing():

@@ -1,6 +1,8 @@
 """One Table 2 row gathered from several recorded runs of the same data and recipe (view ``row``: the block
 ``<run>/row:<run>+<run>...``): each run adds the settings, seeds or methods it trained, a later run's cell replacing
-an earlier one's where they share a seed (a baseline retrained another way), and seeds pooled into mean ± std.
+an earlier one's where they share a seed (a baseline retrained another way), and seeds pooled into mean ± std. A
+method that trains on the selection (:data:`enkcvs.training.final.SELECTION_METHODS`) keeps one cell per selection
+(K, M) its runs made: E-NKCVS at the paper's K = 10, M = 5 stands beside its K = 4, M = 3 cell, never pooled with it.
 
 E-NKCVS is set against each method by Welch's t-test over seeds (:func:`enkcvs.report.views.common.tested_verdict`);
 no cell of a single seed is ordered.
@@ -15,11 +17,20 @@ from enkcvs.report.comparison import method_rank
 from enkcvs.report.titles import METHOD_TITLES
 from enkcvs.report.views.common import SETTING, SIGNIFICANCE, several_seeds, tested_verdict
 from enkcvs.recording.provenance import recorded_config
+from enkcvs.training.final import SELECTION_METHODS
 
 
-def _seeds(run: Path) -> list[int]:
-    """The seeds a recorded run trained, from the config its provenance keeps."""
-    return list(recorded_config(run)["seeds"])
+def _seeds_and_selection(run: Path) -> tuple[set[int], tuple[int, int] | None]:
+    """The seeds a recorded run trained and its selection's (K, M) (None where its config leaves them to the
+    defaults), from the config its provenance keeps."""
+    config = recorded_config(run)
+    selection = config.get("selection")
+    return set(config["seeds"]), None if selection is None else (int(selection["K"]), int(selection["M"]))
+
+
+def selection_title(selection: tuple[int, int] | None) -> str:
+    """How a cell's selection is named: ``K = 10, M = 5``."""
+    return "" if selection is None else f"K = {selection[0]}, M = {selection[1]}"
 
 
 def pooled(cells: pd.DataFrame) -> pd.Series:
@@ -37,21 +48,30 @@ def pooled(cells: pd.DataFrame) -> pd.Series:
 
 def gathered_row(runs: list[tuple[Path, set[str] | None]]) -> pd.DataFrame:
     """The Table 2 cells of ``runs`` (in order; each with the methods taken from it, None: all) pooled per setting
-    and method: a later run's cell replaces an earlier one's where their seeds meet; the others' seeds pool
-    (:func:`pooled`). Columns: the setting, ``method``, ``mean``, ``std``, ``runs`` (seeds), ``published`` (the
-    paper's cell) and ``runs_from`` (the runs it came from)."""
+    and method (and selection, for the methods that train on it): a later run's cell replaces an earlier one's where
+    their seeds meet; the others' seeds pool (:func:`pooled`). Columns: the setting, ``method``, ``selection`` (the
+    run's (K, M) for :data:`~enkcvs.training.final.SELECTION_METHODS`, else None), ``mean``, ``std``, ``runs``
+    (seeds), ``published`` (the paper's cell) and ``runs_from`` (the runs it came from)."""
     parts: dict[tuple, list[tuple[set[int], pd.Series]]] = {}
     for run, methods in runs:
-        seeds = set(_seeds(run))
+        seeds, selection = _seeds_and_selection(run)
         table = pd.read_csv(run / "table2.csv")
         taken = table["runs"] > 0 if methods is None else (table["runs"] > 0) & table["method"].isin(methods)
         for row in table[taken].itertuples(index=False):
-            key = (row.dataset, row.noise_kind, row.noise_rate, row.method)
+            key = (row.dataset, row.noise_kind, row.noise_rate, row.method,
+                   selection if row.method in SELECTION_METHODS else None)
             kept = [(s, cell) for s, cell in parts.get(key, []) if not s & seeds]
             parts[key] = [*kept, (seeds, pd.Series({**row._asdict(), "run": run.name}))]
-    rows = [{**dict(zip([*SETTING, "method"], key)), **pooled(pd.DataFrame([cell for _, cell in cells]))}
+    rows = [{**dict(zip([*SETTING, "method", "selection"], key)), **pooled(pd.DataFrame([cell for _, cell in cells]))}
             for key, cells in parts.items()]
     return pd.DataFrame(rows)
+
+
+def _columns(cells: pd.DataFrame) -> list[str]:
+    """Each cell's column title: the method's, with its selection where the method has cells of several."""
+    several = cells.groupby("method")["selection"].nunique(dropna=True) > 1
+    return [f"{METHOD_TITLES.get(method, method)} ({selection_title(selection)})" if several[method]
+            else METHOD_TITLES.get(method, method) for method, selection in zip(cells["method"], cells["selection"])]
 
 
 def _verdict(cells: pd.DataFrame) -> str:
@@ -59,17 +79,17 @@ def _verdict(cells: pd.DataFrame) -> str:
     seeds; where one has a single seed, nothing is ordered and only the gaps are given."""
     phrases = []
     for (dataset, kind, rate), rows in cells.groupby(SETTING, sort=False):
-        rows = rows[rows["published"].notna()].set_index("method")
-        if "enkcvs" not in rows.index:
-            continue
-        ours, rivals = rows.loc["enkcvs"], rows.drop(index="enkcvs")
-        setting = f"{dataset} {kind} {rate:g}"
-        if not several_seeds(rows):
-            gaps = ", ".join(f"{METHOD_TITLES.get(m, m)} {ours['mean'] - rivals.loc[m, 'mean']:+.1f}"
-                             for m in rivals.index)
-            phrases.append(f"{setting} (a single seed in some cell: not ordered): E-NKCVS minus {gaps}")
-            continue
-        phrases.append(f"{setting}: E-NKCVS is {tested_verdict(ours, rivals)}")
+        rows = rows[rows["published"].notna()]
+        rivals = rows[rows["method"] != "enkcvs"].set_index("method")
+        for _, ours in rows[rows["method"] == "enkcvs"].iterrows():
+            setting = f"{dataset} {kind} {rate:g}" + (f" at {selection_title(ours['selection'])}"
+                                                      if ours["title"] != "E-NKCVS" else "")
+            if not several_seeds(pd.concat([rivals, ours.to_frame().T])):
+                gaps = ", ".join(f"{METHOD_TITLES.get(m, m)} {ours['mean'] - rivals.loc[m, 'mean']:+.1f}"
+                                 for m in rivals.index)
+                phrases.append(f"{setting} (a single seed in some cell: not ordered): E-NKCVS minus {gaps}")
+            else:
+                phrases.append(f"{setting}: E-NKCVS is {tested_verdict(ours, rivals)}")
     return "; ".join(phrases)
 
 
@@ -78,6 +98,7 @@ def row_view(runs: list[tuple[Path, set[str] | None]]) -> str:
     paper, each cell mean ± std over seeds with the paper's mean in parentheses, the best mean in bold; then which
     E-NKCVS stands against each by Welch's t-test (:func:`_verdict`), and which runs gave which cells."""
     cells = gathered_row(runs)
+    cells["title"] = _columns(cells)
     shown = cells[cells["published"].notna()].copy()
     shown["setting"] = [f"{d} {k} {r:g}" for d, k, r in zip(shown["dataset"], shown["noise_kind"],
                                                             shown["noise_rate"])]
@@ -86,13 +107,14 @@ def row_view(runs: list[tuple[Path, set[str] | None]]) -> str:
         f"{mean:.1f}" + ("" if np.isnan(std) else f" ± {std:.1f}")) + f" ({paper:.1f})"
         for mean, std, paper, top in zip(shown["mean"], shown["std"], shown["published"], best)]
     rank = method_rank(shown)
-    frame = shown.pivot(index="setting", columns="method", values="cell")
-    frame = frame.loc[shown["setting"].unique(), sorted(frame.columns, key=rank.get)].rename(columns=METHOD_TITLES)
-    frame = frame.fillna("not recorded")
-    sources = "; ".join(  # each run once per method, though a pooled cell names several
-        f"{METHOD_TITLES.get(method, method)}: "
-        + ", ".join(dict.fromkeys(run for cell in group["runs_from"] for run in cell.split(", ")))
-        for method, group in shown.groupby("method", sort=False))
+    order = {title: (rank[method], selection or ()) for title, method, selection
+             in zip(shown["title"], shown["method"], shown["selection"])}
+    frame = shown.pivot(index="setting", columns="title", values="cell")
+    frame = frame.loc[shown["setting"].unique(), sorted(frame.columns, key=order.get)].fillna("not recorded")
+    frame.columns.name = None
+    sources = "; ".join(  # each run once per column, though a pooled cell names several
+        f"{title}: " + ", ".join(dict.fromkeys(run for cell in group["runs_from"] for run in cell.split(", ")))
+        for title, group in shown.groupby("title", sort=False))
     seeds = sorted(set(shown["runs"]))
     return (f"Test accuracy (%) on the clean test set, mean ± std over {'/'.join(map(str, seeds))} seed(s) "
             "(no ± for one), beside the paper's mean of 5 runs in parentheses; bold: the best mean of the row "
