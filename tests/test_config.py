@@ -297,3 +297,21 @@ def test_a_curve_record_retrains_one_method_of_its_parent_asking_for_its_curve(c
     assert dataset.pop("baselines") == {method: {**parent_dataset.pop("baselines").get(method, {}), "test_curve": True}}
     assert dataset == parent_dataset
     assert (child["methods"], child["seeds"], child["ablation"]) == ([method], full["seeds"], False)
+
+
+@pytest.mark.parametrize("name, noise, seeds", [("mnist-full-k10-seeds", ["asym0.4"], [2, 3]),
+                                               ("mnist-full-k10-sym0.8", ["sym0.8"], [1, 2, 3]),
+                                               ("mnist-full-k10-asym0.2", ["asym0.2"], [1])])
+def test_the_k10_records_are_mnist_full_k10_at_other_seeds_and_settings_with_enkcvs_and_prune_and_retrain(
+        name, noise, seeds):
+    """Their E-NKCVS cells stand beside the K = 4, M = 3 cells of the same seeds and noise draws: the same data,
+    recipe and selection as mnist-full-k10, and mnist-full's data and recipe."""
+    k10 = yaml.safe_load((REPO / "config" / "mnist-full-k10.yaml").read_text())
+    setting = yaml.safe_load((REPO / "config" / f"{name}.yaml").read_text())
+    assert setting["datasets"]["mnist"].pop("noise") == noise and setting.pop("seeds") == seeds
+    assert setting.pop("methods") == ["enkcvs", "cl_prune"]
+    k10["datasets"]["mnist"].pop("noise"), k10.pop("seeds"), k10.pop("methods")
+    assert setting == k10
+    full = yaml.safe_load((REPO / "config" / "mnist-full.yaml").read_text())["datasets"]["mnist"]
+    assert {key: full[key] for key in ("source", "asymmetric_map", "recipe")} == {
+        key: k10["datasets"]["mnist"][key] for key in ("source", "asymmetric_map", "recipe")}
