@@ -55,8 +55,8 @@ def engine_fold(recipe: Recipe, images: np.ndarray, labels: np.ndarray, *, num_c
                 device: torch.device) -> dict[str, float]:
     """Wall seconds of fold 1 of iteration 1 through :func:`enkcvs.training.crossval.fold_probabilities`, the call each
     ``train_fold`` job makes: training with validation every epoch, the best epoch's weights, the held-out
-    predictions (one-off costs included: the probes of bf16 and CUDA graphs where ``auto``, compilation, the first
-    steps)."""
+    predictions (a job's one-off costs included: compilation, the first steps, and the probes of bf16 and CUDA
+    graphs where ``auto`` finds none cached)."""
     synchronize(device)
     started = time.perf_counter()
     _, probabilities, result = fold_probabilities(
@@ -77,6 +77,7 @@ def step_loop(recipe: Recipe, images: np.ndarray, *, num_classes: int, device: t
     and those warm-up steps' seconds (the compilation, under torch.compile). The loops run in the precision the
     engine's fold trained in."""
     torch.manual_seed(0)
+    torch._dynamo.reset()  # each compiled loop compiles afresh, as a job does, untouched by the engine's compilations
     model = create_model(recipe.model, input_shape=images.shape[1:], num_classes=num_classes, **recipe.model_options)
     model = model.to(device).to(memory_format=torch.channels_last).train()
     forward = model if mode is None else torch.compile(model, mode=mode)
@@ -162,6 +163,11 @@ def main() -> None:
           f"bf16 {recipe.bf16}")
     print(f"fold 1 of {args.folds}: {len(train):,} training, {len(validation):,} validation, {len(held_out):,} "
           f"held out, {shape} uint8 images resident on {device.type}")
+    # auto's probes run once per machine and are cached: a one-epoch fold first makes them, so that the timed fold is
+    # every job's but the machine's first, and a projection to more epochs scales no one-off probe
+    probes = engine_fold(replace(recipe, epochs=1), images, labels, num_classes=args.classes, num_folds=args.folds,
+                         device=device)
+    print(f"one-epoch fold first, making auto's once-per-machine probes: {probes['seconds']:.1f} s")
     fold = engine_fold(recipe, images, labels, num_classes=args.classes, num_folds=args.folds, device=device)
     trained = recipe.epochs * len(train)
     print(f"engine fold: {fold['seconds']:.1f} s ({trained / fold['seconds']:,.0f} training samples/s over "
@@ -187,6 +193,7 @@ def main() -> None:
             "recipe": recipe.to_dict(),
             "fold": {"samples": args.samples, "folds": args.folds, "train": len(train), "validation": len(validation),
                      "held_out": len(held_out), "shape": list(shape), "classes": args.classes},
+            "probe_fold": probes,
             "engine_fold": fold,
             "step_loop_steps": args.steps,
             "step_loops": loops,

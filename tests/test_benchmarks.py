@@ -36,6 +36,7 @@ def test_fold_speed_trains_the_fold_a_job_trains_and_compares_compiled_step_loop
         len(train), len(validation), len(held_out))
     assert results["recipe"]["model"] == "cnn4" and results["recipe"]["epochs"] == 1
     assert results["engine_fold"]["held_out"] == len(held_out) and results["engine_fold"]["bf16"] is False
+    assert results["probe_fold"]["held_out"] == len(held_out) and results["probe_fold"]["seconds"] > 0  # probes first
     assert results["device"] and "cpu_flags" in results
     loops = results["step_loops"]
     assert list(loops) == ["eager", "torch.compile default"]

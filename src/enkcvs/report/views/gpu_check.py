@@ -57,7 +57,9 @@ def gpu_check_view(path: Path, *, paper_config: Path) -> str:
             f"{runtime}: {check['seconds']:.0f} s in all. The tiny workflow ran "
             f"{workflow['training_jobs']} training jobs, {workflow['config']['gpu']['per_training_job']} GPU each, in "
             f"{workflow['seconds']:.0f} s ({_epochs_by_device(workflow)}). One fold of each paper model as a "
-            "`train_fold` job trains it (the engine, its one-off costs included), then its training step as a plain "
+            "`train_fold` job trains it (the engine, a job's one-off costs included"
+            + (", after a one-epoch fold that made `auto`'s once-per-machine probes" if "probe_fold" in first else "")
+            + "), then its training step as a plain "
             f"loop, eager and under `torch.compile`:\n\n{table.to_markdown(index=False)}\n"
             + _stacked(check, paper_epochs=paper_epochs)
             + _grid(check))
