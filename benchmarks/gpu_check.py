@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from enkcvs.continuing.carry import TRAINING_RULES
 from enkcvs.training.train import epoch_device
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -37,8 +38,7 @@ QUICK_FOLD = ["--samples", "400", "--epochs", "1", "--steps", "3", "--compile-mo
 QUICK_STACKED = ["--samples", "400", "--epochs", "1", "--folds", "2"]
 #: The grid whose GPU-hours the check projects from its measured folds (``--quick``: the tiny config's).
 PAPER_CONFIG = REPOSITORY / "config" / "paper.yaml"
-#: The rules that train a model, and how Snakemake's dry run names a job's rule and wildcards.
-TRAINING_RULES = ("train_fold", "train_final_baseline", "train_final_selected")
+#: How Snakemake's dry run names a job's rule and wildcards.
 DRY_RUN_RULE = re.compile(r"^(?:local)?rule (\w+):$")
 DRY_RUN_WILDCARDS = re.compile(r"^\s+wildcards: (.*)$")
 

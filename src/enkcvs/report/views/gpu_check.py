@@ -23,19 +23,23 @@ def _epochs_by_device(workflow: dict) -> str:
     return ", ".join(f"{lines} of {workflow['epoch_lines']} epochs on {device}" for device, lines in counted.items())
 
 
+def _engine_rate(fold: dict) -> float:
+    """The engine fold's training samples per second (validation and prediction included in its time)."""
+    return fold["recipe"]["epochs"] * fold["fold"]["train"] / fold["engine_fold"]["seconds"]
+
+
 def _fold_row(model: str, fold: dict, paper_epochs: int) -> dict:
     """One model's fold: whether its steps replayed as CUDA graphs, the engine's time per epoch (one-off costs
     included) and projected to the paper's epochs, its training samples per second against the eager loop's, then each
     step loop's rate, its ratio to eager and its compilation's seconds."""
     epochs, seconds = fold["recipe"]["epochs"], fold["engine_fold"]["seconds"]
-    engine_rate = epochs * fold["fold"]["train"] / seconds  # training samples/s, validation and prediction included
     row = {"model": model, "samples (train / validation / held out)":
            f"{fold['fold']['train']:,} / {fold['fold']['validation']:,} / {fold['fold']['held_out']:,}",
            "precision": "bf16" if fold["engine_fold"]["bf16"] else "fp32",
            "CUDA graphs": {True: "yes", False: "no"}.get(fold["engine_fold"].get("cuda_graphs"), "not in this check"),
            "epochs timed": epochs, "engine fold: s per epoch": f"{seconds / epochs:.2f}",
            "engine fold at the paper's epochs (s)": f"{seconds / epochs * paper_epochs:.0f} ({paper_epochs})",
-           "engine / eager loop": f"{engine_rate / fold['step_loops']['eager']['samples_per_s']:.2f}x"}
+           "engine / eager loop": f"{_engine_rate(fold) / fold['step_loops']['eager']['samples_per_s']:.2f}x"}
     for name, loop in fold["step_loops"].items():
         rate = f"{loop['samples_per_s']:,.0f}"
         row[f"{name} (samples/s)"] = rate if name == "eager" else (
@@ -126,7 +130,7 @@ def _grid(check: dict) -> str:
             row["engine"] = row["stacked"] = None
             continue
         sample_epochs = entry["jobs"] * entry["epochs"] * _job_samples(entry)
-        engine_rate = fold["recipe"]["epochs"] * fold["fold"]["train"] / fold["engine_fold"]["seconds"]
+        engine_rate = _engine_rate(fold)
         if row["engine"] is not None:
             row["engine"] += sample_epochs / engine_rate / 3600
         if entry["K"] is not None and stacked is None:  # a check from before stacked folds

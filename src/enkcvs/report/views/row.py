@@ -83,7 +83,7 @@ def _verdict(cells: pd.DataFrame) -> str:
         rivals = rows[rows["method"] != "enkcvs"].set_index("method")
         for _, ours in rows[rows["method"] == "enkcvs"].iterrows():
             setting = f"{dataset} {kind} {rate:g}" + (f" at {selection_title(ours['selection'])}"
-                                                      if ours["title"] != "E-NKCVS" else "")
+                                                      if ours["title"] != METHOD_TITLES["enkcvs"] else "")
             if not several_seeds(pd.concat([rivals, ours.to_frame().T])):
                 gaps = ", ".join(f"{METHOD_TITLES.get(m, m)} {ours['mean'] - rivals.loc[m, 'mean']:+.1f}"
                                  for m in rivals.index)
