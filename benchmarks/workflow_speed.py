@@ -65,11 +65,12 @@ from pathlib import Path
 
 import yaml
 
+from enkcvs.continuing.carry import TRAINING_RULES
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
 PAPER_CONFIG = REPO / "config" / "paper.yaml"
 SCHEDULERS = ("greedy", "ilp")
-TRAINING_RULES = ("train_fold", "train_final_baseline", "train_final_selected")
 #: Runs Snakemake's command line in this process with ``JobScheduler.job_selector`` timed and writes the counts as
 #: JSON to $WORKFLOW_SPEED_STATS at exit. With $WORKFLOW_SPEED_SCHEDULER set, the JobScheduler gets that scheduler
 #: plugin with its default settings (and default greedy settings for the fallback), as a real run would: Snakemake

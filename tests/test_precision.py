@@ -53,12 +53,12 @@ def test_a_passing_load_does_not_move_the_probes_speedup(monkeypatch):
     the median ratio is the quiet machine's: 1.5x. Timed all fp32 steps first, it would have made fp32 look slow."""
     calls = []
 
-    def fake_step(model, batch, *, bf16):
+    def fake_steps(forward, model, batch, *, bf16):
         calls.append(bf16)
         quiet = 0.02 if bf16 else 0.03
         return quiet * (3 if 4 <= len(calls) <= 6 else 1)
 
-    monkeypatch.setattr(precision, "step_seconds", fake_step)
+    monkeypatch.setattr(precision, "steps_seconds", fake_steps)
     probe = precision.probe_bf16(build, batch())
     assert calls == [False, True] * (precision.PROBE_ROUNDS + 1)  # warm-ups, then interleaved rounds
     assert probe == {"fp32_seconds": 0.03, "bf16_seconds": 0.02, "speedup": pytest.approx(1.5)}

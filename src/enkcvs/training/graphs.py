@@ -15,7 +15,6 @@ A graph replays one batch shape: full batches run graphed and an epoch's last, s
 weights (:class:`GraphedForward`), so the recipe trains on exactly the batches it would eagerly.
 """
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from statistics import median
@@ -23,7 +22,7 @@ from statistics import median
 import torch
 from torch import nn
 
-from enkcvs.training.precision import autocast, cache_path, cached_measurement
+from enkcvs.training.precision import cache_path, cached_measurement, steps_seconds
 from enkcvs.training.recipe import STATIC_MODELS
 
 #: Graphed steps must be at least this much faster than eager ones for ``auto`` to choose graphs.
@@ -57,28 +56,6 @@ class GraphedForward:
         return self.graphed(xb) if len(xb) == self.batch_size else self.model(xb)
 
 
-def _synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def steps_seconds(forward: Callable, model: nn.Module, batch: torch.Tensor, *, bf16: bool, steps: int,
-                  graphed: bool) -> float:
-    """Seconds of ``steps`` forward and backward passes of ``forward`` (``model``'s own or graphed) on ``batch``, the
-    device's queue drained before and after. Gradients are computed and discarded; the weights do not change."""
-    _synchronize(batch.device)
-    started = time.perf_counter()
-    for _ in range(steps):
-        if graphed:
-            begin_step()
-        with autocast(batch.device, enabled=bf16):
-            logits = forward(batch)
-        logits.float().logsumexp(dim=1).mean().backward()
-        model.zero_grad(set_to_none=True)
-    _synchronize(batch.device)
-    return time.perf_counter() - started
-
-
 def probe_cuda_graphs(build: Callable[[], nn.Module], batch: torch.Tensor, *, bf16: bool,
                       graph: Callable[[nn.Module], Callable] = compiled, rounds: int = PROBE_ROUNDS,
                       steps: int = PROBE_STEPS) -> dict[str, float]:
@@ -90,10 +67,10 @@ def probe_cuda_graphs(build: Callable[[], nn.Module], batch: torch.Tensor, *, bf
     with torch.random.fork_rng(devices=devices):
         model = build().train()
         forward = graph(model)
-        eager_first = steps_seconds(model, model, batch, bf16=bf16, steps=3, graphed=False)
-        graphed_first = steps_seconds(forward, model, batch, bf16=bf16, steps=3, graphed=True)
-        timings = [(steps_seconds(model, model, batch, bf16=bf16, steps=steps, graphed=False) / steps,
-                    steps_seconds(forward, model, batch, bf16=bf16, steps=steps, graphed=True) / steps)
+        eager_first = steps_seconds(model, model, batch, bf16=bf16, steps=3)
+        graphed_first = steps_seconds(forward, model, batch, bf16=bf16, steps=3, before_step=begin_step)
+        timings = [(steps_seconds(model, model, batch, bf16=bf16, steps=steps) / steps,
+                    steps_seconds(forward, model, batch, bf16=bf16, steps=steps, before_step=begin_step) / steps)
                    for _ in range(rounds)]
     return {"eager_seconds": median(eager for eager, _ in timings),
             "graphed_seconds": median(graphed for _, graphed in timings),

@@ -45,15 +45,27 @@ def probe_key(*, model_name: str, batch: torch.Tensor) -> str:
             f"{torch.get_num_threads()} threads | {model_name} | batch {tuple(batch.shape)} {batch.dtype}")
 
 
-def step_seconds(model: nn.Module, batch: torch.Tensor, *, bf16: bool) -> float:
-    """Seconds of one forward and backward pass of ``model`` on ``batch`` (CPU), autocast to bf16 or not. Gradients
-    are computed and discarded; the weights do not change."""
+def steps_seconds(forward: Callable, model: nn.Module, batch: torch.Tensor, *, bf16: bool, steps: int = 1,
+                  before_step: Callable[[], None] | None = None) -> float:
+    """Seconds of ``steps`` forward and backward passes of ``forward`` (``model``'s own, or a graphed replay of it) on
+    ``batch``, autocast to bf16 or not, the device's queue drained before and after; ``before_step`` runs before each
+    pass (a graph's step mark). Gradients are computed and discarded; the weights do not change."""
+    _synchronize(batch.device)
     started = time.perf_counter()
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-        logits = model(batch)
-    logits.float().logsumexp(dim=1).mean().backward()
-    model.zero_grad(set_to_none=True)
+    for _ in range(steps):
+        if before_step is not None:
+            before_step()
+        with autocast(batch.device, enabled=bf16):
+            logits = forward(batch)
+        logits.float().logsumexp(dim=1).mean().backward()
+        model.zero_grad(set_to_none=True)
+    _synchronize(batch.device)
     return time.perf_counter() - started
+
+
+def _synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def probe_bf16(build, batch: torch.Tensor, *, rounds: int = PROBE_ROUNDS) -> dict[str, float]:
@@ -68,9 +80,9 @@ def probe_bf16(build, batch: torch.Tensor, *, rounds: int = PROBE_ROUNDS) -> dic
     with torch.random.fork_rng(devices=[]):
         model = build()
         model.train()
-        step_seconds(model, batch, bf16=False)
-        step_seconds(model, batch, bf16=True)
-        timings = [(step_seconds(model, batch, bf16=False), step_seconds(model, batch, bf16=True))
+        steps_seconds(model, model, batch, bf16=False)
+        steps_seconds(model, model, batch, bf16=True)
+        timings = [(steps_seconds(model, model, batch, bf16=False), steps_seconds(model, model, batch, bf16=True))
                    for _ in range(rounds)]
     return {"fp32_seconds": median(fp32 for fp32, _ in timings), "bf16_seconds": median(bf16 for _, bf16 in timings),
             "speedup": median(fp32 / bf16 for fp32, bf16 in timings)}
