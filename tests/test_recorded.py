@@ -664,7 +664,7 @@ def _row_run(root: Path, name: str, seeds: list[int], cells: list[tuple], select
 
 
 def test_row_view_pools_seeds_replaces_a_retrained_cell_and_orders_by_welchs_test(tmp_path):
-    from enkcvs.report.views.row import gathered_row, pooled
+    from enkcvs.report.views.gathered import gathered_row, pooled
 
     nan = float("nan")
     _row_run(tmp_path, "full", [1], [(0.4, "ce", 81.0, nan, 1, 81.1), (0.4, "enkcvs", 98.0, nan, 1, 98.4),
@@ -711,7 +711,7 @@ def test_row_view_takes_only_the_named_methods_of_a_run(tmp_path):
 def test_row_view_keeps_enkcvs_at_another_selection_beside_never_pooled_or_replacing(tmp_path):
     """E-NKCVS at the paper's K = 10, M = 5 shares seed 1 with the K = 4, M = 3 cell: its own column, each set
     against the baselines on its own seeds."""
-    from enkcvs.report.views.row import gathered_row
+    from enkcvs.report.views.gathered import gathered_row
 
     nan = float("nan")
     k4 = {"K": 4, "M": 3, "t": 2}

@@ -62,13 +62,13 @@ PAIR_VIEWS: dict[str, Callable[[Path, Path], str]] = {
     "diff": run_difference,
     "ladder-beside": ladder_beside,
     "table2-beside": table2_beside,
-    "selection-beside": selection_beside,
     "forget-rate": forget_rate_beside,
 }
 
 #: Views over a run and others, in the order given: ``<run>/<view>:<run>+<run>...``, where ``<run>[<method>,...]``
 #: takes only those methods' cells of that run.
-MULTI_VIEWS = {"row": row_view, "standing": standing_over, "forget-rate-tally": forget_rate_tally}
+MULTI_VIEWS = {"row": row_view, "standing": standing_over, "forget-rate-tally": forget_rate_tally,
+               "selection-beside": selection_beside}
 #: Views of a benchmark's JSON rather than of a recorded run: ``<file stem>/<view>``, the file in ``results``
 #: (:func:`render_block`; relative to the repository root, as is the paper's config the views read).
 FILE_VIEWS = {"gpu-check": gpu_check_view, "review-list": review_list_view, "rank-speed": rank_speed_view}

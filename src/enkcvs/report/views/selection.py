@@ -7,6 +7,7 @@ import pandas as pd
 
 from enkcvs.report.paper import published_results
 from enkcvs.report.views.common import SIGNIFICANCE, settings_phrase, span, welch_p
+from enkcvs.report.views.gathered import gathered_row
 from enkcvs.recording.provenance import recorded_config
 
 #: Where Theorem 1 counts as missing a measured precision or recall: by more than this many points.
@@ -144,59 +145,95 @@ def theory_summary(run: Path) -> str:
             f"misses recall by {alone['recall_gap']:+.1f}; at the other {len(others)} they {_dependence(others)}.\n")
 
 
-def _selection_row(run: Path) -> pd.DataFrame:
-    """A run's main selections per seed (``theory.csv``) with its E-NKCVS test accuracy per setting (``table2.csv``:
-    mean, std and seed count)."""
-    selections = _main_selections(run, pd.read_csv(run / "theory.csv"))
-    accuracy = pd.read_csv(run / "table2.csv").query("method == 'enkcvs' and runs > 0")
-    accuracy = accuracy.assign(noise=[f"{kind}{rate:g}" for kind, rate in zip(accuracy["noise_kind"],
-                                                                                 accuracy["noise_rate"])])
-    return selections.merge(accuracy[["dataset", "noise", "mean", "std", "runs"]], on=["dataset", "noise"],
-                            how="left")
+def _gathered_selections(runs: list[Path]) -> pd.DataFrame:
+    """The main selections of ``runs`` per setting and seed (``theory.csv``), each named by its run; a later run's
+    replacing an earlier one's of the same seed and (K, M, t)."""
+    rows = pd.concat([_main_selections(run, pd.read_csv(run / "theory.csv")).assign(run=f"`{run.name}`")
+                      for run in runs])
+    return rows.drop_duplicates(["dataset", "noise", "seed", "K", "M", "t"], keep="last")
 
 
-def selection_beside(first: Path, second: Path) -> str:
-    """What a larger selection buys (view ``<second>/selection-beside:<first>``, e.g. K = 10, M = 5 beside K = 4,
-    M = 3): per seed both runs selected on, each run's (K, M, t), measured precision and recall beside the corrected
-    Theorem 1's, and E-NKCVS's test accuracy; then the changes, measured and as Theorem 1 expects them, and whether the
-    accuracies differ by Welch's t-test (never from one seed)."""
-    rows = {run: _selection_row(run) for run in (first, second)}
-    keys = ["dataset", "noise", "seed"]
-    both = rows[first].merge(rows[second], on=keys, suffixes=("_first", "_second"))
+def _enkcvs_cells(runs: list[tuple[Path, set[str] | None]]) -> dict[tuple, pd.Series]:
+    """E-NKCVS's test accuracy cells by (dataset, noise as in ``theory.csv``, K, M), each selection's seeds pooled
+    over ``runs`` (:func:`~enkcvs.report.views.gathered.gathered_row`)."""
+    cells = gathered_row(runs)
+    return {(cell["dataset"], f"{cell['noise_kind']}{cell['noise_rate']:g}", *cell["selection"]): cell
+            for _, cell in cells.iterrows() if cell["method"] == "enkcvs" and cell["selection"] is not None}
+
+
+def selection_beside(runs: list[tuple[Path, set[str] | None]]) -> str:
+    """What a larger selection buys (view ``<run>/selection-beside:<run>+<run>...``, e.g. K = 10, M = 5 beside
+    K = 4, M = 3): the main selections of the runs gathered per setting, seed and (K, M, t), the first run's set
+    against every other at the seeds both made: per seed, measured precision and recall beside the corrected
+    Theorem 1's; then the changes, measured and as Theorem 1 expects them, and E-NKCVS's test accuracy at each
+    selection over all the seeds its runs hold (mean ± std, seeds pooled), ordered by Welch's t-test, never from
+    one seed."""
+    selections = _gathered_selections([run for run, _ in runs])
+    head = runs[0][0]
+    keys, selection = ["dataset", "noise", "seed"], ["K", "M", "t"]
+    larger = _main_selections(head, pd.read_csv(head / "theory.csv"))[["dataset", "noise", *selection]]
+    ours = selections.merge(larger.drop_duplicates(), on=["dataset", "noise", *selection])
+    others = selections.merge(larger[["dataset", "noise"]].drop_duplicates(), on=["dataset", "noise"])
+    others = others[~others.set_index(["dataset", "noise", *selection]).index.isin(
+        ours.set_index(["dataset", "noise", *selection]).index)]
+    both = others.merge(ours, on=keys, suffixes=("_first", "_second"))
     if both.empty:
-        return f"`{second.name}` and `{first.name}` share no main selection of a seed.\n"
-    table = pd.concat([rows[run].merge(both[keys], on=keys).assign(run=f"`{run.name}`") for run in (first, second)])
-    table = table.sort_values(keys, kind="stable")  # per seed, the first run's row first
-    shown = table[["run", *keys, "K", "M", "t", "precision", "theorem1_precision", "recall", "theorem1_recall", "mean"]]
-    shown = shown.rename(columns={"theorem1_precision": "Theorem 1 precision", "theorem1_recall": "Theorem 1 recall",
-                                  "mean": "E-NKCVS test accuracy"})
-    change = {column: both[f"{column}_second"] - both[f"{column}_first"]
-              for column in ("precision", "recall", "theorem1_precision", "theorem1_recall")}
-    summary = (f"From `{first.name}` to `{second.name}` over {len(both)} selection(s) of a setting and seed: "
-               f"precision {span(change['precision'], spec='+.2f', joiner=' to ')} points (Theorem 1 expects "
-               f"{span(change['theorem1_precision'], spec='+.2f', joiner=' to ')}), recall "
-               f"{span(change['recall'], spec='+.2f', joiner=' to ')} (expects "
-               f"{span(change['theorem1_recall'], spec='+.2f', joiner=' to ')}). ")
-    return summary + _accuracy_verdict(both, first, second) + "\n\n" + shown.to_markdown(index=False,
-                                                                                       floatfmt=".2f") + "\n"
+        return f"`{head.name}` and the runs beside it share no seed of a setting at another main selection.\n"
+    accuracy = _enkcvs_cells(runs)
+    parts, tables = [], []
+    sides = [f"{column}_{side}" for side in ("first", "second") for column in selection]
+    for pair, pairs in both.groupby(sides, sort=False):
+        first, second = pair[:3], pair[3:]
+        change = {column: pairs[f"{column}_second"] - pairs[f"{column}_first"]
+                  for column in ("precision", "recall", "theorem1_precision", "theorem1_recall")}
+        named = [f"{_selection_name(chosen)} ({', '.join(dict.fromkeys(pairs[f'run_{side}']))})"
+                 for chosen, side in ((first, "first"), (second, "second"))]
+        parts.append(
+            f"From {named[0]} to {named[1]} over {len(pairs)} selection(s) of a setting and seed: precision "
+            f"{span(change['precision'], spec='+.2f', joiner=' to ')} points (Theorem 1 expects "
+            f"{span(change['theorem1_precision'], spec='+.2f', joiner=' to ')}), recall "
+            f"{span(change['recall'], spec='+.2f', joiner=' to ')} (expects "
+            f"{span(change['theorem1_recall'], spec='+.2f', joiner=' to ')}). "
+            + _accuracy_verdict(accuracy, pairs, first=first, second=second))
+        for order, side in enumerate(("first", "second")):
+            columns = {f"{column}_{side}": column for column in ["run", *selection, "precision", "theorem1_precision",
+                                                                  "recall", "theorem1_recall"]}
+            tables.append(pairs[[*keys, *columns]].rename(columns=columns).assign(order=order))
+    table = pd.concat(tables).sort_values([*keys, "order"], kind="stable")  # per seed, the first run's selection last
+    shown = table[["run", *keys, *selection, "precision", "theorem1_precision", "recall", "theorem1_recall"]]
+    shown = shown.rename(columns={"theorem1_precision": "Theorem 1 precision", "theorem1_recall": "Theorem 1 recall"})
+    return "\n".join(parts) + "\n\n" + shown.to_markdown(index=False, floatfmt=".2f") + "\n"
 
 
-def _accuracy_verdict(both: pd.DataFrame, first: Path, second: Path) -> str:
-    """Per setting of ``both``, E-NKCVS's test accuracy in the second run against the first: the change, and the
-    verdict of Welch's t-test where both cells have several seeds."""
+def _selection_name(values: tuple) -> str:
+    """``K = 10, M = 5, t = 2`` of a selection's (K, M, t)."""
+    return ", ".join(f"{name} = {int(value)}" for name, value in zip(("K", "M", "t"), values))
+
+
+def _accuracy_verdict(accuracy: dict[tuple, pd.Series], pairs: pd.DataFrame, *, first: tuple, second: tuple) -> str:
+    """Per setting of ``pairs``, E-NKCVS's test accuracy (``accuracy``: cells by setting, K and M) at the
+    ``second`` selection against the ``first``: each cell with its seeds, the change, and the verdict of Welch's
+    t-test where both cells have several seeds."""
     verdicts = []
-    for (dataset, noise), rows in both.groupby(["dataset", "noise"]):
-        cells = [rows.iloc[0][[f"{column}_{side}" for column in ("mean", "std", "runs")]].set_axis(
-            ["mean", "std", "runs"]) for side in ("first", "second")]
-        if any(pd.isna(cell["mean"]) for cell in cells):
+    for dataset, noise in pairs[["dataset", "noise"]].drop_duplicates().itertuples(index=False):
+        cells = [accuracy.get((dataset, noise, int(values[0]), int(values[1]))) for values in (first, second)]
+        if any(cell is None for cell in cells):
             continue
-        difference = f"{cells[1]['mean'] - cells[0]['mean']:+.2f} points"
+        shown = [f"{cell['mean']:.2f}" + ("" if cell["runs"] < 2 else f" ± {cell['std']:.2f}")
+                 + f" ({_seeds_phrase(cell['seeds'])})" for cell in cells]
+        difference = f"{shown[1]} against {shown[0]}, {cells[1]['mean'] - cells[0]['mean']:+.2f} points"
         if min(cells[0]["runs"], cells[1]["runs"]) < 2:
-            verdicts.append(f"{dataset} {noise}: {difference}, from one seed: not ordered")
+            verdicts.append(f"{dataset} {noise}: {difference}, a single seed in a cell: not ordered")
             continue
         p = welch_p(cells[1], cells[0])
-        higher = cells[1]["mean"] > cells[0]["mean"]
-        side = "not distinguishable from" if p >= SIGNIFICANCE else "above" if higher else "below"
-        verdicts.append(f"{dataset} {noise}: {difference}, `{second.name}` {side} `{first.name}` (Welch's t-test, "
-                        f"p = {p:.2g}, {int(cells[1]['runs'])} and {int(cells[0]['runs'])} seeds)")
+        side = ("not distinguishable from" if p >= SIGNIFICANCE
+                else "above" if cells[1]["mean"] > cells[0]["mean"] else "below")
+        verdicts.append(f"{dataset} {noise}: {difference}, {_selection_name(second)} {side} "
+                        f"{_selection_name(first)} (Welch's t-test, p = {p:.2g}, {int(cells[1]['runs'])} and "
+                        f"{int(cells[0]['runs'])} seeds)")
     return ("E-NKCVS test accuracy: " + "; ".join(verdicts) + ".") if verdicts else ""
+
+
+def _seeds_phrase(seeds: list[int]) -> str:
+    """``seed 1`` or ``seeds 1, 2, 3``."""
+    return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
