@@ -60,13 +60,19 @@ def welch_p(first: pd.Series, second: pd.Series) -> float:
                                       second["runs"], equal_var=False).pvalue)
 
 
+def tested_side(ours: pd.Series, other: pd.Series) -> tuple[str, float]:
+    """Which of :data:`SIDES` ``ours`` stands on against ``other`` (two cells of several seeds), by :func:`welch_p`,
+    and the p-value."""
+    p = welch_p(ours, other)
+    return (SIDES[2] if p >= SIGNIFICANCE else SIDES[0] if ours["mean"] > other["mean"] else SIDES[1]), p
+
+
 def tested_sides(ours: pd.Series, rivals: pd.DataFrame) -> dict[str, list[str]]:
-    """Each rival (rows indexed by method) on its side of ``ours`` by :func:`welch_p`: ``above`` (ours is above it),
-    ``below`` or ``not distinguishable from``, each as its title with the p-value and both cells' seed counts."""
+    """Each rival (rows indexed by method) on its side of ``ours`` (:func:`tested_side`): ``above`` (ours is above
+    it), ``below`` or ``not distinguishable from``, each as its title with the p-value and both cells' seed counts."""
     sides: dict[str, list[str]] = {side: [] for side in SIDES}
     for method, rival in rivals.iterrows():
-        p = welch_p(ours, rival)
-        side = SIDES[2] if p >= SIGNIFICANCE else SIDES[0] if ours["mean"] > rival["mean"] else SIDES[1]
+        side, p = tested_side(ours, rival)
         sides[side].append(f"{METHOD_TITLES.get(method, method)} (p = {p:.2g}, {int(ours['runs'])} and "
                            f"{int(rival['runs'])} seeds)")
     return sides

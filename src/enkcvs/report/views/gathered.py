@@ -23,9 +23,9 @@ def seeds_and_selection(run: Path) -> tuple[set[int], tuple[int, int] | None]:
     return set(config["seeds"]), None if selection is None else (int(selection["K"]), int(selection["M"]))
 
 
-def selection_title(selection: tuple[int, int] | None) -> str:
-    """How a cell's selection is named: ``K = 10, M = 5``."""
-    return "" if selection is None else f"K = {selection[0]}, M = {selection[1]}"
+def selection_title(selection: tuple | None) -> str:
+    """How a selection, (K, M) or (K, M, t), is named: ``K = 10, M = 5`` or ``K = 10, M = 5, t = 2``."""
+    return "" if selection is None else ", ".join(f"{name} = {int(value)}" for name, value in zip("KMt", selection))
 
 
 def pooled(cells: pd.DataFrame) -> pd.Series:

@@ -6,8 +6,8 @@ from pathlib import Path
 import pandas as pd
 
 from enkcvs.report.paper import published_results
-from enkcvs.report.views.common import SIGNIFICANCE, settings_phrase, span, welch_p
-from enkcvs.report.views.gathered import gathered_row
+from enkcvs.report.views.common import settings_phrase, span, tested_side
+from enkcvs.report.views.gathered import gathered_row, selection_title
 from enkcvs.recording.provenance import recorded_config
 
 #: Where Theorem 1 counts as missing a measured precision or recall: by more than this many points.
@@ -145,12 +145,9 @@ def theory_summary(run: Path) -> str:
             f"misses recall by {alone['recall_gap']:+.1f}; at the other {len(others)} they {_dependence(others)}.\n")
 
 
-def _gathered_selections(runs: list[Path]) -> pd.DataFrame:
-    """The main selections of ``runs`` per setting and seed (``theory.csv``), each named by its run; a later run's
-    replacing an earlier one's of the same seed and (K, M, t)."""
-    rows = pd.concat([_main_selections(run, pd.read_csv(run / "theory.csv")).assign(run=f"`{run.name}`")
-                      for run in runs])
-    return rows.drop_duplicates(["dataset", "noise", "seed", "K", "M", "t"], keep="last")
+def _run_selections(run: Path) -> pd.DataFrame:
+    """A run's main selections per setting and seed (``theory.csv``), each named by its run."""
+    return _main_selections(run, pd.read_csv(run / "theory.csv")).assign(run=f"`{run.name}`")
 
 
 def _enkcvs_cells(runs: list[tuple[Path, set[str] | None]]) -> dict[tuple, pd.Series]:
@@ -168,10 +165,12 @@ def selection_beside(runs: list[tuple[Path, set[str] | None]]) -> str:
     Theorem 1's; then the changes, measured and as Theorem 1 expects them, and E-NKCVS's test accuracy at each
     selection over all the seeds its runs hold (mean ± std, seeds pooled), ordered by Welch's t-test, never from
     one seed."""
-    selections = _gathered_selections([run for run, _ in runs])
-    head = runs[0][0]
     keys, selection = ["dataset", "noise", "seed"], ["K", "M", "t"]
-    larger = _main_selections(head, pd.read_csv(head / "theory.csv"))[["dataset", "noise", *selection]]
+    per_run = [_run_selections(run) for run, _ in runs]
+    # a later run's selection replaces an earlier one's of the same seed and (K, M, t)
+    selections = pd.concat(per_run).drop_duplicates([*keys, *selection], keep="last")
+    head = runs[0][0]
+    larger = per_run[0][["dataset", "noise", *selection]]
     ours = selections.merge(larger.drop_duplicates(), on=["dataset", "noise", *selection])
     others = selections.merge(larger[["dataset", "noise"]].drop_duplicates(), on=["dataset", "noise"])
     others = others[~others.set_index(["dataset", "noise", *selection]).index.isin(
@@ -186,7 +185,7 @@ def selection_beside(runs: list[tuple[Path, set[str] | None]]) -> str:
         first, second = pair[:3], pair[3:]
         change = {column: pairs[f"{column}_second"] - pairs[f"{column}_first"]
                   for column in ("precision", "recall", "theorem1_precision", "theorem1_recall")}
-        named = [f"{_selection_name(chosen)} ({', '.join(dict.fromkeys(pairs[f'run_{side}']))})"
+        named = [f"{selection_title(chosen)} ({', '.join(dict.fromkeys(pairs[f'run_{side}']))})"
                  for chosen, side in ((first, "first"), (second, "second"))]
         parts.append(
             f"From {named[0]} to {named[1]} over {len(pairs)} selection(s) of a setting and seed: precision "
@@ -205,11 +204,6 @@ def selection_beside(runs: list[tuple[Path, set[str] | None]]) -> str:
     return "\n".join(parts) + "\n\n" + shown.to_markdown(index=False, floatfmt=".2f") + "\n"
 
 
-def _selection_name(values: tuple) -> str:
-    """``K = 10, M = 5, t = 2`` of a selection's (K, M, t)."""
-    return ", ".join(f"{name} = {int(value)}" for name, value in zip(("K", "M", "t"), values))
-
-
 def _accuracy_verdict(accuracy: dict[tuple, pd.Series], pairs: pd.DataFrame, *, first: tuple, second: tuple) -> str:
     """Per setting of ``pairs``, E-NKCVS's test accuracy (``accuracy``: cells by setting, K and M) at the
     ``second`` selection against the ``first``: each cell with its seeds, the change, and the verdict of Welch's
@@ -225,11 +219,9 @@ def _accuracy_verdict(accuracy: dict[tuple, pd.Series], pairs: pd.DataFrame, *, 
         if min(cells[0]["runs"], cells[1]["runs"]) < 2:
             verdicts.append(f"{dataset} {noise}: {difference}, a single seed in a cell: not ordered")
             continue
-        p = welch_p(cells[1], cells[0])
-        side = ("not distinguishable from" if p >= SIGNIFICANCE
-                else "above" if cells[1]["mean"] > cells[0]["mean"] else "below")
-        verdicts.append(f"{dataset} {noise}: {difference}, {_selection_name(second)} {side} "
-                        f"{_selection_name(first)} (Welch's t-test, p = {p:.2g}, {int(cells[1]['runs'])} and "
+        side, p = tested_side(cells[1], cells[0])
+        verdicts.append(f"{dataset} {noise}: {difference}, {selection_title(second)} {side} "
+                        f"{selection_title(first)} (Welch's t-test, p = {p:.2g}, {int(cells[1]['runs'])} and "
                         f"{int(cells[0]['runs'])} seeds)")
     return ("E-NKCVS test accuracy: " + "; ".join(verdicts) + ".") if verdicts else ""
 
