@@ -263,7 +263,7 @@ def test_a_run_carried_between_machines_lists_their_saves_and_its_carried_folder
                                                                                      stand_in_workflow):
     monkeypatch.chdir(tmp_path)
     saves = [{"saved": "2026-11-25 13:30 UTC", "machine": {"cpu": "AMD EPYC", "cpu_flags": ["avx2"]},
-              "git": {"commit": "abc"}, "training_jobs": 5, "invocations": []},
+              "git": {"commit": "abc"}, "training_jobs": 1, "invocations": []},
              {"saved": "2026-11-26 09:00 UTC", "git": {"commit": "def", "dirty": None}, "training_jobs": 9,
               "machine": {"cpu": "Intel Xeon", "cpu_flags": ["avx2"], "gpus": ["NVIDIA H100 80GB HBM3"]},
               "invocations": []}]
@@ -273,7 +273,7 @@ def test_a_run_carried_between_machines_lists_their_saves_and_its_carried_folder
     record = run_and_record(name="demo", configfile="config.yaml", cores="1",
                             snakemake=str(stand_in_workflow(tmp_path, fail_first=False)))
     assert json.loads((record / "provenance.json").read_text())["carried"] == saves
-    assert ("Carried between machines: 5 training jobs done when saved 2026-11-25 13:30 UTC on an AMD EPYC (avx2), "
+    assert ("Carried between machines: 1 training job done when saved 2026-11-25 13:30 UTC on an AMD EPYC (avx2), "
             "commit abc; 9 training jobs done when saved 2026-11-26 09:00 UTC on an Intel Xeon (avx2) with an NVIDIA "
             "H100 80GB HBM3, commit def.") in render_block("demo/run", root=record.parent)
     assert not carried.exists()  # the record holds the result now
