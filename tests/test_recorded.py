@@ -750,6 +750,71 @@ def test_welchs_p_equals_scipys_on_the_seeds_and_a_gap_just_past_the_spread_orde
     assert welch_p(level, pd.Series({"mean": 2.0, "std": 0.0, "runs": 2})) == 0
 
 
+def test_the_paired_p_equals_scipys_on_the_seeds_differences():
+    from scipy.stats import ttest_rel
+
+    from enkcvs.report.views.common import paired_p, paired_side
+
+    ours, theirs = np.array([91.2, 92.0, 91.7]), np.array([91.0, 91.9, 91.3])
+    gaps = ours - theirs
+    p = paired_p(mean=gaps.mean(), std=gaps.std(ddof=1), seeds=3)
+    assert p == pytest.approx(ttest_rel(ours, theirs).pvalue)
+    assert paired_side(mean=gaps.mean(), std=gaps.std(ddof=1), seeds=3) == ("above" if p < 0.05 else
+                                                                          "not distinguishable from", p)
+    assert paired_side(mean=-0.5, std=0.0, seeds=2) == ("below", 0.0)
+    assert paired_p(mean=0.0, std=0.0, seeds=2) == 1.0
+
+
+def _ranking_frames(auprc: dict[str, list[float]]) -> list[pd.DataFrame]:
+    """One compare_rankings table a seed of one setting, each score's AUPRC at that seed."""
+    return [pd.DataFrame({"dataset": "digits", "noise": "asym0.3", "seed": seed, "method": list(auprc),
+                          "errors": 50.0, **{score: 0.5 for score in ("precision_at_20", "precision_at_100",
+                                                                      "precision_at_errors", "auroc")},
+                          "auprc": [values[seed - 1] for values in auprc.values()]})
+            for seed in range(1, len(next(iter(auprc.values()))) + 1)]
+
+
+def test_the_ranking_table_keeps_each_scores_per_seed_gap_to_label_quality():
+    from enkcvs.report.tables import ranking_table
+
+    table = ranking_table(_ranking_frames({"E-NKCVS label quality": [0.90, 0.80, 0.85],
+                                           "E-NKCVS votes, then P(given)": [0.70, 0.75, 0.60],
+                                           "cleanlab self_confidence": [0.91, 0.78, 0.85]})).set_index("method")
+    assert table.loc["E-NKCVS votes, then P(given)", "auprc"] == pytest.approx(np.mean([0.70, 0.75, 0.60]))
+    gaps = np.array([0.20, 0.05, 0.25])
+    assert table.loc["E-NKCVS votes, then P(given)", "auprc_gap_mean"] == pytest.approx(gaps.mean())
+    assert table.loc["E-NKCVS votes, then P(given)", "auprc_gap_std"] == pytest.approx(gaps.std(ddof=1))
+    assert np.isnan(table.loc["E-NKCVS label quality", "auprc_gap_mean"])  # the reference has no gap to itself
+    assert table["seeds"].tolist() == [3, 3, 3]
+
+
+def test_the_ranking_verdict_orders_by_the_paired_test_and_never_one_seed(tmp_path):
+    from enkcvs.report.views.selection import ranking_verdict
+    from enkcvs.report.tables import ranking_table
+
+    def verdict(auprc):
+        run = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
+        run.mkdir()
+        ranking_table(_ranking_frames(auprc)).to_csv(run / "ranking.csv", index=False)
+        return ranking_verdict(run)
+
+    # the votes lose at every seed by about the same margin; cleanlab's gap changes sign
+    text = verdict({"E-NKCVS label quality": [0.90, 0.80, 0.85], "E-NKCVS votes, then P(given)": [0.70, 0.61, 0.64],
+                    "cleanlab self_confidence": [0.91, 0.78, 0.85], "cleanlab normalized_margin": [0.5, 0.5, 0.5]})
+    assert "against the order of the votes: above in 1 of 1" in text
+    assert "against the best cleanlab score: not distinguishable in 1 of 1" in text
+    assert "| self_confidence " in text  # the best cleanlab score by its mean
+    single = verdict({"E-NKCVS label quality": [0.90], "E-NKCVS votes, then P(given)": [0.10],
+                      "cleanlab self_confidence": [0.20]})
+    assert "no setting is ordered (one seed per setting" in single
+    old = tmp_path / "old"
+    old.mkdir()
+    ranking_table(_ranking_frames({"E-NKCVS label quality": [0.9, 0.8], "E-NKCVS votes, then P(given)": [0.1, 0.2],
+                                   "cleanlab self_confidence": [0.2, 0.3]})).drop(
+        columns=["auprc_gap_mean", "auprc_gap_std"]).to_csv(old / "ranking.csv", index=False)
+    assert "no setting is ordered (this record's ranking.csv keeps no per-seed gaps" in ranking_verdict(old)
+
+
 def _standing_run(root: Path, name: str, cells: list[tuple]) -> Path:
     """A recorded run whose Table 2 holds ``cells``: (dataset, noise rate, method, mean, paper)."""
     run = root / name

@@ -10,7 +10,7 @@ import pandas as pd
 
 from enkcvs.labelissues.oof import select
 from enkcvs.method.metrics import precision_recall, selection_set_sizes
-from enkcvs.method.ranking import ranking_quality
+from enkcvs.method.ranking import LABEL_QUALITY, VOTES_ORDER, ranking_quality
 
 #: ``filter_by`` values of :func:`cleanlab.filter.find_label_issues` compared here.
 CLEANLAB_METHODS = ("prune_by_noise_rate", "prune_by_class", "both", "confident_learning", "predicted_neq_given")
@@ -126,8 +126,8 @@ def compare_rankings(*, probabilities: np.ndarray, given: np.ndarray, true: np.n
     mean = mean / mean.sum(axis=1, keepdims=True)  # float16-stored rows, as select() accepts them
     votes_order = np.lexsort((result.prob_given, result.votes)).argsort()  # position in the order = its score
     scores = {
-        "E-NKCVS label quality": result.label_quality,
-        "E-NKCVS votes, then P(given)": votes_order.astype(float),
+        LABEL_QUALITY: result.label_quality,
+        VOTES_ORDER: votes_order.astype(float),
         **{f"cleanlab {m}": get_label_quality_scores(labels=given, pred_probs=mean, method=m) for m in CLEANLAB_SCORES},
     }
     is_error = np.asarray(given) != np.asarray(true)

@@ -7,6 +7,11 @@ measures any score's order against known label errors (results/report/ranking.md
 
 import numpy as np
 
+#: The names :func:`label_quality`'s ranking and the order of the paper's votes (fewest first, ties by the given
+#: label's probability) go by in the comparisons' tables.
+LABEL_QUALITY = "E-NKCVS label quality"
+VOTES_ORDER = "E-NKCVS votes, then P(given)"
+
 
 def label_quality(*, mean_probabilities: np.ndarray, given: np.ndarray, pseudo: np.ndarray) -> np.ndarray:
     """The label-quality score: q_i = (1 + P_i[y_i] - P_i[c_i]) / 2 in [0, 1], low = likely mislabelled.

@@ -16,6 +16,7 @@ from enkcvs.report.paper_table2 import compare_table2, format_table2
 from enkcvs.report.paper_table3 import table3
 from enkcvs.report.tables import (
     CONFIDENT_LEARNING_SCORES,
+    RANKING_GAPS,
     RANKING_SCORES,
     ablation_table,
     collect_records,
@@ -214,7 +215,7 @@ def render_ranking(
 ) -> None:
     """The ranking comparison (scores in %; Markdown, CSV, LaTeX) from every setting's ranking file."""
     table = ranking_table([read_table(path)[0] for path in tables])
-    write_table(table.assign(**{score: table[score] * 100.0 for score in RANKING_SCORES}),
+    write_table(table.assign(**{score: table[score] * 100.0 for score in [*RANKING_SCORES, *RANKING_GAPS]}),
                 markdown=markdown, csv=csv, latex=latex, decimals=decimals)
 
 

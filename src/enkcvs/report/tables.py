@@ -10,6 +10,7 @@ import pandas as pd
 
 from enkcvs.io import PathLike, read_json, read_table
 from enkcvs.method.noise import actual_noise_rate, parse_noise
+from enkcvs.method.ranking import LABEL_QUALITY
 from enkcvs.report.paper import published_results
 from enkcvs.report.titles import RUNG_COLUMNS
 
@@ -233,14 +234,26 @@ def confident_learning_table(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 RANKING_SCORES = ["precision_at_20", "precision_at_100", "precision_at_errors", "auroc", "auprc"]
+#: :func:`ranking_table`'s columns of the per-seed AUPRC differences to :data:`LABEL_QUALITY` (fractions).
+RANKING_GAPS = ["auprc_gap_mean", "auprc_gap_std"]
 
 
 def ranking_table(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """How well each score ranks the true label errors first: per dataset, noise and score, the mean over seeds of
     precision at 20, at 100 and at the number of errors, AUROC and AUPRC (fractions), with the number of seeds and
-    the mean number of errors. ``frames``: :func:`enkcvs.labelissues.confident.compare_rankings` tables with their
-    setting."""
-    return _means_over_seeds(frames, errors=("errors", "mean"), **{s: (s, "mean") for s in RANKING_SCORES})
+    the mean number of errors; and, for a paired test over the seeds, :data:`LABEL_QUALITY`'s AUPRC minus the
+    score's at each seed (both read the same probabilities and labels there), its mean ``auprc_gap_mean`` and std
+    ``auprc_gap_std`` (ddof=1; NaN for one seed and for the reference itself). ``frames``:
+    :func:`enkcvs.labelissues.confident.compare_rankings` tables with their setting."""
+    frame = pd.concat(frames, ignore_index=True)
+    setting = ["dataset", "noise", "seed"]
+    reference = frame[frame["method"] == LABEL_QUALITY].set_index(setting)["auprc"]
+    others = frame[frame["method"] != LABEL_QUALITY]
+    gaps = others.assign(gap=reference.reindex(pd.MultiIndex.from_frame(others[setting])).to_numpy() - others["auprc"])
+    gaps = gaps.groupby(["dataset", "noise", "method"], sort=False)["gap"].agg(auprc_gap_mean="mean",
+                                                                               auprc_gap_std="std")
+    table = _means_over_seeds(frames, errors=("errors", "mean"), **{s: (s, "mean") for s in RANKING_SCORES})
+    return table.join(gaps, on=["dataset", "noise", "method"])
 
 
 def noise_records(*, labels: list[PathLike], datasets: list[str]) -> pd.DataFrame:

@@ -1,13 +1,16 @@
 """What the views of recorded runs share: the columns that name a setting, a label per setting, a count of settings,
 the span of values, a difference in points, and the test that orders two methods' cells.
 
-Two methods are ordered only by Welch's t-test over their seeds (two-sided, unequal variances, from each cell's mean,
-std and seed count: :func:`scipy.stats.ttest_ind_from_stats`), where p < :data:`SIGNIFICANCE`; a verdict prints each
-p-value and the seeds behind it, says "not distinguishable" where p >= :data:`SIGNIFICANCE`, and orders no cell of a
-single seed.
+Two methods are ordered only by a t-test over their seeds, where p < :data:`SIGNIFICANCE`: Welch's between two cells
+(two-sided, unequal variances, from each cell's mean, std and seed count: :func:`scipy.stats.ttest_ind_from_stats`),
+or the paired one where both scored the same seed's data (:func:`paired_p`); a verdict prints each p-value and the
+seeds behind it, says "not distinguishable" where p >= :data:`SIGNIFICANCE`, and orders no cell of a single seed.
 """
 
+import math
+
 import pandas as pd
+from scipy.stats import t as student_t
 from scipy.stats import ttest_ind_from_stats
 
 from enkcvs.report.titles import METHOD_TITLES
@@ -58,6 +61,22 @@ def welch_p(first: pd.Series, second: pd.Series) -> float:
         return 1.0 if first["mean"] == second["mean"] else 0.0
     return float(ttest_ind_from_stats(first["mean"], first["std"], first["runs"], second["mean"], second["std"],
                                       second["runs"], equal_var=False).pvalue)
+
+
+def paired_p(*, mean: float, std: float, seeds: int) -> float:
+    """Two-sided p-value of the paired t-test over ``seeds`` paired differences of mean ``mean`` and std ``std``
+    (ddof=1): the one-sample t-test of the differences against 0, with ``seeds - 1`` degrees of freedom; 0 where
+    every difference is the same non-zero one, 1 where all are 0."""
+    if std == 0:
+        return 1.0 if mean == 0 else 0.0
+    return float(2 * student_t.sf(abs(mean) / (std / math.sqrt(seeds)), seeds - 1))
+
+
+def paired_side(*, mean: float, std: float, seeds: int) -> tuple[str, float]:
+    """Which of :data:`SIDES` a method stands on against another by :func:`paired_p` of its per-seed lead ``mean`` ±
+    ``std`` over ``seeds`` seeds, and the p-value."""
+    p = paired_p(mean=mean, std=std, seeds=seeds)
+    return (SIDES[2] if p >= SIGNIFICANCE else SIDES[0] if mean > 0 else SIDES[1]), p
 
 
 def tested_side(ours: pd.Series, other: pd.Series) -> tuple[str, float]:
