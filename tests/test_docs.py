@@ -71,3 +71,21 @@ def test_the_readme_names_every_report_file_and_log_folder():
     assert declared - named == set()
     assert {f"logs/{folder}/" for folder in logs} - set(re.findall(r"`(logs/\w+/)`", table)) == set()
     assert declared and logs
+
+
+#: Words that rank two methods' results, and what a sentence ranking them must carry: the test's verdict, or the
+#: statement that it orders nothing (issue: orderings by a stated test). A comparison with the paper's own cell is
+#: not an ordering of two methods here.
+RANKING_WORDS = re.compile(r"\b(outperform\w*|beats?|better than|worse than|is the highest|is the lowest|lies above|"
+                           r"lies below|ranks? (?:far |marginally )?better)\b", re.IGNORECASE)
+TESTED = re.compile(r"p = |not distinguishable|not ordered|orders? (?:none|nothing|neither)|cannot order|untested|"
+                    r"not tested|Welch|paired t-test|the paper's own", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(REPO)))
+def test_no_sentence_ranks_two_methods_without_a_test(page):
+    text = re.sub(r"<!-- recorded:.*?<!-- /recorded -->", "", page.read_text(), flags=re.DOTALL)  # tested views
+    sentences = re.split(r"(?<=[.;:])\s+", _without_fences(text))
+    untested = [" ".join(sentence.split()) for sentence in sentences
+                if RANKING_WORDS.search(sentence) and not TESTED.search(sentence)]
+    assert not untested, f"{page.name} ranks methods without a test's verdict: {untested}"

@@ -801,8 +801,8 @@ def test_the_ranking_verdict_orders_by_the_paired_test_and_never_one_seed(tmp_pa
     # the votes lose at every seed by about the same margin; cleanlab's gap changes sign
     text = verdict({"E-NKCVS label quality": [0.90, 0.80, 0.85], "E-NKCVS votes, then P(given)": [0.70, 0.61, 0.64],
                     "cleanlab self_confidence": [0.91, 0.78, 0.85], "cleanlab normalized_margin": [0.5, 0.5, 0.5]})
-    assert "against the order of the votes: above in 1 of 1" in text
-    assert "against the best cleanlab score: not distinguishable in 1 of 1" in text
+    assert ("above the order of the votes in 1 of 1 settings; not distinguishable from the best cleanlab score in 1 "
+            "of 1 settings") in text
     assert "| self_confidence " in text  # the best cleanlab score by its mean
     single = verdict({"E-NKCVS label quality": [0.90], "E-NKCVS votes, then P(given)": [0.10],
                       "cleanlab self_confidence": [0.20]})

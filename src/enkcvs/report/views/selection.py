@@ -92,6 +92,14 @@ def _paired_cell(row: pd.Series, seeds: int) -> tuple[str | None, float]:
     return paired_side(mean=row["auprc_gap_mean"], std=row["auprc_gap_std"], seeds=seeds)
 
 
+def _side_counts(rival: str, sides: list[str | None]) -> str:
+    """How many settings put label quality on each side of ``rival`` (``None``: untested), as a clause:
+    ``above the order of the votes in 1 and not distinguishable from it in 3``."""
+    present = [(side, word) for side, word in zip((*SIDES, None), (*SIDES, "untested against")) if side in sides]
+    return " and ".join(f"{word} {'it' if index else rival} in {sides.count(side)}"
+                        for index, (side, word) in enumerate(present))
+
+
 def ranking_verdict(run: Path) -> str:
     """Per setting, E-NKCVS's label-quality AUPRC (mean over seeds) against the order of the votes and against the
     best cleanlab score (the highest mean, picked after the fact), each ordered by the paired t-test over the seeds
@@ -107,13 +115,14 @@ def ranking_verdict(run: Path) -> str:
                "E-NKCVS label quality": scores.loc[LABEL_QUALITY, "auprc"],
                "votes, then P(given)": scores.loc[VOTES_ORDER, "auprc"],
                "best cleanlab": cleanlab.loc[best, "auprc"], "which": best.removeprefix("cleanlab ")}
+        auprc = {column: f"{value:.2f}" for column, value in row.items() if isinstance(value, float)}
         for (rival, name), column in zip([(VOTES_ORDER, "the order of the votes"), (best, "the best cleanlab score")],
                                          ("votes", "cleanlab")):
             side, p = _paired_cell(scores.loc[rival], seeds)
-            row[f"lead over {column}"] = row["E-NKCVS label quality"] - scores.loc[rival, "auprc"]
+            row[f"lead over {column}"] = f"{row['E-NKCVS label quality'] - scores.loc[rival, 'auprc']:+.2f}"
             row[f"p ({column})"] = "-" if side is None else f"{p:.2g}"
             verdicts[name].append(side)
-        rows.append(row)
+        rows.append({**row, **auprc})
     count = len(rows)
     if all(side is None for sides in verdicts.values() for side in sides):
         reason = ("one seed per setting, and the paired t-test needs two or more" if all(row["seeds"] < 2 for row in rows)
@@ -121,13 +130,12 @@ def ranking_verdict(run: Path) -> str:
         tested = f"; no setting is ordered ({reason})"
     else:
         tested = "; by the paired t-test over seeds (p < 0.05), E-NKCVS's label quality is " + "; ".join(
-            f"against {name}: " + ", ".join(f"{label} in {sides.count(side)}" for side, label in zip(
-                (*SIDES, None), ("above", "below", "not distinguishable", "untested")) if sides.count(side))
-            + f" of {count}" for name, sides in verdicts.items())
+            f"{_side_counts(name, sides)} of {count} settings" for name, sides in verdicts.items())
     summary = ("AUPRC (%) of each ranking of the true label errors, mean over seeds, E-NKCVS's label quality beside "
                "the order of its votes and the best cleanlab score of each setting (the highest mean, picked after "
                f"the fact){tested}. A lead is label quality's AUPRC minus the other's, in points.")
-    return summary + "\n\n" + pd.DataFrame(rows).to_markdown(index=False, floatfmt=".2f") + "\n"
+    # every number is formatted above: a p-value keeps its two significant digits
+    return summary + "\n\n" + pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True) + "\n"
 
 
 def _main_selections(run: Path, table: pd.DataFrame) -> pd.DataFrame:
