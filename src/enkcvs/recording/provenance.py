@@ -59,7 +59,8 @@ def run_line(run: Path) -> str:
         flags += "; kernels limited by " + ", ".join(f"{key}={value}" for key, value in sorted(limits.items()))
     saves = meta.get("carried") or []
     carried = (" Carried between machines: " + "; ".join(
-        f"{save['training_jobs']} training job{'s' * (save['training_jobs'] != 1)} done when saved {save['saved']} on an {save['machine']['cpu']} "
+        f"{save['training_jobs']} training job{'s' * (save['training_jobs'] != 1)} done when saved {save['saved']} "
+        f"on an {save['machine']['cpu']} "
         f"({', '.join(save['machine']['cpu_flags'])}){_gpus(save['machine'])}, commit {save['git'].get('commit', 'unknown')[:7]}"
         for save in saves) + ".") if saves else ""
     checked = "".join(

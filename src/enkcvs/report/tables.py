@@ -252,7 +252,7 @@ def ranking_table(frames: list[pd.DataFrame]) -> pd.DataFrame:
     gaps = others.assign(gap=reference.reindex(pd.MultiIndex.from_frame(others[setting])).to_numpy() - others["auprc"])
     gaps = gaps.groupby(["dataset", "noise", "method"], sort=False)["gap"].agg(auprc_gap_mean="mean",
                                                                                auprc_gap_std="std")
-    table = _means_over_seeds(frames, errors=("errors", "mean"), **{s: (s, "mean") for s in RANKING_SCORES})
+    table = _means_over_seeds([frame], errors=("errors", "mean"), **{s: (s, "mean") for s in RANKING_SCORES})
     return table.join(gaps, on=["dataset", "noise", "method"])
 
 

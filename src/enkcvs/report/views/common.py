@@ -72,18 +72,24 @@ def paired_p(*, mean: float, std: float, seeds: int) -> float:
     return float(2 * student_t.sf(abs(mean) / (std / math.sqrt(seeds)), seeds - 1))
 
 
+def _side(p: float, lead: float) -> str:
+    """The side of a tested verdict: "not distinguishable from" where p >= :data:`SIGNIFICANCE`, else by the lead's
+    sign."""
+    return SIDES[2] if p >= SIGNIFICANCE else SIDES[0] if lead > 0 else SIDES[1]
+
+
 def paired_side(*, mean: float, std: float, seeds: int) -> tuple[str, float]:
     """Which of :data:`SIDES` a method stands on against another by :func:`paired_p` of its per-seed lead ``mean`` ±
     ``std`` over ``seeds`` seeds, and the p-value."""
     p = paired_p(mean=mean, std=std, seeds=seeds)
-    return (SIDES[2] if p >= SIGNIFICANCE else SIDES[0] if mean > 0 else SIDES[1]), p
+    return _side(p, mean), p
 
 
 def tested_side(ours: pd.Series, other: pd.Series) -> tuple[str, float]:
     """Which of :data:`SIDES` ``ours`` stands on against ``other`` (two cells of several seeds), by :func:`welch_p`,
     and the p-value."""
     p = welch_p(ours, other)
-    return (SIDES[2] if p >= SIGNIFICANCE else SIDES[0] if ours["mean"] > other["mean"] else SIDES[1]), p
+    return _side(p, ours["mean"] - other["mean"]), p
 
 
 def tested_sides(ours: pd.Series, rivals: pd.DataFrame) -> dict[str, list[str]]:

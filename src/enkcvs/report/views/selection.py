@@ -111,21 +111,22 @@ def ranking_verdict(run: Path) -> str:
         seeds = int(scores["seeds"].min())
         cleanlab = scores[scores.index.str.startswith("cleanlab")]
         best = cleanlab["auprc"].idxmax()
-        row = {"setting": f"{dataset} {noise}", "seeds": seeds,
-               "E-NKCVS label quality": scores.loc[LABEL_QUALITY, "auprc"],
-               "votes, then P(given)": scores.loc[VOTES_ORDER, "auprc"],
-               "best cleanlab": cleanlab.loc[best, "auprc"], "which": best.removeprefix("cleanlab ")}
-        auprc = {column: f"{value:.2f}" for column, value in row.items() if isinstance(value, float)}
-        for (rival, name), column in zip([(VOTES_ORDER, "the order of the votes"), (best, "the best cleanlab score")],
-                                         ("votes", "cleanlab")):
+        quality = scores.loc[LABEL_QUALITY, "auprc"]
+        # every number formatted here: a p-value keeps its two significant digits in the table
+        row = {"setting": f"{dataset} {noise}", "seeds": seeds, "E-NKCVS label quality": f"{quality:.2f}",
+               "votes, then P(given)": f"{scores.loc[VOTES_ORDER, 'auprc']:.2f}",
+               "best cleanlab": f"{cleanlab.loc[best, 'auprc']:.2f}", "which": best.removeprefix("cleanlab ")}
+        for rival, name, column in ((VOTES_ORDER, "the order of the votes", "votes"),
+                                    (best, "the best cleanlab score", "cleanlab")):
             side, p = _paired_cell(scores.loc[rival], seeds)
-            row[f"lead over {column}"] = f"{row['E-NKCVS label quality'] - scores.loc[rival, 'auprc']:+.2f}"
+            row[f"lead over {column}"] = f"{quality - scores.loc[rival, 'auprc']:+.2f}"
             row[f"p ({column})"] = "-" if side is None else f"{p:.2g}"
             verdicts[name].append(side)
-        rows.append({**row, **auprc})
+        rows.append(row)
     count = len(rows)
     if all(side is None for sides in verdicts.values() for side in sides):
-        reason = ("one seed per setting, and the paired t-test needs two or more" if all(row["seeds"] < 2 for row in rows)
+        reason = ("one seed per setting, and the paired t-test needs two or more"
+                  if all(row["seeds"] < 2 for row in rows)
                   else "this record's ranking.csv keeps no per-seed gaps: it predates them")
         tested = f"; no setting is ordered ({reason})"
     else:
@@ -134,7 +135,6 @@ def ranking_verdict(run: Path) -> str:
     summary = ("AUPRC (%) of each ranking of the true label errors, mean over seeds, E-NKCVS's label quality beside "
                "the order of its votes and the best cleanlab score of each setting (the highest mean, picked after "
                f"the fact){tested}. A lead is label quality's AUPRC minus the other's, in points.")
-    # every number is formatted above: a p-value keeps its two significant digits
     return summary + "\n\n" + pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True) + "\n"
 
 
