@@ -7,7 +7,7 @@ arguments: the same initial weights (``torch.manual_seed(seed)``, then the netwo
 augmentation and mixup draws (its own generators), its own optimizer, batch-norm statistics, noisy-validation best
 epoch and epoch checkpoint (in train_model's format, so either can resume the other's). The weights equal train_model's
 up to float rounding (a stacked convolution sums in another order), within 1e-5 after a few epochs in fp32
-(tests/test_stacked.py). A step where the models' batches differ in size (the last batch of an epoch over unequal
+and within bf16's rounding under bf16 autocast (tests/test_stacked.py). A step where the models' batches differ in size (the last batch of an epoch over unequal
 folds) runs once per size on the models concerned; a model without a batch in a step is not touched by it.
 """
 
@@ -92,7 +92,24 @@ def _stack(models: list[nn.Module]) -> _Stack:
             owner, _, leaf = name.rpartition(".")
             model.get_submodule(owner)._buffers[leaf] = stacked[index]
     # functional_call swaps every tensor of the network for the stack's: a copy on the meta device holds no memory
-    return _Stack(params=params, buffers=buffers, network=copy.deepcopy(models[0]).to("meta").train())
+    network = copy.deepcopy(models[0]).to("meta").train()
+    for module in network.modules():
+        if isinstance(module, nn.modules.batchnorm._BatchNorm):
+            _normalize_in_fp32(module)
+    return _Stack(params=params, buffers=buffers, network=network)
+
+
+def _normalize_in_fp32(norm: nn.Module) -> None:
+    """Batch norm of a bf16 input in fp32, its output handed back in bf16: what the unstacked kernel does under
+    autocast (bf16 in and out, fp32 statistics and affine weights). vmap's batch-norm rule has no such mixed kernel and
+    refuses a bf16 input beside fp32 weights ("expected scalar type BFloat16 but found Float"). An fp32 input is
+    left as it is."""
+    forward = norm.forward
+
+    def mixed_forward(x: torch.Tensor) -> torch.Tensor:
+        return forward(x.float()).to(x.dtype)
+
+    norm.forward = mixed_forward
 
 
 def _stacked_step(stack: _Stack, members: list[_Member], group: list[int], batches: dict, *, bf16: bool,
