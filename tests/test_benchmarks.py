@@ -2,6 +2,7 @@
 `make gpu-check`; no timing checked)."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -63,11 +64,15 @@ def test_fold_speed_names_bad_arguments_before_training(arguments, message, tmp_
 
 
 @pytest.mark.workflow
-def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json(tmp_path):
-    """Its wiring on the CPU (--quick): every part runs and lands in the JSON; on a GPU the same code trains there."""
+@pytest.mark.parametrize("bf16", ["false", "true"], ids=["auto is fp32", "auto is bf16"])
+def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json(bf16, tmp_path):
+    """Its wiring on the CPU (--quick): every part runs and lands in the JSON; on a GPU the same code trains there.
+    In either precision, whatever this CPU's probe would pick: its stacked folds once failed in bf16 only, on the
+    CPUs whose probe picks it."""
     out = tmp_path / "gpu-check.json"
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gpu_check.py"), "--device", "cpu", "--quick",
-                           "--parallel-jobs", "2", "--out", str(out)], capture_output=True, text=True)
+                           "--parallel-jobs", "2", "--out", str(out)], capture_output=True, text=True,
+                          env={**os.environ, "ENKCVS_BF16_AUTO": bf16})
     assert done.returncode == 0, done.stderr[-3000:]
     check = json.loads(out.read_text())
     workflow = check["tiny_workflow"]
@@ -83,6 +88,7 @@ def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json
     assert all(stacked[model]["side_by_side"]["samples_per_s"] > 0 for model in stacked)  # K processes at once
     assert all("side_by_side_mps" not in stacked[model] for model in stacked)  # MPS: a GPU's only
     assert all(check["folds"][model]["engine_fold"]["cuda_graphs"] is False for model in stacked)  # none on a CPU
+    assert all(check["folds"][model]["engine_fold"]["bf16"] is (bf16 == "true") for model in stacked)
     assert "stacked against per fold" in done.stdout and "written to" in done.stdout
     page = gpu_check_view(out, paper_config=REPO / "config" / "paper.yaml")
     header, _, cnn4, cnn8 = [line for line in page.splitlines() if line.startswith("|")][:4]

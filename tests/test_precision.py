@@ -29,8 +29,24 @@ def never():
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
+    """A fresh probe cache, and ``auto`` left to the probe (the suite pins it: tests/conftest.py)."""
     monkeypatch.setenv("ENKCVS_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv(precision.AUTO_VARIABLE, raising=False)
     return tmp_path / precision.CACHE_FILE
+
+
+@pytest.mark.parametrize("value, chosen", [("true", True), ("FALSE", False), (" false ", False)])
+def test_the_environment_decides_auto_on_a_cpu_without_a_probe(value, chosen, cache, monkeypatch):
+    monkeypatch.setenv(precision.AUTO_VARIABLE, value)
+    assert precision.resolve_bf16("auto", model_name="mlp", build=never, batch=never, device=CPU) is chosen
+    assert precision.resolve_bf16(False, model_name="mlp", build=never, batch=never, device=CPU) is False
+    assert not cache.exists()
+
+
+def test_a_value_the_environment_cannot_mean_is_refused_with_the_two_it_may_take(cache, monkeypatch):
+    monkeypatch.setenv(precision.AUTO_VARIABLE, "bf16")
+    with pytest.raises(ValueError, match=r"\$ENKCVS_BF16_AUTO is 'bf16': set it to true \(bf16\) or false"):
+        precision.resolve_bf16("auto", model_name="mlp", build=never, batch=never, device=CPU)
 
 
 def test_auto_probes_once_then_reads_the_cache(cache):

@@ -5,7 +5,10 @@ where PyTorch emulates it (benchmarks/README.md). ``auto`` times a few training 
 interleaved, and uses bf16 only when it is at least :data:`SPEEDUP_NEEDED` times faster; the decision is cached per CPU
 model and instruction sets, torch version, thread count, model and batch shape, so a machine probes each model once
 and every later job reads the same answer. On a CUDA GPU ``auto`` is bf16 where the GPU supports it, without a probe.
-``true`` is obeyed, with a warning naming both timings when the probe shows bf16 slower.
+``true`` is obeyed, with a warning naming both timings when the probe shows bf16 slower. ``$ENKCVS_BF16_AUTO``
+(``true`` or ``false``) decides what ``auto`` means on a CPU without a probe: one arithmetic for every job of a run
+whatever node it lands on, every config alike (a cluster of mixed CPUs; the test suite, whose outcome must not
+depend on the machine's instruction sets).
 """
 
 import fcntl
@@ -31,6 +34,8 @@ SPEEDUP_NEEDED = 1.3
 PROBE_ROUNDS = 7
 #: Where decisions are cached: ``$ENKCVS_CACHE_DIR`` or ``~/.cache/enkcvs``.
 CACHE_FILE = "bf16_probe.json"
+#: The environment variable that decides ``auto`` on a CPU instead of the probe (:func:`pinned_auto`).
+AUTO_VARIABLE = "ENKCVS_BF16_AUTO"
 
 
 def cache_path() -> Path:
@@ -128,6 +133,8 @@ def resolve_bf16(setting: bool | str, *, model_name: str, build, batch, device: 
         return setting is True or torch.cuda.is_bf16_supported()
     if device.type != "cpu":
         return setting is True
+    if setting == "auto" and (pinned := pinned_auto()) is not None:
+        return pinned
     probe = cached_probe(model_name=model_name, build=build, batch=batch)
     if setting is True:
         if probe["speedup"] < 1.0:
@@ -139,6 +146,18 @@ def resolve_bf16(setting: bool | str, *, model_name: str, build, batch, device: 
             )
         return True
     return probe["speedup"] >= SPEEDUP_NEEDED
+
+
+def pinned_auto() -> bool | None:
+    """What ``$ENKCVS_BF16_AUTO`` makes ``auto`` on a CPU: True (bf16), False (fp32), or None where it is unset or
+    empty (the probe decides). Any other value is refused, naming the two it may take."""
+    value = os.environ.get(AUTO_VARIABLE, "").strip().lower()
+    if not value:
+        return None
+    if value not in ("true", "false"):
+        raise ValueError(f"${AUTO_VARIABLE} is {os.environ[AUTO_VARIABLE]!r}: set it to true (bf16) or false (fp32), "
+                         "or unset it to let a probe decide")
+    return value == "true"
 
 
 def autocast(device: torch.device, *, enabled: bool):

@@ -102,12 +102,12 @@ def _stack(models: list[nn.Module]) -> _Stack:
 def _normalize_in_fp32(norm: nn.Module) -> None:
     """Batch norm of a bf16 input in fp32, its output handed back in bf16: what the unstacked kernel does under
     autocast (bf16 in and out, fp32 statistics and affine weights). vmap's batch-norm rule has no such mixed kernel and
-    refuses a bf16 input beside fp32 weights ("expected scalar type BFloat16 but found Float"). An fp32 input is
-    left as it is."""
+    refuses a bf16 input beside fp32 weights ("expected scalar type BFloat16 but found Float"). An input of the
+    weights' own precision (fp32, or fp64 where a network is built in it) is left as it is."""
     forward = norm.forward
 
     def mixed_forward(x: torch.Tensor) -> torch.Tensor:
-        return forward(x.float()).to(x.dtype)
+        return forward(x.float()).to(x.dtype) if x.dtype == torch.bfloat16 else forward(x)
 
     norm.forward = mixed_forward
 
