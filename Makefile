@@ -33,13 +33,14 @@ record: $(BIN)/.installed
 	$(BIN)/python -m enkcvs.runs run --name $(NAME) --configfile $(CONFIG) \
 		$(if $(TIME_LIMIT),--time-limit $(TIME_LIMIT))
 
-# Move an unfinished recorded run to another machine through git (docs/reproducibility.md): save what it has
-# finished into results/carried/NAME (commit it), then on the other machine restore it and `make record` again.
+# Move an unfinished recorded run to another machine (docs/running.md): save what it has finished into a folder or
+# archive outside the checkout (TO=/shared/saves/NAME.tar.gz), then on the other machine restore it from there
+# (FROM=...) and `make record` again.
 carry: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.runs carry --name $(NAME) --configfile $(CONFIG)
+	$(BIN)/python -m enkcvs.runs carry --name $(NAME) --configfile $(CONFIG) --to $(TO)
 
 restore: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.runs restore --name $(NAME) --configfile $(CONFIG)
+	$(BIN)/python -m enkcvs.runs restore --name $(NAME) --configfile $(CONFIG) --from $(FROM)
 
 # The GPU check (benchmarks/README.md): on a GPU node, the tiny workflow with every training job on the GPU, then one
 # fold of the paper's MNIST and CIFAR-10 models, into one JSON under benchmarks/results/.

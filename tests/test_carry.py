@@ -1,12 +1,12 @@
-"""A run carried to another machine through the repository: saved from one working directory and restored into an
-empty one, it trains nothing again and ends with the same results; a damaged or clashing carry is refused first."""
+"""A run carried to another machine through a folder or archive of the user's: saved from one working directory and
+restored into an empty one, it trains nothing again and ends with the same results; a damaged or clashing carry, or
+a save into the working directory, is refused first."""
 
-import base64
 import json
-import os
 import re
 import shutil
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -35,7 +35,7 @@ def test_a_carried_run_trains_nothing_again_and_ends_with_the_same_results(tiny_
     trained = sorted(str(path.relative_to(first)) for stage in ("folds", "final")
                      for path in (first / "results" / stage).rglob("*") if path.is_file())
     monkeypatch.chdir(first)
-    folder = save_run(name="tiny", snakemake=SNAKEMAKE, configfile=TINY_CONFIG, root=tmp_path / "carried")
+    folder = save_run(name="tiny", snakemake=SNAKEMAKE, configfile=TINY_CONFIG, to=tmp_path / "carried" / "tiny")
     manifest = json.loads((folder / "manifest.json").read_text())
     assert trained and set(trained) <= set(manifest["files"])
     assert not [path for path in manifest["files"] if path.startswith(("results/data/", "results/noise/"))]
@@ -47,7 +47,7 @@ def test_a_carried_run_trains_nothing_again_and_ends_with_the_same_results(tiny_
     second.mkdir()
     monkeypatch.chdir(second)
     assert restore_run(name="tiny", snakemake=SNAKEMAKE, configfile=TINY_CONFIG, cores="2",
-                       root=tmp_path / "carried") == len(manifest["files"])
+                       source=folder) == len(manifest["files"])
     dry = run_snakemake(second, "-n")
     assert dry.returncode == 0, dry.stderr[-3000:]
     rerun = planned_rules(dry.stdout + dry.stderr)
@@ -66,7 +66,8 @@ def test_a_carried_run_trains_nothing_again_and_ends_with_the_same_results(tiny_
 @pytest.mark.workflow
 def test_a_carry_takes_the_checkpoints_of_its_own_unfinished_jobs_and_no_other(tiny_run, tmp_path, monkeypatch):
     """A job still training when the run is saved travels with its epoch checkpoint and goes on from it after the
-    restore; a checkpoint of a job outside the run (another config trained in the same working directory) stays."""
+    restore; a checkpoint of a job outside the run (another config trained in the same working directory) stays.
+    Saved as an archive this time."""
     first = tmp_path / "first"
     shutil.copytree(tiny_run, first)
     fold = sorted((first / "results" / "folds").rglob("*.parquet"))[0]
@@ -76,21 +77,23 @@ def test_a_carry_takes_the_checkpoints_of_its_own_unfinished_jobs_and_no_other(t
     (first / in_flight).write_bytes(b"epoch 3 of 10")
     (first / foreign).write_bytes(b"epoch 5 of 10")
     monkeypatch.chdir(first)
-    folder = save_run(name="tiny", snakemake=SNAKEMAKE, configfile=TINY_CONFIG, root=tmp_path / "carried")
-    manifest = json.loads((folder / "manifest.json").read_text())
+    archive = save_run(name="tiny", snakemake=SNAKEMAKE, configfile=TINY_CONFIG, to=tmp_path / "saves" / "tiny.tgz")
+    with tarfile.open(archive) as opened:
+        manifest = json.load(opened.extractfile("./manifest.json"))
     assert [path for path in manifest["files"] if path.endswith(".resume.pt")] == [in_flight]
     assert manifest["saves"][0]["in_flight_checkpoints"] == 1
 
     second = tmp_path / "second"
     second.mkdir()
     monkeypatch.chdir(second)
-    restore_run(name="tiny", snakemake=SNAKEMAKE, configfile=TINY_CONFIG, cores="2", root=tmp_path / "carried")
+    restore_run(name="tiny", snakemake=SNAKEMAKE, configfile=TINY_CONFIG, cores="2", source=archive)
     assert (second / in_flight).read_bytes() == b"epoch 3 of 10"  # its job goes on from that epoch
     assert not (second / foreign).exists()
 
 
 def carried_by_hand(root: Path, files: dict[str, bytes], digests: dict[str, str], saves: list[dict] = ()) -> None:
     """A carried run ``root/run/`` holding ``files`` whose manifest claims ``digests``."""
+    (root / "run").mkdir(parents=True, exist_ok=True)
     for path, content in files.items():
         (root / "run" / "files" / path).parent.mkdir(parents=True, exist_ok=True)
         (root / "run" / "files" / path).write_bytes(content)
@@ -105,7 +108,7 @@ def test_a_damaged_carried_file_is_refused_before_anything_is_written(tmp_path, 
                     {"results/folds/k1.parquet": EMPTY_SHA256})
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match=r"differ from their SHA-256 .* results/folds/k1.parquet"):
-        restore_run(name="run", snakemake=["false"], configfile="c.yaml", root=tmp_path / "carried")
+        restore_run(name="run", snakemake=["false"], configfile="c.yaml", source=tmp_path / "carried" / "run")
     assert not (tmp_path / "results").exists()
 
 
@@ -116,7 +119,7 @@ def test_a_restore_over_another_version_of_the_run_is_refused(tmp_path, monkeypa
     (tmp_path / "results" / "folds" / "k1.parquet").write_bytes(b"trained here")
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match=r"differ from the carried run run, e.g. results/folds/k1.parquet.*make clean"):
-        restore_run(name="run", snakemake=["false"], configfile="c.yaml", root=tmp_path / "carried")
+        restore_run(name="run", snakemake=["false"], configfile="c.yaml", source=tmp_path / "carried" / "run")
     assert (tmp_path / "results" / "folds" / "k1.parquet").read_bytes() == b"trained here"
 
 
@@ -139,54 +142,36 @@ def test_a_run_that_went_on_here_is_not_restored_over_from_the_folder_it_began_w
     saves_file("run").parent.mkdir(parents=True)
     saves_file("run").write_text(json.dumps([first, second]))
 
-    assert restore_run(name="run", snakemake=["false"], configfile="c.yaml", root=tmp_path / "carried") == 0
+    assert restore_run(name="run", snakemake=["false"], configfile="c.yaml", source=tmp_path / "carried" / "run") == 0
     assert (tmp_path / "results" / "folds" / "k2.resume.pt").read_bytes() == b"epoch 9 of 10"
-    assert carried_saves("run", root=tmp_path / "carried") == [first, second]
+    assert carried_saves("run") == [first, second]
 
-    saves_file("run").write_text(json.dumps([_save("09:00 UTC", 1, 0)]))  # another run of that name
-    assert carried_saves("run", root=tmp_path / "carried") == [first]
-    saves_file("run").write_text(json.dumps([first, second]))
     shutil.rmtree(tmp_path / "results")  # make clean
     with pytest.raises(RuntimeError):  # the restore starts: its Snakemake here is `false`
-        restore_run(name="run", snakemake=["false"], configfile="c.yaml", root=tmp_path / "carried")
+        restore_run(name="run", snakemake=["false"], configfile="c.yaml", source=tmp_path / "carried" / "run")
 
 
 def test_restoring_a_run_never_carried_names_the_command_that_saves_one(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text("{}\n")
-    assert main(["restore", "--name", "nothing", "--configfile", "c.yaml"]) == 2
-    assert "holds no carried run: save one with `python -m enkcvs.runs carry`" in capsys.readouterr().err
+    assert main(["restore", "--name", "nothing", "--configfile", "c.yaml", "--from", "../saves/nothing"]) == 2
+    assert ("../saves/nothing holds no saved run: save one with `python -m enkcvs.runs carry --name nothing "
+            "--configfile c.yaml --to ../saves/nothing`") in capsys.readouterr().err
 
 
-CARRIED_RUNS = sorted((REPO / "results" / "carried").glob("*/manifest.json"))
+def test_a_restore_of_another_runs_save_is_refused_with_its_name(tmp_path, monkeypatch):
+    carried_by_hand(tmp_path / "carried", {}, {})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="holds the run 'run', not 'other': restore it with --name run"):
+        restore_run(name="other", snakemake=["false"], configfile="c.yaml", source=tmp_path / "carried" / "run")
 
 
-@pytest.mark.workflow
-@pytest.mark.parametrize("manifest", CARRIED_RUNS, ids=lambda path: path.parent.name)
-def test_a_carried_runs_finished_training_jobs_keep_their_params_at_this_commit(manifest, tmp_path, run_snakemake):
-    """A run carried in the repository resumes at this commit without retraining what it finished: each finished
-    training job's params, as its Snakemake record keeps them, are still the ones the workflow gives it (a recipe
-    field added since must stay out of the params where unused: enkcvs.training.recipe.ADDED_FIELDS). Its outputs
-    and inputs stand in as files of the right age; only the params trigger is asked."""
-    carried = json.loads(manifest.read_text())
-    finished = []
-    for record in sorted((manifest.parent / "metadata").iterdir()):
-        meta = json.loads(record.read_text())
-        for path in meta["input"]:  # the datasets and noisy labels a restore rebuilds: older than what is carried
-            if path not in carried["files"]:
-                (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-                (tmp_path / path).touch()
-                os.utime(tmp_path / path, (1_000_000, 1_000_000))
-        (tmp_path / ".snakemake" / "metadata").mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(record, tmp_path / ".snakemake" / "metadata" / record.name)
-        if meta["rule"] in TRAINING_RULES:
-            finished.append(base64.urlsafe_b64decode(record.name).decode())
-    for rank, path in enumerate(carried["files"]):  # in the order they were written, as a restore puts them
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(manifest.parent / "files" / path, tmp_path / path)
-        os.utime(tmp_path / path, (2_000_000 + rank, 2_000_000 + rank))
-    assert finished, f"{manifest.parent} carries no finished training job"
-    dry = run_snakemake(tmp_path, *finished, "-n", "--rerun-triggers", "params",  # targets first: the trigger
-                        config=REPO / carried["configfile"])                       # option takes every word after it
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    assert "Nothing to be done" in dry.stdout + dry.stderr, (dry.stdout + dry.stderr)[-3000:]
+@pytest.mark.parametrize("inside", ["saves/run", "results/carried/run.tar.gz", "."])
+def test_a_save_into_the_working_directory_is_refused_before_anything_is_written(inside, tmp_path, monkeypatch,
+                                                                                 capsys):
+    """A checkout would carry its checkpoints in git's history, and `make clean` would remove it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text("{}\n")
+    assert main(["carry", "--name", "run", "--configfile", "c.yaml", "--to", inside, "--snakemake", "false"]) == 2
+    assert f"--to {inside} lies inside the working directory" in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["c.yaml"]

@@ -124,8 +124,8 @@ def test_load_source_rejects_unknown_names_and_options():
 
 
 def test_a_checkout_reads_as_changed_by_its_code_and_not_by_what_runs_write_under_results(tmp_path):
-    """A record that retired a carried run's tracked files left the next record's commit reading "dirty"."""
-    for path in ("code.py", "results/carried/run/manifest.json", "benchmarks/results/old/table.md"):
+    """A record that removed a run's tracked files under results/ left the next record's commit reading "dirty"."""
+    for path in ("code.py", "results/recorded/run/manifest.json", "benchmarks/results/old/table.md"):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text("one\n")
     git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
@@ -134,7 +134,7 @@ def test_a_checkout_reads_as_changed_by_its_code_and_not_by_what_runs_write_unde
     subprocess.run([*git, "commit", "-q", "-m", "start"], check=True)
     state = git_state.__wrapped__  # uncached: the checkout changes between calls
     assert state(root=tmp_path)["dirty"] is False
-    (tmp_path / "results/carried/run/manifest.json").unlink()
+    (tmp_path / "results/recorded/run/manifest.json").unlink()
     (tmp_path / "benchmarks/results/old/table.md").write_text("two\n")
     assert state(root=tmp_path)["dirty"] is False
     (tmp_path / "code.py").write_text("two\n")

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from enkcvs.continuing.carry import saves_file
 from enkcvs.data.datasets import Dataset, save_dataset
 from enkcvs.data.sources import packaged
 from enkcvs.data.sources.packaged import MNIST_CLASSES
@@ -259,24 +260,23 @@ def test_targets_built_reads_the_real_snakemakes_dry_run(tiny_run, tmp_path, mon
     assert not built(targets=finals[1:])
 
 
-def test_a_run_carried_between_machines_lists_their_saves_and_its_carried_folder_goes(tmp_path, monkeypatch,
-                                                                                     stand_in_workflow):
+def test_a_run_carried_between_machines_lists_their_saves(tmp_path, monkeypatch, stand_in_workflow):
+    """The saves a restore left in the working directory (enkcvs.continuing.carry.saves_file) reach the record;
+    the working directory keeps no list of them afterwards."""
     monkeypatch.chdir(tmp_path)
     saves = [{"saved": "2026-11-25 13:30 UTC", "machine": {"cpu": "AMD EPYC", "cpu_flags": ["avx2"]},
               "git": {"commit": "abc"}, "training_jobs": 1, "invocations": []},
              {"saved": "2026-11-26 09:00 UTC", "git": {"commit": "def", "dirty": None}, "training_jobs": 9,
               "machine": {"cpu": "Intel Xeon", "cpu_flags": ["avx2"], "gpus": ["NVIDIA H100 80GB HBM3"]},
               "invocations": []}]
-    carried = tmp_path / "results" / "carried" / "demo"
-    (carried / "files").mkdir(parents=True)
-    (carried / "manifest.json").write_text(json.dumps({"name": "demo", "files": {}, "saves": saves}))
-    record = run_and_record(name="demo", configfile="config.yaml", cores="1",
-                            snakemake=str(stand_in_workflow(tmp_path, fail_first=False)))
+    snakemake = str(stand_in_workflow(tmp_path, fail_first=False))
+    saves_file("demo").write_text(json.dumps(saves))
+    record = run_and_record(name="demo", configfile="config.yaml", cores="1", snakemake=snakemake)
     assert json.loads((record / "provenance.json").read_text())["carried"] == saves
     assert ("Carried between machines: 1 training job done when saved 2026-11-25 13:30 UTC on an AMD EPYC (avx2), "
             "commit abc; 9 training jobs done when saved 2026-11-26 09:00 UTC on an Intel Xeon (avx2) with an NVIDIA "
             "H100 80GB HBM3, commit def.") in render_block("demo/run", root=record.parent)
-    assert not carried.exists()  # the record holds the result now
+    assert not saves_file("demo").exists()  # the record holds them now
 
 
 def test_record_run_refuses_an_empty_report_and_leaves_the_old_record(tmp_path):

@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -94,18 +95,20 @@ def test_a_sigterm_to_the_caller_stops_the_command_it_started_in_its_own_group(t
 
 def test_a_run_stopped_at_its_time_limit_is_carried_then_goes_on_and_is_recorded(tmp_path, monkeypatch, capsys,
                                                                                  stand_in_workflow):
-    """At the limit the run is stopped with the job it started, exits 124 and, with --carry-on-stop, carries what
-    it finished and its epoch checkpoint; the same command started again goes on, records the run timed over both
-    invocations, and retires the carried folder."""
+    """At the limit the run is stopped with the job it started, exits 124 and, with --carry-on-stop PATH, saves
+    what it finished and its epoch checkpoint there; the same command started again goes on and records the run
+    timed over both invocations, the save left to its owner."""
     monkeypatch.chdir(tmp_path)
+    saved = tmp_path.parent / f"{tmp_path.name}-saves" / "demo.tar.gz"
     snakemake = str(stand_in_workflow(tmp_path, hang=True))
     run = ["run", "--name", "demo", "--configfile", "config.yaml", "--cores", "1", "--snakemake", snakemake,
            "--profile", "profiles/slurm", "--time-limit", "3s"]
-    assert main([*run, "--carry-on-stop"]) == STOPPED_AT_LIMIT
+    assert main([*run, "--carry-on-stop", str(saved)]) == STOPPED_AT_LIMIT
     assert "stopped at its time limit of 3s" in capsys.readouterr().err
     assert _gone(int((tmp_path / "job.pid").read_text()))
     assert not (tmp_path / "results" / "recorded").exists()
-    manifest = json.loads((tmp_path / "results" / "carried" / "demo" / "manifest.json").read_text())
+    with tarfile.open(saved) as archive:
+        manifest = json.load(archive.extractfile("./manifest.json"))
     assert sorted(manifest["files"]) == ["results/folds/a.parquet", "results/folds/b.resume.pt"]
     assert manifest["saves"][-1]["in_flight_checkpoints"] == 1 and manifest["saves"][-1]["invocations"]
     assert "--profile profiles/slurm" in (tmp_path / "invocations.txt").read_text()
@@ -118,12 +121,12 @@ def test_a_run_stopped_at_its_time_limit_is_carried_then_goes_on_and_is_recorded
     assert [invocation["seconds"] for invocation in provenance["invocations"]] == [30.0, 30.0]
     assert len(provenance["carried"]) == 1
     assert "(over 2 invocations, the run killed and resumed)" in run_line(tmp_path / "results" / "recorded" / "demo")
-    assert not (tmp_path / "results" / "carried" / "demo").exists()
+    assert saved.is_file() and not (tmp_path / "results" / "carried").exists()
 
 
 @pytest.mark.parametrize("arguments, problem", [
     (["--time-limit", "3600"], "--time-limit '3600' is no duration"),
-    (["--carry-on-stop"], "--carry-on-stop needs --time-limit"),
+    (["--carry-on-stop", "../saves/demo"], "--carry-on-stop needs --time-limit"),
 ])
 def test_bad_time_limits_are_refused_before_anything_runs(arguments, problem, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)

@@ -34,8 +34,8 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-#: Folders of a checkout that hold what runs write (records, carried runs), not code: a record that retires a
-#: carried run's tracked files must not make the next record's checkout read as changed.
+#: Folders of a checkout that hold what runs write (records, benchmark results), not code: a run's own outputs there
+#: must not make the next record's checkout read as changed.
 DATA_FOLDERS = ("results", "benchmarks/results")
 
 

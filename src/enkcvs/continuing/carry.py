@@ -1,10 +1,10 @@
 """Carry an unfinished run to another machine: its finished jobs saved into the repository, restored elsewhere.
 
 A run of many hours may outlive the machine it started on (a cluster job's time limit, a laptop needed back, a
-preempted cloud instance). :func:`save_run` copies what a run has finished into ``results/carried/<name>/``, a
-folder the repository tracks; on the next machine :func:`restore_run` rebuilds what is cheap (the datasets and
-noisy labels, by Snakemake with the training rules omitted) and puts the finished jobs back so that Snakemake reruns
-none of them, and the recorder (:func:`enkcvs.recording.run.run_and_record`) goes on from there, timing the run
+preempted cloud instance). :func:`save_run` copies what a run has finished into a folder or archive the user names
+(shared storage, a disk to take along; never the repository: unfinished runs' checkpoints have no place in its
+history); on the next machine :func:`restore_run` rebuilds from it what is cheap (the datasets and noisy labels, by
+Snakemake with the training rules omitted) and puts the finished jobs back so that Snakemake reruns none of them, and the recorder (:func:`enkcvs.recording.run.run_and_record`) goes on from there, timing the run
 over every Snakemake invocation and machine, and listing each save's machine and commit in the record's provenance.
 
 What is carried: every output Snakemake's ``--summary`` calls up to date, of every rule that depends on a training
@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -33,8 +34,8 @@ from enkcvs.io import PathLike, atomic_folder, atomic_path, git_state
 from enkcvs.machine import machine_description
 from enkcvs.training.resume import SUFFIX, checkpoint_path
 
-#: Where carried runs are kept (tracked by git, unlike the rest of ``results/``).
-CARRIED_HOME = "results/carried"
+#: A save named with one of these endings is written as that archive (:func:`shutil.make_archive`'s formats).
+ARCHIVES = {".tar": "tar", ".tar.gz": "gztar", ".tgz": "gztar"}
 #: The rules that train models: the expensive jobs a carried run must not repeat.
 TRAINING_RULES = ("train_fold", "train_final_baseline", "train_final_selected")
 #: Where those rules write their outputs (and, while they train, their epoch checkpoints).
@@ -57,15 +58,15 @@ def saves_file(name: str) -> Path:
     return Path(".snakemake/recorded") / f"{name}.saves.json"
 
 
-def carried_saves(name: str, *, root: PathLike = CARRIED_HOME) -> list[dict]:
-    """Every save of the run ``name`` so far: its carried folder's (``root/name/manifest.json``) or, where this
-    working directory went on from that folder and saved since (:func:`saves_file`: a requeued job, or a checkout
-    of the commit the run started from, holds the older folder), this working directory's, which begin with the
-    folder's."""
-    manifest = Path(root) / name / "manifest.json"
-    carried = json.loads(manifest.read_text())["saves"] if manifest.is_file() else []
-    here = _saves_here(name) or []
-    return [*carried, *here[len(carried):]] if _begins_with(here, carried) else carried
+def carried_saves(name: str) -> list[dict]:
+    """Every save of the run ``name`` in this working directory so far (:func:`saves_file`): those of the save it
+    was restored from, then each of its own; none for a run that never moved."""
+    return _saves_here(name) or []
+
+
+def archive_format(path: PathLike) -> str | None:
+    """The archive format a save at ``path`` is written in (:data:`ARCHIVES`), or None for a folder."""
+    return next((kind for ending, kind in ARCHIVES.items() if str(path).endswith(ending)), None)
 
 
 def _saves_here(name: str) -> list[dict] | None:
@@ -177,56 +178,72 @@ def _carry_invocations(name: str, staging: Path) -> list[str]:
     return [log.name for log in logs]
 
 
-def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, root: PathLike = CARRIED_HOME) -> Path:
-    """Copy what the run in the working directory has finished into ``root/name/`` (replacing an earlier save as a
-    whole, written beside it and then swapped in), with ``manifest.json``: the files, their SHA-256 in the order they
-    were written, and every save so far (when, machine, commit, how many training jobs, how many unfinished ones
-    with an epoch checkpoint). The run may be going on: a job that finishes during the save is carried by the next
-    one.
+def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, to: PathLike) -> Path:
+    """Copy what the run in the working directory has finished into the folder ``to`` (or, where its name ends in
+    ``.tar``, ``.tar.gz`` or ``.tgz``, that archive of it), replacing an earlier save there as a whole (written beside
+    it, then swapped in), with ``manifest.json``: the files, their SHA-256 in the order they were written, and every
+    save so far (when, machine, commit, how many training jobs, how many unfinished ones with an epoch checkpoint).
+    The run may be going on: a job that finishes during the save is carried by the next one. Returns ``to``.
 
-    Raises ``FileNotFoundError`` when the run has finished no job a restore could not rebuild."""
+    Raises ``FileNotFoundError`` when the run has finished no job a restore could not rebuild, and ``ValueError``
+    when ``to`` lies inside this working directory (``make clean`` would remove it, and a git checkout would track
+    it)."""
+    to = Path(to)
+    if to.resolve().is_relative_to(Path.cwd().resolve()):
+        raise ValueError(f"--to {to} lies inside the working directory {Path.cwd()}: save the run outside it (shared "
+                         "storage, another disk), e.g. --to ../saved/" + name)
     outputs = job_outputs(snakemake=snakemake, configfile=configfile)
     files = finished_files(outputs)
     if not files:
         raise FileNotFoundError(f"the run of {configfile} here has finished no training job yet: nothing to carry")
-    folder = Path(root) / name
-    previous = carried_saves(name, root=root)
     files.sort(key=lambda path: os.stat(path).st_mtime_ns)
-    with atomic_folder(folder) as staging:
-        for path in files:
-            (staging / "files" / path).parent.mkdir(parents=True, exist_ok=True)
+    kind = archive_format(to)
+    if kind is None:
+        with atomic_folder(to) as staging:
+            saves = _stage(staging, name=name, configfile=configfile, files=files, outputs=outputs)
+    else:
+        with tempfile.TemporaryDirectory() as staging, atomic_path(to) as tmp:
+            saves = _stage(Path(staging), name=name, configfile=configfile, files=files, outputs=outputs)
+            shutil.move(shutil.make_archive(str(tmp), kind, root_dir=staging), tmp)
+    _write_saves(name, saves)
+    return to
+
+
+def _stage(staging: Path, *, name: str, configfile: PathLike, files: list[str],
+           outputs: Sequence[tuple[str, str, list[str], str]]) -> list[dict]:
+    """Write a save of the run (:func:`save_run`) into the empty folder ``staging``; returns its saves so far."""
+    for path in files:
+        (staging / "files" / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, staging / "files" / path)
+        record = metadata_file(path)
+        if record.is_file():
+            (staging / "metadata").mkdir(exist_ok=True)
+            shutil.copyfile(record, staging / "metadata" / record.name)
+    training_jobs = sum(1 for path in files if path.startswith(TRAINING_OUTPUTS))
+    checkpoints = []
+    for path in in_flight_checkpoints(outputs):
+        (staging / "files" / path).parent.mkdir(parents=True, exist_ok=True)
+        try:
             shutil.copyfile(path, staging / "files" / path)
-            record = metadata_file(path)
-            if record.is_file():
-                (staging / "metadata").mkdir(exist_ok=True)
-                shutil.copyfile(record, staging / "metadata" / record.name)
-        training_jobs = sum(1 for path in files if path.startswith(TRAINING_OUTPUTS))
-        checkpoints = []
-        for path in in_flight_checkpoints(outputs):
-            (staging / "files" / path).parent.mkdir(parents=True, exist_ok=True)
-            try:
-                shutil.copyfile(path, staging / "files" / path)
-            except FileNotFoundError:  # its job finished meanwhile; the next save carries the output
-                continue
-            checkpoints.append(path)
-        files += checkpoints
-        invocations = _carry_invocations(name, staging)
-        manifest = {
-            "name": name,
-            "configfile": str(configfile),
-            "files": {path: _sha256(staging / "files" / path) for path in files},
-            "saves": [*previous, {
-                "saved": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                "training_jobs": training_jobs,
-                "in_flight_checkpoints": len(checkpoints),
-                "invocations": invocations,
-                "machine": machine_description(),
-                "git": git_state(root=Path.cwd()),
-            }],
-        }
-        (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    _write_saves(name, manifest["saves"])
-    return folder
+        except FileNotFoundError:  # its job finished meanwhile; the next save carries the output
+            continue
+        checkpoints.append(path)
+    invocations = _carry_invocations(name, staging)
+    manifest = {
+        "name": name,
+        "configfile": str(configfile),
+        "files": {path: _sha256(staging / "files" / path) for path in [*files, *checkpoints]},
+        "saves": [*carried_saves(name), {
+            "saved": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "training_jobs": training_jobs,
+            "in_flight_checkpoints": len(checkpoints),
+            "invocations": invocations,
+            "machine": machine_description(),
+            "git": git_state(root=Path.cwd()),
+        }],
+    }
+    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest["saves"]
 
 
 def _went_on_from(name: str, manifest: dict) -> bool:
@@ -239,32 +256,47 @@ def _went_on_from(name: str, manifest: dict) -> bool:
                for path, digest in manifest["files"].items() if not path.endswith(SUFFIX))
 
 
-def restore_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, cores: str = "all",
-                root: PathLike = CARRIED_HOME) -> int:
-    """Put the run saved in ``root/name/`` (:func:`save_run`) back into the working directory: check every carried
-    file against its SHA-256 first, then rebuild the rules that do not depend on training (Snakemake with the
-    training rules omitted), then copy the carried files in, newer than those rebuilt inputs and in the order they
-    were written, with their Snakemake metadata, logs and the logs of the run's earlier invocations. Returns how
-    many files were restored.
+def restore_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, source: PathLike,
+                cores: str = "all") -> int:
+    """Put the run saved in the folder or archive ``source`` (:func:`save_run`) back into the working directory:
+    check every carried file against its SHA-256 first, then rebuild the rules that do not depend on training
+    (Snakemake with the training rules omitted), then copy the carried files in, newer than those rebuilt inputs and
+    in the order they were written, with their Snakemake metadata, logs and the logs of the run's earlier
+    invocations. Returns how many files were restored.
 
-    Raises ``FileNotFoundError`` when nothing is saved under that name, and ``ValueError``, before anything is
-    written, when a carried file is damaged or a file here differs from its carried copy (a run going on here
-    would be overwritten).
+    Raises ``FileNotFoundError`` when ``source`` holds no saved run, and ``ValueError``, before anything is written,
+    when it holds another run, when a carried file is damaged or when a file here differs from its carried copy (a
+    run going on here would be overwritten).
 
-    A working directory that already went on from this carried folder (restored from it or saved to it, every
-    finished file it carries here unchanged) restores nothing and returns 0, as restoring would bring back older
-    copies of what went on here: a job script may restore before every ``run``, and a requeued job goes on from
-    its own working directory."""
-    folder = Path(root) / name
+    A working directory that already went on from this save (restored from it or saved to it, every finished file it
+    carries here unchanged) restores nothing and returns 0, as restoring would bring back older copies of what went
+    on here: a job script may restore before every ``run``, and a requeued job goes on from its own working
+    directory."""
+    source = Path(source)
+    if archive_format(source) is not None and source.is_file():
+        with tempfile.TemporaryDirectory() as unpacked:
+            shutil.unpack_archive(source, unpacked, filter="data")
+            return _restore(name=name, snakemake=snakemake, configfile=configfile, folder=Path(unpacked),
+                            cores=cores, shown=source)
+    return _restore(name=name, snakemake=snakemake, configfile=configfile, folder=source, cores=cores, shown=source)
+
+
+def _restore(*, name: str, snakemake: Sequence[str], configfile: PathLike, folder: Path, cores: str,
+             shown: Path) -> int:
+    """:func:`restore_run` from the save unpacked in ``folder`` (``shown`` in messages)."""
     if not (folder / "manifest.json").is_file():
-        raise FileNotFoundError(f"{folder} holds no carried run: save one with `python -m enkcvs.runs carry`")
+        raise FileNotFoundError(f"{shown} holds no saved run: save one with `python -m enkcvs.runs carry --name "
+                                f"{name} --configfile {configfile} --to {shown}`")
     manifest = json.loads((folder / "manifest.json").read_text())
+    if manifest["name"] != name:
+        raise ValueError(f"{shown} holds the run {manifest['name']!r}, not {name!r}: restore it with --name "
+                         f"{manifest['name']}")
     if _went_on_from(name, manifest):
         return 0
     damaged = [path for path, digest in manifest["files"].items() if _sha256(folder / "files" / path) != digest]
     if damaged:
-        raise ValueError(f"{len(damaged)} carried file(s) of {folder} differ from their SHA-256 in manifest.json, "
-                         f"e.g. {damaged[0]}: check out {folder} again")
+        raise ValueError(f"{len(damaged)} carried file(s) of {shown} differ from their SHA-256 in manifest.json, "
+                         f"e.g. {damaged[0]}: copy the save again from where it was written")
     differing = [path for path, digest in manifest["files"].items()
                  if Path(path).is_file() and _sha256(Path(path)) != digest]
     if differing:

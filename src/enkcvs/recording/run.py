@@ -5,7 +5,6 @@ Snakemake invocations, stopped at a time limit (:mod:`enkcvs.continuing.deadline
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -13,7 +12,7 @@ from datetime import datetime
 from functools import partial
 from pathlib import Path
 
-from enkcvs.continuing.carry import CARRIED_HOME, carried_saves, saves_file, since_file, snakemake_logs
+from enkcvs.continuing.carry import carried_saves, saves_file, since_file, snakemake_logs
 from enkcvs.continuing.deadline import run_until
 from enkcvs.io import PathLike, git_state
 from enkcvs.recording.provenance import RUN_HOME
@@ -89,8 +88,8 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
     fills the cores a group's last jobs leave idle); a resumed run passes them again (a finished group costs a dry
     run).
 
-    A run carried from other machines (:func:`enkcvs.continuing.carry.restore_run`) lists their saves in the record, and its
-    carried folder, no longer needed once the record is written, is removed.
+    A run carried from other machines (:func:`enkcvs.continuing.carry.restore_run`) lists their saves in the record; the
+    saves themselves, the user's own folders or archives, are left where they are.
 
     ``deadline`` (a :func:`time.monotonic` time): the run is stopped when it passes
     (:func:`enkcvs.continuing.deadline.run_until`, the training jobs keeping their epoch checkpoints) and None returned,
@@ -128,6 +127,5 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
                         carried=carried_saves(name), issues=ISSUES)
     began.unlink()
     saves_file(name).unlink(missing_ok=True)
-    shutil.rmtree(Path(CARRIED_HOME) / name, ignore_errors=True)
     return record
 

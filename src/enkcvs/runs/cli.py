@@ -1,7 +1,8 @@
 """The command line of recorded runs, ``python -m enkcvs.runs``: ``run --name NAME --configfile FILE`` runs the
 workflow on a config, timed, and records it in ``results/recorded/NAME`` (:mod:`enkcvs.recording`; ``--time-limit 2h``
-stops it after two hours instead, to be started again or, with ``--carry-on-stop``, carried); ``carry`` and
-``restore`` move an unfinished run to another machine through the repository (:mod:`enkcvs.continuing.carry`);
+stops it after two hours instead, to be started again or, with ``--carry-on-stop PATH``, saved there); ``carry
+--to PATH`` and ``restore --from PATH`` move an unfinished run to another machine through a folder or archive of the
+user's (:mod:`enkcvs.continuing.carry`);
 ``readme`` (``make readme``) rewrites the generated blocks and bound values of every page (README.md, ``docs/*.md``,
 ``benchmarks/README.md``, ``config/README.md``) from the recorded runs (:mod:`enkcvs.report.pages.blocks`), and
 ``readme --check`` only reports those that differ; ``compare`` lists the cells in which two runs' tables differ
@@ -36,17 +37,22 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--time-limit", metavar="DURATION",
                      help="stop the run after this long (2h, 90m, 1:30:00), the training jobs keeping their epoch "
                           f"checkpoints, and exit with status {STOPPED_AT_LIMIT}; the same command goes on from there")
-    run.add_argument("--carry-on-stop", action="store_true",
-                     help="with --time-limit: carry what the stopped run finished into results/carried/NAME "
-                          "(as `carry` does), to go on on another machine")
-    carry = commands.add_parser("carry", help="save what a run has finished into results/carried/NAME, to be "
-                                "committed and restored on another machine (the run may be going on)")
-    restore = commands.add_parser("restore", help="put a carried run back (rebuilding its datasets), so that "
-                                  "`run` with the same name goes on where it was saved")
+    run.add_argument("--carry-on-stop", type=Path, metavar="PATH",
+                     help="with --time-limit: save what the stopped run finished into PATH (as `carry --to PATH` "
+                          "does), to go on on another machine")
+    carry = commands.add_parser("carry", help="save what a run has finished into a folder or archive outside the "
+                                "working directory, to be restored on another machine (the run may be going on)")
+    restore = commands.add_parser("restore", help="put a saved run back (rebuilding its datasets), so that `run` "
+                                  "with the same name goes on where it was saved")
     for moved in (carry, restore):
         moved.add_argument("--name", required=True, help="the run's name, as `run --name` gives it")
         moved.add_argument("--configfile", required=True, type=Path)
         moved.add_argument("--snakemake", default=str(Path(sys.executable).with_name("snakemake")))
+    carry.add_argument("--to", required=True, type=Path, metavar="PATH",
+                       help="the save's folder, or an archive ending in .tar, .tar.gz or .tgz (an earlier save there "
+                            "is replaced)")
+    restore.add_argument("--from", required=True, type=Path, metavar="PATH", dest="source",
+                         help="the folder or archive `carry --to` wrote")
     restore.add_argument("--cores", default="all")
     readme = commands.add_parser("readme", help="regenerate the generated blocks of the Markdown pages")
     readme.add_argument("--check", action="store_true", help="only report blocks that differ (exit 1)")
@@ -69,10 +75,12 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     print(f"{args.name}: stopped at its time limit of {args.time_limit}, the training jobs' epoch checkpoints kept; "
           "the same command goes on from there", file=sys.stderr)
-    if args.carry_on_stop:
+    if args.carry_on_stop is not None:
         try:
-            print(f"carried to {save_run(name=args.name, snakemake=[args.snakemake], configfile=args.configfile)}")
-        except FileNotFoundError as error:  # nothing finished yet: an earlier carried folder stays as it is
+            saved = save_run(name=args.name, snakemake=[args.snakemake], configfile=args.configfile,
+                             to=args.carry_on_stop)
+            print(f"carried to {saved}")
+        except FileNotFoundError as error:  # nothing finished yet: an earlier save stays as it is
             print(f"nothing carried: {error}", file=sys.stderr)
     return STOPPED_AT_LIMIT
 
@@ -81,10 +89,10 @@ def _moved(args: argparse.Namespace) -> int:
     """The ``carry`` and ``restore`` commands."""
     try:
         if args.command == "carry":
-            print(save_run(name=args.name, snakemake=[args.snakemake], configfile=args.configfile))
+            print(save_run(name=args.name, snakemake=[args.snakemake], configfile=args.configfile, to=args.to))
         else:
             restored = restore_run(name=args.name, snakemake=[args.snakemake], configfile=args.configfile,
-                                   cores=args.cores)
+                                   source=args.source, cores=args.cores)
             print(f"{restored} files of {args.name} restored: go on with `python -m enkcvs.runs run "
                   f"--name {args.name} --configfile {args.configfile}`")
     except (FileNotFoundError, ValueError, RuntimeError) as error:
@@ -104,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
                 parse_duration(args.time_limit)
             except ValueError as error:
                 parser.error(f"--time-limit {error}")
-        elif args.carry_on_stop:
+        elif args.carry_on_stop is not None:
             parser.error("--carry-on-stop needs --time-limit")
         return _run(args)
     if args.command in ("carry", "restore"):
