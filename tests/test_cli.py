@@ -140,6 +140,28 @@ def test_usage_errors_and_help():
     assert shown.returncode == 0 and "--id-column" in shown.stdout and "label_quality" in shown.stdout
 
 
+def test_version_prints_the_installed_package_s_version(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0 and capsys.readouterr().out == f"enkcvs {version('enkcvs')}\n"
+
+
+def test_probabilities_off_by_rounding_are_accepted_and_further_off_refused_in_our_words(tmp_path, planted, capsys):
+    probabilities, _, _ = planted
+    probabilities[:, 5] = [1 + 5e-5, 0, 0, 0]  # cleanlab alone refuses any entry above 1 + 1e-6
+    np.save(tmp_path / "oof.npy", probabilities)
+    assert main(find_issues_args(tmp_path)) == 0
+    probabilities[2, 8] = [1.005, 0, 0, 0]
+    np.save(tmp_path / "oof.npy", probabilities)
+    assert main(find_issues_args(tmp_path)) == 2
+    error = capsys.readouterr().err
+    assert re.search(r"error: probabilities hold 1 entries above 1 \(maximum 1\.005; the first in row 8 of repetition "
+                     r"3 \(0-based in sample order\)\): pass class probabilities", error), error
+    assert "Values in pred_probs" not in error
+
+
 def find_issues_args(directory, *extra):
     return ["find-issues", "--probabilities", str(directory / "oof.npy"), "--labels", str(directory / "labels.csv"),
             "--label-column", "animal", "--class-names", ",".join(NAMES),

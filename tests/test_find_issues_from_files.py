@@ -22,7 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 CLASSES = ("cat", "dog", "owl")
 FAST = ["--folds", "2", "--repetitions", "2", "--epochs", "2"]
 TABLE = ["--label-column", "animal", "--id-column", "id"]  # the columns of enkcvs example's table
-COLUMNS = ["sample", "given_label", "suggested_label", "in_review_list", "kept", "label_quality", "votes", "rank"]
+COLUMNS = ["sample", "given_label", "suggested_label", "in_review_list", "kept", "label_quality", "votes", "rank",
+           "is_label_issue", "label_score"]
 QUESTIONS = {
     "person": ["Who wrote Hamlet ?", "Who is Pele ?", "Who painted the Mona Lisa ?", "Who invented the telephone ?",
                "Who was the first president ?", "Who discovered penicillin ?", "Who sang Yesterday ?",
@@ -83,6 +84,7 @@ def test_a_table_is_trained_on_and_ranked_with_both_sets_and_a_review_sheet(tabl
     assert (record["command"], record["kind"], record["seed"], record["K"], record["M"], record["t"]) == (
         "enkcvs find-issues", "table", 1, 2, 2, 2)
     assert record["recipe"]["model"] == "mlp" and record["recipe"]["epochs"] == 4 and record["samples"] == 120
+    assert record["standardized"] is True and frame["is_label_issue"].equals(frame["in_review_list"])
     assert "versions" in record and record["columns"]["label"] == "animal"
     sheet = out.with_name("issues.review.md").read_text()
     assert sheet.startswith("# E-NKCVS ranking of animals.csv: K = 2, M = 2 iterations") and re.search(r"\|\s+x0\s+\|",
@@ -100,6 +102,25 @@ def test_the_same_seed_gives_the_same_ranking(table):
     assert outs["a"].read_bytes() == outs["b"].read_bytes()
     assert outs["a"].read_bytes() != outs["c"].read_bytes()
     assert read(outs["c"])[1]["seed"] == 4
+
+
+def test_a_table_s_features_are_standardised_in_each_fold_unless_told_not_to(tmp_path):
+    """One informative feature in units 1e4 times the others' and a noise feature as large: the fold models, whose
+    first layer is linear in the raw numbers, find the flipped labels only on standardised features."""
+    write_example(out=tmp_path / "animals.csv", samples=200, seed=2)
+    frame = pd.read_csv(tmp_path / "animals.csv")
+    frame["x0"] *= 1e4
+    frame["noise"] = np.random.default_rng(0).normal(scale=1e4, size=len(frame))
+    frame.to_csv(tmp_path / "animals.csv", index=False)
+    flipped = set(pd.read_csv(tmp_path / "animals.flipped.csv")["id"])
+    found = {}
+    for name, extra in (("standardized", []), ("raw", ["--no-standardize"])):
+        out = tmp_path / f"{name}.csv"
+        assert run("--data", tmp_path / "animals.csv", *TABLE, *FAST, "--epochs", "4", *extra, "--out", out) == 0
+        ranking, record = read(out)
+        assert record["standardized"] is (name == "standardized")
+        found[name] = len(set(ranking["id"].head(len(flipped))) & flipped)
+    assert found["standardized"] >= 0.8 * len(flipped) and found["raw"] <= 0.4 * len(flipped), found
 
 
 def test_an_image_folder_is_ranked_with_its_paths_and_a_review_figure(tmp_path):
@@ -157,6 +178,24 @@ def with_words(table: Path) -> None:
     pd.read_csv(table).assign(colour="red").to_csv(table, index=False)
 
 
+def with_a_small_class(table: Path, *, size: int = 3) -> None:
+    frame = pd.read_csv(table)
+    frame.loc[:size - 1, "animal"] = "eel"
+    frame.to_csv(table, index=False)
+
+
+def with_a_class_of_one(table: Path) -> None:
+    with_a_small_class(table, size=1)
+
+
+def with_semicolons(table: Path) -> None:
+    pd.read_csv(table).to_csv(table, index=False, sep=";")
+
+
+def with_no_rows(table: Path) -> None:
+    pd.read_csv(table).head(0).to_csv(table, index=False)
+
+
 @pytest.mark.parametrize(
     "arguments, change, message",
     [
@@ -165,7 +204,8 @@ def with_words(table: Path) -> None:
         (["--data", "{table}", "--labels", "{table}"], None, r"--labels goes with --probabilities, not with --data"),
         (["--probabilities", "{table}", "--folds", "3"], None, r"--folds goes with --data, not with --probabilities"),
         (["--data", "{dir}/nowhere.csv"], None, r"--data \S+nowhere\.csv: no such file or folder"),
-        (["--data", "{table}"], None, r"has columns \[.*\]: pass --label-column naming the one"),
+        (["--data", "{table}"], None,
+         r"has no column named 'label' for the labels; its columns are \[.*\]\. Fix: pass --label-column naming"),
         (["--data", "{table}", "--label-column", "species"], None,
          r"--label-column species: --data \S+animals\.csv has no such column; its columns are"),
         (["--data", "{table}", *TABLE, "--kind", "texts"], None, "pass --text-column"),
@@ -181,17 +221,30 @@ def with_words(table: Path) -> None:
         (["--data", "{table}", *TABLE, "--folds", "121"], None,
          r"holds 120 samples, too few for 121 folds"),
         (["--data", "{table}", *TABLE, "--review-top", "0"], None, r"--review-top 0"),
+        (["--data", "{table}", *TABLE], with_a_small_class,
+         r"--folds 4: class 'eel' of --data \S+animals\.csv has 3 samples, fewer than the 4 folds, .*\. Fix: pass "
+         r"--folds 3 or fewer, or add samples of class 'eel'"),
+        (["--data", "{table}", *TABLE, "--folds", "2"], with_a_class_of_one,
+         r"class 'eel' .* has 1 sample, fewer than the 2 folds, .*\. Fix: add samples of class 'eel' \(a class needs "
+         r"at least 2\), or drop its row"),
+        (["--data", "{dir}", "--no-standardize"], None,
+         r"--no-standardize keeps a table's features as they are, but --data \S+ is read as images\. Fix: drop"),
+        (["--probabilities", "{table}", "--no-standardize"], None, r"--no-standardize goes with --data"),
+        (["--data", "{table}", *TABLE], with_semicolons, r"separator looks like ';'"),
+        (["--data", "{table}", *TABLE], with_no_rows,
+         r"animals\.csv is an empty table: a header \(id, x0, .*\) and no rows"),
     ],
     ids=["neither", "both", "labels with data", "folds with probabilities", "missing", "no label column",
          "unknown label column", "texts without text column", "folder with columns", "blank labels", "words",
-         "threshold", "one fold", "too many folds", "review top"],
+         "threshold", "one fold", "too many folds", "review top", "small class", "class of one",
+         "no-standardize with images", "no-standardize with probabilities", "semicolons", "no rows"],
 )
 def test_bad_input_is_refused_before_training_with_nothing_written(table, capsys, monkeypatch, arguments, change,
                                                                    message):
     import enkcvs.training.crossval
 
-    monkeypatch.setattr(enkcvs.training.crossval, "out_of_fold_probabilities",
-                        lambda **_: pytest.fail("trained despite bad input"))
+    for trains in ("out_of_fold_probabilities", "fold_probabilities"):  # fold by fold: a standardised table
+        monkeypatch.setattr(enkcvs.training.crossval, trains, lambda **_: pytest.fail("trained despite bad input"))
     if change is not None:
         change(table)
     out = table.parent / "out" / "issues.csv"

@@ -105,8 +105,12 @@ def test_package_level_select_and_to_frame_order():
     assert enkcvs.select is select
     frame = enkcvs.select(probabilities=HAND_PROBABILITIES[0], labels=HAND_GIVEN).to_frame()
     assert list(frame.columns) == ["sample", "given_label", "suggested_label", "in_review_list", "kept",
-                                   "label_quality", "votes", "iterations", "beta", "prob_given", "rank"]
+                                   "label_quality", "votes", "iterations", "beta", "prob_given", "rank",
+                                   "is_label_issue", "label_score"]
     assert frame["rank"].tolist() == [1, 2, 3, 4, 5] and (frame["iterations"] == 1).all()
+    # cleanlab's names beside ours: Datalab's get_issues("label") columns, higher label_score = cleaner
+    assert frame["is_label_issue"].equals(frame["in_review_list"]) and frame["label_score"].equals(
+        frame["label_quality"])
 
 
 def test_string_labels_are_mapped_with_a_warning():
@@ -137,7 +141,8 @@ def _bad(probabilities=HAND_PROBABILITIES, labels=HAND_GIVEN, **kwargs):
         ({"probabilities": HAND_PROBABILITIES - 0.2}, r"negative entries .* apply softmax"),
         ({"probabilities": np.where(HAND_PROBABILITIES == 0.8, np.nan, HAND_PROBABILITIES)}, r"3 NaN or infinite"),
         ({"probabilities": HAND_PROBABILITIES * [[[1.0], [1.0], [2.0], [1.0], [1.0]]]},
-         r"2 probability rows do not sum to 1 \(tolerance 0.01; worst sum 2\): .*apply softmax"),
+         r"2 probability rows do not sum to 1 \(tolerance 0.01; worst sum 2; the first row 2 of repetition 1 "
+         r"\(0-based in sample order\)\): .*apply softmax"),
         ({"labels": HAND_GIVEN[:4]}, r"labels must have shape \(N,\) = \(5,\) .*; got shape \(4,\)"),
         ({"true_labels": HAND_GIVEN[:4]}, r"true_labels must have shape \(N,\) = \(5,\)"),
         ({"probabilities": [HAND_PROBABILITIES[0], HAND_PROBABILITIES[1][:, :2]]},
@@ -213,8 +218,34 @@ def test_float16_rows_are_renormalised_with_one_warning_and_a_row_summing_to_0_9
     assert np.array_equal(result.votes, reference.votes) and np.array_equal(result.selected, reference.selected)
     short = exact.copy()
     short[1, 5] *= 0.9
-    with pytest.raises(ValueError, match=r"1 probability rows do not sum to 1 \(tolerance 0.01; worst sum 0.9\)"):
+    with pytest.raises(ValueError, match=r"1 probability rows do not sum to 1 \(tolerance 0.01; worst sum 0.9; the "
+                                         r"first row 5 of repetition 2 "):
         select(probabilities=short, labels=labels)
+
+
+def test_probabilities_within_rounding_of_valid_are_clipped_and_any_further_refused_naming_the_row():
+    probabilities, given, _ = make_planted(seed=5, num_samples=120)
+    rounded = probabilities.copy()
+    rounded[:, 3] = [1 + 5e-5, 0, 0, 0]  # a sum within RENORMALISED_ABOVE, an entry beyond cleanlab's 1e-6
+    rounded[1, 4, :2] += [-3e-5, 3e-5]  # a softmax's tiny negative
+    result = select(probabilities=rounded, labels=given)
+    reference = select(probabilities=np.clip(rounded, 0, 1), labels=given)
+    assert np.array_equal(result.votes, reference.votes) and np.allclose(result.label_quality,
+                                                                         reference.label_quality)
+    for change, message in (
+        (lambda p: p.__setitem__((2, 7, 0), -0.01),
+         r"1 negative entries \(minimum -0\.01; the first in row 7 of repetition 3 \(0-based in sample order\)\): .*"
+         r"apply softmax"),
+        (lambda p: p.__setitem__((1, 9), [1.005, 0, 0, 0]),
+         r"1 entries above 1 \(maximum 1\.005; the first in row 9 of repetition 2 .*\): pass class probabilities, "
+         r"each in \[0, 1\]"),
+        (lambda p: p.__setitem__((0, 11), p[0, 11] * 1.1),
+         r"1 probability rows do not sum to 1 \(tolerance 0\.01; worst sum 1\.1; the first row 11 of repetition 1"),
+    ):
+        bad = probabilities.copy()
+        change(bad)
+        with pytest.raises(ValueError, match=message):
+            select(probabilities=bad, labels=given)
 
 
 def test_named_probability_columns_give_the_class_names_in_column_order(tmp_path):

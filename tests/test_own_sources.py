@@ -115,7 +115,10 @@ def test_text_table_reads_texts_and_labels(tmp_path):
 
 def test_image_folder_lists_the_images_of_each_class_folder(tmp_path):
     written = write_image_folder(tmp_path / "images", seed=4)
-    dataset = load_source("image_folder", root=str(tmp_path / "images"), resize=12)
+    (tmp_path / "images" / "cat" / ".DS_Store").write_bytes(b"")  # hidden: not counted
+    skipped = r"3 files in the class folders skipped, not images by their extension \(cat/notes\.txt, dog/notes\.txt, "
+    with pytest.warns(UserWarning, match=skipped + r"fox/notes\.txt\)\. Fix: convert them .* or move them out"):
+        dataset = load_source("image_folder", root=str(tmp_path / "images"), resize=12)
     assert dataset.modality == "image_files" and get_source("image_folder").modality == "image_files"
     assert dataset.class_names == IMAGE_CLASSES
     assert dataset.x_train.tolist() == [os.path.normpath(p) for p in written]  # notes.txt ignored
@@ -305,3 +308,34 @@ def test_image_table_names_the_rows_without_an_image_file(tmp_path):
                                                 r"table's folder or absolute"):
         own.load_image_table(path=write_table(frame, tmp_path / "photos.csv"), image_column="path",
                              label_column="label")
+
+
+@pytest.mark.parametrize("content", [b"not an image", "half"], ids=["garbage", "truncated"])
+def test_a_damaged_image_is_named_with_the_fix_before_anything_reads_it(tmp_path, content):
+    written = write_image_folder(tmp_path / "images", seed=8)
+    damaged = tmp_path / "images" / written[3]  # dog/more/b.png
+    damaged.write_bytes(damaged.read_bytes()[:40] if content == "half" else content)
+    fix = r"\. Fix: re-save that file as PNG or JPEG, or remove it"
+    with pytest.raises(ValueError, match=rf"1 of 6 image files are damaged or no images; the first: "
+                                         rf"\S+images/dog/more/b\.png \(\w+Error: .*\){fix}$"):
+        own.load_image_folder(root=str(tmp_path / "images"))
+    frame = pd.DataFrame({"path": [f"images/{path}" for path in written], "label": [0, 0, 1, 1, 2, 2]})
+    with pytest.raises(ValueError, match=rf"the first: \S+images/dog/more/b\.png \(row 3 of \S+photos\.csv, "
+                                         rf"0-based, header not counted; .*{fix} and its row$"):
+        own.load_image_table(path=write_table(frame, tmp_path / "photos.csv"), image_column="path",
+                             label_column="label")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", r"t\.csv is an empty file\. Fix: give the table itself"),
+    ("a,b,label\n", r"t\.csv is an empty table: a header \(a, b, label\) and no rows\. Fix: one row per sample"),
+    ("a;b;label\n1;2;0\n3;4;1\n", r"t\.csv reads as one column 'a;b;label': CSV files here are comma-separated, and "
+                                  r"this one's separator looks like ';'\. Fix: save it comma-separated, e\.g\. "
+                                  r"pandas\.read_csv\(path, sep=';'\)\.to_csv\(path, index=False\)"),
+    ("a\tb\tlabel\n1\t2\t0\n", r"separator looks like '\\t'"),
+], ids=["empty file", "header only", "semicolons", "tabs"])
+def test_an_empty_table_and_a_wrong_separator_are_named(tmp_path, text, message):
+    (tmp_path / "t.csv").write_text(text)
+    for load, options in ((own.load_table, {}), (own.load_text_table, {"text_column": "a"})):
+        with pytest.raises(ValueError, match=message):
+            load(path=str(tmp_path / "t.csv"), label_column="label", **options)

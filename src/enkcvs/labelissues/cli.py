@@ -2,7 +2,8 @@
 
 ``enkcvs find-issues --data animals.csv --label-column animal --out issues.csv`` trains the M x K cross-validation's
 fold models on the data (images: a folder of class folders or a CSV of image paths; texts: a CSV with a text column;
-a table: a CSV of numeric features; :mod:`enkcvs.labelissues.owndata`, which names each kind's default recipe);
+a table: a CSV of numeric features, z-scored inside each fold unless ``--no-standardize``;
+:mod:`enkcvs.labelissues.owndata`, which names each kind's default recipe);
 ``enkcvs find-issues --probabilities oof.npy --labels labels.csv --out issues.csv`` reads the out-of-fold
 probabilities instead. Either way every sample is ranked from most to least likely mislabelled
 (:func:`enkcvs.labelissues.oof.select`) and two sets are marked: ``in_review_list``, the likely label errors to check
@@ -38,7 +39,7 @@ FILE_OPTIONS = {
     "images": ("the .npy file of the images", (".npy",)),
 }
 #: The options of one input only, refused with the other: the data's (training) and the probabilities'.
-DATA_ONLY = ("kind", "feature_columns", "folds", "repetitions", "epochs", "seed")
+DATA_ONLY = ("kind", "feature_columns", "no_standardize", "folds", "repetitions", "epochs", "seed")
 PROBABILITIES_ONLY = ("labels", "class_names", "classes_in_sorted_order", "images")
 
 
@@ -63,7 +64,8 @@ def find_issues(*, out: Path, probabilities: Path | None = None, data: Path | No
     if data is not None:
         from enkcvs.labelissues.owndata import find_issues_in_data
 
-        return find_issues_in_data(data=data, out=out, **options)
+        standardize = not options.pop("no_standardize", False)
+        return find_issues_in_data(data=data, out=out, standardize=standardize, **options)
     return find_issues_in_probabilities(probabilities=probabilities, out=out, **options)
 
 
@@ -291,7 +293,14 @@ def _unique_ids(ids: np.ndarray, *, labels: Path, column: str) -> np.ndarray:
 
 
 def parser() -> argparse.ArgumentParser:
+    from importlib.metadata import PackageNotFoundError, version
+
     main = argparse.ArgumentParser(prog="enkcvs", description=__doc__.split("\n\n")[0])
+    try:
+        installed = version("enkcvs")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        from enkcvs import __version__ as installed
+    main.add_argument("--version", action="version", version=f"%(prog)s {installed}")
     commands = main.add_subparsers(dest="command", required=True)
     _find_issues_parser(commands)
     example = commands.add_parser(
@@ -319,7 +328,8 @@ def _find_issues_parser(commands) -> None:
         "set to train on); every sample is ranked by label quality (lowest first), and the first ones, as many as "
         "confident learning estimates label errors, form the review list (column in_review_list: the likely errors "
         "to check). Writes one row per sample: given_label, suggested_label, in_review_list, kept, label_quality, "
-        "votes, beta, rank. Give --data (trained here) or --probabilities (from a model of your own).",
+        "votes, beta, rank, and the same under cleanlab's names: is_label_issue (= in_review_list), label_score (= "
+        "label_quality). Give --data (trained here) or --probabilities (from a model of your own).",
     )
     command.add_argument("--out", required=True, type=Path, metavar="FILE", help="the ranked table: .csv or .parquet")
     command.add_argument("--label-column", metavar="COLUMN",
@@ -343,6 +353,9 @@ def _find_issues_parser(commands) -> None:
     data.add_argument("--feature-columns", metavar="A,B,...", type=lambda text: [name.strip() for name in
                                                                              text.split(",")],
                       help="a table's feature columns (default: every column but the label and id columns)")
+    data.add_argument("--no-standardize", action="store_true",
+                      help="keep a table's features as they are (default: each fold model sees them z-scored with "
+                      "the mean and standard deviation of its own training part)")
     data.add_argument("--folds", "-K", type=int, metavar="K",
                       help=f"folds of each cross-validation (default {DEFAULT_FOLDS})")
     data.add_argument("--repetitions", "-M", type=int, metavar="M",

@@ -44,7 +44,9 @@ def label_issue_table(
     in cleanlab's terms: ``sample``, the user's ``ids`` as column ``id_column`` (where given), ``given_label``,
     ``suggested_label`` (the pseudo label; class names where ``class_names`` are given, else indices),
     ``in_review_list`` (the likely label errors to check), ``kept`` (selected: votes >= t, the training set),
-    ``label_quality``, ``votes``, ``iterations``, ``beta``, ``prob_given``, ``rank``. All arrays (N,)."""
+    ``label_quality``, ``votes``, ``iterations``, ``beta``, ``prob_given``, ``rank``; then the same in cleanlab's
+    names (Datalab's ``get_issues("label")``): ``is_label_issue`` (= ``in_review_list``) and ``label_score`` (=
+    ``label_quality``, in [0, 1], higher = cleaner). All arrays (N,)."""
     names = np.array(class_names, dtype=object) if class_names else None
     rank = issue_ranks(label_quality=label_quality)
     frame = pd.DataFrame(
@@ -61,6 +63,8 @@ def label_issue_table(
             "beta": beta,
             "prob_given": prob_given,
             "rank": rank,
+            "is_label_issue": np.asarray(in_review_list, dtype=bool),
+            "label_score": label_quality,
         }
     )
     return frame.iloc[np.argsort(rank)].reset_index(drop=True)

@@ -23,9 +23,11 @@ from enkcvs.method.selection import ensemble_outcome
 from enkcvs.method.theory import empirical_theorem1
 
 # float32 softmax rows sum to 1 within ~1e-6, float16-stored ones within ~3e-3: rows off by more than
-# RENORMALISED_ABOVE are rescaled to sum 1 (with one warning), rows off by more than ROW_SUM_TOLERANCE refused.
+# RENORMALISED_ABOVE are rescaled to sum 1 (with one warning), rows off by more than ROW_SUM_TOLERANCE refused; entries
+# up to ENTRY_TOLERANCE outside [0, 1] are float rounding, clipped (cleanlab refuses them beyond 1e-6).
 ROW_SUM_TOLERANCE = 1e-2
 RENORMALISED_ABOVE = 1e-4
+ENTRY_TOLERANCE = 1e-4
 
 
 @dataclass(frozen=True, eq=False)  # eq on array fields would be ambiguous
@@ -170,55 +172,55 @@ def _checked_probabilities(probabilities) -> np.ndarray:
     if isinstance(probabilities, list | tuple):
         arrays = [np.asarray(p, dtype=float) for p in probabilities]
         if not arrays or any(a.ndim != 2 for a in arrays):
-            raise ValueError(
-                f"probabilities as a list must hold M >= 1 arrays of shape (N, Q); got shapes "
-                f"{[a.shape for a in arrays]}: pass one (N, Q) array per repetition of the cross-validation"
-            )
+            raise ValueError(f"probabilities as a list must hold M >= 1 arrays of shape (N, Q); got shapes "
+                             f"{[a.shape for a in arrays]}: pass one (N, Q) array per repetition of the "
+                             "cross-validation")
         for name, axis in (("Q (classes)", 1), ("N (samples)", 0)):
             sizes = [a.shape[axis] for a in arrays]
             if len(set(sizes)) > 1:
-                raise ValueError(
-                    f"the repetitions' probabilities differ in {name}: {sizes}; every repetition must predict the "
-                    "same samples over the same classes, in the same order"
-                )
+                raise ValueError(f"the repetitions' probabilities differ in {name}: {sizes}; every repetition must "
+                                 "predict the same samples over the same classes, in the same order")
         stack = np.stack(arrays)
     else:
         stack = np.asarray(probabilities, dtype=float)
         if stack.ndim not in (2, 3):
-            raise ValueError(
-                f"probabilities must be (N, Q) or (M, N, Q); got shape {stack.shape}: pass one row of class "
-                "probabilities per sample, stacked over the M repetitions if there are several"
-            )
+            raise ValueError(f"probabilities must be (N, Q) or (M, N, Q); got shape {stack.shape}: pass one row of "
+                             "class probabilities per sample, stacked over the M repetitions if there are several")
         stack = stack[None] if stack.ndim == 2 else stack
     if stack.shape[2] < 2 or stack.shape[1] == 0:
         raise ValueError(f"probabilities need N >= 1 samples and Q >= 2 classes; got (M, N, Q) = {stack.shape}")
     if not np.isfinite(stack).all():
-        raise ValueError(
-            f"probabilities hold {int((~np.isfinite(stack)).sum())} NaN or infinite entries: check the model's "
-            "outputs and drop or re-predict those samples"
-        )
-    if (stack < 0).any():
-        raise ValueError(
-            f"probabilities hold {int((stack < 0).sum())} negative entries (minimum {stack.min():.4g}): these look "
-            "like logits or log-probabilities; apply softmax (or exp) first"
-        )
+        raise ValueError(f"probabilities hold {int((~np.isfinite(stack)).sum())} NaN or infinite entries (the first in "
+                         f"{_first_row(~np.isfinite(stack).all(axis=2))}): check the model's outputs and drop or "
+                         "re-predict those samples")
+    below, above = stack < -ENTRY_TOLERANCE, stack > 1 + ENTRY_TOLERANCE
+    if below.any():
+        raise ValueError(f"probabilities hold {int(below.sum())} negative entries (minimum {stack.min():.4g}; the "
+                         f"first in {_first_row(below.any(axis=2))}): these look like logits or log-probabilities; "
+                         "apply softmax (or exp) first")
     sums = stack.sum(axis=2)
-    off = np.abs(sums - 1.0) > ROW_SUM_TOLERANCE
-    if off.any():
+    if (off := np.abs(sums - 1.0) > ROW_SUM_TOLERANCE).any():
         worst = sums.flat[np.abs(sums - 1.0).argmax()]
-        raise ValueError(
-            f"{int(off.sum())} probability rows do not sum to 1 (tolerance {ROW_SUM_TOLERANCE}; worst sum "
-            f"{worst:.4g}): pass class probabilities, e.g. apply softmax to logits"
-        )
+        raise ValueError(f"{int(off.sum())} probability rows do not sum to 1 (tolerance {ROW_SUM_TOLERANCE}; worst "
+                         f"sum {worst:.4g}; the first {_first_row(off)}): pass class probabilities, e.g. apply "
+                         "softmax to logits")
+    if above.any():
+        raise ValueError(f"probabilities hold {int(above.sum())} entries above 1 (maximum {stack.max():.4g}; the "
+                         f"first in {_first_row(above.any(axis=2))}): pass class probabilities, each in [0, 1], e.g. "
+                         "apply softmax to logits")
+    stack = np.clip(stack, 0.0, 1.0)
+    sums = stack.sum(axis=2)
     rescaled = np.abs(sums - 1.0) > RENORMALISED_ABOVE
     if rescaled.any():
-        warnings.warn(
-            f"{int(rescaled.sum())} probability rows sum to 1 only within {ROW_SUM_TOLERANCE} (e.g. stored as "
-            "float16): renormalised to sum 1",
-            stacklevel=3,
-        )
-        stack = np.where(rescaled[..., None], stack / sums[..., None], stack)
-    return stack
+        warnings.warn(f"{int(rescaled.sum())} probability rows sum to 1 only within {ROW_SUM_TOLERANCE} (e.g. stored "
+                      "as float16): renormalised to sum 1", stacklevel=3)
+    return np.where(rescaled[..., None], stack / sums[..., None], stack)
+
+
+def _first_row(rows: np.ndarray) -> str:
+    """The first True of an (M, N) mask of rows: its row (0-based) and, for M > 1, its repetition (1-based)."""
+    m, i = np.argwhere(rows)[0]
+    return f"row {i}" + (f" of repetition {m + 1}" if len(rows) > 1 else "") + " (0-based in sample order)"
 
 
 def _checked_class_names(class_names, *, num_classes: int) -> tuple[Hashable, ...] | None:
@@ -226,9 +228,8 @@ def _checked_class_names(class_names, *, num_classes: int) -> tuple[Hashable, ..
         return None
     names = tuple(np.asarray(class_names, dtype=object).tolist())
     if len(names) != num_classes or len(set(names)) != num_classes:
-        raise ValueError(
-            f"class_names must be Q = {num_classes} distinct names, one per probability column; got {names!r}"
-        )
+        raise ValueError(f"class_names must be Q = {num_classes} distinct names, one per probability column; got "
+                         f"{names!r}")
     return names
 
 

@@ -80,10 +80,12 @@ class OwnData:
     data: Dataset  # the samples, labels, class names and ids, as the workflow prepares them
     recipe: Recipe  # the fold models' recipe
     inputs: np.ndarray | Dataset  # what the fold models train on: features, token ids, or the image files
+    standardize: bool = True  # a table's features z-scored inside each fold (enkcvs.training.standardize)
 
     def provenance(self) -> dict[str, Any]:
         """What the ranking was computed from, for its provenance record."""
-        size = {"images": {"image_size": IMAGE_SIZE}, "texts": {"max_tokens": MAX_TOKENS}}.get(self.kind, {})
+        size = {"images": {"image_size": IMAGE_SIZE}, "texts": {"max_tokens": MAX_TOKENS},
+                "table": {"standardized": self.standardize}}.get(self.kind, {})
         return {"data": str(self.path.resolve()), "kind": self.kind, "columns": self.columns,
                 "samples": len(self.data.y_train), "classes": list(self.data.class_names),
                 "recipe": self.recipe.to_dict(), **size}
@@ -99,6 +101,7 @@ def find_issues_in_data(
     image_column: str | None = None,
     text_column: str | None = None,
     feature_columns: list[str] | None = None,
+    standardize: bool = True,
     folds: int | None = None,
     repetitions: int | None = None,
     epochs: int | None = None,
@@ -136,11 +139,12 @@ def find_issues_in_data(
     checked_threshold(threshold, iterations=repetitions)
     own_data = read_own_data(path=data, kind=kind, label_column=label_column, id_column=id_column,
                              image_column=image_column, text_column=text_column, feature_columns=feature_columns,
-                             epochs=epochs)
+                             standardize=standardize, epochs=epochs)
     samples = own_data.data
     if folds > len(samples.y_train):
         raise ValueError(f"--folds {folds}: --data {data} holds {len(samples.y_train)} samples, too few for {folds} "
                          "folds. Fix: pass fewer --folds")
+    _check_class_sizes(samples, folds=folds, path=data)
     stack = own_probabilities(own_data, folds=folds, repetitions=repetitions, seed=seed)
     result = select(probabilities=stack, labels=samples.y_train, threshold=threshold, class_names=samples.class_names)
     ids = samples.id_column or None
@@ -171,6 +175,7 @@ def read_own_data(
     image_column: str | None = None,
     text_column: str | None = None,
     feature_columns: list[str] | None = None,
+    standardize: bool = True,
     epochs: int | None = None,
 ) -> OwnData:
     """Read ``path`` as data of ``kind`` (None: inferred, :func:`infer_kind`) with every check that can fail before
@@ -185,6 +190,8 @@ def read_own_data(
     image_column, text_column : the column of image paths / texts; None: an image column is found by name
         (:data:`IMAGE_COLUMNS`).
     feature_columns : a table's feature columns; None: every column but the label and id columns.
+    standardize : z-score a table's features inside each fold (:mod:`enkcvs.training.standardize`); False only
+        for a table.
     epochs : the fold models' epochs; None: the kind's :data:`DEFAULT_RECIPES`.
 
     Returns
@@ -200,6 +207,9 @@ def read_own_data(
     if feature_columns is not None and kind != "table":
         raise ValueError(f"--feature-columns chooses a table's features, but --data {path} is read as {kind}. Fix: "
                          "drop --feature-columns, or pass --kind table")
+    if not standardize and kind != "table":
+        raise ValueError(f"--no-standardize keeps a table's features as they are, but --data {path} is read as {kind}. "
+                         "Fix: drop --no-standardize, or pass --kind table")
     _check_packages(kind)
     recipe = Recipe.from_dict({**DEFAULT_RECIPES[kind], **({} if epochs is None else {"epochs": epochs})})
     try:
@@ -212,7 +222,7 @@ def read_own_data(
             message = message.replace(workflow_words, command_words)
         raise type(error)(message) from None
     return OwnData(path=path, kind=kind, columns=columns, data=data, recipe=recipe,
-                   inputs=_tokens(data, recipe=recipe) if kind == "texts" else data)
+                   inputs=_tokens(data, recipe=recipe) if kind == "texts" else data, standardize=standardize)
 
 
 def infer_kind(
@@ -271,14 +281,16 @@ def recipe_text(kind: str) -> str:
 
 def own_probabilities(own_data: OwnData, *, folds: int, repetitions: int, seed: int) -> np.ndarray:
     """The (M, N, Q) out-of-fold probabilities of ``own_data``'s samples: M = ``repetitions`` K-fold
-    cross-validations of K = ``folds`` with fresh folds, seeded by ``seed`` as the workflow seeds them; a bar over
-    the M x K fold models on stderr."""
+    cross-validations of K = ``folds`` with fresh folds, seeded by ``seed`` as the workflow seeds them, a table's
+    features z-scored inside each fold unless ``own_data.standardize`` is False; a bar over the M x K fold models on
+    stderr."""
     from enkcvs.training.crossval import out_of_fold_probabilities
 
     data = own_data.data
     return out_of_fold_probabilities(x=own_data.inputs, labels=data.y_train, recipe=own_data.recipe,
                                      num_folds=folds, iterations=repetitions, seed=seed,
-                                     num_classes=data.num_classes, progress=True)
+                                     num_classes=data.num_classes, progress=True,
+                                     standardize=own_data.kind == "table" and own_data.standardize)
 
 
 def own_review_sheet(own_data: OwnData, **sheet):
@@ -301,7 +313,25 @@ def _label_column(label_column: str | None, *, header: list[str], path: Path) ->
         return label_column
     if DEFAULT_LABEL_COLUMN in header:
         return DEFAULT_LABEL_COLUMN
-    raise ValueError(f"--data {path} has columns {header}: pass --label-column naming the one that holds the labels")
+    raise ValueError(f"--data {path} has no column named {DEFAULT_LABEL_COLUMN!r} for the labels; its columns are "
+                     f"{header}. Fix: pass --label-column naming the one that holds the labels")
+
+
+def _check_class_sizes(data: Dataset, *, folds: int, path: Path) -> None:
+    """ValueError naming the smallest class and the fix where it has fewer samples than the K = ``folds`` folds: the
+    folds are drawn without regard to the labels (:func:`enkcvs.method.folds.kfold_assignment`), so the fold model
+    that predicts a sample of a class of c < K samples trains on at most c - 1 of them (none for c = 1) and flags it
+    whatever its label."""
+    counts = np.bincount(data.y_train, minlength=data.num_classes)  # (Q,)
+    smallest = int(counts.argmin())
+    count, name = int(counts[smallest]), data.class_names[smallest]
+    if count >= folds:
+        return
+    fix = (f"pass --folds {count} or fewer, or add samples of class {name!r}" if count >= 2 else
+           f"add samples of class {name!r} (a class needs at least 2), or drop its row")
+    raise ValueError(f"--folds {folds}: class {name!r} of --data {path} has {count} sample{'s' * (count != 1)}, fewer "
+                     f"than the {folds} folds, so the fold models that predict them learn too few of that class and "
+                     f"flag them whatever their labels. Fix: {fix}")
 
 
 def _image_column(header: list[str]) -> str | None:

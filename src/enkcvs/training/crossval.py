@@ -19,6 +19,7 @@ from enkcvs.method.folds import fold_indices
 from enkcvs.rng import Purpose, derive_seed
 from enkcvs.training.inputs import subset_inputs
 from enkcvs.training.recipe import Recipe
+from enkcvs.training.standardize import standardized
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +137,7 @@ def out_of_fold_probabilities(
     num_classes: int | None = None,
     device=None,
     progress: bool = False,
+    standardize: bool = False,
 ) -> np.ndarray:
     """Every sample's class probabilities from models that did not train on it, M times with fresh folds.
 
@@ -154,6 +156,9 @@ def out_of_fold_probabilities(
     num_classes : Q; default the prepared dataset's classes, else the largest label + 1.
     device : torch device; default :func:`enkcvs.training.device.default_device`.
     progress : show a bar over the M x K fold models on stderr, with the time left (in a terminal only).
+    standardize : z-score features (N, ..., F) inside each fold, by the mean and standard deviation of the fold's
+        training part alone (:func:`enkcvs.training.standardize.standardized`): for tables, whose columns come in
+        units of their own. Array inputs only.
 
     Returns
     -------
@@ -170,12 +175,19 @@ def out_of_fold_probabilities(
         raise ValueError(f"labels must be (N,) = ({len(x)},) class indices >= 0; got shape {given.shape}, dtype "
                          f"{given.dtype}: encode them as 0..Q-1 first")
     num_classes = num_classes or int(given.max()) + 1
+    if standardize and not (isinstance(x, np.ndarray) and x.dtype.kind == "f"):
+        raise ValueError("standardize=True z-scores numeric features: pass x as a float array (N, ..., F)")
     stack = np.empty((iterations, len(given), num_classes), dtype=np.float32)
     # disable=None: a bar in a terminal only, as each fold's own epoch bar (enkcvs.training.train)
     bar = tqdm(total=iterations * num_folds, desc="fold models", unit="model", disable=None if progress else True)
     for m in range(1, iterations + 1):
         for k in range(1, num_folds + 1):
             bar.set_postfix_str(f"iteration {m} of {iterations}, fold {k} of {num_folds}", refresh=False)
+            if standardize:
+                train, validation, _ = fold_indices(num_samples=len(given), num_folds=num_folds, seed=seed,
+                                                    iteration=m, fold=k, validation_fraction=recipe.validation_fraction)
+                scaled = standardized(x, training=np.concatenate([train, validation]))  # D minus D_k
+                inputs = lambda indices, _train, scaled=scaled: scaled[indices]  # noqa: E731
             held_out, probabilities, _ = fold_probabilities(
                 recipe=recipe, inputs=inputs, given=given, num_classes=num_classes, seed=seed, num_folds=num_folds,
                 iteration=m, fold=k, device=device,

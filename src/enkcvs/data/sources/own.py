@@ -33,6 +33,7 @@ DEFAULT_RESIZE = 256  # shorter side after resizing (pixels), as for Clothing-1M
 DEFAULT_CROP = 224  # side of the centre crop (pixels)
 SHOWN_ROWS = 5  # offending rows named in an error
 SHOWN_LABELS = 10  # label mapping entries named in the warning
+SEPARATORS = (";", "\t", "|")  # what a CSV of one column is likely separated by instead of commas
 
 
 def load_table(
@@ -115,6 +116,8 @@ def load_image_folder(*, root: str, resize: int | None = None, crop: int | None 
         raise FileNotFoundError(f"{root}: no images in the class folders {empty}; images are files ending in "
                                 f"{', '.join(IMG_EXTENSIONS)} (any case). {fix}")
     paths = np.array([os.path.relpath(path, root) for path, _ in samples], dtype=str)
+    _warn_skipped_files(root, class_names=class_names, read=set(paths.tolist()))
+    _check_images_open(root, paths)
     labels = np.array([label for _, label in samples], dtype=np.int64)
     transform = {"resize": resize or DEFAULT_RESIZE, "crop": crop or DEFAULT_CROP, "train_crop": "center"}
     return _training_only(paths, labels, class_names=tuple(class_names), modality="image_files",
@@ -151,6 +154,7 @@ def load_image_table(
         raise FileNotFoundError(f"{path}: {missing.sum()} of {len(paths)} images in column {image_column!r} are not "
                                 f"files ({_rows(missing)}; the first: {shown}). Fix: give paths relative to the "
                                 "table's folder or absolute, and drop the rows without an image")
+    _check_images_open(root, np.array(paths, dtype=str), table=path)
     labels, class_names = _labels(frame[label_column], path=path, column=label_column)
     transform = {"resize": resize or DEFAULT_RESIZE, "crop": crop or DEFAULT_CROP, "train_crop": "center"}
     return _training_only(np.array(paths, dtype=str), labels, class_names=class_names,
@@ -193,16 +197,20 @@ def table_header(path: str) -> list[str]:
     if _format(path) is None:
         raise ValueError(f"{path}: unknown table format; the extension must be one of {sorted(READERS)}. Fix: save "
                          "the table as CSV or parquet")
+    if os.path.getsize(path) == 0:
+        raise ValueError(f"{path} is an empty file. Fix: give the table itself, a header and one row per sample")
     try:
         if _format(path) == "CSV":
-            return [str(c) for c in pd.read_csv(path, nrows=0).columns]
-        import pyarrow.parquet as pq
+            header = [str(c) for c in pd.read_csv(path, nrows=0).columns]
+        else:
+            import pyarrow.parquet as pq
 
-        schema = pq.read_schema(path)
-        stored_index = (schema.pandas_metadata or {}).get("index_columns", [])  # a saved DataFrame index is no data
-        return [c for c in schema.names if c not in stored_index]
+            schema = pq.read_schema(path)
+            stored_index = (schema.pandas_metadata or {}).get("index_columns", [])  # a saved DataFrame index: no data
+            return [c for c in schema.names if c not in stored_index]
     except (ValueError, OSError) as error:  # pandas' parser errors and pyarrow's ArrowInvalid are ValueErrors
         raise _unreadable(path, error) from error
+    return _checked_separator(header, path=path)
 
 
 def _read_table(path: str, *, header: list[str], columns: list[str]) -> "pd.DataFrame":
@@ -214,11 +222,25 @@ def _read_table(path: str, *, header: list[str], columns: list[str]) -> "pd.Data
         raise ValueError(f"{path} has no column {', '.join(map(repr, missing))}; its columns are {header}. Fix: set "
                          "source_options to existing column names")
     try:
-        if _format(path) == "CSV":
-            return pd.read_csv(path, usecols=columns)
-        return pd.read_parquet(path, columns=columns)
+        frame = pd.read_csv(path, usecols=columns) if _format(path) == "CSV" else pd.read_parquet(path, columns=columns)
     except (ValueError, OSError) as error:
         raise _unreadable(path, error) from error
+    if frame.empty:
+        raise ValueError(f"{path} is an empty table: a header ({', '.join(header)}) and no rows. Fix: one row per "
+                         "sample under the header")
+    return frame
+
+
+def _checked_separator(header: list[str], *, path: str) -> list[str]:
+    """The ``header`` of a CSV file read with commas; ValueError naming the separator where the file holds one
+    column whose name holds another (:data:`SEPARATORS`), as a semicolon-separated export reads."""
+    counts = {separator: header[0].count(separator) for separator in SEPARATORS} if len(header) == 1 else {}
+    separator = max(counts, key=counts.get, default=None)
+    if separator is None or not counts[separator]:
+        return header
+    raise ValueError(f"{path} reads as one column {header[0]!r}: CSV files here are comma-separated, and this one's "
+                     f"separator looks like {separator!r}. Fix: save it comma-separated, e.g. "
+                     f"pandas.read_csv(path, sep={separator!r}).to_csv(path, index=False)")
 
 
 def _unreadable(path: str, error: Exception) -> ValueError:
@@ -252,6 +274,41 @@ def _labels(values: "pd.Series", *, path: str, column: str) -> tuple[np.ndarray,
         warnings.warn(f"{path}: the labels in column {column!r} are not the integers 0..{len(classes) - 1}; numbered "
                       f"in sorted order and kept as class names: {mapping}{more}", stacklevel=3)
     return labels.astype(np.int64), tuple(str(value) for value in classes.tolist())
+
+
+def _warn_skipped_files(root: str, *, class_names: list[str], read: set[str]) -> None:
+    """A warning counting and naming the files in the class folders of ``root`` that are not read as images (not in
+    ``read``, paths relative to ``root``: their extension is not an image's); hidden files (``.DS_Store``) are not
+    counted."""
+    found = (os.path.relpath(os.path.join(folder, name), root) for class_name in class_names
+             for folder, _, names in os.walk(os.path.join(root, class_name), followlinks=True)
+             for name in names if not name.startswith("."))
+    skipped = sorted(path for path in found if path not in read)
+    if skipped:
+        shown = ", ".join(skipped[:SHOWN_ROWS]) + (", ..." if len(skipped) > SHOWN_ROWS else "")
+        warnings.warn(f"{root}: {len(skipped)} file{'s' * (len(skipped) != 1)} in the class folders skipped, not "
+                      f"images by their extension ({shown}). Fix: convert them to an image format, or move them out "
+                      "of the class folders to silence this", stacklevel=3)
+
+
+def _check_images_open(root: str, paths: np.ndarray, *, table: str | None = None) -> None:
+    """ValueError naming the first of ``paths`` (relative to ``root``) that is no readable image, and how many are
+    not, before anything trains on them."""
+    from PIL import Image, UnidentifiedImageError
+
+    bad = []
+    for row, name in enumerate(paths.tolist()):
+        try:
+            with Image.open(os.path.join(root, name)) as image:
+                image.verify()  # reads the file's structure, not its pixels: cheap, and catches truncated PNGs
+        except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
+            bad.append((row, name, error))
+    if bad:
+        row, name, error = bad[0]
+        where = f"row {row} of {table}, 0-based, header not counted; " if table else ""
+        raise ValueError(f"{len(bad)} of {len(paths)} image files are damaged or no images; the first: "
+                         f"{os.path.join(root, name)} ({where}{type(error).__name__}: {error}). Fix: re-save that "
+                         "file as PNG or JPEG, or remove it" + (" and its row" if table else ""))
 
 
 def _optional(column: str | None) -> list[str]:
