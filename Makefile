@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint readme record carry restore clean gpu-check wheelhouse install-offline
+.PHONY: run test lint readme record pending carry restore clean gpu-check wheelhouse install-offline
 
 $(BIN)/.installed: requirements.lock requirements-nodeps.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,15 @@ readme: $(BIN)/.installed
 record: $(BIN)/.installed
 	$(BIN)/python -m enkcvs.runs run --name $(NAME) --configfile $(CONFIG) \
 		$(if $(TIME_LIMIT),--time-limit $(TIME_LIMIT))
+
+# Record what is pending within a time limit (docs/running.md): each config of PENDING, in order, recorded whole into
+# results/recorded/<its name> or not at all; started again, it goes on where it stopped (SAVES=<folder outside the
+# checkout> also saves a stopped run there, for another machine): make pending TIME_LIMIT=9m
+PENDING ?= config/mnist-full-k10-seeds.yaml config/mnist-full-k10-sym0.8.yaml config/mnist-full-k10-asym0.2.yaml \
+	config/mnist-full-k10-sym.yaml config/mnist-full-coteaching-authors.yaml
+
+pending: $(BIN)/.installed
+	$(BIN)/python -m enkcvs.runs pending $(PENDING) --time-limit $(TIME_LIMIT) $(if $(SAVES),--saves $(SAVES))
 
 # Move an unfinished recorded run to another machine (docs/running.md): save what it has finished into a folder or
 # archive outside the checkout (TO=/shared/saves/NAME.tar.gz), then on the other machine restore it from there

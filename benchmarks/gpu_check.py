@@ -1,8 +1,8 @@
 """The GPU check (``make gpu-check``): on a GPU machine, the tiny workflow end to end with every training job on
 the GPU, then one fold of the paper's MNIST model (cnn4) and CIFAR-10 model (cnn8) as a workflow job trains it
-(benchmarks/fold_speed.py: the engine, with ``recipe.cuda_graphs: auto``, beside a plain eager loop), then an
-iteration's K folds of each trained stacked against one after another and as K processes side by side, with and
-without CUDA MPS (benchmarks/stacked_speed.py, ``stacked_folds``), then the training jobs of the paper's grid as a
+(benchmarks/fold_speed.py: the engine, with ``recipe.cuda_graphs: auto``, beside a plain eager loop), then a
+selection's M x K folds of each trained stacked against an iteration's K one after another and as K processes side
+by side, with and without CUDA MPS (benchmarks/stacked_speed.py, ``stacked_folds``), then the training jobs of the paper's grid as a
 dry run plans them (the view projects their GPU-hours from the measured rates), all written to one JSON under
 benchmarks/results/.
 
@@ -33,9 +33,11 @@ FOLDS = {
     "cnn4": ["--dataset", "mnist", "--shape", "1,28,28", "--samples", "60000", "--folds", "4", "--epochs", "3"],
     "cnn8": ["--dataset", "cifar10", "--shape", "3,32,32", "--samples", "50000", "--folds", "10", "--epochs", "2"],
 }
+#: Iterations M whose M x K folds stacked_speed.py trains stacked, as one train_selection job does.
+STACKED_ITERATIONS = {"cnn4": 5, "cnn8": 2}
 #: ``--quick``: the same runs at a size the CPU finishes in seconds.
 QUICK_FOLD = ["--samples", "400", "--epochs", "1", "--steps", "3", "--compile-modes", ""]
-QUICK_STACKED = ["--samples", "400", "--epochs", "1", "--folds", "2"]
+QUICK_STACKED = ["--samples", "400", "--epochs", "1", "--folds", "2", "--iterations", "2"]
 #: The grid whose GPU-hours the check projects from its measured folds (``--quick``: the tiny config's).
 PAPER_CONFIG = REPOSITORY / "config" / "paper.yaml"
 #: How Snakemake's dry run names a job's rule and wildcards.
@@ -109,10 +111,12 @@ def fold_speed(*, device: str, model: str, quick: bool, workdir: Path) -> dict:
 
 
 def stacked_speed(*, device: str, model: str, quick: bool, workdir: Path) -> dict:
-    """benchmarks/stacked_speed.py's JSON for ``model``'s iteration (:data:`FOLDS`' data, recipe and K)."""
+    """benchmarks/stacked_speed.py's JSON for ``model``'s selection (:data:`FOLDS`' data, recipe and K; M of
+    :data:`STACKED_ITERATIONS`)."""
     out = workdir / f"stacked_speed-{model}.json"
     subprocess.run([sys.executable, str(REPOSITORY / "benchmarks" / "stacked_speed.py"), "--device", device,
-                    *FOLDS[model], *(QUICK_STACKED if quick else []), "--out", str(out)], check=True)
+                    *FOLDS[model], "--iterations", str(STACKED_ITERATIONS[model]), *(QUICK_STACKED if quick else []),
+                    "--out", str(out)], check=True)
     return json.loads(out.read_text())
 
 

@@ -1,5 +1,6 @@
-"""K fold models of one iteration trained stacked (one process, one vmapped program:
-:func:`enkcvs.training.crossval.iteration_probabilities`) against the same K trained as the per-fold jobs train them
+"""The M x K fold models of a selection trained stacked (one process, one vmapped program:
+:func:`enkcvs.training.crossval.selection_probabilities`; ``--iterations 1``: one iteration's K) against the K of
+iteration 1 trained as the per-fold jobs train them
 (:func:`enkcvs.training.crossval.fold_probabilities`): one after another in one process, and as K processes side by
 side on the device, as K workflow jobs sharing it would run (on a GPU also under CUDA MPS, which lets their kernels
 run at once), all on the same device in one run: the summed training samples per second of each, validation and
@@ -24,7 +25,7 @@ import numpy as np
 import torch
 
 from enkcvs.method.folds import fold_indices
-from enkcvs.training.crossval import fold_probabilities, iteration_probabilities
+from enkcvs.training.crossval import fold_probabilities, selection_probabilities
 
 from fold_speed import REPOSITORY, device_description, paper_recipe, synchronize
 
@@ -38,24 +39,35 @@ def timed(train, *, device: torch.device) -> float:
     return time.perf_counter() - started
 
 
+def training_samples(*, num_samples: int, num_folds: int, iterations: int, recipe) -> int:
+    """Training samples of iterations 1..M's K folds over the recipe's epochs (each fold's training set)."""
+    return recipe.epochs * sum(len(fold_indices(num_samples=num_samples, num_folds=num_folds, seed=1, iteration=m,
+                                                fold=k, validation_fraction=recipe.validation_fraction)[0])
+                               for m in range(1, iterations + 1) for k in range(1, num_folds + 1))
+
+
 def stacked_against_per_fold(recipe, images: np.ndarray, labels: np.ndarray, *, num_classes: int, num_folds: int,
-                             device: torch.device) -> dict[str, float]:
-    """Summed training samples/s of iteration 1's K folds trained per fold and stacked (each fold's training set
-    times the recipe's epochs, over the wall time of all K)."""
+                             iterations: int, device: torch.device) -> dict[str, float]:
+    """Summed training samples/s of iteration 1's K folds trained per fold, one after another, and of iterations
+    1..M's K folds trained stacked (each fold's training set times the recipe's epochs, over the wall time of all);
+    ``samples`` are iteration 1's, ``stacked_samples`` all M's."""
     fold = {"recipe": recipe, "inputs": lambda indices, train: images[indices], "given": labels,
-            "num_classes": num_classes, "seed": 1, "num_folds": num_folds, "iteration": 1, "device": device}
-    samples = recipe.epochs * sum(len(fold_indices(num_samples=len(labels), num_folds=num_folds, seed=1, iteration=1,
-                                                   fold=k, validation_fraction=recipe.validation_fraction)[0])
-                                  for k in range(1, num_folds + 1))
+            "num_classes": num_classes, "seed": 1, "num_folds": num_folds, "device": device}
+    samples = training_samples(num_samples=len(labels), num_folds=num_folds, iterations=1, recipe=recipe)
+    stacked_samples = training_samples(num_samples=len(labels), num_folds=num_folds, iterations=iterations,
+                                       recipe=recipe)
+    selection = range(1, iterations + 1)
     # Untimed warm-up of both paths on two steps: one-off costs (bf16 auto's probe, first kernels) paid by neither
     warm = {**fold, "recipe": replace(recipe, epochs=1, steps_per_epoch=2)}
-    fold_probabilities(**warm, fold=1)
-    iteration_probabilities(**warm)
-    per_fold = timed(lambda: [fold_probabilities(**fold, fold=k) for k in range(1, num_folds + 1)], device=device)
-    stacked = timed(lambda: iteration_probabilities(**fold), device=device)
-    return {"samples": samples, "per_fold_seconds": per_fold, "stacked_seconds": stacked,
-            "per_fold_samples_per_s": samples / per_fold, "stacked_samples_per_s": samples / stacked,
-            "speedup": per_fold / stacked}
+    fold_probabilities(**warm, iteration=1, fold=1)
+    selection_probabilities(**warm, iterations=selection)
+    per_fold = timed(lambda: [fold_probabilities(**fold, iteration=1, fold=k) for k in range(1, num_folds + 1)],
+                     device=device)
+    stacked = timed(lambda: selection_probabilities(**fold, iterations=selection), device=device)
+    return {"samples": samples, "stacked_samples": stacked_samples, "iterations": iterations,
+            "per_fold_seconds": per_fold, "stacked_seconds": stacked, "per_fold_samples_per_s": samples / per_fold,
+            "stacked_samples_per_s": stacked_samples / stacked,
+            "speedup": stacked_samples / stacked / (samples / per_fold)}
 
 
 def side_by_side(arguments: list[str], *, num_folds: int, samples: int, mps: bool) -> dict[str, float | str]:
@@ -97,6 +109,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--classes", type=int, default=10, help="number of classes Q (default 10)")
     parser.add_argument("--samples", type=int, default=60_000, help="samples N (default 60,000)")
     parser.add_argument("--folds", type=int, default=4, help="K (default 4)")
+    parser.add_argument("--iterations", type=int, default=1,
+                        help="M: iterations trained stacked, M x K models in one program (default 1)")
     parser.add_argument("--epochs", type=int, help="override the recipe's epochs")
     parser.add_argument("--out", type=Path, help="write the results to this JSON file")
     parser.add_argument("--fold", type=int, help=argparse.SUPPRESS)  # one side-by-side process: train fold k only
@@ -116,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
                            device=device)
         return
     result = stacked_against_per_fold(recipe, images, labels, num_classes=args.classes, num_folds=args.folds,
-                                      device=device)
+                                      iterations=args.iterations, device=device)
     passed_on = ["--device", args.device, "--config", str(args.config), "--dataset", args.dataset, "--shape",
                  args.shape, "--classes", str(args.classes), "--samples", str(args.samples), "--folds", str(args.folds),
                  *(["--epochs", str(args.epochs)] if args.epochs else [])]
@@ -125,8 +139,8 @@ def main(argv: list[str] | None = None) -> None:
         result["side_by_side_mps"] = side_by_side(passed_on, num_folds=args.folds, samples=result["samples"], mps=True)
     ways = {"side by side": result["side_by_side"], "side by side, MPS": result.get("side_by_side_mps", {})}
     print(f"{device_description(device)['device']}: {args.folds} folds of {recipe.model}, {recipe.epochs} epochs: "
-          f"per fold {result['per_fold_samples_per_s']:,.0f} samples/s, stacked {result['stacked_samples_per_s']:,.0f}"
-          f" samples/s ({result['speedup']:.2f}x)"
+          f"per fold {result['per_fold_samples_per_s']:,.0f} samples/s, {args.iterations} x {args.folds} stacked "
+          f"{result['stacked_samples_per_s']:,.0f} samples/s ({result['speedup']:.2f}x)"
           + "".join(f", {way} {run['samples_per_s']:,.0f} samples/s" for way, run in ways.items() if "seconds" in run))
     if args.out:
         args.out.write_text(json.dumps({"date": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -285,13 +285,13 @@ def single_thread():
     torch.set_num_threads(threads)
 
 
-def _stand_in_workflow(folder: Path, *, fail_first: bool = False, hang: bool = False) -> Path:
+def _stand_in_workflow(folder: Path, *, fail_first: bool = False, hang: bool = False, hang_on: str = "") -> Path:
     """The real workflow/run.sh in ``folder`` around a stand-in snakemake (returned): each invocation appends its
     arguments to invocations.txt and writes a Snakemake log of a 30 s invocation and a report, or fails the first time
     with ``fail_first``; the record's start (as run_and_record writes it) predates every invocation. With ``hang``, a
     run finishes one training job (``results/folds/a.parquet``), leaves another's epoch checkpoint and then waits on
-    a job that never ends (its pid in job.pid), and ``--summary`` lists both, the one finished and the one still
-    training, as Snakemake does. A dry run without the lock (:func:`enkcvs.recording.run.targets_built`) finds
+    a job that never ends (its pid in job.pid; with ``hang_on``, only an invocation whose arguments hold it), and
+    ``--summary`` lists both, the one finished and the one still training, as Snakemake does. A dry run without the lock (:func:`enkcvs.recording.run.targets_built`) finds
     nothing to do; a restore's rebuild of the rules before training does nothing."""
     (folder / "workflow").mkdir()
     shutil.copy(REPO / "workflow" / "run.sh", folder / "workflow" / "run.sh")
@@ -314,8 +314,8 @@ def _stand_in_workflow(folder: Path, *, fail_first: bool = False, hang: bool = F
         printf '[Tue Nov 24 0%d:00:00 2026]\\n[Tue Nov 24 0%d:00:30 2026]\\n' $((invocation + 1)) $((invocation + 1)) \\
             > .snakemake/log/2026-11-24T0$((invocation + 1))0000.000000.snakemake.log
         {'[ "$invocation" -gt 0 ] || exit 1  # the first invocation is killed' if fail_first else ''}
-        {'echo done > results/folds/a.parquet; echo epoch 3 > results/folds/b.resume.pt' if hang else ''}
-        {'sleep 600 & echo $! > job.pid; wait' if hang else ''}
+        case "$*" in *{hang_on}*) {'echo done > results/folds/a.parquet; echo epoch 3 > results/folds/b.resume.pt; '
+                                  'sleep 600 & echo $! > job.pid; wait' if hang else ':'};; esac
         printf 'a\\n1\\n' > results/report/table2.csv
         """))
     fake.chmod(0o755)

@@ -241,10 +241,12 @@ def test_what_cannot_be_stacked_is_refused_with_the_fix(make_separable_images):
         train_stacked(recipe=RECIPE, **{**folds, "seeds": [1]}, device=CPU)
 
 
-def test_a_train_iteration_job_writes_the_tables_of_the_fold_jobs(make_separable_images, tmp_path):
+def test_a_train_selection_job_writes_the_tables_of_the_fold_jobs(make_separable_images, tmp_path):
+    """M = 2 iterations of K = 3 folds, six models in one stacked program: each (m, k) table is the one its own
+    train_fold job writes, within float rounding."""
     from enkcvs.data.datasets import Dataset, save_dataset
     from enkcvs.io import read_table
-    from enkcvs.pipeline.steps.folds import train_fold, train_iteration
+    from enkcvs.pipeline.steps.folds import train_fold, train_selection
     from enkcvs.pipeline.steps.noise import make_noisy_labels
 
     x, y = make_separable_images(seed=2, num_samples=150, num_classes=3)
@@ -254,17 +256,42 @@ def test_a_train_iteration_job_writes_the_tables_of_the_fold_jobs(make_separable
     recipe = {"model": "cnn4", "optimizer": "sgd", "lr": 0.05, "epochs": 3, "batch_size": 16, "mixup_alpha": 0.3,
               "bf16": False}
     job = dict(dataset=tmp_path / "data.npz", labels=tmp_path / "labels.parquet", recipe=recipe, seed=1,
-               num_folds=3, iteration=2, threads=1)
-    for k in (1, 2, 3):
-        train_fold(**job, fold=k, output=tmp_path / f"fold{k}.parquet", provenance_fields={"k": str(k)})
-    outputs = [tmp_path / f"k{k}.parquet" for k in (1, 2, 3)]
-    train_iteration(**job, outputs=outputs, provenance_fields={})
-    for k, output in enumerate(outputs, start=1):
-        (got, got_meta), (expected, expected_meta) = read_table(output), read_table(tmp_path / f"fold{k}.parquet")
+               num_folds=3, threads=1)
+    folds = [(m, k) for m in (1, 2) for k in (1, 2, 3)]
+    for m, k in folds:
+        train_fold(**job, iteration=m, fold=k, output=tmp_path / f"fold-m{m}-k{k}.parquet",
+                   provenance_fields={"m": str(m), "k": str(k)})
+    outputs = [tmp_path / f"m{m}" / f"k{k}.parquet" for m, k in folds]
+    train_selection(**job, iterations=2, outputs=outputs, provenance_fields={})
+    for (m, k), output in zip(folds, outputs, strict=True):
+        expected, expected_meta = read_table(tmp_path / f"fold-m{m}-k{k}.parquet")
+        got, got_meta = read_table(output)
         pd.testing.assert_frame_equal(got, expected, check_exact=False, **TOLERANCE)
-        assert got_meta["k"] == str(k) and got_meta["stacked"] is True
+        assert (got_meta["m"], got_meta["k"], got_meta["stacked"]) == (str(m), str(k), True)
         assert got_meta["best_epoch"] == expected_meta["best_epoch"]
         assert got_meta["validation_accuracy"] == expected_meta["validation_accuracy"]
+    with pytest.raises(ValueError, match="2 iterations of 3 folds need 6 outputs, got 5"):
+        train_selection(**job, iterations=2, outputs=outputs[:5], provenance_fields={})
+
+
+def test_the_stacked_rules_train_no_iteration_a_setting_does_not_vote_over():
+    """Figure 1's M sweep (M up to 4) at sym0.4, seeds 1-2, beside the main M = 2 at every setting: the settings of
+    one M share a rule only where their noises share their seeds."""
+    from enkcvs.pipeline.config import StackedSelection, stacked_selections
+
+    iterations = {("digits", noise, seed, 2): 2 for noise in ("sym0.4", "asym0.3") for seed in (1, 2, 3)}
+    iterations |= {("digits", "sym0.4", seed, 2): 4 for seed in (1, 2)}
+    iterations |= {("digits", "sym0.4", seed, 5): 1 for seed in (1, 2)}
+    assert stacked_selections(iterations) == [
+        StackedSelection(dataset="digits", K=2, M=2, noises=("asym0.3",), seeds=(1, 2, 3),
+                         rule="train_selection_digits_K2_M2_1"),
+        StackedSelection(dataset="digits", K=2, M=2, noises=("sym0.4",), seeds=(3,),
+                         rule="train_selection_digits_K2_M2_2"),
+        StackedSelection(dataset="digits", K=2, M=4, noises=("sym0.4",), seeds=(1, 2),
+                         rule="train_selection_digits_K2_M4"),
+        StackedSelection(dataset="digits", K=5, M=1, noises=("sym0.4",), seeds=(1, 2),
+                         rule="train_selection_digits_K5_M1"),
+    ]
 
 
 def _planned(run_snakemake, workdir, config) -> tuple[set[str], set[str]]:
@@ -277,15 +304,23 @@ def _planned(run_snakemake, workdir, config) -> tuple[set[str], set[str]]:
 
 
 @pytest.mark.parametrize("setting, gpus, stacked", [(True, 0, True), ("auto", 1, True), ("auto", 0, False)])
-def test_stacked_folds_plan_the_same_fold_files_from_one_job_per_iteration(setting, gpus, stacked, run_snakemake,
+def test_stacked_folds_plan_the_same_fold_files_from_one_job_per_selection(setting, gpus, stacked, run_snakemake,
                                                                           tmp_path):
+    """With Figure 1's study (K 2 and 3, M up to 3 at sym0.4, seed 1) beside the main K = 2, M = 2 at two seeds:
+    every fold file the per-fold jobs write, and no other, from one job per (noise, seed, K)."""
     config = yaml.safe_load(TINY_CONFIG.read_text())
-    config.update(seeds=[1], ablation=False, compare_confident_learning=False, sensitivity={"enabled": False})
+    config.update(seeds=[1, 2], ablation=False, compare_confident_learning=False,
+                  sensitivity={"enabled": True, "dataset": "digits", "noise": ["sym0.4"], "seeds": [1], "K": [2, 3],
+                               "M": [2, 3], "t": [1]})
     paths = {}
-    for name, extra in {"per fold": {}, "stacked": {"stacked_folds": setting, "gpu": {"per_training_job": gpus}}}.items():
+    stacked_config = {"stacked_folds": setting, "gpu": {"per_training_job": gpus}}
+    for name, extra in {"per fold": {}, "stacked": stacked_config}.items():
         (tmp_path / name).mkdir()
         (path := tmp_path / name / "config.yaml").write_text(yaml.safe_dump({**config, **extra}))
         paths[name] = _planned(run_snakemake, tmp_path / name, path)
     (files, _), (stacked_files, stacked_rules) = paths["per fold"], paths["stacked"]
     assert stacked_files == files and any(path.startswith("results/folds/") for path in files)
-    assert ("train_iteration_K2" in stacked_rules and "train_fold" not in stacked_rules) == stacked
+    assert ("train_fold" not in stacked_rules) == stacked
+    assert sorted(rule for rule in stacked_rules if rule.startswith("train_selection")) == ([
+        "train_selection_digits_K2_M2_1", "train_selection_digits_K2_M2_2",  # asym0.3 seeds 1, 2; sym0.4 seed 2
+        "train_selection_digits_K2_M3", "train_selection_digits_K3_M2"] if stacked else [])  # sym0.4 seed 1

@@ -124,6 +124,48 @@ def test_a_run_stopped_at_its_time_limit_is_carried_then_goes_on_and_is_recorded
     assert saved.is_file() and not (tmp_path / "results" / "carried").exists()
 
 
+def test_pending_records_each_config_whole_in_order_and_goes_on_where_it_stopped(tmp_path, monkeypatch, capsys,
+                                                                               stand_in_workflow):
+    """The first config is recorded within the limit, the second stopped there (saved outside the working
+    directory), the third not started; the next call skips the first, restores the second from its save and
+    records it, then the third. Nothing of the stopped run is written under results/recorded."""
+    monkeypatch.chdir(tmp_path)
+    snakemake = str(stand_in_workflow(tmp_path, hang=True, hang_on="slow.yaml"))
+    for name in ("fast", "slow", "later"):
+        shutil.copy(tmp_path / "config.yaml", tmp_path / f"{name}.yaml")
+        (tmp_path / ".snakemake" / "recorded" / f"{name}.since").write_text("2026-11-24T00:00:00\n")
+    saves = tmp_path.parent / f"{tmp_path.name}-saves"
+    pending = ["pending", "fast.yaml", "slow.yaml", "later.yaml", "--time-limit", "5s", "--cores", "1",
+               "--snakemake", snakemake, "--saves", str(saves)]
+    assert main(pending) == STOPPED_AT_LIMIT
+    assert capsys.readouterr().out.splitlines() == ["fast: recorded", "slow: stopped", "later: not started"]
+    assert sorted(path.name for path in (tmp_path / "results" / "recorded").iterdir()) == ["fast"]
+    assert (saves / "slow.tar.gz").is_file() and not (saves / "fast.tar.gz").exists()
+
+    finishing = tmp_path / "finishing"
+    finishing.mkdir()
+    shutil.copy(stand_in_workflow(finishing), tmp_path / "snakemake")  # this time the jobs end
+    assert main(pending) == 0
+    assert capsys.readouterr().out.splitlines() == ["fast: recorded already", "slow: recorded", "later: recorded"]
+    provenance = json.loads((tmp_path / "results" / "recorded" / "slow" / "provenance.json").read_text())
+    assert len(provenance["carried"]) == 1 and provenance["configfile"] == "slow.yaml"
+
+
+@pytest.mark.parametrize("arguments, problem", [
+    (["a.yaml", "sub/a.yaml"], "configs recorded under one name: a; give each config its own file name"),
+    (["a.yaml", "--saves", "saves"], "--saves saves lies inside the working directory"),
+])
+def test_pending_refuses_what_it_could_not_record_before_anything_runs(arguments, problem, tmp_path, monkeypatch,
+                                                                       capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    for path in ("a.yaml", "sub/a.yaml"):
+        (tmp_path / path).write_text("seeds: [1]\n")
+    assert main(["pending", *arguments, "--time-limit", "1m", "--snakemake", "false"]) == 2
+    assert problem in capsys.readouterr().err
+    assert not (tmp_path / "results").exists() and not (tmp_path / ".snakemake").exists()
+
+
 @pytest.mark.parametrize("arguments, problem", [
     (["--time-limit", "3600"], "--time-limit '3600' is no duration"),
     (["--carry-on-stop", "../saves/demo"], "--carry-on-stop needs --time-limit"),

@@ -1,3 +1,4 @@
+import re
 import sys
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from enkcvs.pipeline.config import (
     config_problems,
     duplicate_key_problems,
     fill_text_recipe_defaults,
+    stacked_selections,
     stacks_folds,
 )
 
@@ -350,21 +352,42 @@ def get_final_output():
 
 
 def stacked_datasets():
-    """The enabled datasets whose fold models of an iteration train together (config ``stacked_folds``)."""
+    """The enabled datasets whose fold models of a selection train together (config ``stacked_folds``)."""
     gpus = config["gpu"]["per_training_job"]
     return sorted(
         name for name, dataset in DATASETS.items() if stacks_folds(config["stacked_folds"], dataset=dataset, gpus=gpus)
     )
 
 
-def fold_counts():
-    """Every K of the config: the global selection's, each dataset's own and Figure 1's."""
-    counts = {SELECTION["K"], *SENSITIVITY["K"]}
-    return sorted(counts | {K for name in DATASETS for K, M, t in main_point(name)})
+def fold_iterations():
+    """(dataset, noise, seed, K) -> the most iterations M a selection of it votes over, for the stacked datasets:
+    the main selection's and, on Figure 1's settings, its study's."""
+    stacked, iterations = set(stacked_datasets()), {}
+    for settings, points in (
+        (main_settings(real=False) + main_settings(real=True), main_point),
+        (sensitivity_settings(), sensitivity_points),
+    ):
+        for dataset, noise, seed in settings:
+            for K, M, t in points(dataset) if dataset in stacked else []:
+                iterations[dataset, noise, seed, K] = max(M, iterations.get((dataset, noise, seed, K), 0))
+    return iterations
+
+
+#: The train_selection rules (enkcvs.pipeline.config.stacked_selections): each trains a selection's M x K folds.
+STACKED_SELECTIONS = stacked_selections(fold_iterations())
+
+
+def stacked_selection(dataset, noise, seed, K):
+    """The train_selection rule that writes the fold tables of (dataset, noise, seed, K)."""
+    return next(
+        group
+        for group in STACKED_SELECTIONS
+        if (group.dataset, group.K) == (dataset, int(K)) and noise in group.noises and int(seed) in group.seeds
+    )
 
 
 def per_fold_dataset():
     """The dataset wildcard of train_fold: any name but those of :func:`stacked_datasets` (their folds are written
-    by train_iteration_K*)."""
+    by train_selection_*)."""
     stacked = "|".join(stacked_datasets())
     return rf"(?!(?:{stacked})/)[A-Za-z][A-Za-z0-9_]*" if stacked else r"[A-Za-z][A-Za-z0-9_]*"

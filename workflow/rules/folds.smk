@@ -23,37 +23,46 @@ rule train_fold:
         "../scripts/train_fold.py"
 
 
-# One rule per K (a rule's outputs are a fixed list): the K fold tables of iteration m of a stacked dataset, the
-# same files train_fold writes, from one job.
-if stacked_datasets():
-    for _K in fold_counts():
+# One rule per stacked (dataset, K, M) and group of noises and seeds (a rule's outputs are a fixed list:
+# enkcvs.pipeline.config.stacked_selections): the M x K fold tables of a selection, the same files train_fold writes,
+# from one job.
+for _group in STACKED_SELECTIONS:
 
-        rule:
-            name:
-                f"train_iteration_K{_K}"
-            input:
-                dataset=rules.prepare_dataset.output.dataset,
-                labels=rules.inject_noise.output.labels,
-            output:
-                predictions=expand(rules.train_fold.output.predictions, K=_K, k=range(1, _K + 1), allow_missing=True),
-            log:
-                expand("logs/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/iteration.log", K=_K, allow_missing=True),
-            benchmark:
-                expand(
-                    "results/benchmarks/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/iteration.tsv",
-                    K=_K,
-                    allow_missing=True,
-                )[0]
-            wildcard_constraints:
-                dataset="|".join(stacked_datasets()),
-            conda:
-                "../../envs/train.yaml"
-            threads: 1
-            resources:
-                **TRAINING_GPUS,
-                mem_mb=2000 + 500 * _K,
-            params:
-                recipe=get_recipe,
-                num_folds=_K,
-            script:
-                "../scripts/train_iteration.py"
+    rule:
+        name:
+            _group.rule
+        input:
+            dataset=rules.prepare_dataset.output.dataset,
+            labels=rules.inject_noise.output.labels,
+        output:
+            predictions=expand(
+                rules.train_fold.output.predictions,
+                K=_group.K,
+                m=range(1, _group.M + 1),
+                k=range(1, _group.K + 1),
+                allow_missing=True,
+            ),
+        log:
+            expand("logs/folds/{dataset}/{noise}/seed{seed}/K{K}/selection.log", K=_group.K, allow_missing=True),
+        benchmark:
+            expand(
+                "results/benchmarks/folds/{dataset}/{noise}/seed{seed}/K{K}/selection.tsv",
+                K=_group.K,
+                allow_missing=True,
+            )[0]
+        wildcard_constraints:
+            dataset=re.escape(_group.dataset),
+            noise="|".join(map(re.escape, _group.noises)),
+            seed="|".join(map(str, _group.seeds)),
+        conda:
+            "../../envs/train.yaml"
+        threads: 1
+        resources:
+            **TRAINING_GPUS,
+            mem_mb=2000 + 500 * _group.M * _group.K,
+        params:
+            recipe=get_recipe,
+            num_folds=_group.K,
+            iterations=_group.M,
+        script:
+            "../scripts/train_selection.py"

@@ -83,13 +83,13 @@ def get_fold_benchmarks(wildcards):
 
 def fold_benchmarks(selection):
     """The benchmark files of the jobs writing the M x K fold tables of one ``selection`` (its wildcards): one per
-    fold (train_fold), or one per iteration for a dataset whose folds train stacked (train_iteration_K*)."""
+    fold (train_fold), or the one job of a dataset whose folds train stacked (train_selection_*)."""
     if selection.dataset not in stacked_datasets():
         fold = rules.train_fold
         return [benchmark_of(fold, fold.output.predictions, path) for path in get_fold_predictions(selection)]
-    iteration = getattr(rules, f"train_iteration_K{selection.K}")
+    group = stacked_selection(selection.dataset, selection.noise, selection.seed, selection.K)
     setting = {"dataset": selection.dataset, "noise": selection.noise, "seed": selection.seed}
-    return [iteration.benchmark.format(**setting, m=m) for m in range(1, int(selection.M) + 1)]
+    return [getattr(rules, group.rule).benchmark.format(**setting)]
 
 
 def _final_results(wildcards):

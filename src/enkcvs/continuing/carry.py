@@ -4,8 +4,9 @@ A run of many hours may outlive the machine it started on (a cluster job's time 
 preempted cloud instance). :func:`save_run` copies what a run has finished into a folder or archive the user names
 (shared storage, a disk to take along; never the repository: unfinished runs' checkpoints have no place in its
 history); on the next machine :func:`restore_run` rebuilds from it what is cheap (the datasets and noisy labels, by
-Snakemake with the training rules omitted) and puts the finished jobs back so that Snakemake reruns none of them, and the recorder (:func:`enkcvs.recording.run.run_and_record`) goes on from there, timing the run
-over every Snakemake invocation and machine, and listing each save's machine and commit in the record's provenance.
+Snakemake with the training rules omitted) and puts the finished jobs back so that Snakemake reruns none of them,
+and the recorder (:func:`enkcvs.recording.run.run_and_record`) goes on from there, timing the run over every
+Snakemake invocation and machine, and listing each save's machine and commit in the record's provenance.
 
 What is carried: every output Snakemake's ``--summary`` calls up to date, of every rule that depends on a training
 rule (fold models, final models and what sits between them: selections, cleanlab's kept sets), with each one's log,
@@ -62,6 +63,15 @@ def carried_saves(name: str) -> list[dict]:
     """Every save of the run ``name`` in this working directory so far (:func:`saves_file`): those of the save it
     was restored from, then each of its own; none for a run that never moved."""
     return _saves_here(name) or []
+
+
+def check_outside_working_directory(path: PathLike, *, option: str) -> Path:
+    """``path``, a save's place given as ``option``; ValueError where it lies inside the working directory, whose
+    ``make clean`` would remove it and whose git checkout would carry its checkpoints in every clone's history."""
+    if Path(path).resolve().is_relative_to(Path.cwd().resolve()):
+        raise ValueError(f"{option} {path} lies inside the working directory {Path.cwd()}: save the run outside it "
+                         f"(shared storage, another disk), e.g. {option} ../saves/{Path(path).name}")
+    return Path(path)
 
 
 def archive_format(path: PathLike) -> str | None:
@@ -188,10 +198,7 @@ def save_run(*, name: str, snakemake: Sequence[str], configfile: PathLike, to: P
     Raises ``FileNotFoundError`` when the run has finished no job a restore could not rebuild, and ``ValueError``
     when ``to`` lies inside this working directory (``make clean`` would remove it, and a git checkout would track
     it)."""
-    to = Path(to)
-    if to.resolve().is_relative_to(Path.cwd().resolve()):
-        raise ValueError(f"--to {to} lies inside the working directory {Path.cwd()}: save the run outside it (shared "
-                         "storage, another disk), e.g. --to ../saved/" + name)
+    to = check_outside_working_directory(to, option="--to")
     outputs = job_outputs(snakemake=snakemake, configfile=configfile)
     files = finished_files(outputs)
     if not files:

@@ -1,5 +1,8 @@
 """Checks of a workflow config that a JSON schema cannot express; run before any job is scheduled."""
 
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -211,10 +214,44 @@ def duplicate_key_problems(path: str | Path) -> list[str]:
 
 
 def stacks_folds(setting: bool | str, *, dataset: dict[str, Any], gpus: int) -> bool:
-    """Whether the fold models of each iteration of ``dataset`` (its config entry) train together in one
-    ``train_iteration`` job (config ``stacked_folds``): ``true``, or ``auto`` where the training jobs ask for GPUs
+    """Whether the M x K fold models of each selection of ``dataset`` (its config entry) train together in one
+    ``train_selection`` job (config ``stacked_folds``): ``true``, or ``auto`` where the training jobs ask for GPUs
     (``gpus``), and only for inputs held in memory (not image files or token ids) and a model of
     :data:`~enkcvs.training.recipe.STATIC_MODELS`; ``false`` never."""
     stackable = (SOURCES[dataset["source"]].modality not in ("text", "image_files")
                  and dataset["recipe"]["model"] in STATIC_MODELS)
     return stackable and (setting is True or (setting == "auto" and gpus > 0))
+
+
+@dataclass(frozen=True)
+class StackedSelection:
+    """One ``train_selection`` rule: the M x K fold models of (``dataset``, noise, seed, ``K``) trained as one stacked
+    program, for every noise of ``noises`` and seed of ``seeds``."""
+
+    dataset: str
+    K: int
+    M: int
+    noises: tuple[str, ...]
+    seeds: tuple[int, ...]
+    rule: str
+
+
+def stacked_selections(iterations: Mapping[tuple[str, str, int, int], int]) -> list[StackedSelection]:
+    """The ``train_selection`` rules that train the fold models ``iterations`` asks for: (dataset, noise, seed, K)
+    -> M, the most iterations any selection of that setting votes over (iterations 1..M are shared by every M).
+
+    A rule's outputs are one pattern per (m, k), its wildcards constrained to one dataset, a set of noises and a set
+    of seeds: the settings of one (dataset, K, M) are grouped by noise, and the noises with the same seeds share a
+    rule, so that no setting trains an iteration no selection of it votes over."""
+    seeds_of = defaultdict(lambda: defaultdict(set))  # (dataset, K, M) -> noise -> seeds
+    for (dataset, noise, seed, K), M in iterations.items():
+        seeds_of[dataset, K, M][noise].add(int(seed))
+    rules = []
+    for (dataset, K, M), noises in sorted(seeds_of.items()):
+        groups = defaultdict(list)  # the seeds -> the noises trained at them
+        for noise, seeds in sorted(noises.items()):
+            groups[tuple(sorted(seeds))].append(noise)
+        for index, (seeds, grouped) in enumerate(sorted(groups.items(), key=lambda group: group[1])):
+            rule = f"train_selection_{dataset}_K{K}_M{M}" + (f"_{index + 1}" if len(groups) > 1 else "")
+            rules.append(StackedSelection(dataset=dataset, K=K, M=M, noises=tuple(grouped), seeds=seeds, rule=rule))
+    return rules

@@ -3,8 +3,9 @@ workflow on a config, timed, and records it in ``results/recorded/NAME`` (:mod:`
 stops it after two hours instead, to be started again or, with ``--carry-on-stop PATH``, saved there); ``carry
 --to PATH`` and ``restore --from PATH`` move an unfinished run to another machine through a folder or archive of the
 user's (:mod:`enkcvs.continuing.carry`);
-``readme`` (``make readme``) rewrites the generated blocks and bound values of every page (README.md, ``docs/*.md``,
-``benchmarks/README.md``, ``config/README.md``) from the recorded runs (:mod:`enkcvs.report.pages.blocks`), and
+``pending --time-limit 9m CONFIG...`` records a list of configs in priority order, each whole or not at all, within
+the limit (:mod:`enkcvs.recording.pending`); ``readme`` (``make readme``) rewrites the generated blocks and bound
+values of every page (README.md, ``docs/*.md``, ``benchmarks/README.md``, ``config/README.md``) from the recorded runs (:mod:`enkcvs.report.pages.blocks`), and
 ``readme --check`` only reports those that differ; ``compare`` lists the cells in which two runs' tables differ
 (:mod:`enkcvs.recording.compare`).
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 from enkcvs.continuing.carry import restore_run, save_run
 from enkcvs.continuing.deadline import STOPPED_AT_LIMIT, parse_duration
 from enkcvs.recording.compare import compare_runs
+from enkcvs.recording.pending import record_pending
 from enkcvs.recording.run import run_and_record
 from enkcvs.report.pages.blocks import pages, regenerate_pages
 
@@ -54,6 +56,18 @@ def _parser() -> argparse.ArgumentParser:
     restore.add_argument("--from", required=True, type=Path, metavar="PATH", dest="source",
                          help="the folder or archive `carry --to` wrote")
     restore.add_argument("--cores", default="all")
+    pending = commands.add_parser("pending", help="record configs in priority order within a time limit, each whole "
+                                  "or not at all, going on where an earlier call stopped")
+    pending.add_argument("configfiles", nargs="+", type=Path, metavar="CONFIG",
+                         help="configs in priority order, each recorded as results/recorded/<its file name>")
+    pending.add_argument("--time-limit", required=True, metavar="DURATION",
+                         help="stop then (2h, 9m, 1:30:00), the run going on keeping its epoch checkpoints")
+    pending.add_argument("--saves", type=Path, metavar="FOLDER",
+                         help="save a run stopped at the limit into FOLDER/<name>.tar.gz, outside the working "
+                              "directory, and restore it from there first the next time")
+    pending.add_argument("--cores", default="all")
+    pending.add_argument("--snakemake", default=str(Path(sys.executable).with_name("snakemake")))
+    pending.add_argument("--profile", type=Path, help="a Snakemake profile to run with, e.g. profiles/slurm")
     readme = commands.add_parser("readme", help="regenerate the generated blocks of the Markdown pages")
     readme.add_argument("--check", action="store_true", help="only report blocks that differ (exit 1)")
     readme.add_argument("pages", nargs="*", type=Path,
@@ -101,6 +115,27 @@ def _moved(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pending(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """The ``pending`` command: each config's state on a line; 0 when all are recorded, else the time limit's
+    status."""
+    missing = [str(path) for path in args.configfiles if not path.is_file()]
+    if missing:
+        parser.error(f"no config file {', '.join(missing)}")
+    try:
+        deadline = time.monotonic() + parse_duration(args.time_limit)
+    except ValueError as error:
+        parser.error(f"--time-limit {error}")
+    try:
+        states = record_pending(configfiles=args.configfiles, deadline=deadline, cores=args.cores,
+                                snakemake=args.snakemake, saves=args.saves, profile=args.profile)
+    except (FileNotFoundError, ValueError, RuntimeError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for name, state in states.items():
+        print(f"{name}: {state}")
+    return 0 if all(state.startswith("recorded") for state in states.values()) else STOPPED_AT_LIMIT
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -117,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
     if args.command in ("carry", "restore"):
         return _moved(args)
+    if args.command == "pending":
+        return _pending(args, parser)
     if args.command == "compare":
         print(compare_runs(args.first, args.second).to_markdown(index=False))
         return 0

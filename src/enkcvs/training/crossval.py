@@ -2,7 +2,7 @@
 lines 2-9, repeated M times with fresh folds and initialisation as in Algorithm 2) for a user's own data.
 
 :func:`fold_probabilities` is one fold, the step each ``train_fold`` job of the workflow runs;
-:func:`iteration_probabilities` the K folds of one iteration trained together (``train_iteration`` jobs);
+:func:`selection_probabilities` the M x K folds of a selection trained together (``train_selection`` jobs);
 :func:`out_of_fold_probabilities` runs all M x K of them in this process and returns the (M, N, Q) stack that
 :func:`enkcvs.select` and ``enkcvs find-issues`` read. The same seed gives the same folds, initialisations and
 probabilities as the workflow.
@@ -89,7 +89,7 @@ def _fold_training(*, recipe: Recipe, inputs: Callable[[np.ndarray, bool], Any],
     }
 
 
-def iteration_probabilities(
+def selection_probabilities(
     *,
     recipe: Recipe,
     inputs: Callable[[np.ndarray, bool], Any],
@@ -97,24 +97,27 @@ def iteration_probabilities(
     num_classes: int,
     seed: int,
     num_folds: int,
-    iteration: int,
+    iterations: Sequence[int],
     device=None,
     resumes: Sequence | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, Any]]:
-    """All K folds of iteration m trained together as one stacked program
-    (:func:`enkcvs.training.stacked.train_stacked`): what :func:`fold_probabilities` returns for k = 1..K, within
-    float rounding. Arguments as there (cross-entropy only); ``resumes`` holds each fold's epoch checkpoint file
-    (None: none). Inputs must be arrays in memory (images), and the model free of dropout.
+    """The K folds of each iteration m of ``iterations`` (a whole selection's M x K, or one iteration's K) trained
+    together as one stacked program (:func:`enkcvs.training.stacked.train_stacked`): what :func:`fold_probabilities`
+    returns for each (m, k), within float rounding. Arguments as there (cross-entropy only); ``resumes`` holds each
+    model's epoch checkpoint file (None: none), in the order of the result. Inputs must be arrays in memory (images),
+    and the model free of dropout.
 
     Returns
     -------
-    K (held_out (n_k,), probabilities (n_k, Q) float32, :class:`enkcvs.training.train.TrainingResult`), fold 1 first.
+    M x K (held_out (n_k,), probabilities (n_k, Q) float32, :class:`enkcvs.training.train.TrainingResult`), in the
+    order (m, k) = (first, 1), (first, 2), ..., (last, K).
     """
     from enkcvs.training.evaluate import predict_proba
     from enkcvs.training.stacked import train_stacked
 
     folds = [_fold_training(recipe=recipe, inputs=inputs, given=given, num_classes=num_classes, seed=seed,
-                            num_folds=num_folds, iteration=iteration, fold=fold) for fold in range(1, num_folds + 1)]
+                            num_folds=num_folds, iteration=iteration, fold=fold)
+             for iteration in iterations for fold in range(1, num_folds + 1)]
     trainings = [training for _, training in folds]
     results = train_stacked(recipe=recipe, xs=[training["x"] for training in trainings],
                             targets=[training["targets"] for training in trainings],

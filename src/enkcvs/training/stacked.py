@@ -7,8 +7,8 @@ arguments: the same initial weights (``torch.manual_seed(seed)``, then the netwo
 augmentation and mixup draws (its own generators), its own optimizer, batch-norm statistics, noisy-validation best
 epoch and epoch checkpoint (in train_model's format, so either can resume the other's). The weights equal train_model's
 up to float rounding (a stacked convolution sums in another order), within 1e-5 after a few epochs in fp32
-and within bf16's rounding under bf16 autocast (tests/test_stacked.py). A step where the models' batches differ in size (the last batch of an epoch over unequal
-folds) runs once per size on the models concerned; a model without a batch in a step is not touched by it.
+and within bf16's rounding under bf16 autocast (tests/test_stacked.py). A step where the models' batches differ in
+size (the last batch of an epoch over unequal folds) runs once per size on the models concerned; a model without a batch in a step is not touched by it.
 """
 
 import copy

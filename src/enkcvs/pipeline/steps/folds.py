@@ -98,36 +98,40 @@ def _write_predictions(output: PathLike, *, held_out, probabilities, result, giv
     log.info("wrote %s (weights of epoch %d)", output, result.best_epoch)
 
 
-def train_iteration(
+def train_selection(
     *,
     dataset: PathLike,
     labels: PathLike,
     recipe: dict[str, Any],
     seed: int,
     num_folds: int,
-    iteration: int,
+    iterations: int,
     threads: int,
     outputs: list[PathLike],
     provenance_fields: dict[str, Any],
     gpus: int = 0,
     allow_cpu_fallback: bool = False,
 ) -> None:
-    """:func:`train_fold` for every fold k = 1..K of iteration m at once, the K models trained together as one
-    stacked program (:func:`enkcvs.training.crossval.iteration_probabilities`; config ``stacked_folds``). Writes
-    fold k's table to ``outputs[k - 1]``, as train_fold writes it (its provenance with ``k`` added, and
-    ``stacked: true``); each model resumes from its own epoch checkpoint beside its table."""
-    from enkcvs.training.crossval import iteration_probabilities
+    """:func:`train_fold` for every fold k = 1..K of every iteration m = 1..M at once, the M x K models trained
+    together as one stacked program (:func:`enkcvs.training.crossval.selection_probabilities`; config
+    ``stacked_folds``). Writes fold (m, k)'s table to ``outputs[(m - 1) * K + k - 1]``, as train_fold writes it (its
+    provenance with ``m`` and ``k`` added, and ``stacked: true``); each model resumes from its own epoch checkpoint
+    beside its table."""
+    from enkcvs.training.crossval import selection_probabilities
     from enkcvs.training.resume import checkpoint_path
 
-    if len(outputs) != num_folds:
-        raise ValueError(f"{num_folds} folds need {num_folds} outputs, got {len(outputs)}")
+    if len(outputs) != iterations * num_folds:
+        raise ValueError(f"{iterations} iterations of {num_folds} folds need {iterations * num_folds} outputs, got "
+                         f"{len(outputs)}")
     device, inputs, given, num_classes = _job_inputs(dataset=dataset, labels=labels, tokens=None, threads=threads,
                                                      gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
     recipe_ = Recipe.from_dict(recipe)
-    folds = iteration_probabilities(
+    folds = selection_probabilities(
         recipe=recipe_, inputs=inputs, given=given, num_classes=num_classes, seed=seed, num_folds=num_folds,
-        iteration=iteration, device=device, resumes=[checkpoint_path(output) for output in outputs],
+        iterations=range(1, iterations + 1), device=device, resumes=[checkpoint_path(output) for output in outputs],
     )
-    for fold, (output, (held_out, probabilities, result)) in enumerate(zip(outputs, folds), start=1):
+    for position, (output, (held_out, probabilities, result)) in enumerate(zip(outputs, folds)):
+        m, k = divmod(position, num_folds)
         _write_predictions(output, held_out=held_out, probabilities=probabilities, result=result, given=given,
-                           recipe=recipe_, provenance_fields={**provenance_fields, "k": str(fold), "stacked": True})
+                           recipe=recipe_, provenance_fields={**provenance_fields, "m": str(m + 1), "k": str(k + 1),
+                                                              "stacked": True})

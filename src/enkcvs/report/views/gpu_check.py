@@ -87,7 +87,8 @@ def _stacked(check: dict, *, paper_epochs: dict[str, int]) -> str:
     takes it, its share of the stacked time (``stacked_folds``; checks from before it: nothing)."""
     if "stacked" not in check:
         return ""
-    rows = [{"model": model, "folds": run["folds"], "epochs": run["recipe"]["epochs"],
+    rows = [{"model": model, "folds": run["folds"], "stacked iterations": run.get("iterations", 1),
+             "epochs": run["recipe"]["epochs"],
              "per fold, one after another (samples/s)": f"{run['per_fold_samples_per_s']:,.0f}",
              "per fold, side by side (samples/s)": _side_by_side(run.get("side_by_side")),
              "per fold, side by side under MPS (samples/s)": _side_by_side(run.get("side_by_side_mps")),
@@ -100,9 +101,10 @@ def _stacked(check: dict, *, paper_epochs: dict[str, int]) -> str:
                  f"{_fold_sample_epochs(run) * paper_epochs[model] / run['stacked_samples_per_s']:.0f} "
                  f"({paper_epochs[model]})"}
             for model, run in check["stacked"].items()]
-    return ("\nAn iteration's K folds of each, trained stacked (one job, `stacked_folds: true`) against the same K "
-            "trained per fold, one after another in one process and as K processes side by side (summed training "
-            "samples per second, validation and prediction included), and against the eager loop above:\n\n"
+    return ("\nM iterations' K folds of each, trained stacked (one job, `stacked_folds: true`; checks before it "
+            "stacked one iteration) against an iteration's K trained per fold, one after another in one process and "
+            "as K processes side by side (summed training samples per second, validation and prediction included), "
+            "and against the eager loop above:\n\n"
             + pd.DataFrame(rows).to_markdown(index=False) + "\n")
 
 

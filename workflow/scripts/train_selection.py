@@ -1,15 +1,15 @@
 from enkcvs.pipeline.job import logged_job
 
 with logged_job(snakemake.log[0]):
-    from enkcvs.pipeline.steps.folds import train_iteration
+    from enkcvs.pipeline.steps.folds import train_selection
 
-    train_iteration(
+    train_selection(
         dataset=snakemake.input.dataset,
         labels=snakemake.input.labels,
         recipe=snakemake.params.recipe,
         seed=int(snakemake.wildcards.seed),
         num_folds=snakemake.params.num_folds,
-        iteration=int(snakemake.wildcards.m),
+        iterations=snakemake.params.iterations,
         threads=snakemake.threads,
         gpus=snakemake.resources.gpu,
         allow_cpu_fallback=bool(snakemake.resources.cpu_fallback),
