@@ -207,9 +207,14 @@ def _mismatch(stated: str, number: str, value, name: str) -> list[str]:
     return []
 
 
-def unbound(text: str) -> list[str]:
-    """Every number of a page's prose bound to nothing, every bound value whose text differs from its field and
-    every configuration fact that differs from its key: one line each, with where it stands."""
+#: What a bound value leaves in the prose that :func:`unbound` reads: no number, and no word of a sentence.
+BOUND = "\u27e8bound\u27e9"
+
+
+def unbound(text: str, *, claims: re.Pattern = NUMBER) -> list[str]:
+    """Every number of a page's prose bound to nothing (or, with ``claims``, every match of that pattern: a quantity
+    in words), every bound value whose text differs from its field and every configuration fact that differs from
+    its key: one line each, with where it stands."""
     text = re.sub(r"^```.*?^```", "", text, flags=re.DOTALL | re.MULTILINE)
     text = MARKER.sub("\n", text)
     problems, above = [], {}
@@ -221,7 +226,7 @@ def unbound(text: str) -> list[str]:
             continue
         if shown != match["text"]:
             problems.append(f"bound value {match['key']!r} shows {match['text']!r}, its field {shown!r}")
-    text = re.sub(r"<!--.*?-->", " ", VALUE.sub(" value ", text), flags=re.DOTALL)
+    text = re.sub(r"<!--.*?-->", " ", VALUE.sub(f" {BOUND} ", text), flags=re.DOTALL)
     for part in re.split(r"^(?=#{1,6} )", text, flags=re.MULTILINE):
         heading = part.splitlines()[0] if part.startswith("#") else ""
         level = len(heading) - len(heading.lstrip("#"))
@@ -237,7 +242,7 @@ def unbound(text: str) -> list[str]:
             paragraph = " ".join(paragraph.split())
             problems += [f"{heading or '(opening)'}: {number[0]} in "
                          f"'...{paragraph[max(0, number.start() - 60):number.end() + 30]}...'"
-                         for number in NUMBER.finditer(paragraph)]
+                         for number in claims.finditer(paragraph)]
     return problems
 
 

@@ -17,8 +17,9 @@ A key is ``SOURCE#FIELD``, optionally several joined by `` + `` (a sum), `` - ``
 row of a list, a CSV's or the paper's, whose columns read so), ``'key'`` (a key holding dots: ``'torch.compile
 default'``) or ``len`` (how many items). ``FORMAT`` is a Python
 format spec (``.1f``, ``,d``, ``+.2f``), one after ``%`` for a fraction as a percentage (``%.1f``: 0.696 as
-``69.6``), ``duration`` for seconds (``6 min 40 s``, ``6 h 13 min``; under a minute ``9.8 s``) or ``abs.1f`` for a
-difference without its sign; without one a value prints as it is stored.
+``69.6``), ``duration`` for seconds (``6 min 40 s``, ``6 h 13 min``; under a minute ``9.8 s``), ``abs.1f`` for a
+difference without its sign or ``words`` for a whole number in words (``two`` seeds, :data:`NUMBER_WORDS`); without
+one a value prints as it is stored.
 """
 
 import ast
@@ -133,9 +134,17 @@ def _number(value):
     return value
 
 
+#: The whole numbers a ``words`` format writes out, as a sentence states a count.
+NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+
+
 def _formatted(value, spec: str) -> str:
     if spec == "duration":
         return duration(float(value))
+    if spec == "words":
+        if float(value) != int(float(value)) or not 0 <= int(float(value)) < len(NUMBER_WORDS):
+            raise ValueError(f"format 'words' writes the whole numbers 0 to {len(NUMBER_WORDS) - 1}, not {value!r}")
+        return NUMBER_WORDS[int(float(value))]
     if spec.startswith("%"):
         value, spec = 100 * float(value), spec[1:]
     elif spec.startswith("abs"):
