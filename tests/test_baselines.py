@@ -21,11 +21,8 @@ from enkcvs.method.losses import (
 )
 from enkcvs.training.batches import batch_source, steps_per_epoch
 from enkcvs.training.evaluate import predict_proba
+from enkcvs.method.methods import BASELINE_METHODS, METHODS, ORACLE_METHODS, SELECTION_METHODS
 from enkcvs.training.final import (
-    BASELINE_METHODS,
-    METHODS,
-    ORACLE_METHODS,
-    SELECTION_METHODS,
     FinalTraining,
     final_recipe,
     final_training,

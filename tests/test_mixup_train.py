@@ -16,7 +16,8 @@ from enkcvs.method.losses import soft_cross_entropy
 from enkcvs.method.mixup import mixup, mixup_lambda
 from enkcvs.method.weights import full_loss_sample_weights
 from enkcvs.training.evaluate import predict_proba
-from enkcvs.training.final import METHODS, final_training_set
+from enkcvs.method.methods import METHODS
+from enkcvs.training.final import final_training_set
 from enkcvs.training.models import create_model
 from enkcvs.training.recipe import Recipe
 from enkcvs.training.train import log_epoch, epoch_device, train_model

@@ -13,7 +13,7 @@ import torch
 import yaml
 
 from enkcvs.io import read_json, read_table
-from enkcvs.training.final import ABLATION_LADDER, SELECTION_METHODS
+from enkcvs.method.methods import ABLATION_LADDER, SELECTION_METHODS
 
 pytestmark = pytest.mark.workflow
 

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from enkcvs.data.sources import SOURCES
 from enkcvs.data.text import checkpoint_slug
-from enkcvs.training.final import BASELINE_METHODS, GAMMA_METHODS, SELECTION_METHODS
+from enkcvs.method.methods import BASELINE_METHODS, GAMMA_METHODS, SELECTION_METHODS
 from enkcvs.training.recipe import baseline_recipe, recipe_params
 from enkcvs.pipeline.config import (
     config_problems,

@@ -4,7 +4,7 @@
 
 from types import SimpleNamespace
 
-from enkcvs.training.final import ABLATION_LADDER
+from enkcvs.method.methods import ABLATION_LADDER
 
 
 def get_table1_metrics(wildcards):

@@ -10,7 +10,7 @@ import yaml
 
 from enkcvs.data.sources import SOURCES
 from enkcvs.method.noise import ASYMMETRIC_MAPS, SUPERCLASS_MAPS, parse_noise
-from enkcvs.training.final import ORACLE_METHODS
+from enkcvs.method.methods import ORACLE_METHODS
 from enkcvs.training.recipe import STATIC_MODELS, Recipe, baseline_recipe
 
 

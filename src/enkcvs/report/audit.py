@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from enkcvs.report.tables import collect_records, table1, table2
-from enkcvs.training.final import BASELINE_METHODS, SELECTION_METHODS
+from enkcvs.method.methods import BASELINE_METHODS, SELECTION_METHODS
 from enkcvs.pipeline.layout import (
     CL_SELECTION,
     FINAL_BASELINE,

@@ -3,7 +3,7 @@ ladder: the paper's names where it prints a method (:data:`enkcvs.report.paper.M
 description."""
 
 from enkcvs.report.paper import METHOD_NAMES
-from enkcvs.training.final import ABLATION_LADDER, METHODS
+from enkcvs.method.methods import ABLATION_LADDER, METHODS
 
 #: How tables and figures title each method: the paper's names where it prints the method, else a short description
 #: that says when the paper has no such row.

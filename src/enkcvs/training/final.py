@@ -7,42 +7,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from enkcvs.method.methods import BASELINE_METHODS, METHODS, MIXUP_METHODS, ORACLE_METHODS
 from enkcvs.method.noise import actual_noise_rate, parse_noise
 from enkcvs.method.weights import full_loss_sample_weights, reweighted_targets
 from enkcvs.training.recipe import CoTeaching, Recipe
 
-#: Final-training methods. ``ce``: every sample with its given label. ``ce_mixup``: the same with the recipe's mixup
-#: (not in the paper: what mixup alone buys before any selection). ``ce_true``: every sample with its *true* label (the
-#: clean ceiling of the ablation ladder; needs injected noise). ``sl`` / ``gce``: the given labels under the symmetric
-#: (Wang et al. 2019) or generalized (Zhang & Sabuncu 2018) cross-entropy. ``coteaching``: the given labels, two
-#: networks exchanging small-loss samples (Han et al. 2018). ``ss_only``: the selected set SS alone, no re-weighting
-#: (Figure 1, Table 1). ``cl_prune``: the samples confident learning does not flag (cleanlab's ``find_label_issues`` on
-#: the same out-of-fold probabilities), trained as ``ss_only`` (Northcutt et al.'s prune-and-retrain; not in the
-#: paper). ``ss_pseudo``: SS with its given labels plus every other sample with its pseudo label, all weighted alike
-#: (plain CE: no beta, no gamma). ``ss_pseudo_weighted``: the same hard pseudo labels under Eq. full-loss's per-set
-#: normalisation and gamma (beta = 0). ``enkcvs``: SS plus the re-weighted non-selected samples (Eq. full-loss). Two
-#: oracle rungs use the true labels to locate losses (injected noise only): ``cs_only`` trains on the clean samples CS
-#: (a perfect selection), ``css_only`` on the clean selected ones CSS (SS minus its wrong labels).
-METHODS = ("ce", "ce_mixup", "ce_true", "sl", "gce", "coteaching", "cs_only", "ss_only", "css_only", "cl_prune",
-           "ss_pseudo", "ss_pseudo_weighted", "enkcvs")
-#: Methods without a selection (PAPER-NOTES, Baselines): they train on every sample with a one-hot label.
-BASELINE_METHODS = ("ce", "ce_mixup", "ce_true", "sl", "gce", "coteaching", "cs_only")
-#: Methods that need a selection (K, M, t) before training (``cl_prune``: confident learning's, on the same folds).
-SELECTION_METHODS = ("ss_only", "css_only", "cl_prune", "ss_pseudo", "ss_pseudo_weighted", "enkcvs")
-#: The ablation ladder (``results/report/ablation.*``), all with the same recipe, seeds and selection, one change per
-#: rung: the clean ceiling, CE on the noisy labels, CE with mixup, then the selection with and without its wrong
-#: labels and a perfect selection (the oracles show what the selection's precision and recall cost), then the
-#: ingredients of E-NKCVS one by one: the pseudo-labelled rest, Eq. full-loss's normalisation and gamma, beta.
-ABLATION_LADDER = ("ce_true", "ce", "ce_mixup", "cs_only", "css_only", "ss_only", "ss_pseudo", "ss_pseudo_weighted",
-                   "enkcvs")
-#: Methods that train on the true labels (the ceiling and the oracles): injected noise only.
-ORACLE_METHODS = ("ce_true", "cs_only", "css_only")
-#: Methods whose final loss weighs the non-selected samples by gamma (Eq. full-loss).
-GAMMA_METHODS = ("ss_pseudo_weighted", "enkcvs")
-#: Methods that train with the recipe's mixup: mixup is part of E-NKCVS (Section 3.1), so its final model and the
-#: ladder's selection rungs mix; ``ce_mixup`` shows mixup alone. The paper's baselines train as their authors do,
-#: without it (PAPER-NOTES, Baselines); ``ce``, ``sl`` and ``gce`` may opt in (option ``mixup``), co-teaching may not.
-MIXUP_METHODS = ("ce_mixup", "cs_only", "css_only", "ss_only", "cl_prune", "ss_pseudo", "ss_pseudo_weighted", "enkcvs")
 #: Options (method hyperparameters) each method requires.
 METHOD_OPTIONS = {
     **{method: () for method in METHODS},
@@ -91,7 +60,7 @@ def final_training(*, method: str, options: dict[str, Any]) -> FinalTraining:
     ``sl`` {alpha, beta} and ``gce`` {q} give the loss; ``coteaching`` {forget_rate (a number, resolved), warmup_epochs,
     ramp} gives the co-teaching settings; ``ce``, ``sl``, ``gce`` and ``coteaching`` say through ``mixup`` whether
     they mix (co-teaching cannot) and through ``test_curve`` whether their clean test accuracy is recorded after every
-    epoch; :data:`MIXUP_METHODS` always mix, the others never. Unknown methods, missing and unknown options, and mixup
+    epoch; :data:`~enkcvs.method.methods.MIXUP_METHODS` always mix, the others never. Unknown methods, missing and unknown options, and mixup
     for co-teaching raise ``ValueError``.
     """
     if method not in METHOD_OPTIONS:
@@ -153,13 +122,13 @@ def final_training_set(
 
     Parameters
     ----------
-    method : one of :data:`METHODS`.
+    method : one of :data:`~enkcvs.method.methods.METHODS`.
     given : (N,) given (noisy) labels.
     num_classes : Q.
-    selection : for :data:`SELECTION_METHODS`: the selection table (N rows by sample: ``selected``, and ``pseudo``,
+    selection : for :data:`~enkcvs.method.methods.SELECTION_METHODS`: the selection table (N rows by sample: ``selected``, and ``pseudo``,
         ``beta`` where the method uses them; for ``cl_prune`` ``selected`` = not flagged by confident learning).
-    gamma : weight of the non-selected samples' term in Eq. full-loss (:data:`GAMMA_METHODS`).
-    true : (N,) true labels, for :data:`ORACLE_METHODS` only.
+    gamma : weight of the non-selected samples' term in Eq. full-loss (:data:`~enkcvs.method.methods.GAMMA_METHODS`).
+    true : (N,) true labels, for :data:`~enkcvs.method.methods.ORACLE_METHODS` only.
 
     Returns
     -------

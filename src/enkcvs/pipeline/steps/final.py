@@ -8,6 +8,7 @@ import numpy as np
 
 from enkcvs.data.datasets import load_dataset
 from enkcvs.io import PathLike, provenance, read_table, read_table_metadata, write_json
+from enkcvs.method.methods import GAMMA_METHODS
 from enkcvs.rng import Purpose, derive_seed
 from enkcvs.training.inputs import split_inputs, subset_inputs
 from enkcvs.training.recipe import Recipe
@@ -45,7 +46,7 @@ def train_final(
 
     from enkcvs.training.device import job_device
     from enkcvs.training.evaluate import labelled_accuracy
-    from enkcvs.training.final import GAMMA_METHODS, final_recipe, final_training, final_training_set
+    from enkcvs.training.final import final_recipe, final_training, final_training_set
     from enkcvs.training.resume import checkpoint_path
     from enkcvs.training.train import train_model
 

@@ -1,7 +1,7 @@
 """Table 2 cells gathered from several recorded runs of the same data and recipe: each run adds the settings, seeds
 or methods it trained, a later run's cell replacing an earlier one's where they share a seed (a baseline retrained
 another way), and seeds pooled into mean ± std. A method that trains on the selection
-(:data:`enkcvs.training.final.SELECTION_METHODS`) keeps one cell per selection (K, M) its runs made, never pooled
+(:data:`enkcvs.method.methods.SELECTION_METHODS`) keeps one cell per selection (K, M) its runs made, never pooled
 across them.
 """
 
@@ -12,7 +12,7 @@ import pandas as pd
 
 from enkcvs.report.views.common import SETTING
 from enkcvs.recording.provenance import recorded_config
-from enkcvs.training.final import SELECTION_METHODS
+from enkcvs.method.methods import SELECTION_METHODS
 
 
 def seeds_and_selection(run: Path) -> tuple[set[int], tuple[int, int] | None]:
@@ -45,7 +45,7 @@ def gathered_row(runs: list[tuple[Path, set[str] | None]]) -> pd.DataFrame:
     """The Table 2 cells of ``runs`` (in order; each with the methods taken from it, None: all) pooled per setting
     and method (and selection, for the methods that train on it): a later run's cell replaces an earlier one's where
     their seeds meet; the others' seeds pool (:func:`pooled`). Columns: the setting, ``method``, ``selection`` (the
-    run's (K, M) for :data:`~enkcvs.training.final.SELECTION_METHODS`, else None), ``mean``, ``std``, ``runs``
+    run's (K, M) for :data:`~enkcvs.method.methods.SELECTION_METHODS`, else None), ``mean``, ``std``, ``runs``
     (seeds), ``published`` (the paper's cell), ``runs_from`` (the runs it came from) and ``seeds`` (their seeds,
     sorted)."""
     parts: dict[tuple, list[tuple[set[int], pd.Series]]] = {}
