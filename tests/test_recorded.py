@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from scipy.stats import ttest_ind_from_stats
 
 from enkcvs.continuing.carry import saves_file
 from enkcvs.data.datasets import Dataset, save_dataset
@@ -652,13 +653,14 @@ def test_label_issues_view_counts_the_flagged_samples_per_group_beside_cleanlab(
 
 def _row_run(root: Path, name: str, seeds: list[int], cells: list[tuple], selection: dict | None = None) -> Path:
     """A recorded run of ``seeds`` (at ``selection``'s K, M and t) whose Table 2 holds ``cells``: (noise rate,
-    method, mean, std, runs, paper)."""
+    method, mean, std, runs, paper), the paper's std 0.5 wherever it has a cell."""
     run = root / name
     run.mkdir(parents=True)
     config = {"seeds": seeds, **({"selection": selection} if selection else {})}
     (run / "provenance.json").write_text(json.dumps({"config": yaml.safe_dump(config)}))
     pd.DataFrame([{"dataset": "mnist", "paper_dataset": "MNIST", "noise_kind": "asym", "noise_rate": rate,
-                   "method": method, "mean": mean, "std": std, "runs": runs, "published": paper}
+                   "method": method, "mean": mean, "std": std, "runs": runs, "published": paper,
+                   "published_std": None if paper is None else 0.5}
                   for rate, method, mean, std, runs, paper in cells]).to_csv(run / "table2.csv", index=False)
     return run
 
@@ -681,17 +683,34 @@ def test_row_view_pools_seeds_replaces_a_retrained_cell_and_orders_by_welchs_tes
         assert row.loc[method, "runs"] == 3
     assert row.loc["sl", "mean"] == pytest.approx((98.1 + 2 * 97.0) / 3)  # seed 1's SL is the sl run's
     assert row.loc["sl", "runs_from"] == "seeds, sl" and row.loc["ce_mixup", "runs"] == 1
-    assert np.isnan(pooled(pd.DataFrame([{"mean": 1.0, "std": nan, "runs": 1, "published": 2.0, "run": "a"}]))["std"])
+    assert np.isnan(pooled(pd.DataFrame([{"mean": 1.0, "std": nan, "runs": 1, "published": 2.0, "published_std": 0.5,
+                                       "run": "a"}]))["std"])
     text = render_block("full/row:seeds+sl", root=tmp_path)
     assert re.search(r"mnist asym 0\.4: E-NKCVS is above CE \(p = [0-9.e-]+, 3 and 3 seeds\); not distinguishable "
                      r"from SL \(p = 0\.[1-9]\d*, 3 and 3 seeds\)", text)
     line = text.splitlines()[4]
     assert line == "| mnist asym 0.4 | 82.3 ± 1.4 (81.1) | 97.4 ± 1.6 (98.0) | **98.4 ± 0.4** (98.4) |"
     assert "CE + mixup" not in line and text.rstrip().endswith("SL: seeds, sl.")  # sl once, for both its cells
+    p = ttest_ind_from_stats(row.loc["ce", "mean"], row.loc["ce", "std"], 3, 81.1, 0.5, 5, equal_var=False).pvalue
+    assert f"mnist asym 0.4: CE not distinguishable from the paper's (+1.2, p = {p:.2g})" in text and p > 0.05
+    p = ttest_ind_from_stats(row.loc["sl", "mean"], row.loc["sl", "std"], 3, 98.0, 0.5, 5, equal_var=False).pvalue
+    assert f"SL not distinguishable from the paper's (-0.6, p = {p:.2g})" in text
+    assert "; mnist asym 0.2: SL -0.1, not tested (one seed)." in text
     with pytest.raises(FileNotFoundError, match="no recorded run gone to gather with full"):
         render_block("full/row:seeds+gone", root=tmp_path)
     with pytest.raises(ValueError, match=r"<run>\[<method>,<method>\], joined by \+"):
         render_block("full/row:seeds[CE]", root=tmp_path)
+
+
+def test_a_cell_is_set_against_the_papers_own_by_welchs_test_from_both_means_and_stds():
+    from enkcvs.report.views.common import paper_verdict
+
+    cell = {"mean": 95.82, "std": 0.26, "runs": 3, "published": 88.8, "published_std": 0.5}
+    p = ttest_ind_from_stats(95.82, 0.26, 3, 88.8, 0.5, 5, equal_var=False).pvalue
+    assert paper_verdict(pd.Series(cell)) == f"above the paper's (+7.0, p = {p:.2g})" and p < 0.05
+    assert paper_verdict(pd.Series({**cell, "mean": 80.0})).startswith("below the paper's (-8.8, p = ")
+    assert paper_verdict(pd.Series({**cell, "runs": 1})) == "+7.0, not tested (one seed)"
+    assert paper_verdict(pd.Series({**cell, "published_std": float("nan")})) == "+7.0, not tested (no std in the paper)"
 
 
 def test_row_view_takes_only_the_named_methods_of_a_run(tmp_path):

@@ -12,6 +12,8 @@ from importlib.resources import files
 import pandas as pd
 
 #: Columns of :func:`published_results`, in order.
+#: How many runs each of Table 2's cells averages ("mean ± std over 5 runs").
+TABLE2_RUNS = 5
 COLUMNS = (
     "table", "dataset", "noise_kind", "noise_rate", "method", "metric", "value", "std", "source", "note",
     "printed_decimals",

@@ -13,6 +13,7 @@ import pandas as pd
 from scipy.stats import t as student_t
 from scipy.stats import ttest_ind_from_stats
 
+from enkcvs.report.paper import TABLE2_RUNS
 from enkcvs.report.titles import METHOD_TITLES
 
 
@@ -52,6 +53,19 @@ SIDES = ("above", "below", "not distinguishable from")
 def several_seeds(rows: pd.DataFrame) -> bool:
     """Whether every cell of ``rows`` (Table 2 rows) has the seeds Welch's t-test needs: two or more, with a std."""
     return "std" in rows and int(rows["runs"].min()) >= 2
+
+
+def paper_verdict(cell: pd.Series) -> str:
+    """A Table 2 cell (``mean``, ``std``, ``runs``) against the paper's own (``published``, ``published_std`` over
+    its :data:`~enkcvs.report.paper.TABLE2_RUNS` runs) by Welch's t-test from both means and stds: ``not
+    distinguishable from the paper's (+0.9, p = 0.41)``, ``above the paper's (+6.9, p = 0.0001)``, or, for a single
+    seed or a paper cell without a std, the gap untested."""
+    gap = cell["mean"] - cell["published"]
+    if int(cell["runs"]) < 2 or pd.isna(cell.get("published_std")):
+        return f"{gap:+.1f}, not tested ({'one seed' if int(cell['runs']) < 2 else 'no std in the paper'})"
+    side, p = tested_side(cell, pd.Series({"mean": cell["published"], "std": cell["published_std"],
+                                           "runs": TABLE2_RUNS}))
+    return f"{side} the paper's ({gap:+.1f}, p = {p:.2g})"
 
 
 def welch_p(first: pd.Series, second: pd.Series) -> float:

@@ -38,6 +38,7 @@ def pooled(cells: pd.DataFrame) -> pd.Series:
     squares = (np.nan_to_num(cells["std"].to_numpy(float)) ** 2 * (n - 1)).sum() + (n * (mean - grand) ** 2).sum()
     return pd.Series({"mean": grand, "std": float(np.sqrt(squares / (total - 1))) if total > 1 else float("nan"),
                       "runs": int(total), "published": cells["published"].iloc[0],
+                      "published_std": cells["published_std"].iloc[0],
                       "runs_from": ", ".join(dict.fromkeys(cells["run"]))})
 
 
@@ -46,7 +47,7 @@ def gathered_row(runs: list[tuple[Path, set[str] | None]]) -> pd.DataFrame:
     and method (and selection, for the methods that train on it): a later run's cell replaces an earlier one's where
     their seeds meet; the others' seeds pool (:func:`pooled`). Columns: the setting, ``method``, ``selection`` (the
     run's (K, M) for :data:`~enkcvs.method.methods.SELECTION_METHODS`, else None), ``mean``, ``std``, ``runs``
-    (seeds), ``published`` (the paper's cell), ``runs_from`` (the runs it came from) and ``seeds`` (their seeds,
+    (seeds), ``published`` and ``published_std`` (the paper's cell), ``runs_from`` (the runs it came from) and ``seeds`` (their seeds,
     sorted)."""
     parts: dict[tuple, list[tuple[set[int], pd.Series]]] = {}
     for run, methods in runs:

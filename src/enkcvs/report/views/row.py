@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 
 from enkcvs.report.comparison import method_rank
+from enkcvs.report.paper import TABLE2_RUNS
 from enkcvs.report.titles import METHOD_TITLES
-from enkcvs.report.views.common import SETTING, SIGNIFICANCE, several_seeds, tested_verdict
+from enkcvs.report.views.common import SETTING, SIGNIFICANCE, paper_verdict, several_seeds, tested_verdict
 from enkcvs.report.views.gathered import gathered_row, selection_title
 
 
@@ -41,6 +42,12 @@ def _verdict(cells: pd.DataFrame) -> str:
             else:
                 phrases.append(f"{setting}: E-NKCVS is {tested_verdict(ours, rivals)}")
     return "; ".join(phrases)
+
+
+def _against_paper(shown: pd.DataFrame) -> str:
+    """Each cell against the paper's own (:func:`enkcvs.report.views.common.paper_verdict`), setting by setting."""
+    return "; ".join(f"{setting}: " + ", ".join(f"{title} {paper_verdict(cell)}" for title, cell in zip(
+        rows["title"], (row for _, row in rows.iterrows()))) for setting, rows in shown.groupby("setting", sort=False))
 
 
 def row_view(runs: list[tuple[Path, set[str] | None]]) -> str:
@@ -71,4 +78,6 @@ def row_view(runs: list[tuple[Path, set[str] | None]]) -> str:
             "here. E-NKCVS is ordered against a method by Welch's t-test over seeds (two-sided, ordered where p < "
             f"{SIGNIFICANCE:g}): "
             f"{_verdict(cells)}.\n\n" + frame.reset_index().to_markdown(index=False)
-            + f"\n\nCells from the runs: {sources}.\n")
+            + f"\n\nEach cell against the paper's own by Welch's t-test from both means and stds (the paper's over its "
+            f"{TABLE2_RUNS} runs; two-sided, p < {SIGNIFICANCE:g} sets a cell above or below it): "
+            f"{_against_paper(shown)}.\n\nCells from the runs: {sources}.\n")
