@@ -1,6 +1,7 @@
 """Out-of-fold probabilities from the library (enkcvs.training.crossval): the workflow's fold step is the same code."""
 
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -50,3 +51,24 @@ def test_the_docs_example_runs():
     namespace = {}
     exec(compile(code, "docs/your-data.md", "exec"), namespace)
     assert namespace["oof"].shape == (3, 1797, 10) and namespace["issues"]["rank"].tolist()[:3] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("progress, terminal", [(True, False), (False, False), (True, True)],
+                         ids=["to a file", "not asked", "to a terminal"])
+def test_progress_outside_a_terminal_is_a_line_per_fold_model_with_the_time_left(progress, terminal, tiny_inputs,
+                                                                                 capsys, monkeypatch):
+    """Where stderr is a file (a log, a cluster job's output) a bar would be lost: a line per fold model instead; in
+    a terminal, tqdm's bar alone."""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal, raising=False)
+    data = load_dataset(tiny_inputs / "data.npz")
+    recipe = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 1, "batch_size": 16}
+    out_of_fold_probabilities(x=data.x_train, labels=data.y_train, recipe=recipe, num_folds=2, iterations=2,
+                              progress=progress)
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("fold model ")]
+    if not progress or terminal:
+        assert lines == [] and ("fold models: 100%" in err) == terminal
+        return
+    assert len(lines) == 4 and lines[0].startswith("fold model 1 of 4 trained (iteration 1 of 2, fold 1 of 2): ")
+    assert all(re.search(r": \d+ s so far, about \d+ s left$", line) for line in lines)
+    assert lines[-1].endswith("about 0 s left")

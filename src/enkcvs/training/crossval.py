@@ -9,6 +9,8 @@ probabilities as the workflow.
 """
 
 import logging
+import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -158,7 +160,8 @@ def out_of_fold_probabilities(
     seed : seeds folds, validation hold-outs and initialisations exactly as the workflow does.
     num_classes : Q; default the prepared dataset's classes, else the largest label + 1.
     device : torch device; default :func:`enkcvs.training.device.default_device`.
-    progress : show a bar over the M x K fold models on stderr, with the time left (in a terminal only).
+    progress : show the M x K fold models' progress on stderr, with the time left: a bar in a terminal, else a line
+        per fold model.
     standardize : z-score features (N, ..., F) inside each fold, by the mean and standard deviation of the fold's
         training part alone (:func:`enkcvs.training.standardize.standardized`): for tables, whose columns come in
         units of their own. Array inputs only.
@@ -167,8 +170,6 @@ def out_of_fold_probabilities(
     -------
     (M, N, Q) float32, rows summing to 1.
     """
-    from tqdm import tqdm
-
     recipe = recipe if isinstance(recipe, Recipe) else Recipe.from_dict(recipe)
     x, labels, num_classes, inputs = _fold_inputs(x, labels=labels, num_classes=num_classes)
     if labels is None:
@@ -181,11 +182,10 @@ def out_of_fold_probabilities(
     if standardize and not (isinstance(x, np.ndarray) and x.dtype.kind == "f"):
         raise ValueError("standardize=True z-scores numeric features: pass x as a float array (N, ..., F)")
     stack = np.empty((iterations, len(given), num_classes), dtype=np.float32)
-    # disable=None: a bar in a terminal only, as each fold's own epoch bar (enkcvs.training.train)
-    bar = tqdm(total=iterations * num_folds, desc="fold models", unit="model", disable=None if progress else True)
+    bar = _FoldProgress(total=iterations * num_folds, shown=progress)
     for m in range(1, iterations + 1):
         for k in range(1, num_folds + 1):
-            bar.set_postfix_str(f"iteration {m} of {iterations}, fold {k} of {num_folds}", refresh=False)
+            bar.begin(f"iteration {m} of {iterations}, fold {k} of {num_folds}")
             if standardize:
                 train, validation, _ = fold_indices(num_samples=len(given), num_folds=num_folds, seed=seed,
                                                     iteration=m, fold=k, validation_fraction=recipe.validation_fraction)
@@ -196,9 +196,38 @@ def out_of_fold_probabilities(
                 iteration=m, fold=k, device=device,
             )
             stack[m - 1, held_out] = probabilities
-            bar.update()
+            bar.end()
     bar.close()
     return stack
+
+
+class _FoldProgress:
+    """Progress over the M x K fold models on stderr: tqdm's bar in a terminal, else, where a bar would be lost (a log
+    file, a cluster job's output), a line per fold model trained with the time left at the mean pace so far."""
+
+    def __init__(self, *, total: int, shown: bool):
+        from tqdm import tqdm
+
+        terminal = sys.stderr.isatty()
+        self.total, self.done, self.started, self.lines = total, 0, time.perf_counter(), shown and not terminal
+        self.bar = tqdm(total=total, desc="fold models", unit="model", disable=not (shown and terminal))
+        self.model = ""
+
+    def begin(self, model: str) -> None:
+        self.model = model
+        self.bar.set_postfix_str(model, refresh=False)
+
+    def end(self) -> None:
+        self.done += 1
+        self.bar.update()
+        if self.lines:
+            elapsed = time.perf_counter() - self.started
+            left = elapsed / self.done * (self.total - self.done)
+            print(f"fold model {self.done} of {self.total} trained ({self.model}): {elapsed:.0f} s so far, about "
+                  f"{left:.0f} s left", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def _fold_inputs(x, *, labels: np.ndarray | None, num_classes: int | None):
