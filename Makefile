@@ -36,8 +36,8 @@ record: $(BIN)/.installed
 # Record what is pending within a time limit (docs/running.md): each config of PENDING, in order, recorded whole into
 # results/recorded/<its name> or not at all; started again, it goes on where it stopped (SAVES=<folder outside the
 # checkout> also saves a stopped run there, for another machine): make pending TIME_LIMIT=9m
-PENDING ?= config/mnist-full-k10-seeds.yaml config/mnist-full-k10-sym0.8.yaml config/mnist-full-k10-asym0.2.yaml \
-	config/mnist-full-k10-sym.yaml config/mnist-full-coteaching-authors.yaml
+PENDING ?= config/experiments/mnist-full-k10-seeds.yaml config/experiments/mnist-full-k10-sym0.8.yaml config/experiments/mnist-full-k10-asym0.2.yaml \
+	config/experiments/mnist-full-k10-sym.yaml config/experiments/mnist-full-coteaching-authors.yaml
 
 pending: $(BIN)/.installed
 	$(BIN)/python -m enkcvs.runs pending $(PENDING) --time-limit $(TIME_LIMIT) $(if $(SAVES),--saves $(SAVES))

@@ -10,6 +10,8 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+#: The experiments' configs, beside the two entry points config/config.yaml and config/paper.yaml.
+EXPERIMENTS = REPO / "config" / "experiments"
 pytestmark = pytest.mark.workflow
 
 BASE = yaml.safe_load((REPO / "tests" / "config" / "tiny.yaml").read_text())
@@ -191,6 +193,7 @@ def test_a_bad_config_stops_snakemake_before_any_job(tmp_path, case, text, fragm
 def test_the_shipped_configs_are_valid(tmp_path):
     # config/paper.yaml: tests/test_paper_workflow.py
     shipped = (*sorted(path for path in (REPO / "config").glob("*.yaml") if path.name != "paper.yaml"),
+               *sorted(EXPERIMENTS.glob("*.yaml")),
                *sorted((REPO / "tests" / "config").glob("*.yaml")), *sorted((REPO / "benchmarks").glob("*.yaml")))
     for config in shipped:
         done = subprocess.run(
@@ -203,8 +206,8 @@ def test_the_shipped_configs_are_valid(tmp_path):
 
 def test_the_coteaching_actual_record_changes_only_the_forget_rate():
     """Recorded in mnist-full's folder, it must rerun only the Co-teaching models: one key apart."""
-    full = yaml.safe_load((REPO / "config" / "mnist-full.yaml").read_text())
-    actual = yaml.safe_load((REPO / "config" / "mnist-full-coteaching-actual.yaml").read_text())
+    full = yaml.safe_load((EXPERIMENTS / "mnist-full.yaml").read_text())
+    actual = yaml.safe_load((EXPERIMENTS / "mnist-full-coteaching-actual.yaml").read_text())
     assert actual["datasets"]["mnist"]["baselines"]["coteaching"]["forget_rate"] == "actual"
     actual["datasets"]["mnist"]["baselines"]["coteaching"]["forget_rate"] = "nominal"
     assert actual == full
@@ -213,8 +216,8 @@ def test_the_coteaching_actual_record_changes_only_the_forget_rate():
 @pytest.mark.parametrize("parent", ["mnist-sample-paper", "trec-full"])
 def test_a_coteaching_actual_run_is_its_parent_at_the_asymmetric_settings_with_coteaching_alone(parent):
     """Its Co-teaching cells sit beside the parent record's: same data, labels, seed and recipe, another forget rate."""
-    full = yaml.safe_load((REPO / "config" / f"{parent}.yaml").read_text())
-    actual = yaml.safe_load((REPO / "config" / f"{parent}-coteaching-actual.yaml").read_text())
+    full = yaml.safe_load((EXPERIMENTS / f"{parent}.yaml").read_text())
+    actual = yaml.safe_load((EXPERIMENTS / f"{parent}-coteaching-actual.yaml").read_text())
     (name, dataset), = actual["datasets"].items()
     assert dataset["baselines"]["coteaching"]["forget_rate"] == "actual"
     assert dataset["noise"] == [n for n in full["datasets"][name]["noise"] if n.startswith("asym")]
@@ -227,8 +230,8 @@ def test_a_coteaching_actual_run_is_its_parent_at_the_asymmetric_settings_with_c
 
 def test_a_full_mnist_setting_record_is_mnist_full_at_another_noise_setting():
     """Its cells join mnist-full's in one Table 2 row: same data, recipe, selection and seed."""
-    full = yaml.safe_load((REPO / "config" / "mnist-full.yaml").read_text())
-    setting = yaml.safe_load((REPO / "config" / "mnist-full-sym0.8.yaml").read_text())
+    full = yaml.safe_load((EXPERIMENTS / "mnist-full.yaml").read_text())
+    setting = yaml.safe_load((EXPERIMENTS / "mnist-full-sym0.8.yaml").read_text())
     dataset = setting["datasets"]["mnist"]
     assert dataset.pop("noise") == ["sym0.8"] and full["datasets"]["mnist"].pop("noise") == ["asym0.4"]
     assert dataset["baselines"]["coteaching"].pop("forget_rate") == "actual"
@@ -239,8 +242,8 @@ def test_a_full_mnist_setting_record_is_mnist_full_at_another_noise_setting():
 
 def test_the_sl_authors_record_is_mnist_full_with_sl_alone_on_its_authors_schedule():
     """Its SL cells sit beside mnist-full's and mnist-full-sym0.8's: same data, labels, seed, model and loss."""
-    full = yaml.safe_load((REPO / "config" / "mnist-full.yaml").read_text())
-    authors = yaml.safe_load((REPO / "config" / "mnist-full-sl-authors.yaml").read_text())
+    full = yaml.safe_load((EXPERIMENTS / "mnist-full.yaml").read_text())
+    authors = yaml.safe_load((EXPERIMENTS / "mnist-full-sl-authors.yaml").read_text())
     dataset = authors["datasets"]["mnist"]
     assert dataset.pop("noise") == ["asym0.4", "sym0.8"] and full["datasets"]["mnist"].pop("noise") == ["asym0.4"]
     assert dataset["baselines"]["sl"].pop("schedule") == "authors"
@@ -253,8 +256,8 @@ def test_the_sl_authors_record_is_mnist_full_with_sl_alone_on_its_authors_schedu
 def test_the_coteaching_authors_record_is_mnist_full_with_coteaching_alone_as_its_authors_train_it():
     """Its Co-teaching cells sit beside those of mnist-full-coteaching-actual and mnist-full-sym0.8: same data,
     labels, seed and forget rate, the authors' network, schedule and forget-rate rise."""
-    full = yaml.safe_load((REPO / "config" / "mnist-full.yaml").read_text())
-    authors = yaml.safe_load((REPO / "config" / "mnist-full-coteaching-authors.yaml").read_text())
+    full = yaml.safe_load((EXPERIMENTS / "mnist-full.yaml").read_text())
+    authors = yaml.safe_load((EXPERIMENTS / "mnist-full-coteaching-authors.yaml").read_text())
     dataset = authors["datasets"]["mnist"]
     assert dataset.pop("noise") == ["asym0.4", "sym0.8"] and full["datasets"]["mnist"].pop("noise") == ["asym0.4"]
     assert dataset["baselines"].pop("coteaching") == {"forget_rate": "actual", "warmup_epochs": 9, "ramp": "epoch",
@@ -272,8 +275,8 @@ def test_the_coteaching_authors_record_is_mnist_full_with_coteaching_alone_as_it
 def test_the_full_mnist_row_records_are_mnist_full_with_every_method_on_its_default(name, noise, seeds):
     """Their cells join mnist-full's in one Table 2 row: same data, recipe and selection; SL and Co-teaching train
     as the default has them (the records beside mnist-full give seed 1's such cells at asymmetric 0.4)."""
-    full = yaml.safe_load((REPO / "config" / "mnist-full.yaml").read_text())
-    setting = yaml.safe_load((REPO / "config" / f"{name}.yaml").read_text())
+    full = yaml.safe_load((EXPERIMENTS / "mnist-full.yaml").read_text())
+    setting = yaml.safe_load((EXPERIMENTS / f"{name}.yaml").read_text())
     assert setting["datasets"]["mnist"].pop("noise") == noise and setting.pop("seeds") == seeds
     assert setting["datasets"]["mnist"].pop("baselines") == {
         "sl": {"alpha": 0.01, "beta": 1.0, "schedule": "authors"},
@@ -290,8 +293,8 @@ def test_the_full_mnist_row_records_are_mnist_full_with_every_method_on_its_defa
                           ("mnist-full-coteaching-curve", "mnist-full-coteaching-actual", "coteaching")])
 def test_a_curve_record_retrains_one_method_of_its_parent_asking_for_its_curve(curve, parent, method):
     """Its curve is of the parent record's model: the same data, labels, seed, recipe and options."""
-    child = yaml.safe_load((REPO / "config" / f"{curve}.yaml").read_text())
-    full = yaml.safe_load((REPO / "config" / f"{parent}.yaml").read_text())
+    child = yaml.safe_load((EXPERIMENTS / f"{curve}.yaml").read_text())
+    full = yaml.safe_load((EXPERIMENTS / f"{parent}.yaml").read_text())
     (name, dataset), = child["datasets"].items()
     parent_dataset = full["datasets"][name]
     assert dataset.pop("baselines") == {method: {**parent_dataset.pop("baselines").get(method, {}), "test_curve": True}}
@@ -306,12 +309,12 @@ def test_the_k10_records_are_mnist_full_k10_at_other_seeds_and_settings_with_enk
         name, noise, seeds):
     """Their E-NKCVS cells stand beside the K = 4, M = 3 cells of the same seeds and noise draws: the same data,
     recipe and selection as mnist-full-k10, and mnist-full's data and recipe."""
-    k10 = yaml.safe_load((REPO / "config" / "mnist-full-k10.yaml").read_text())
-    setting = yaml.safe_load((REPO / "config" / f"{name}.yaml").read_text())
+    k10 = yaml.safe_load((EXPERIMENTS / "mnist-full-k10.yaml").read_text())
+    setting = yaml.safe_load((EXPERIMENTS / f"{name}.yaml").read_text())
     assert setting["datasets"]["mnist"].pop("noise") == noise and setting.pop("seeds") == seeds
     assert setting.pop("methods") == ["enkcvs", "cl_prune"]
     k10["datasets"]["mnist"].pop("noise"), k10.pop("seeds"), k10.pop("methods")
     assert setting == k10
-    full = yaml.safe_load((REPO / "config" / "mnist-full.yaml").read_text())["datasets"]["mnist"]
+    full = yaml.safe_load((EXPERIMENTS / "mnist-full.yaml").read_text())["datasets"]["mnist"]
     assert {key: full[key] for key in ("source", "asymmetric_map", "recipe")} == {
         key: k10["datasets"]["mnist"][key] for key in ("source", "asymmetric_map", "recipe")}

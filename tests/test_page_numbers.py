@@ -15,7 +15,7 @@ The rule, per page of :data:`PAGES`:
     field and the test fails where they differ;
   - a configuration fact written after the key it states, in inline code: ```selection.K` = 4``, ```epochs` 50``
     (:data:`CONFIG_FACT`). The key is looked up in the config the section names last before it (a config file
-    ```config/mnist-full.yaml``` or a recorded run ```mnist-full``` in its headings or text; ``config/config.yaml``
+    ```config/experiments/mnist-full.yaml``` or a recorded run ```mnist-full``` in its headings or text; ``config/config.yaml``
     where it names none), from the config's top, under ``datasets``, or under its one dataset that has it; where the
     config does not set it, in the schema's default. The number must equal that value;
   - a default written in parentheses right after its key in inline code, ```batch_size` (128)``,
@@ -274,13 +274,13 @@ PLANTED = ("E-NKCVS averages 98.0 over three seeds in the paper's setting.", "SL
 @pytest.mark.parametrize("claim", PLANTED)
 def test_a_planted_claim_is_rejected_though_its_value_is_a_config_value_or_a_paper_cell(claim):
     """98.0 is SL's paper cell on MNIST, 0.9 the config's momentum, 30 % its mixup alpha 0.3: none binds a claim."""
-    page = f"# A page\n\n## MNIST (`config/mnist-full.yaml`, run `mnist-full-seeds`)\n\n{claim}\n"
+    page = f"# A page\n\n## MNIST (`config/experiments/mnist-full.yaml`, run `mnist-full-seeds`)\n\n{claim}\n"
     assert len(unbound(page)) == 1
 
 
 def test_a_bound_value_and_a_config_fact_are_checked_against_their_field():
     page = textwrap.dedent("""\
-        ## MNIST at full size (`config/mnist-full.yaml`)
+        ## MNIST at full size (`config/experiments/mnist-full.yaml`)
 
         With `selection.K` = 4 and `recipe.epochs` 50, E-NKCVS averages
         <!--v:mnist-full-seeds/table2.csv#[noise_kind=asym,noise_rate=0.4,method=enkcvs].mean|.1f-->97.8<!--/v-->
@@ -291,8 +291,8 @@ def test_a_bound_value_and_a_config_fact_are_checked_against_their_field():
     wrong = page.replace("= 4", "= 5").replace("50,", "40,").replace(">97.8<", ">98.0<")
     problems = unbound(wrong)
     assert len(problems) == 3 and "shows '98.0', its field '97.8'" in problems[0]
-    assert "`selection.K` = 5: config/mnist-full.yaml sets it to 4" in problems[1]
-    assert "`recipe.epochs` 40: config/mnist-full.yaml sets it to 50" in problems[2]
+    assert "`selection.K` = 5: config/experiments/mnist-full.yaml sets it to 4" in problems[1]
+    assert "`recipe.epochs` 40: config/experiments/mnist-full.yaml sets it to 50" in problems[2]
 
 
 def test_a_default_after_its_key_is_checked_against_the_schema_whatever_a_config_sets():
