@@ -242,3 +242,36 @@ def test_the_documented_sbatch_script_requeues_its_job_only_when_the_run_stopped
     assert (tmp_path / "scontrol.txt").exists() is requeued
     if requeued:
         assert (tmp_path / "scontrol.txt").read_text().split() == ["requeue", "4242"]
+
+
+@pytest.mark.parametrize("command", [["run", "--name", "gpu"], ["pending"]])
+def test_a_run_that_needs_a_gpu_this_machine_lacks_is_not_started(command, tmp_path, monkeypatch, capsys):
+    """Its training jobs would each fail after the data were prepared (or, with a fallback, train on the CPU for far
+    longer than its config says): refused before anything runs, naming the ways out."""
+    import torch
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    (tmp_path / "gpu.yaml").write_text("seeds: [1]\ngpu: {per_training_job: 1}\n")
+    arguments = [*command, *(["--configfile", "gpu.yaml"] if command[0] == "run" else ["gpu.yaml"]),
+                 "--snakemake", "false", *(["--time-limit", "1m"] if command[0] == "pending" else [])]
+    assert main(arguments) == 2
+    assert ("gpu.yaml asks for a GPU for each training job (gpu.per_training_job: 1) and torch "
+            in capsys.readouterr().err)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["gpu.yaml"]
+
+
+def test_a_gpu_a_cluster_profile_or_leave_to_fall_back_lets_it_start(tmp_path, monkeypatch):
+    import torch
+
+    from enkcvs.recording.run import gpu_refusal
+
+    (asks := tmp_path / "gpu.yaml").write_text("gpu: {per_training_job: 1}\n")
+    (falls_back := tmp_path / "fallback.yaml").write_text("gpu: {per_training_job: 1, allow_cpu_fallback: true}\n")
+    (cpu := tmp_path / "cpu.yaml").write_text("seeds: [1]\n")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert gpu_refusal(asks, profile=None) is not None
+    assert gpu_refusal(asks, profile="profiles/slurm") is gpu_refusal(falls_back, profile=None) is None
+    assert gpu_refusal(cpu, profile=None) is None
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert gpu_refusal(asks, profile=None) is None

@@ -19,13 +19,13 @@ from pathlib import Path
 from enkcvs.continuing.carry import check_outside_working_directory, restore_run, save_run
 from enkcvs.io import PathLike
 from enkcvs.recording.provenance import RUN_HOME
-from enkcvs.recording.run import run_and_record
+from enkcvs.recording.run import gpu_refusal, run_and_record
 
 log = logging.getLogger(__name__)
 
 
 def record_name(configfile: PathLike) -> str:
-    """The record a config is recorded as: its file name without the extension (``config/mnist-full.yaml`` ->
+    """The record a config is recorded as: its file name without the extension (``config/experiments/mnist-full.yaml`` ->
     ``mnist-full``)."""
     return Path(configfile).stem
 
@@ -37,14 +37,18 @@ def record_pending(*, configfiles: Sequence[PathLike], deadline: float, cores: s
     the :func:`time.monotonic` ``deadline``; ``saves`` as the module says. Returns each config's state: ``recorded``
     (now), ``recorded already``, ``stopped`` (at the deadline, to go on) or ``not started``.
 
-    Raises ``ValueError``, before anything runs, when two configs would be recorded under one name or ``saves`` lies
-    inside the working directory."""
+    Raises ``ValueError``, before anything runs, when two configs would be recorded under one name, ``saves`` lies
+    inside the working directory or a config needs a GPU this machine lacks
+    (:func:`enkcvs.recording.run.gpu_refusal`)."""
     names = [record_name(path) for path in configfiles]
     if len(set(names)) != len(names):
         twice = sorted({name for name in names if names.count(name) > 1})
         raise ValueError(f"configs recorded under one name: {', '.join(twice)}; give each config its own file name")
     if saves is not None:
         check_outside_working_directory(saves, option="--saves")
+    refusals = [refusal for path in configfiles if (refusal := gpu_refusal(path, profile=profile)) is not None]
+    if refusals:
+        raise ValueError("; ".join(refusals))
     states = {}
     for configfile, name in zip(configfiles, names):
         if (Path(root) / name / "provenance.json").is_file():

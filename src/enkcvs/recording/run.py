@@ -12,6 +12,8 @@ from datetime import datetime
 from functools import partial
 from pathlib import Path
 
+import yaml
+
 from enkcvs.continuing.carry import carried_saves, saves_file, since_file, snakemake_logs
 from enkcvs.continuing.deadline import run_until
 from enkcvs.io import PathLike, git_state
@@ -74,6 +76,24 @@ def _announced(built: Callable[[], bool], targets: Sequence[str]) -> bool:
     return True
 
 
+def gpu_refusal(configfile: PathLike, *, profile: PathLike | None) -> str | None:
+    """Why a run of ``configfile`` must not start here, or None: its training jobs each ask for a GPU
+    (``gpu.per_training_job``) without leave to fall back to the CPU, it runs on this machine (no cluster
+    ``profile``), and torch sees no GPU here. Every training job would fail after the data were prepared, or, had it
+    fallen back, train for far longer than the config says it takes."""
+    gpu = (yaml.safe_load(Path(configfile).read_text()) or {}).get("gpu") or {}
+    if profile is not None or not gpu.get("per_training_job") or gpu.get("allow_cpu_fallback"):
+        return None
+    import torch
+
+    if torch.cuda.is_available():
+        return None
+    return (f"{configfile} asks for a GPU for each training job (gpu.per_training_job: {gpu['per_training_job']}) "
+            f"and torch {torch.__version__} sees none on this machine: run it where one is (a GPU node, or a "
+            "cluster through --profile profiles/slurm), or, knowing what its header says the CPU costs, set "
+            "gpu.allow_cpu_fallback: true")
+
+
 def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: str, root: PathLike = RUN_HOME,
                    first: Sequence[Sequence[str]] = (), deadline: float | None = None,
                    profile: PathLike | None = None) -> Path | None:
@@ -94,7 +114,11 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
     ``deadline`` (a :func:`time.monotonic` time): the run is stopped when it passes
     (:func:`enkcvs.continuing.deadline.run_until`, the training jobs keeping their epoch checkpoints) and None returned,
     nothing recorded: the same call goes on from there, and what it finished can be carried
-    (:func:`enkcvs.continuing.carry.save_run`)."""
+    (:func:`enkcvs.continuing.carry.save_run`).
+
+    Raises ``ValueError``, before anything runs, where the run needs a GPU this machine lacks (:func:`gpu_refusal`)."""
+    if (refusal := gpu_refusal(configfile, profile=profile)) is not None:
+        raise ValueError(refusal)
     environment = {**os.environ, "SNAKEMAKE": snakemake}
     dry = subprocess.run([snakemake, "-n", "--forceall", "--configfile", str(configfile)], capture_output=True,
                          text=True)

@@ -82,8 +82,12 @@ def _parser() -> argparse.ArgumentParser:
 def _run(args: argparse.Namespace) -> int:
     """The ``run`` command: the record's path, or at its time limit the run stopped (and carried)."""
     deadline = None if args.time_limit is None else time.monotonic() + parse_duration(args.time_limit)
-    record = run_and_record(name=args.name, configfile=args.configfile, cores=args.cores, snakemake=args.snakemake,
-                            first=args.first, deadline=deadline, profile=args.profile)
+    try:
+        record = run_and_record(name=args.name, configfile=args.configfile, cores=args.cores,
+                                snakemake=args.snakemake, first=args.first, deadline=deadline, profile=args.profile)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if record is not None:
         print(record)
         return 0
