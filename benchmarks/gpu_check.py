@@ -2,8 +2,8 @@
 the GPU, then one fold of the paper's MNIST model (cnn4) and CIFAR-10 model (cnn8) as a workflow job trains it
 (benchmarks/fold_speed.py: the engine, with ``recipe.cuda_graphs: auto``, beside a plain eager loop), then a
 selection's M x K folds of each trained stacked against an iteration's K one after another and as K processes side
-by side, with and without CUDA MPS (benchmarks/stacked_speed.py, ``stacked_folds``), then the training jobs of the paper's grid as a
-dry run plans them (the view projects their GPU-hours from the measured rates), all written to one JSON under
+by side, with and without CUDA MPS (benchmarks/stacked_speed.py, ``stacked_folds``), then the training jobs of the
+paper's grid as a dry run plans them (the view projects their GPU-hours from the measured rates), all written to one JSON under
 benchmarks/results/.
 
 Sized for at most 6 minutes on one H100. ``--device cpu --quick`` runs the same code path at a tiny size (the test

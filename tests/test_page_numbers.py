@@ -10,13 +10,13 @@ The rule, per page of :data:`PAGES`:
   follows it (``16 %``, ``3 points``, ``1.3x``, ``8 min 56 s``, ``3 of 5``, ``50-150``).
 - **Bound** is one of:
 
-  - a bound value, ``<!--v:SOURCE#FIELD|FORMAT-->text<!--/v-->`` (:mod:`enkcvs.report.pages.values`): a recorded run's file
-    or provenance, a benchmark's JSON, a config key, the paper's cell; ``make readme`` rewrites the text from the
+  - a bound value, ``<!--v:SOURCE#FIELD|FORMAT-->text<!--/v-->`` (:mod:`enkcvs.report.pages.values`): a recorded
+    run's file or provenance, a benchmark's JSON, a config key, the paper's cell; ``make readme`` rewrites the text from the
     field and the test fails where they differ;
   - a configuration fact written after the key it states, in inline code: ```selection.K` = 4``, ```epochs` 50``
     (:data:`CONFIG_FACT`). The key is looked up in the config the section names last before it (a config file
-    ```config/experiments/mnist-full.yaml``` or a recorded run ```mnist-full``` in its headings or text; ``config/config.yaml``
-    where it names none), from the config's top, under ``datasets``, or under its one dataset that has it; where the
+    ```config/experiments/mnist-full.yaml``` or a recorded run ```mnist-full``` in its headings or text;
+    ``config/config.yaml`` where it names none), from the config's top, under ``datasets``, or under its one dataset that has it; where the
     config does not set it, in the schema's default. The number must equal that value;
   - a default written in parentheses right after its key in inline code, ```batch_size` (128)``,
     ```datasets.<name>.max_length` (64)``, ```sensitivity.seeds` ([1])`` (:data:`DEFAULT_FACT`): a key the schema

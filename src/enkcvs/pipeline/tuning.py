@@ -5,9 +5,10 @@ TREC; its authors advise tuning them on noisy validation data for a new dataset.
 split a fold job trains on (fold 1 of iteration 1, its held-out validation share, noisy labels), so no clean label and
 no test sample is looked at::
 
-    snakemake --configfile config/experiments/trec-full.yaml --cores all results/noise/trec/sym0.4/seed1.parquet ...
-    python -m enkcvs.pipeline.tuning --configfile config/experiments/trec-full.yaml --dataset trec --noise sym0.0 sym0.4 \\
-        --alpha 0.1 1.0 --beta 0.1 1.0 --output results/recorded/trec-sl-grid
+    snakemake --configfile config/experiments/trec-full.yaml --cores all \\
+        results/noise/trec/sym0.4/seed1.parquet ...
+    python -m enkcvs.pipeline.tuning --configfile config/experiments/trec-full.yaml --dataset trec \\
+        --noise sym0.0 sym0.4 --alpha 0.1 1.0 --beta 0.1 1.0 --output results/recorded/trec-sl-grid
 
 The output folder holds ``grid.csv`` (a row per noise setting and pair, the mean over settings ranked in
 ``mean.csv``), ``grid.md`` (both as the pages show them) and ``provenance.json`` (the config slice, seed, versions,

@@ -109,8 +109,8 @@ class Recipe:
 #: batch 128, epochs of 401 batches of a fresh shuffle, 200 epochs of which the first only evaluates (199 trained),
 #: the lr falling linearly to zero from epoch 80 while beta1 drops from 0.9 to 0.1, no augmentation, no weight
 #: penalty. Their forget rate rises as ``np.linspace(0, tau, 10)`` indexed by the epoch, tau at epoch 9: the config's
-#: ``warmup_epochs: 9`` with ``ramp: epoch`` (config/experiments/mnist-full-coteaching-authors.yaml). Not reproduced: their
-#: dropout stays on when they evaluate.
+#: ``warmup_epochs: 9`` with ``ramp: epoch`` (config/experiments/mnist-full-coteaching-authors.yaml). Not
+#: reproduced: their dropout stays on when they evaluate.
 AUTHORS_SCHEDULES: dict[str, dict[str, dict[str, Any]]] = {
     "sl": {
         "MNIST": {"optimizer": "sgd", "lr": 0.1, "momentum": 0.9, "weight_decay": 0.0, "lr_step_decay": 5e-3,
