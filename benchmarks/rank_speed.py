@@ -8,7 +8,9 @@ read_own_data`) and one of the M x K fold models (iteration 1, fold 1: its train
 held-out prediction); the whole ranking is that preparation plus M x K such fold models, which the JSON states as a
 projection beside the measured parts, and, run on fewer samples (``--samples``), scaled linearly to ``--project-to``
 samples (every epoch passes once over each training sample, every prediction once over each held-out one).
-``--whole KIND`` also runs that kind's whole command and times it. Run
+``--whole KIND`` also runs that kind's whole command and times it, end to end: ``enkcvs find-issues`` in a process
+of its own, from its start to its exit. Reading and preparing and the whole command each start from an empty cache
+(:func:`enkcvs.io.cache_dir`: texts' embeddings, bf16 probes), as a first run on the machine does. Run
 ``python benchmarks/rank_speed.py --out benchmarks/results/rank_speed-<date>.json`` (``--threads 2`` for two CPU
 cores); the JSON names the CPU, its instruction sets, the threads and the load average while it ran. Reports numbers,
 asserts nothing.
@@ -17,18 +19,20 @@ asserts nothing.
 import argparse
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pandas as pd
 
 from enkcvs import machine
-from enkcvs.io import package_versions
-from enkcvs.labelissues.owndata import (DEFAULT_FOLDS, DEFAULT_RECIPES, DEFAULT_REPETITIONS, find_issues_in_data,
-                                        read_own_data)
+from enkcvs.io import CACHE_VARIABLE, package_versions
+from enkcvs.labelissues.owndata import DEFAULT_FOLDS, DEFAULT_RECIPES, DEFAULT_REPETITIONS, read_own_data
 from enkcvs.method.noise import inject_noise, parse_noise
 from enkcvs.rng import Purpose, generator
 from review_list import synthetic_texts
@@ -102,24 +106,44 @@ def one_fold_seconds(own_data, *, seed: int) -> float:
     return time.perf_counter() - started
 
 
-def one_kind(kind: str, *, samples: int, seed: int, whole: bool, folder: Path, target: int) -> dict:
+def empty_cache(folder: Path):
+    """The library's caches in ``folder``, new and empty, for a ``with`` block."""
+    return mock.patch.dict(os.environ, {CACHE_VARIABLE: str(folder)})
+
+
+def whole_seconds(path: Path, *, options: dict, out: Path, seed: int, threads: int | None) -> float:
+    """Seconds of the whole ``enkcvs find-issues --data path`` in a process of its own, from its start to its exit,
+    its caches empty, on ``threads`` CPU threads (None: torch's own choice)."""
+    flags = [part for name, value in options.items() for part in (f"--{name.replace('_', '-')}", str(value))]
+    command = [sys.executable, "-m", "enkcvs.labelissues.cli", "find-issues", "--data", str(path), *flags,
+               "--seed", str(seed), "--out", str(out)]
+    with empty_cache(out.with_name(f"{out.stem}-cache")):
+        environment = {**os.environ, **({"OMP_NUM_THREADS": str(threads)} if threads else {})}
+        started = time.perf_counter()
+        subprocess.run(command, check=True, env=environment)
+        return time.perf_counter() - started
+
+
+def one_kind(kind: str, *, samples: int, seed: int, whole: bool, folder: Path, target: int,
+             threads: int | None) -> dict:
     """The measured parts of ranking ``samples`` of ``kind``, the projected whole, and that scaled to ``target``
     samples (the whole measured too with ``whole``)."""
     path, options = WRITERS[kind](folder, samples=samples, seed=seed)
-    started = time.perf_counter()
-    own_data = read_own_data(path=path, **options)
-    prepare = time.perf_counter() - started
+    with empty_cache(folder / f"{kind}-cache"):
+        started = time.perf_counter()
+        own_data = read_own_data(path=path, **options)
+        prepare = time.perf_counter() - started
     fold = one_fold_seconds(own_data, seed=seed)
     models = DEFAULT_FOLDS * DEFAULT_REPETITIONS
     found = {"kind": kind, "samples": samples, "recipe": DEFAULT_RECIPES[kind], "fold_models": models,
              "prepare_seconds": round(prepare, 3), "fold_model_seconds": round(fold, 3),
              "projected_seconds": round(prepare + models * fold, 1),
              "projected_to": target,
-             "projected_seconds_at_target": round((prepare + models * fold) * target / samples)}
+             "projected_seconds_at_target": round((prepare + models * fold) * target / samples),
+             **({"text_recipe": own_data.text_recipe} if own_data.text_recipe else {})}
     if whole:
-        started = time.perf_counter()
-        find_issues_in_data(data=path, out=folder / f"{kind}-issues.csv", seed=seed, **options)
-        found["whole_seconds"] = round(time.perf_counter() - started, 1)
+        found["whole_seconds"] = round(whole_seconds(path, options=options, out=folder / f"{kind}-issues.csv",
+                                                     seed=seed, threads=threads), 1)
     return found
 
 
@@ -142,7 +166,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for kind in arguments.kinds:
             runs.append(one_kind(kind, samples=arguments.samples, seed=arguments.seed,
-                                 whole=kind in arguments.whole, folder=Path(folder), target=arguments.project_to))
+                                 whole=kind in arguments.whole, folder=Path(folder), target=arguments.project_to,
+                                 threads=arguments.threads))
             print(json.dumps(runs[-1]), flush=True)
     results = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"), "K": DEFAULT_FOLDS, "M": DEFAULT_REPETITIONS,

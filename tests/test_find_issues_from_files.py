@@ -152,18 +152,55 @@ def test_a_csv_of_image_paths_and_labels_is_ranked(tmp_path):
     assert (tmp_path / "issues.review.png").is_file()
 
 
-def test_a_csv_of_texts_trains_without_mixup_and_offline(tmp_path, monkeypatch):
+def topic_texts(*, seed: int, per_topic: int = 30) -> tuple[list[str], list[str]]:
+    """Short sentences on three topics, drawn from templates (texts, topics)."""
+    rng = np.random.default_rng(seed)
+    topics = {
+        "sport": ("The {} scored twice in the final match", ["striker", "captain", "winger", "goalkeeper", "forward"],
+                  "and the team {} the league", ["won", "lost", "led", "topped", "left"]),
+        "cooking": ("Stir the {} into the simmering sauce", ["butter", "garlic", "onions", "cream", "basil"],
+                    "and {} it before serving", ["season", "taste", "bake", "salt", "cool"]),
+        "weather": ("Heavy {} is expected across the region", ["rain", "snow", "fog", "hail", "wind"],
+                    "as the storm moves {} tonight", ["north", "inland", "east", "closer", "south"]),
+    }
+    texts, labels = [], []
+    for topic, (first, firsts, second, seconds) in topics.items():
+        for _ in range(per_topic):
+            texts.append(f"{first.format(rng.choice(firsts))} {second.format(rng.choice(seconds))}.")
+            labels.append(topic)
+    return texts, labels
+
+
+def test_a_csv_of_texts_is_ranked_on_frozen_embeddings_by_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    texts, true = topic_texts(seed=4)
+    given = list(true)
+    flipped = [3, 17, 38, 52, 66, 81]
+    for row in flipped:  # each to the next topic
+        given[row] = {"sport": "cooking", "cooking": "weather", "weather": "sport"}[true[row]]
+    pd.DataFrame({"text": texts, "topic": given}).to_csv(tmp_path / "texts.csv", index=False)
+    out = tmp_path / "issues.csv"
+    assert run("--data", tmp_path / "texts.csv", "--text-column", "text", "--label-column", "topic", "--out",
+               out) == 0
+    frame, record = read(out)
+    assert (record["text_recipe"], record["recipe"]["model"], record["encoder"]["checkpoint"]) == (
+        "frozen", "mlp", "all-MiniLM-L6-v2")
+    top = set(frame["sample"].head(len(flipped)))
+    assert len(top & set(flipped)) >= len(flipped) - 1, frame.head(10)
+
+
+def test_a_csv_of_texts_fine_tunes_without_mixup_and_offline_when_asked(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     texts = [(text, label) for label, questions in QUESTIONS.items() for text in questions]
     pd.DataFrame(texts, columns=["question", "kind"]).to_csv(tmp_path / "questions.csv", index=False)
     out = tmp_path / "issues.csv"
     assert run("--data", tmp_path / "questions.csv", "--text-column", "question", "--label-column", "kind",
-               "--folds", "2", "--repetitions", "1", "--epochs", "1", "--out", out) == 0
+               "--text-recipe", "finetune", "--folds", "2", "--repetitions", "1", "--epochs", "1", "--out", out) == 0
     frame, record = read(out)
     assert list(frame.columns[:2]) == ["sample", "text"] and len(frame) == 16 and set(frame["given_label"]) == {
         "person", "place"}
-    assert (record["kind"], record["recipe"]["model"], record["recipe"]["mixup_alpha"]) == (
-        "texts", "text_classifier", None)
+    assert (record["kind"], record["text_recipe"], record["recipe"]["model"], record["recipe"]["mixup_alpha"]) == (
+        "texts", "finetune", "text_classifier", None)
     sheet = (tmp_path / "issues.review.md").read_text()
     assert re.search(r"\|\s+text\s+\|", sheet) and "Who wrote Hamlet ?" in sheet
 
@@ -233,11 +270,15 @@ def with_no_rows(table: Path) -> None:
         (["--data", "{table}", *TABLE], with_semicolons, r"separator looks like ';'"),
         (["--data", "{table}", *TABLE], with_no_rows,
          r"animals\.csv is an empty table: a header \(id, x0, .*\) and no rows"),
+        (["--data", "{table}", *TABLE, "--text-recipe", "frozen"], None,
+         r"--text-recipe frozen chooses how texts train, and --data \S+animals\.csv is read as table\. Fix: drop"),
+        (["--probabilities", "{table}", "--text-recipe", "finetune"], None, r"--text-recipe goes with --data"),
     ],
     ids=["neither", "both", "labels with data", "folds with probabilities", "missing", "no label column",
          "unknown label column", "texts without text column", "folder with columns", "blank labels", "words",
          "threshold", "one fold", "too many folds", "review top", "small class", "class of one",
-         "no-standardize with images", "no-standardize with probabilities", "semicolons", "no rows"],
+         "no-standardize with images", "no-standardize with probabilities", "semicolons", "no rows",
+         "text recipe for a table", "text recipe with probabilities"],
 )
 def test_bad_input_is_refused_before_training_with_nothing_written(table, capsys, monkeypatch, arguments, change,
                                                                    message):

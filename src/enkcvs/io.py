@@ -71,6 +71,15 @@ def git_state(*, root: PathLike | None = None) -> dict[str, Any]:
     return {"commit": commit, "dirty": bool(changes.strip())}
 
 
+#: The environment variable that moves the library's caches (bf16 probes, text embeddings) from ``~/.cache/enkcvs``.
+CACHE_VARIABLE = "ENKCVS_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """The folder of the library's caches: ``$ENKCVS_CACHE_DIR``, else ``~/.cache/enkcvs`` (created by writers)."""
+    return Path(os.environ.get(CACHE_VARIABLE) or Path.home() / ".cache" / "enkcvs")
+
+
 def provenance(**fields: Any) -> dict[str, Any]:
     """What produced an artifact: the given fields (config slice, seed, wildcards), package versions, git commit."""
     return {**fields, "versions": package_versions(), "git": git_state()}

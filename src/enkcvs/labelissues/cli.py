@@ -1,9 +1,10 @@
 """The ``enkcvs`` command: E-NKCVS on a user's own data, or on predictions the user already has.
 
 ``enkcvs find-issues --data animals.csv --label-column animal --out issues.csv`` trains the M x K cross-validation's
-fold models on the data (images: a folder of class folders or a CSV of image paths; texts: a CSV with a text column;
-a table: a CSV of numeric features, z-scored inside each fold unless ``--no-standardize``;
-:mod:`enkcvs.labelissues.owndata`, which names each kind's default recipe);
+fold models on the data (images: a folder of class folders or a CSV of image paths; texts: a CSV with a text column,
+encoded once by a frozen MiniLM, or the MiniLM fine-tuned with ``--text-recipe finetune``; a table: a CSV of numeric
+features, z-scored inside each fold unless ``--no-standardize``; :mod:`enkcvs.labelissues.owndata`, which names each
+kind's default recipe);
 ``enkcvs find-issues --probabilities oof.npy --labels labels.csv --out issues.csv`` reads the out-of-fold
 probabilities instead. Either way every sample is ranked from most to least likely mislabelled
 (:func:`enkcvs.labelissues.oof.select`) and two sets are marked: ``in_review_list``, the likely label errors to check
@@ -39,7 +40,7 @@ FILE_OPTIONS = {
     "images": ("the .npy file of the images", (".npy",)),
 }
 #: The options of one input only, refused with the other: the data's (training) and the probabilities'.
-DATA_ONLY = ("kind", "feature_columns", "no_standardize", "folds", "repetitions", "epochs", "seed")
+DATA_ONLY = ("kind", "feature_columns", "no_standardize", "text_recipe", "folds", "repetitions", "epochs", "seed")
 PROBABILITIES_ONLY = ("labels", "class_names", "classes_in_sorted_order", "images")
 
 
@@ -317,7 +318,8 @@ def parser() -> argparse.ArgumentParser:
 
 def _find_issues_parser(commands) -> None:
     """The ``find-issues`` sub-command's options."""
-    from enkcvs.labelissues.owndata import DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SEED, KINDS, recipe_text
+    from enkcvs.labelissues.owndata import (DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SEED, KINDS, TEXT_RECIPES,
+                                            recipe_text)
 
     command = commands.add_parser(
         "find-issues",
@@ -356,6 +358,10 @@ def _find_issues_parser(commands) -> None:
     data.add_argument("--no-standardize", action="store_true",
                       help="keep a table's features as they are (default: each fold model sees them z-scored with "
                       "the mean and standard deviation of its own training part)")
+    data.add_argument("--text-recipe", choices=TEXT_RECIPES,
+                      help="how texts train (default frozen: each text encoded once, cached, and light heads trained "
+                      "on the embeddings, minutes on a CPU; finetune: the transformer fine-tuned in every fold model, "
+                      f"hours on a CPU: {recipe_text('texts', text_recipe='finetune')})")
     data.add_argument("--folds", "-K", type=int, metavar="K",
                       help=f"folds of each cross-validation (default {DEFAULT_FOLDS})")
     data.add_argument("--repetitions", "-M", type=int, metavar="M",

@@ -7,7 +7,9 @@ Three kinds, each read by the workflow's own-data source of the same data (:mod:
 
 - ``images``: a folder with one sub-folder of images per class (source ``image_folder``), or a CSV / parquet file
   of image paths and labels (``image_table``);
-- ``texts``: a CSV / parquet file with a text column and a label column (``text_table``);
+- ``texts``: a CSV / parquet file with a text column and a label column (``text_table``), each text encoded once
+  by the packaged MiniLM (:mod:`enkcvs.data.embeddings`) and the fold models light heads on the embeddings, or, with
+  ``text_recipe`` ``"finetune"``, the transformer fine-tuned in every fold model;
 - ``table``: a CSV / parquet file of numeric feature columns and a label column (``table``).
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from enkcvs.data.datasets import Dataset
+from enkcvs.data.embeddings import POOLING, embed_texts
 from enkcvs.data.sources import own
 from enkcvs.data.text import DEFAULT_CHECKPOINT
 from enkcvs.io import provenance, write_json
@@ -36,17 +39,26 @@ DEFAULT_SEED = 1
 
 #: The recipe each kind of data trains its fold models with (``--epochs`` replaces ``epochs``). A table: the
 #: one-hidden-layer ``mlp``; images: the paper's MNIST network ``cnn4``, trained from scratch on :data:`IMAGE_SIZE`
-#: pixel centre crops; texts: the workflow's text recipe (``config/trec-minilm.yaml``), the model's default checkpoint
-#: (:data:`enkcvs.data.text.DEFAULT_CHECKPOINT`, packaged) fine-tuned without mixup (token ids cannot be mixed).
+#: pixel centre crops; texts: the same ``mlp`` on the texts' embeddings by the frozen default checkpoint
+#: (:data:`enkcvs.data.text.DEFAULT_CHECKPOINT`, packaged), with mixup of the embeddings; its settings won on ranking
+#: quality and time in benchmarks/text_heads.py (benchmarks/results/text_heads-2026-11-28.json).
 #: Images are read in the main process (``loader_workers`` 0): no worker start per epoch on small folders.
 DEFAULT_RECIPES: dict[str, dict[str, Any]] = {
     "table": {"model": "mlp", "optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "epochs": 20,
               "batch_size": 64, "mixup_alpha": 0.3},
     "images": {"model": "cnn4", "optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "epochs": 15,
                "batch_size": 64, "mixup_alpha": 0.3, "loader_workers": 0},
-    "texts": {"model": "text_classifier", "optimizer": "adam", "lr": 1e-4, "epochs": 2, "batch_size": 32,
-              "mixup_alpha": None},
+    "texts": {"model": "mlp", "optimizer": "adam", "lr": 1e-3, "momentum": 0.9, "weight_decay": 5e-4, "epochs": 10,
+              "batch_size": 128, "mixup_alpha": 0.3},
 }
+#: How texts train (``--text-recipe``): ``frozen``, heads on the frozen checkpoint's embeddings
+#: (``DEFAULT_RECIPES["texts"]``); ``finetune``, the checkpoint fine-tuned in each fold model with
+#: :data:`FINETUNE_RECIPE`.
+TEXT_RECIPES = ("frozen", "finetune")
+#: The workflow's text recipe (``config/experiments/trec-minilm.yaml``): the checkpoint fine-tuned without mixup
+#: (token ids cannot be mixed).
+FINETUNE_RECIPE: dict[str, Any] = {"model": "text_classifier", "optimizer": "adam", "lr": 1e-4, "epochs": 2,
+                                   "batch_size": 32, "mixup_alpha": None}
 IMAGE_SIZE = 64  # images: the shorter side resized to this many pixels, then the centre square cropped
 MAX_TOKENS = 64  # texts: tokens kept per text, as the workflow's datasets.<name>.max_length default
 #: Column names taken as image paths when ``--image-column`` is not given (compared in lower case).
@@ -79,12 +91,22 @@ class OwnData:
     columns: dict[str, str | None]  # the columns read: label, id, image, text
     data: Dataset  # the samples, labels, class names and ids, as the workflow prepares them
     recipe: Recipe  # the fold models' recipe
-    inputs: np.ndarray | Dataset  # what the fold models train on: features, token ids, or the image files
+    inputs: np.ndarray | Dataset  # what the fold models train on: features, embeddings, token ids, or the image files
     standardize: bool = True  # a table's features z-scored inside each fold (enkcvs.training.standardize)
+    text_recipe: str | None = None  # texts: one of TEXT_RECIPES
+
+    @property
+    def model(self) -> str:
+        """The fold models in words: the recipe's model, and for frozen texts what it trains on."""
+        frozen = self.text_recipe == "frozen"
+        return f"{self.recipe.model} on frozen {DEFAULT_CHECKPOINT} embeddings" if frozen else self.recipe.model
 
     def provenance(self) -> dict[str, Any]:
         """What the ranking was computed from, for its provenance record."""
-        size = {"images": {"image_size": IMAGE_SIZE}, "texts": {"max_tokens": MAX_TOKENS},
+        frozen = self.text_recipe == "frozen"
+        encoder = {"encoder": {"checkpoint": DEFAULT_CHECKPOINT, "pooling": POOLING}} if frozen else {}
+        size = {"images": {"image_size": IMAGE_SIZE},
+                "texts": {"max_tokens": MAX_TOKENS, "text_recipe": self.text_recipe, **encoder},
                 "table": {"standardized": self.standardize}}.get(self.kind, {})
         return {"data": str(self.path.resolve()), "kind": self.kind, "columns": self.columns,
                 "samples": len(self.data.y_train), "classes": list(self.data.class_names),
@@ -102,6 +124,7 @@ def find_issues_in_data(
     text_column: str | None = None,
     feature_columns: list[str] | None = None,
     standardize: bool = True,
+    text_recipe: str | None = None,
     folds: int | None = None,
     repetitions: int | None = None,
     epochs: int | None = None,
@@ -139,7 +162,7 @@ def find_issues_in_data(
     checked_threshold(threshold, iterations=repetitions)
     own_data = read_own_data(path=data, kind=kind, label_column=label_column, id_column=id_column,
                              image_column=image_column, text_column=text_column, feature_columns=feature_columns,
-                             standardize=standardize, epochs=epochs)
+                             standardize=standardize, text_recipe=text_recipe, epochs=epochs)
     samples = own_data.data
     if folds > len(samples.y_train):
         raise ValueError(f"--folds {folds}: --data {data} holds {len(samples.y_train)} samples, too few for {folds} "
@@ -151,13 +174,13 @@ def find_issues_in_data(
     frame = with_sample_column(result.to_frame(ids=samples.sample_ids, id_column=ids), dataset=samples)
     _warn_when_most_are_not_kept(~frame["kept"].to_numpy())
     caption = (f"E-NKCVS ranking of {data.name}: K = {folds}, M = {repetitions} iterations, a sample kept when "
-               f"selected in at least t = {result.threshold}; {own_data.recipe.model}, seed {seed}")
+               f"selected in at least t = {result.threshold}; {own_data.model}, seed {seed}")
     sheet = own_review_sheet(own_data, issues=frame, caption=caption, top=review_top or DEFAULT_TOP, id_column=ids)
     summary = write_ranking(frame, result=result, sheet=sheet, out=out)
     record = provenance(command="enkcvs find-issues", seed=seed, K=folds, M=repetitions, t=result.threshold,
                         **own_data.provenance())
     write_json(record, provenance_path(out))
-    return (f"{repetitions} x {folds} fold models trained ({own_data.recipe.model}, {own_data.recipe.epochs} epochs, "
+    return (f"{repetitions} x {folds} fold models trained ({own_data.model}, {own_data.recipe.epochs} epochs, "
             f"seed {seed}); {summary}; how it was made in {provenance_path(out)}")
 
 
@@ -176,10 +199,12 @@ def read_own_data(
     text_column: str | None = None,
     feature_columns: list[str] | None = None,
     standardize: bool = True,
+    text_recipe: str | None = None,
     epochs: int | None = None,
 ) -> OwnData:
     """Read ``path`` as data of ``kind`` (None: inferred, :func:`infer_kind`) with every check that can fail before
-    training: the file and its columns, the labels, the packages the kind needs, the texts' tokenizer.
+    training: the file and its columns, the labels, the packages the kind needs, the texts' tokenizer; texts are
+    then encoded (``text_recipe`` ``"frozen"``: :func:`enkcvs.data.embeddings.embed_texts`, cached) or tokenised.
 
     Parameters
     ----------
@@ -192,11 +217,13 @@ def read_own_data(
     feature_columns : a table's feature columns; None: every column but the label and id columns.
     standardize : z-score a table's features inside each fold (:mod:`enkcvs.training.standardize`); False only
         for a table.
+    text_recipe : how texts train, one of :data:`TEXT_RECIPES`; None: ``"frozen"`` for texts. Texts only.
     epochs : the fold models' epochs; None: the kind's :data:`DEFAULT_RECIPES`.
 
     Returns
     -------
-    OwnData, its inputs (N, ...) in the file's row order (a folder: sorted by class, then path).
+    OwnData, its inputs (N, ...) in the file's row order (a folder: sorted by class, then path): frozen texts'
+    embeddings (N, 1, 1, D) float32, laid out as a table's features; fine-tuned texts' token ids (N, 2, L).
 
     Raises
     ------
@@ -210,8 +237,14 @@ def read_own_data(
     if not standardize and kind != "table":
         raise ValueError(f"--no-standardize keeps a table's features as they are, but --data {path} is read as {kind}. "
                          "Fix: drop --no-standardize, or pass --kind table")
+    if text_recipe not in (None, *TEXT_RECIPES) or text_recipe is not None and kind != "texts":
+        fix = f"use one of {', '.join(TEXT_RECIPES)}" if kind == "texts" else "drop --text-recipe, or pass --kind texts"
+        raise ValueError(f"--text-recipe {text_recipe} chooses how texts train, and --data {path} is read as {kind}. "
+                         f"Fix: {fix}")
     _check_packages(kind)
-    recipe = Recipe.from_dict({**DEFAULT_RECIPES[kind], **({} if epochs is None else {"epochs": epochs})})
+    text_recipe = (text_recipe or "frozen") if kind == "texts" else None
+    recipe = FINETUNE_RECIPE if text_recipe == "finetune" else DEFAULT_RECIPES[kind]
+    recipe = Recipe.from_dict({**recipe, **({} if epochs is None else {"epochs": epochs})})
     try:
         with warnings.catch_warnings():  # the class names are kept in the output: their numbering is no news here
             warnings.filterwarnings("ignore", message=".*numbered in sorted order and kept as class names")
@@ -221,8 +254,10 @@ def read_own_data(
         for workflow_words, command_words in COMMAND_WORDS.items():
             message = message.replace(workflow_words, command_words)
         raise type(error)(message) from None
-    return OwnData(path=path, kind=kind, columns=columns, data=data, recipe=recipe,
-                   inputs=_tokens(data, recipe=recipe) if kind == "texts" else data, standardize=standardize)
+    inputs = (_embeddings(data) if text_recipe == "frozen" else _tokens(data, recipe=recipe) if text_recipe else
+              data)
+    return OwnData(path=path, kind=kind, columns=columns, data=data, recipe=recipe, inputs=inputs,
+                   standardize=standardize, text_recipe=text_recipe)
 
 
 def infer_kind(
@@ -269,12 +304,13 @@ def infer_kind(
     return kind, columns
 
 
-def recipe_text(kind: str) -> str:
-    """The default recipe of ``kind`` in words, for the command's help."""
-    recipe = DEFAULT_RECIPES[kind]
+def recipe_text(kind: str, *, text_recipe: str = "frozen") -> str:
+    """The default recipe of ``kind`` (texts: trained as ``text_recipe`` says) in words, for the command's help."""
+    recipe = FINETUNE_RECIPE if kind == "texts" and text_recipe == "finetune" else DEFAULT_RECIPES[kind]
     mixup = "no mixup" if recipe["mixup_alpha"] is None else f"mixup alpha {recipe['mixup_alpha']}"
+    encoder = "frozen embeddings by " * (text_recipe == "frozen")
     size = {"images": f" on {IMAGE_SIZE} x {IMAGE_SIZE} centre crops",
-            "texts": f" ({DEFAULT_CHECKPOINT}, {MAX_TOKENS} tokens a text)"}.get(kind, "")
+            "texts": f" ({encoder}{DEFAULT_CHECKPOINT}, {MAX_TOKENS} tokens a text)"}.get(kind, "")
     return (f"{recipe['model']}{size}, {recipe['optimizer']} lr {recipe['lr']:g}, {recipe['epochs']} epochs of "
             f"batches of {recipe['batch_size']}, {mixup}")
 
@@ -363,6 +399,15 @@ def _load(path: Path, *, kind: str, columns: dict[str, str | None], feature_colu
     if kind == "texts":
         return own.load_text_table(**common, text_column=columns["text"])
     return own.load_table(**common, feature_columns=feature_columns)
+
+
+def _embeddings(data: Dataset) -> np.ndarray:
+    """The texts' embeddings by the frozen default checkpoint, as a table's features (N, 1, 1, D) float32."""
+    try:
+        vectors = embed_texts(list(data.x_train), checkpoint=DEFAULT_CHECKPOINT, max_tokens=MAX_TOKENS)  # (N, D)
+    except (RuntimeError, ImportError) as error:
+        raise ValueError(str(error)) from None
+    return vectors.reshape(len(vectors), 1, 1, -1)
 
 
 def _tokens(data: Dataset, *, recipe: Recipe) -> np.ndarray:

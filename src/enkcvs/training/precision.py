@@ -24,6 +24,7 @@ from statistics import median
 import torch
 from torch import nn
 
+from enkcvs.io import cache_dir
 from enkcvs.machine import cpu_flags, cpu_model, instruction_set_limits
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ AUTO_VARIABLE = "ENKCVS_BF16_AUTO"
 
 
 def cache_path() -> Path:
-    return Path(os.environ.get("ENKCVS_CACHE_DIR") or Path.home() / ".cache" / "enkcvs") / CACHE_FILE
+    return cache_dir() / CACHE_FILE
 
 
 def probe_key(*, model_name: str, batch: torch.Tensor) -> str:
