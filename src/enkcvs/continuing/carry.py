@@ -1,4 +1,4 @@
-"""Carry an unfinished run to another machine: its finished jobs saved into the repository, restored elsewhere.
+"""Carry an unfinished run to another machine: its finished jobs saved to a folder or archive, restored elsewhere.
 
 A run of many hours may outlive the machine it started on (a cluster job's time limit, a laptop needed back, a
 preempted cloud instance). :func:`save_run` copies what a run has finished into a folder or archive the user names
@@ -54,15 +54,15 @@ def since_file(name: str) -> Path:
 
 
 def saves_file(name: str) -> Path:
-    """The saves that brought the run in this working directory where it is: those of the carried folder it was
-    restored from, then each of its own (:func:`carried_saves`)."""
+    """The saves that brought the run in this working directory where it is: those of the save it was restored
+    from, then each of its own (:func:`carried_saves`)."""
     return Path(".snakemake/recorded") / f"{name}.saves.json"
 
 
 def carried_saves(name: str) -> list[dict]:
     """Every save of the run ``name`` in this working directory so far (:func:`saves_file`): those of the save it
     was restored from, then each of its own; none for a run that never moved."""
-    return _saves_here(name) or []
+    return json.loads(saves_file(name).read_text()) if saves_file(name).is_file() else []
 
 
 def check_outside_working_directory(path: PathLike, *, option: str) -> Path:
@@ -77,16 +77,6 @@ def check_outside_working_directory(path: PathLike, *, option: str) -> Path:
 def archive_format(path: PathLike) -> str | None:
     """The archive format a save at ``path`` is written in (:data:`ARCHIVES`), or None for a folder."""
     return next((kind for ending, kind in ARCHIVES.items() if str(path).endswith(ending)), None)
-
-
-def _saves_here(name: str) -> list[dict] | None:
-    """This working directory's saves of the run ``name`` (:func:`saves_file`); None where it keeps none."""
-    return json.loads(saves_file(name).read_text()) if saves_file(name).is_file() else None
-
-
-def _begins_with(saves: list[dict], first: list[dict]) -> bool:
-    """Whether ``saves`` begin with the saves ``first``."""
-    return saves[:len(first)] == first
 
 
 def _write_saves(name: str, saves: list[dict]) -> None:
@@ -256,8 +246,8 @@ def _stage(staging: Path, *, name: str, configfile: PathLike, files: list[str],
 def _went_on_from(name: str, manifest: dict) -> bool:
     """Whether the run here began with the saves of ``manifest`` and still holds every finished file it carries (an
     epoch checkpoint of it may have moved on or been removed by its finished job)."""
-    here = _saves_here(name)
-    if here is None or not _begins_with(here, manifest["saves"]):
+    here = carried_saves(name)
+    if not here or here[:len(manifest["saves"])] != manifest["saves"]:
         return False
     return all(Path(path).is_file() and _sha256(Path(path)) == digest
                for path, digest in manifest["files"].items() if not path.endswith(SUFFIX))

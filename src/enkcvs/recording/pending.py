@@ -1,7 +1,7 @@
 """Record what is pending, within a time limit: a list of configs in priority order, each recorded whole
 (``results/recorded/<config name>``) or not at all, a later call going on where an earlier one stopped.
 
-For a machine lent for a while (a GPU node's allocation, a preemptible instance): ``python -m enkcvs.runs pending
+For a machine held for a while (a GPU node's allocation, a preemptible instance): ``python -m enkcvs.runs pending
 --time-limit 9m config/a.yaml config/b.yaml`` skips every config recorded already, runs the first one that is not
 under the limit (:func:`enkcvs.recording.run.run_and_record`) and, once it is recorded, the next, until the list
 is done or the time is up. A run stopped at the limit keeps its finished jobs and epoch checkpoints in the working
