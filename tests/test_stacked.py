@@ -324,3 +324,23 @@ def test_stacked_folds_plan_the_same_fold_files_from_one_job_per_selection(setti
     assert sorted(rule for rule in stacked_rules if rule.startswith("train_selection")) == ([
         "train_selection_digits_K2_M2_1", "train_selection_digits_K2_M2_2",  # asym0.3 seeds 1, 2; sym0.4 seed 2
         "train_selection_digits_K2_M3", "train_selection_digits_K3_M2"] if stacked else [])  # sym0.4 seed 1
+
+
+def test_a_stacked_models_checkpoint_holds_its_own_weights_only(make_separable_images, monkeypatch, tmp_path):
+    """A stacked model's tensors are views of the whole stack, and torch.save writes a view's entire storage: its
+    epoch checkpoint must be the size of a separately trained model's, not hold every model of the stack."""
+    sizes = {}
+    save = EpochCheckpoint.save
+
+    def measured(checkpoint, state):
+        save(checkpoint, state)
+        sizes[checkpoint.path] = checkpoint.path.stat().st_size
+
+    monkeypatch.setattr(EpochCheckpoint, "save", measured)
+    folds, _ = _folds(make_separable_images)
+    _separately(folds, resumes=[tmp_path / f"alone{k}.resume.pt" for k in range(len(SIZES))])
+    train_stacked(recipe=RECIPE, **folds, device=CPU, resumes=[tmp_path / f"k{k}.resume.pt" for k in range(len(SIZES))])
+    alone = [size for path, size in sizes.items() if path.name.startswith("alone")]
+    stacked = [size for path, size in sizes.items() if not path.name.startswith("alone")]
+    assert len(alone) == len(stacked) == len(SIZES)
+    assert max(stacked) < 1.1 * max(alone)

@@ -1,8 +1,6 @@
 """A network evaluated: class probabilities for inputs, the epoch whose weights a training keeps, by accuracy on
 noisy validation labels (Appendix, Eq. para_val), and a curve of accuracy on a labelled set that is only recorded."""
 
-import copy
-
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -94,7 +92,10 @@ class BestEpoch:
         accuracy = self.scores.update(models)
         if accuracy > self._best_accuracy:
             self._best_accuracy, self.best_epoch = accuracy, epoch
-            self._best_states = [copy.deepcopy(model.state_dict()) for model in models]
+            # clones, not deep copies: a stacked model's tensors are views of the whole stack (enkcvs.training.stacked),
+            # and a view's deep copy copies its entire storage
+            self._best_states = [{name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
+                                 for model in models]
         return accuracy
 
     def state_dict(self) -> dict:

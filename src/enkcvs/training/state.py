@@ -57,8 +57,10 @@ def set_random_states(states: dict, *, device: torch.device, generator: torch.Ge
 def training_state(*, epoch: int, train_loss: list[float], step: int, models: list[nn.Module], optimizers: list,
                    best: BestEpoch, randomness: dict, curve: EpochCurve | None = None) -> dict:
     """Everything a training needs to go on after ``epoch`` (:func:`restore_training`)."""
+    # a stacked model's tensors are views of the whole stack, and torch.save writes a view's entire storage: each
+    # model's checkpoint would hold every model's weights (enkcvs.training.stacked)
     state = {"epoch": epoch, "train_loss": train_loss, "step": step, "best": best.state_dict(),
-             "models": [model.state_dict() for model in models],
+             "models": [{name: tensor.clone() for name, tensor in model.state_dict().items()} for model in models],
              "optimizers": [optimizer.state_dict() for optimizer in optimizers],
              "random": random_states(**randomness)}
     return state | ({"curve": curve.history} if curve is not None else {})
