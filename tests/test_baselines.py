@@ -31,7 +31,7 @@ from enkcvs.training.final import (
 )
 from enkcvs.training.recipe import CoTeaching, Recipe, baseline_recipe
 from enkcvs.training.train import co_teaching_losses, small_loss_indices, train_model
-from enkcvs.pipeline.steps.final import train_final
+from enkcvs.pipeline.steps.final import train_final, train_finals
 
 CPU = torch.device("cpu")
 
@@ -607,3 +607,31 @@ def test_forget_rate_resolves_nominal_actual_and_numbers():
         resolve_forget_rate("nominal", noise="real", given=given, true=np.full(8, -1))
     with pytest.raises(ValueError, match="only injected noise knows"):
         resolve_forget_rate("actual", noise="real", given=given, true=np.full(8, -1))
+
+
+def test_a_train_finals_job_writes_what_each_models_own_job_writes(tiny_inputs):
+    """A setting's final models in one job (config training_jobs: setting): a baseline with options, and a selection
+    method with gamma, each bit for bit what its own train_final job writes, its wildcards in its provenance."""
+    selection = _write_selection(tiny_inputs)
+    models = [
+        {"method": "coteaching", "recipe": STEP_RECIPE, "gamma": None, "selection": None,
+         "options": {"forget_rate": 0.2, "warmup_epochs": 1}, "wildcards": {"baseline": "coteaching"}},
+        {"method": "enkcvs", "recipe": MIXUP_RECIPE, "gamma": 0.2, "selection": selection, "options": {},
+         "wildcards": {"K": "2", "M": "2", "t": "1", "method": "enkcvs"}},
+    ]
+    setting = {"dataset": tiny_inputs / "data.npz", "labels": tiny_inputs / "labels.parquet", "seed": 1, "threads": 1}
+    for model in models:
+        train_final(**setting, method=model["method"], recipe=model["recipe"], gamma=model["gamma"],
+                    options=model["options"], selection=model["selection"],
+                    output=tiny_inputs / f"own-{model['method']}.json",
+                    provenance_fields={"dataset": "tiny", **model["wildcards"]})
+    outputs = [tiny_inputs / f"together-{model['method']}.json" for model in models]
+    train_finals(**setting, models=models, outputs=outputs, provenance_fields={"dataset": "tiny"})
+    for model, output in zip(models, outputs):
+        own, together = read_json(tiny_inputs / f"own-{model['method']}.json"), read_json(output)
+        assert together["test_accuracy"] == own["test_accuracy"]
+        assert together["final_train_loss"] == own["final_train_loss"]
+        for key in ("method", "gamma", "options", "trained_with", "train_samples", *model["wildcards"]):
+            assert together[key] == own[key], key
+    with pytest.raises(ValueError, match="2 final models need 2 outputs, got 1"):
+        train_finals(**setting, models=models, outputs=outputs[:1], provenance_fields={})

@@ -241,9 +241,10 @@ def test_what_cannot_be_stacked_is_refused_with_the_fix(make_separable_images):
         train_stacked(recipe=RECIPE, **{**folds, "seeds": [1]}, device=CPU)
 
 
-def test_a_train_selection_job_writes_the_tables_of_the_fold_jobs(make_separable_images, tmp_path):
-    """M = 2 iterations of K = 3 folds, six models in one stacked program: each (m, k) table is the one its own
-    train_fold job writes, within float rounding."""
+@pytest.mark.parametrize("stacked", [True, False])
+def test_a_train_selection_job_writes_the_tables_of_the_fold_jobs(stacked, make_separable_images, tmp_path):
+    """M = 2 iterations of K = 3 folds, six models in one job: each (m, k) table is the one its own train_fold job
+    writes, within float rounding as one stacked program, bit for bit one after another."""
     from enkcvs.data.datasets import Dataset, save_dataset
     from enkcvs.io import read_table
     from enkcvs.pipeline.steps.folds import train_fold, train_selection
@@ -262,35 +263,59 @@ def test_a_train_selection_job_writes_the_tables_of_the_fold_jobs(make_separable
         train_fold(**job, iteration=m, fold=k, output=tmp_path / f"fold-m{m}-k{k}.parquet",
                    provenance_fields={"m": str(m), "k": str(k)})
     outputs = [tmp_path / f"m{m}" / f"k{k}.parquet" for m, k in folds]
-    train_selection(**job, iterations=2, outputs=outputs, provenance_fields={})
+    train_selection(**job, iterations=2, outputs=outputs, provenance_fields={}, stacked=stacked)
     for (m, k), output in zip(folds, outputs, strict=True):
         expected, expected_meta = read_table(tmp_path / f"fold-m{m}-k{k}.parquet")
         got, got_meta = read_table(output)
-        pd.testing.assert_frame_equal(got, expected, check_exact=False, **TOLERANCE)
-        assert (got_meta["m"], got_meta["k"], got_meta["stacked"]) == (str(m), str(k), True)
+        if stacked:
+            pd.testing.assert_frame_equal(got, expected, check_exact=False, **TOLERANCE)
+        else:
+            pd.testing.assert_frame_equal(got, expected, check_exact=True)
+        assert (got_meta["m"], got_meta["k"], got_meta.get("stacked")) == (str(m), str(k), stacked or None)
         assert got_meta["best_epoch"] == expected_meta["best_epoch"]
         assert got_meta["validation_accuracy"] == expected_meta["validation_accuracy"]
     with pytest.raises(ValueError, match="2 iterations of 3 folds need 6 outputs, got 5"):
-        train_selection(**job, iterations=2, outputs=outputs[:5], provenance_fields={})
+        train_selection(**job, iterations=2, outputs=outputs[:5], provenance_fields={}, stacked=stacked)
 
 
 def test_the_stacked_rules_train_no_iteration_a_setting_does_not_vote_over():
     """Figure 1's M sweep (M up to 4) at sym0.4, seeds 1-2, beside the main M = 2 at every setting: the settings of
     one M share a rule only where their noises share their seeds."""
-    from enkcvs.pipeline.config import StackedSelection, stacked_selections
+    from enkcvs.pipeline.config import SelectionJob, selection_jobs
 
     iterations = {("digits", noise, seed, 2): 2 for noise in ("sym0.4", "asym0.3") for seed in (1, 2, 3)}
     iterations |= {("digits", "sym0.4", seed, 2): 4 for seed in (1, 2)}
     iterations |= {("digits", "sym0.4", seed, 5): 1 for seed in (1, 2)}
-    assert stacked_selections(iterations) == [
-        StackedSelection(dataset="digits", K=2, M=2, noises=("asym0.3",), seeds=(1, 2, 3),
-                         rule="train_selection_digits_K2_M2_1"),
-        StackedSelection(dataset="digits", K=2, M=2, noises=("sym0.4",), seeds=(3,),
-                         rule="train_selection_digits_K2_M2_2"),
-        StackedSelection(dataset="digits", K=2, M=4, noises=("sym0.4",), seeds=(1, 2),
-                         rule="train_selection_digits_K2_M4"),
-        StackedSelection(dataset="digits", K=5, M=1, noises=("sym0.4",), seeds=(1, 2),
-                         rule="train_selection_digits_K5_M1"),
+    assert selection_jobs(iterations, stacked={"digits"}) == [
+        SelectionJob(dataset="digits", K=2, M=2, noises=("asym0.3",), seeds=(1, 2, 3),
+                     rule="train_selection_digits_K2_M2_1", stacked=True),
+        SelectionJob(dataset="digits", K=2, M=2, noises=("sym0.4",), seeds=(3,),
+                     rule="train_selection_digits_K2_M2_2", stacked=True),
+        SelectionJob(dataset="digits", K=2, M=4, noises=("sym0.4",), seeds=(1, 2),
+                     rule="train_selection_digits_K2_M4", stacked=True),
+        SelectionJob(dataset="digits", K=5, M=1, noises=("sym0.4",), seeds=(1, 2),
+                     rule="train_selection_digits_K5_M1", stacked=True),
+    ]
+    assert not any(job.stacked for job in selection_jobs(iterations, stacked={"mnist"}))
+
+
+def test_the_finals_rules_group_the_settings_that_train_the_same_models():
+    """Figure 1's extra models at sym0.4, seeds 1-2, beside the main models at every setting: settings share a rule
+    only where they train the same models at the same seeds."""
+    from enkcvs.pipeline.config import FinalModel, FinalsJob, finals_jobs
+
+    main = [FinalModel("ce"), FinalModel("enkcvs", (2, 2, 2))]
+    study = [FinalModel("ss_only", (3, 1, 1))]
+    models = {("digits", noise, seed): main for noise in ("sym0.4", "asym0.3") for seed in (1, 2, 3)}
+    models |= {("digits", "sym0.4", seed): main + study for seed in (1, 2)}
+    models |= {("mnist", "sym0.2", 1): list(reversed(main))}
+    assert finals_jobs(models) == [
+        FinalsJob(dataset="digits", models=tuple(main), noises=("asym0.3",), seeds=(1, 2, 3),
+                  rule="train_finals_digits_1"),
+        FinalsJob(dataset="digits", models=tuple(main), noises=("sym0.4",), seeds=(3,), rule="train_finals_digits_2"),
+        FinalsJob(dataset="digits", models=(*main, *study), noises=("sym0.4",), seeds=(1, 2),
+                  rule="train_finals_digits_3"),
+        FinalsJob(dataset="mnist", models=tuple(main), noises=("sym0.2",), seeds=(1,), rule="train_finals_mnist_1"),
     ]
 
 
@@ -324,6 +349,29 @@ def test_stacked_folds_plan_the_same_fold_files_from_one_job_per_selection(setti
     assert sorted(rule for rule in stacked_rules if rule.startswith("train_selection")) == ([
         "train_selection_digits_K2_M2_1", "train_selection_digits_K2_M2_2",  # asym0.3 seeds 1, 2; sym0.4 seed 2
         "train_selection_digits_K2_M3", "train_selection_digits_K3_M2"] if stacked else [])  # sym0.4 seed 1
+
+
+def test_training_jobs_per_setting_plan_the_same_files_from_one_job_per_selection_and_setting(run_snakemake,
+                                                                                               tmp_path):
+    """The tiny config with its ablation ladder, confident learning and Figure 1's study: every fold and final
+    result the per-model jobs write, and no other, from one job per selection and one per (noise, seed)."""
+    config = yaml.safe_load(TINY_CONFIG.read_text())
+    config.update(seeds=[1, 2], sensitivity={"enabled": True, "dataset": "digits", "noise": ["sym0.4"], "seeds": [1],
+                                             "K": [2, 3], "M": [2, 3], "t": [1]})
+    planned = {}
+    for jobs in ("model", "setting"):
+        (tmp_path / jobs).mkdir()
+        (path := tmp_path / jobs / "config.yaml").write_text(yaml.safe_dump({**config, "training_jobs": jobs}))
+        planned[jobs] = _planned(run_snakemake, tmp_path / jobs, path)
+    (files, rules), (grouped_files, grouped_rules) = planned["model"], planned["setting"]
+    trained = {path for path in files if path.startswith(("results/folds/", "results/final/"))}
+    assert trained and trained <= grouped_files
+    assert {path for path in grouped_files - files if not path.startswith("results/benchmarks/")} == set()
+    assert {"train_fold", "train_final_baseline", "train_final_selected"} <= rules
+    assert not rules & {"train_fold", "train_final_baseline", "train_final_selected"} & grouped_rules
+    # the main models at asym0.3 (seeds 1, 2) and at sym0.4 (seed 2); with Figure 1's at sym0.4 seed 1
+    assert sorted(rule for rule in grouped_rules if rule.startswith("train_finals")) == [
+        "train_finals_digits_1", "train_finals_digits_2", "train_finals_digits_3"]
 
 
 def test_a_stacked_models_checkpoint_holds_its_own_weights_only(make_separable_images, monkeypatch, tmp_path):

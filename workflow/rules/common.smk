@@ -1,6 +1,7 @@
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
@@ -14,11 +15,14 @@ from enkcvs.data.sources import SOURCES
 from enkcvs.data.text import checkpoint_slug
 from enkcvs.method.methods import BASELINE_METHODS, GAMMA_METHODS, SELECTION_METHODS
 from enkcvs.training.recipe import baseline_recipe, recipe_params
+from enkcvs.method.methods import ABLATION_LADDER
 from enkcvs.pipeline.config import (
+    FinalModel,
     config_problems,
     duplicate_key_problems,
     fill_text_recipe_defaults,
-    stacked_selections,
+    finals_jobs,
+    selection_jobs,
     stacks_folds,
 )
 
@@ -150,7 +154,8 @@ def get_final_selection(wildcards):
         if wildcards.method == "cl_prune"
         else rules.select_samples.output.selection
     )
-    return selection.format(**wildcards)
+    fields = ("dataset", "noise", "seed", "K", "M", "t")
+    return selection.format(**{field: getattr(wildcards, field) for field in fields})
 
 
 def get_fold_predictions(wildcards):
@@ -200,31 +205,52 @@ def selection_outputs(output, settings, points, **fields):
     ]
 
 
+def final_models(methods, settings, points):
+    """((dataset, noise, seed), FinalModel) of the final models ``methods`` on ``settings``: baselines once per
+    setting, selection methods once per (K, M, t) of ``points(dataset)``. CE + mixup only where the dataset's recipe
+    mixes (text datasets do not: there it would be CE again)."""
+    return [
+        ((dataset, noise, seed), FinalModel(method, point))
+        for method in methods
+        for dataset, noise, seed in settings
+        if method != "ce_mixup" or config["datasets"][dataset]["recipe"]["mixup_alpha"] is not None
+        for point in ([None] if method in BASELINE_METHODS else points(dataset))
+    ]
+
+
+def final_path(setting, model, pattern_only=False):
+    """The result file of a final ``model`` of ``setting`` (dataset, noise, seed); ``pattern_only``: with the
+    setting's wildcards left in it."""
+    dataset, noise, seed = ("{dataset}", "{noise}", "{seed}") if pattern_only else setting
+    if model.point is None:
+        result = rules.train_final_baseline.output.result
+        return result.format(dataset=dataset, noise=noise, seed=seed, baseline=model.method)
+    K, M, t = model.point
+    result = rules.train_final_selected.output.result
+    return result.format(dataset=dataset, noise=noise, seed=seed, K=K, M=M, t=t, method=model.method)
+
+
 def final_outputs(methods, settings, points):
-    """Paths of final-model results: baselines once per setting, selection methods once per (K, M, t). CE + mixup
-    only where the dataset's recipe mixes (text datasets do not: there it would be CE again)."""
-    paths = []
-    for method in methods:
-        trained = [
-            setting
-            for setting in settings
-            if method != "ce_mixup" or config["datasets"][setting[0]]["recipe"]["mixup_alpha"] is not None
-        ]
-        if method in BASELINE_METHODS:
-            result = rules.train_final_baseline.output.result
-            paths += [
-                result.format(dataset=dataset, noise=noise, seed=seed, baseline=method)
-                for dataset, noise, seed in trained
-            ]
-        else:
-            paths += selection_outputs(rules.train_final_selected.output.result, trained, points, method=method)
-    return paths
+    """Paths of the final-model results of :func:`final_models`."""
+    return [final_path(setting, model) for setting, model in final_models(methods, settings, points)]
 
 
 def sensitivity_settings():
     if not SENSITIVITY["enabled"]:
         return []
     return [(SENSITIVITY["dataset"], noise, seed) for noise in SENSITIVITY["noise"] for seed in SENSITIVITY["seeds"]]
+
+
+def reported_final_models():
+    """((dataset, noise, seed), FinalModel) of every final model the report reads: Tables 2 and 3, Figure 1 and the
+    ablation ladder (once each)."""
+    models = final_models(
+        config["methods"], evaluated(main_settings(real=False) + main_settings(real=True)), main_point
+    )
+    models += final_models(["ss_only"], sensitivity_settings(), sensitivity_points)
+    if config["ablation"]:
+        models += final_models(ABLATION_LADDER, evaluated(main_settings(real=False)), main_point)
+    return list(dict.fromkeys(models))
 
 
 def evaluated(settings):
@@ -352,42 +378,120 @@ def get_final_output():
 
 
 def stacked_datasets():
-    """The enabled datasets whose fold models of a selection train together (config ``stacked_folds``)."""
+    """The enabled datasets whose fold models of a selection train as one stacked program (config
+    ``stacked_folds``)."""
     gpus = config["gpu"]["per_training_job"]
     return sorted(
         name for name, dataset in DATASETS.items() if stacks_folds(config["stacked_folds"], dataset=dataset, gpus=gpus)
     )
 
 
+def selection_datasets():
+    """The enabled datasets whose fold models of a selection train in one job: every one with ``training_jobs:
+    setting``, the stacked ones (:func:`stacked_datasets`) otherwise."""
+    return sorted(DATASETS) if config["training_jobs"] == "setting" else stacked_datasets()
+
+
 def fold_iterations():
-    """(dataset, noise, seed, K) -> the most iterations M a selection of it votes over, for the stacked datasets:
-    the main selection's and, on Figure 1's settings, its study's."""
-    stacked, iterations = set(stacked_datasets()), {}
+    """(dataset, noise, seed, K) -> the most iterations M a selection of it votes over, for the datasets of
+    :func:`selection_datasets`: the main selection's and, on Figure 1's settings, its study's."""
+    grouped, iterations = set(selection_datasets()), {}
     for settings, points in (
         (main_settings(real=False) + main_settings(real=True), main_point),
         (sensitivity_settings(), sensitivity_points),
     ):
         for dataset, noise, seed in settings:
-            for K, M, t in points(dataset) if dataset in stacked else []:
+            for K, M, t in points(dataset) if dataset in grouped else []:
                 iterations[dataset, noise, seed, K] = max(M, iterations.get((dataset, noise, seed, K), 0))
     return iterations
 
 
-#: The train_selection rules (enkcvs.pipeline.config.stacked_selections): each trains a selection's M x K folds.
-STACKED_SELECTIONS = stacked_selections(fold_iterations())
+#: The train_selection rules (enkcvs.pipeline.config.selection_jobs): each trains a selection's M x K folds.
+SELECTION_JOBS = selection_jobs(fold_iterations(), stacked=stacked_datasets())
 
 
-def stacked_selection(dataset, noise, seed, K):
+def selection_job(dataset, noise, seed, K):
     """The train_selection rule that writes the fold tables of (dataset, noise, seed, K)."""
     return next(
         group
-        for group in STACKED_SELECTIONS
+        for group in SELECTION_JOBS
         if (group.dataset, group.K) == (dataset, int(K)) and noise in group.noises and int(seed) in group.seeds
     )
 
 
-def per_fold_dataset():
-    """The dataset wildcard of train_fold: any name but those of :func:`stacked_datasets` (their folds are written
-    by train_selection_*)."""
-    stacked = "|".join(stacked_datasets())
-    return rf"(?!(?:{stacked})/)[A-Za-z][A-Za-z0-9_]*" if stacked else r"[A-Za-z][A-Za-z0-9_]*"
+def dataset_other_than(names):
+    """A dataset wildcard pattern matching any name but ``names`` (their files are written by other rules)."""
+    excluded = "|".join(map(re.escape, names))
+    return rf"(?!(?:{excluded})/)[A-Za-z][A-Za-z0-9_]*" if excluded else r"[A-Za-z][A-Za-z0-9_]*"
+
+
+def finals_datasets():
+    """The enabled datasets whose final models of a setting train in one job (``training_jobs: setting``)."""
+    return sorted(DATASETS) if config["training_jobs"] == "setting" else []
+
+
+def trained_finals():
+    """(dataset, noise, seed) -> the final models the report reads of it, for the datasets of
+    :func:`finals_datasets`."""
+    grouped, models = set(finals_datasets()), {}
+    for setting, model in reported_final_models():
+        if setting[0] in grouped:
+            models.setdefault(setting, []).append(model)
+    return models
+
+
+#: The train_finals rules (enkcvs.pipeline.config.finals_jobs): each trains a setting's final models.
+FINALS_JOBS = finals_jobs(trained_finals())
+
+
+def finals_job(dataset, noise, seed):
+    """The train_finals rule that writes the final results of (dataset, noise, seed)."""
+    return next(job for job in FINALS_JOBS if job.dataset == dataset and noise in job.noises and int(seed) in job.seeds)
+
+
+def get_gamma(wildcards):
+    """gamma of a final model trained on a selection: the config's for the methods whose loss has it, else None."""
+    return config["gamma"] if wildcards.method in GAMMA_METHODS else None
+
+
+def finals_params(job):
+    """Params function of a train_finals rule: for each of ``job``'s models, what its own train_final_* job's params
+    and selection input would be (the wildcards of that job added to its provenance)."""
+
+    def models(wildcards):
+        setting = {"dataset": wildcards.dataset, "noise": wildcards.noise, "seed": wildcards.seed}
+        params = []
+        for model in job.models:
+            if model.point is None:
+                own = SimpleNamespace(**setting, baseline=model.method)
+                params.append(
+                    {
+                        "method": model.method,
+                        "recipe": get_baseline_recipe(own),
+                        "gamma": None,
+                        "options": get_baseline_options(own),
+                        "selection": None,
+                        "wildcards": {"baseline": model.method},
+                    }
+                )
+                continue
+            K, M, t = model.point
+            own = SimpleNamespace(**setting, K=str(K), M=str(M), t=str(t), method=model.method)
+            params.append(
+                {
+                    "method": model.method,
+                    "recipe": get_recipe(own),
+                    "gamma": get_gamma(own),
+                    "options": {},
+                    "selection": get_final_selection(own),
+                    "wildcards": {"K": str(K), "M": str(M), "t": str(t), "method": model.method},
+                }
+            )
+        return params
+
+    return models
+
+
+def finals_selections(job):
+    """Input function of a train_finals rule: the selections its models train from."""
+    return lambda wildcards: sorted({model["selection"] for model in finals_params(job)(wildcards)} - {None})

@@ -10,7 +10,7 @@ rule train_fold:
     benchmark:
         "results/benchmarks/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.tsv"
     wildcard_constraints:
-        dataset=per_fold_dataset(),
+        dataset=dataset_other_than(selection_datasets()),
     conda:
         "../../envs/train.yaml"
     threads: 1
@@ -23,15 +23,16 @@ rule train_fold:
         "../scripts/train_fold.py"
 
 
-# One rule per stacked (dataset, K, M) and group of noises and seeds (a rule's outputs are a fixed list:
-# enkcvs.pipeline.config.stacked_selections): the M x K fold tables of a selection, the same files train_fold writes,
-# from one job.
-for _group in STACKED_SELECTIONS:
+# One rule per (dataset, K, M) and group of noises and seeds (a rule's outputs are a fixed list:
+# enkcvs.pipeline.config.selection_jobs): the M x K fold tables of a selection, the same files train_fold writes,
+# from one job (config training_jobs, stacked_folds).
+for _group in SELECTION_JOBS:
 
     rule:
         name:
             _group.rule
         input:
+            unpack(get_text_inputs),
             dataset=rules.prepare_dataset.output.dataset,
             labels=rules.inject_noise.output.labels,
         output:
@@ -59,10 +60,11 @@ for _group in STACKED_SELECTIONS:
         threads: 1
         resources:
             **TRAINING_GPUS,
-            mem_mb=2000 + 500 * _group.M * _group.K,
+            mem_mb=2000 + (500 * _group.M * _group.K if _group.stacked else 0),
         params:
             recipe=get_recipe,
             num_folds=_group.K,
             iterations=_group.M,
+            stacked=_group.stacked,
         script:
             "../scripts/train_selection.py"

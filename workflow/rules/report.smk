@@ -198,9 +198,11 @@ rule test_curves:
 
 rule resource_usage:
     input:
-        train_fold=get_fold_benchmarks,
+        train_fold=get_fold_benchmarks(selected=False),
+        train_selection=get_fold_benchmarks(selected=True),
         train_final_baseline=get_final_benchmarks(selected=False),
         train_final_selected=get_final_benchmarks(selected=True),
+        train_finals=get_finals_benchmarks,
     output:
         markdown="results/report/resources.md",
         csv=report("results/report/resources.csv", caption="../report/resources.rst", category="Supplement - Resources"),

@@ -2,10 +2,6 @@
 # file of its own because Snakemake's linter wants rules and functions apart; included just before report.smk,
 # whose resource_usage rule calls get_final_benchmarks while it is parsed.
 
-from types import SimpleNamespace
-
-from enkcvs.method.methods import ABLATION_LADDER
-
 
 def get_table1_metrics(wildcards):
     if not selects():
@@ -69,50 +65,65 @@ def benchmark_of(training, output, path):
     return training.benchmark.format(**output.match(path).groupdict())
 
 
-def get_fold_benchmarks(wildcards):
-    """The benchmark files of the fold models behind the report: those of every selection of Table 1 and Figure 1
-    and of every final model trained on a selection."""
-    selections = [rules.select_samples.output.metrics, rules.train_final_selected.output.result]
-    benchmarks = set()
-    for path in get_theory_metrics(wildcards) + _final_results(wildcards):
-        match = next(filter(None, (pattern.match(path) for pattern in selections)), None)
-        if match:
-            benchmarks.update(fold_benchmarks(SimpleNamespace(**match.groupdict())))
-    return sorted(benchmarks)
+def get_fold_benchmarks(selected):
+    """The benchmark files of the fold models behind the report, written by jobs of one fold each or (``selected``)
+    of one selection each (train_selection_*): those of every selection of Table 1 and Figure 1 and of every final
+    model trained on a selection."""
+
+    def benchmarks(wildcards):
+        selections = [rules.select_samples.output.metrics, rules.train_final_selected.output.result]
+        files = set()
+        for path in get_theory_metrics(wildcards) + final_results():
+            match = next(filter(None, (pattern.match(path) for pattern in selections)), None)
+            if match and (match["dataset"] in selection_datasets()) == selected:
+                files.update(fold_benchmarks(SimpleNamespace(**match.groupdict())))
+        return sorted(files)
+
+    return benchmarks
 
 
 def fold_benchmarks(selection):
     """The benchmark files of the jobs writing the M x K fold tables of one ``selection`` (its wildcards): one per
-    fold (train_fold), or the one job of a dataset whose folds train stacked (train_selection_*)."""
-    if selection.dataset not in stacked_datasets():
+    fold (train_fold), or the one job of a dataset whose selections train in one job (train_selection_*)."""
+    if selection.dataset not in selection_datasets():
         fold = rules.train_fold
         return [benchmark_of(fold, fold.output.predictions, path) for path in get_fold_predictions(selection)]
-    group = stacked_selection(selection.dataset, selection.noise, selection.seed, selection.K)
+    group = selection_job(selection.dataset, selection.noise, selection.seed, selection.K)
     setting = {"dataset": selection.dataset, "noise": selection.noise, "seed": selection.seed}
     return [getattr(rules, group.rule).benchmark.format(**setting)]
 
 
-def _final_results(wildcards):
-    results = get_table2_results(wildcards) + get_table3_results(wildcards) + get_sensitivity_results(wildcards)
-    if config["ablation"]:
-        results += get_ablation_results(wildcards)
-    return sorted(set(results))
+def final_results():
+    """Every final model's result file the report reads."""
+    return sorted({final_path(setting, model) for setting, model in reported_final_models()})
 
 
 def get_final_benchmarks(selected):
-    """The benchmark files of the final models of the report, trained on a selection or (``selected`` False) not."""
+    """The benchmark files of the final models of the report trained in a job of their own, on a selection or
+    (``selected`` False) not."""
 
     def benchmarks(wildcards):
         # a baseline's pattern also matches a selected model's path ({baseline} spans K/M/t), never the reverse
         on_selection = rules.train_final_selected.output.result
         training = rules.train_final_selected if selected else rules.train_final_baseline
-        return [
+        return sorted(
             benchmark_of(training, training.output.result, path)
-            for path in _final_results(wildcards)
-            if bool(on_selection.match(path)) == selected
-        ]
+            for setting, model in reported_final_models()
+            if setting[0] not in finals_datasets()
+            and bool(on_selection.match(path := final_path(setting, model))) == selected
+        )
 
     return benchmarks
+
+
+def get_finals_benchmarks(wildcards):
+    """The benchmark files of the jobs that train a setting's final models together (train_finals_*)."""
+    return sorted(
+        getattr(rules, finals_job(*setting).rule).benchmark.format(
+            dataset=setting[0], noise=setting[1], seed=setting[2]
+        )
+        for setting in trained_finals()
+    )
 
 
 def get_paper_names(wildcards):

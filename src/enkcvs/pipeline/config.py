@@ -1,7 +1,7 @@
 """Checks of a workflow config that a JSON schema cannot express; run before any job is scheduled."""
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -224,9 +224,10 @@ def stacks_folds(setting: bool | str, *, dataset: dict[str, Any], gpus: int) -> 
 
 
 @dataclass(frozen=True)
-class StackedSelection:
-    """One ``train_selection`` rule: the M x K fold models of (``dataset``, noise, seed, ``K``) trained as one stacked
-    program, for every noise of ``noises`` and seed of ``seeds``."""
+class SelectionJob:
+    """One ``train_selection`` rule: the M x K fold models of (``dataset``, noise, seed, ``K``) trained in one job, as
+    one stacked program or (``stacked`` false) one after another, for every noise of ``noises`` and seed of
+    ``seeds``."""
 
     dataset: str
     K: int
@@ -234,11 +235,14 @@ class StackedSelection:
     noises: tuple[str, ...]
     seeds: tuple[int, ...]
     rule: str
+    stacked: bool
 
 
-def stacked_selections(iterations: Mapping[tuple[str, str, int, int], int]) -> list[StackedSelection]:
+def selection_jobs(iterations: Mapping[tuple[str, str, int, int], int], *,
+                   stacked: Collection[str]) -> list[SelectionJob]:
     """The ``train_selection`` rules that train the fold models ``iterations`` asks for: (dataset, noise, seed, K)
-    -> M, the most iterations any selection of that setting votes over (iterations 1..M are shared by every M).
+    -> M, the most iterations any selection of that setting votes over (iterations 1..M are shared by every M); the
+    datasets of ``stacked`` train them as one stacked program.
 
     A rule's outputs are one pattern per (m, k), its wildcards constrained to one dataset, a set of noises and a set
     of seeds: the settings of one (dataset, K, M) are grouped by noise, and the noises with the same seeds share a
@@ -248,10 +252,56 @@ def stacked_selections(iterations: Mapping[tuple[str, str, int, int], int]) -> l
         seeds_of[dataset, K, M][noise].add(int(seed))
     rules = []
     for (dataset, K, M), noises in sorted(seeds_of.items()):
-        groups = defaultdict(list)  # the seeds -> the noises trained at them
-        for noise, seeds in sorted(noises.items()):
-            groups[tuple(sorted(seeds))].append(noise)
-        for index, (seeds, grouped) in enumerate(sorted(groups.items(), key=lambda group: group[1])):
+        groups = _noises_by_seeds(noises)
+        for index, (seeds, grouped) in enumerate(groups):
             rule = f"train_selection_{dataset}_K{K}_M{M}" + (f"_{index + 1}" if len(groups) > 1 else "")
-            rules.append(StackedSelection(dataset=dataset, K=K, M=M, noises=tuple(grouped), seeds=seeds, rule=rule))
+            rules.append(SelectionJob(dataset=dataset, K=K, M=M, noises=grouped, seeds=seeds, rule=rule,
+                                      stacked=dataset in stacked))
+    return rules
+
+
+def _noises_by_seeds(seeds_of: Mapping[str, set[int]]) -> list[tuple[tuple[int, ...], tuple[str, ...]]]:
+    """The noises of ``seeds_of`` (noise -> seeds) grouped by their seeds: (seeds, noises) pairs, ordered by their
+    noises, so that a rule's wildcards can be constrained to all of one group's noises and seeds."""
+    groups = defaultdict(list)
+    for noise, seeds in sorted(seeds_of.items()):
+        groups[tuple(sorted(seeds))].append(noise)
+    return sorted(((seeds, tuple(noises)) for seeds, noises in groups.items()), key=lambda group: group[1])
+
+
+@dataclass(frozen=True)
+class FinalModel:
+    """One final model of a setting: a ``method`` trained on all samples (``point`` None) or on the selection
+    (K, M, t) ``point``."""
+
+    method: str
+    point: tuple[int, int, int] | None = None
+
+
+@dataclass(frozen=True)
+class FinalsJob:
+    """One ``train_finals`` rule: the final ``models`` of (``dataset``, noise, seed) trained one after another in one
+    job, for every noise of ``noises`` and seed of ``seeds``."""
+
+    dataset: str
+    models: tuple[FinalModel, ...]
+    noises: tuple[str, ...]
+    seeds: tuple[int, ...]
+    rule: str
+
+
+def finals_jobs(models: Mapping[tuple[str, str, int], Collection[FinalModel]]) -> list[FinalsJob]:
+    """The ``train_finals`` rules that train the final models ``models`` asks for, (dataset, noise, seed) -> its
+    models (config ``training_jobs: setting``): the settings of one dataset with the same models are grouped by
+    noise, and the noises with the same seeds share a rule, so that no setting trains a model it does not use."""
+    seeds_of = defaultdict(lambda: defaultdict(set))  # (dataset, models) -> noise -> seeds
+    for (dataset, noise, seed), wanted in models.items():
+        ordered = tuple(sorted(set(wanted), key=lambda model: (model.point or (0, 0, 0), model.method)))
+        seeds_of[dataset, ordered][noise].add(int(seed))
+    rules, count = [], defaultdict(int)
+    for (dataset, ordered), noises in sorted(seeds_of.items(), key=lambda item: (item[0][0], sorted(item[1]))):
+        for seeds, grouped in _noises_by_seeds(noises):
+            count[dataset] += 1
+            rules.append(FinalsJob(dataset=dataset, models=ordered, noises=grouped, seeds=seeds,
+                                   rule=f"train_finals_{dataset}_{count[dataset]}"))
     return rules

@@ -111,3 +111,18 @@ def _resolved_options(options: dict[str, Any], *, labels: PathLike, given: np.nd
         resolved["forget_rate"] = resolve_forget_rate(resolved["forget_rate"], noise=noise, given=given, true=true)
         log.info("co-teaching forgets %s: %.4f", options["forget_rate"], resolved["forget_rate"])
     return resolved
+
+
+def train_finals(*, models: list[dict[str, Any]], outputs: list[PathLike], provenance_fields: dict[str, Any],
+                 **setting: Any) -> None:
+    """:func:`train_final` for each of a setting's final ``models`` in one job, one after another (config
+    ``training_jobs: setting``: one process start instead of one per model). Each model is a dict of ``method``,
+    ``recipe``, ``gamma``, ``options``, ``selection`` (a path or None) and ``wildcards`` (added to its provenance as
+    its own job's would be); its result is written to the output at its position. ``setting`` holds train_final's
+    other arguments, shared by all."""
+    if len(models) != len(outputs):
+        raise ValueError(f"{len(models)} final models need {len(models)} outputs, got {len(outputs)}")
+    for model, output in zip(models, outputs):
+        train_final(**setting, method=model["method"], recipe=model["recipe"], gamma=model["gamma"],
+                    options=dict(model["options"]), selection=model["selection"], output=output,
+                    provenance_fields={**provenance_fields, **model["wildcards"]})

@@ -109,29 +109,37 @@ def train_selection(
     threads: int,
     outputs: list[PathLike],
     provenance_fields: dict[str, Any],
+    stacked: bool = True,
+    tokens: PathLike | None = None,
     gpus: int = 0,
     allow_cpu_fallback: bool = False,
 ) -> None:
-    """:func:`train_fold` for every fold k = 1..K of every iteration m = 1..M at once, the M x K models trained
+    """:func:`train_fold` for every fold k = 1..K of every iteration m = 1..M in one job: the M x K models trained
     together as one stacked program (:func:`enkcvs.training.crossval.selection_probabilities`; config
-    ``stacked_folds``). Writes fold (m, k)'s table to ``outputs[(m - 1) * K + k - 1]``, as train_fold writes it (its
-    provenance with ``m`` and ``k`` added, and ``stacked: true``); each model resumes from its own epoch checkpoint
-    beside its table."""
-    from enkcvs.training.crossval import selection_probabilities
+    ``stacked_folds``), or (``stacked`` false) one after another, each as its own train_fold job would train it
+    (config ``training_jobs: setting``: one process start instead of M x K). Writes fold (m, k)'s table to
+    ``outputs[(m - 1) * K + k - 1]``, as train_fold writes it (its provenance with ``m`` and ``k`` added, and
+    ``stacked: true`` where stacked); each model resumes from its own epoch checkpoint beside its table."""
+    from enkcvs.training.crossval import fold_probabilities, selection_probabilities
     from enkcvs.training.resume import checkpoint_path
 
     if len(outputs) != iterations * num_folds:
         raise ValueError(f"{iterations} iterations of {num_folds} folds need {iterations * num_folds} outputs, got "
                          f"{len(outputs)}")
-    device, inputs, given, num_classes = _job_inputs(dataset=dataset, labels=labels, tokens=None, threads=threads,
+    device, inputs, given, num_classes = _job_inputs(dataset=dataset, labels=labels, tokens=tokens, threads=threads,
                                                      gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
     recipe_ = Recipe.from_dict(recipe)
-    folds = selection_probabilities(
-        recipe=recipe_, inputs=inputs, given=given, num_classes=num_classes, seed=seed, num_folds=num_folds,
-        iterations=range(1, iterations + 1), device=device, resumes=[checkpoint_path(output) for output in outputs],
-    )
+    training = {"recipe": recipe_, "inputs": inputs, "given": given, "num_classes": num_classes, "seed": seed,
+                "num_folds": num_folds, "device": device}
+    if stacked:
+        folds = selection_probabilities(**training, iterations=range(1, iterations + 1),
+                                        resumes=[checkpoint_path(output) for output in outputs])
+    else:  # a generator: each table is written as soon as its model is trained
+        folds = (fold_probabilities(**training, iteration=position // num_folds + 1, fold=position % num_folds + 1,
+                                    resume=checkpoint_path(output))
+                 for position, output in enumerate(outputs))
     for position, (output, (held_out, probabilities, result)) in enumerate(zip(outputs, folds)):
         m, k = divmod(position, num_folds)
+        fields = {**provenance_fields, "m": str(m + 1), "k": str(k + 1)} | ({"stacked": True} if stacked else {})
         _write_predictions(output, held_out=held_out, probabilities=probabilities, result=result, given=given,
-                           recipe=recipe_, provenance_fields={**provenance_fields, "m": str(m + 1), "k": str(k + 1),
-                                                              "stacked": True})
+                           recipe=recipe_, provenance_fields=fields)
