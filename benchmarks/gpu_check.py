@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from enkcvs.continuing.carry import TRAINING_RULES
+from enkcvs.continuing.carry import is_training_rule
 from enkcvs.training.train import epoch_device
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -87,7 +87,7 @@ def training_jobs(config: Path, *, workdir: Path) -> list[dict]:
     for line in done.stdout.splitlines():
         if named := DRY_RUN_RULE.match(line):
             rule = named[1]
-        elif (wildcards := DRY_RUN_WILDCARDS.match(line)) and rule in TRAINING_RULES:
+        elif (wildcards := DRY_RUN_WILDCARDS.match(line)) and is_training_rule(rule):
             values = dict(pair.split("=", 1) for pair in wildcards[1].split(", "))
             counts[rule, values["dataset"], int(values["K"]) if "K" in values else None] += 1
             rule = None

@@ -5,13 +5,25 @@ a save into the working directory, is refused first."""
 import json
 import re
 import shutil
+import subprocess
 import sys
 import tarfile
 from pathlib import Path
 
 import pytest
+import yaml
 
-from enkcvs.continuing.carry import TRAINING_RULES, carried_saves, restore_run, save_run, saves_file
+from enkcvs.continuing.carry import (
+    TRAINING_RULES,
+    benchmark_file,
+    carried_saves,
+    is_training_rule,
+    restore_run,
+    save_run,
+    saves_file,
+    training_rules,
+    upstream_rules,
+)
 from enkcvs.runs.cli import main
 from enkcvs.training.resume import checkpoint_path
 
@@ -175,3 +187,25 @@ def test_a_save_into_the_working_directory_is_refused_before_anything_is_written
     assert main(["carry", "--name", "run", "--configfile", "c.yaml", "--to", inside, "--snakemake", "false"]) == 2
     assert f"--to {inside} lies inside the working directory" in capsys.readouterr().err
     assert sorted(path.name for path in tmp_path.iterdir()) == ["c.yaml"]
+
+
+def test_the_rules_that_train_several_models_are_carried_as_training_rules(tmp_path, monkeypatch):
+    """With ``training_jobs: setting`` the training rules are named after their settings: a save still leaves them
+    out of what a restore rebuilds, and finds each output's benchmark file where its job writes it."""
+    config = yaml.safe_load(TINY_CONFIG.read_text()) | {"training_jobs": "setting"}
+    (configfile := tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.chdir(tmp_path)
+    rules = training_rules(snakemake=SNAKEMAKE, configfile=configfile)
+    assert any(rule.startswith("train_selection_digits_") for rule in rules)
+    assert any(rule.startswith("train_finals_digits_") for rule in rules)
+    upstream = upstream_rules(snakemake=SNAKEMAKE, configfile=configfile)
+    assert "inject_noise" in upstream and not [rule for rule in upstream if is_training_rule(rule)]
+    assert "select_samples" not in upstream
+    dry = subprocess.run([*SNAKEMAKE, "--configfile", str(configfile), "-n"], capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = re.findall(r"^rule (train_(?:selection|finals)_\w+):\n(.*?)(?=^\S|\Z)", dry.stdout, re.MULTILINE | re.DOTALL)
+    assert len(jobs) >= 2
+    for rule, block in jobs:
+        fields = dict(re.findall(r"^\s+(\w+): (.*)$", block, re.MULTILINE))
+        outputs = [path.strip() for path in fields["output"].split(",")]
+        assert {benchmark_file(output, rule) for output in outputs} == {fields["benchmark"]}, rule

@@ -39,6 +39,9 @@ from enkcvs.training.resume import SUFFIX, checkpoint_path
 ARCHIVES = {".tar": "tar", ".tar.gz": "gztar", ".tgz": "gztar"}
 #: The rules that train models: the expensive jobs a carried run must not repeat.
 TRAINING_RULES = ("train_fold", "train_final_baseline", "train_final_selected")
+#: The rules that train several models in one job, one rule per group of settings and named after it
+#: (workflow/rules/{folds,final}.smk: config training_jobs, stacked_folds), begin with these.
+GROUPED_TRAINING_RULES = ("train_selection_", "train_finals_")
 #: Where those rules write their outputs (and, while they train, their epoch checkpoints).
 TRAINING_OUTPUTS = ("results/folds/", "results/final/")
 #: Snakemake's working state in a working directory, and where a carried run keeps its parts of it.
@@ -97,10 +100,27 @@ def snakemake_logs(*, since: datetime,
     return found
 
 
-def benchmark_file(output: str) -> str:
-    """The benchmark file of a training job's output: ``results/<stage>/<path>.<suffix>`` ->
-    ``results/benchmarks/<stage>/<path>.tsv``, as ``workflow/rules/{folds,final}.smk`` declare them."""
-    return str(Path("results/benchmarks") / Path(output).relative_to("results").with_suffix(".tsv"))
+def is_training_rule(rule: str) -> bool:
+    """Whether ``rule`` trains models (:data:`TRAINING_RULES`, :data:`GROUPED_TRAINING_RULES`)."""
+    return rule in TRAINING_RULES or rule.startswith(GROUPED_TRAINING_RULES)
+
+
+def training_rules(*, snakemake: Sequence[str], configfile: PathLike) -> list[str]:
+    """The training rules of the config's workflow: the grouped ones are named after its settings."""
+    return [rule for rule in _snakemake(snakemake, configfile, "--list-rules").split() if is_training_rule(rule)]
+
+
+def benchmark_file(output: str, rule: str) -> str:
+    """The benchmark file of the training job of ``rule`` that wrote ``output``, as ``workflow/rules/{folds,
+    final}.smk`` declare them: ``results/<stage>/<path>.<suffix>`` -> ``results/benchmarks/<stage>/<path>.tsv`` for
+    a job of one model; one file per selection (``.../seed<s>/K<K>/selection.tsv``) or per setting
+    (``.../seed<s>/finals.tsv``) for a job of several."""
+    path = Path(output).relative_to("results")
+    if rule.startswith("train_selection_"):  # folds/<dataset>/<noise>/seed<s>/K<K>/m<m>/k<k>.parquet
+        return str(Path("results/benchmarks", *path.parts[:5], "selection.tsv"))
+    if rule.startswith("train_finals_"):  # final/<dataset>/<noise>/seed<s>/[K/M/t/]<method>.json
+        return str(Path("results/benchmarks", *path.parts[:4], "finals.tsv"))
+    return str(Path("results/benchmarks") / path.with_suffix(".tsv"))
 
 
 def metadata_file(output: str) -> Path:
@@ -118,7 +138,8 @@ def _snakemake(snakemake: Sequence[str], configfile: PathLike, *args: str) -> st
 def upstream_rules(*, snakemake: Sequence[str], configfile: PathLike) -> set[str]:
     """The rules of the whole run that do not depend on a training rule (datasets, noisy labels, their tables): what
     a restore rebuilds instead of carrying."""
-    stats = _snakemake(snakemake, configfile, "-n", "--forceall", "--omit-from", *TRAINING_RULES)
+    stats = _snakemake(snakemake, configfile, "-n", "--forceall", "--omit-from",
+                       *training_rules(snakemake=snakemake, configfile=configfile))
     return {rule for rule, _ in re.findall(r"^(\w+)\s+(\d+)$", stats, re.MULTILINE)} - {"total"}
 
 
@@ -146,8 +167,8 @@ def finished_files(outputs: Sequence[tuple[str, str, list[str], str]]) -> list[s
             continue
         files.append(output)
         files += [log for log in logs if Path(log).is_file()]
-        if rule in TRAINING_RULES and Path(benchmark_file(output)).is_file():
-            files.append(benchmark_file(output))
+        if is_training_rule(rule) and Path(benchmark_file(output, rule)).is_file():
+            files.append(benchmark_file(output, rule))
     return list(dict.fromkeys(files))
 
 
@@ -156,7 +177,7 @@ def in_flight_checkpoints(outputs: Sequence[tuple[str, str, list[str], str]]) ->
     finished job removes its own). Only this run's: a checkpoint of another run in the same working directory stays
     out, whatever its folder."""
     return sorted({str(checkpoint_path(output)) for output, rule, _, status in outputs
-                   if rule in TRAINING_RULES and status != "ok" and checkpoint_path(output).is_file()})
+                   if is_training_rule(rule) and status != "ok" and checkpoint_path(output).is_file()})
 
 
 def _sha256(path: Path) -> str:
@@ -299,7 +320,8 @@ def _restore(*, name: str, snakemake: Sequence[str], configfile: PathLike, folde
     if differing:
         raise ValueError(f"{len(differing)} file(s) here differ from the carried run {name}, e.g. {differing[0]}: "
                          "restore into a working directory without that run's outputs (make clean)")
-    _snakemake(snakemake, configfile, "--cores", cores, "--omit-from", *TRAINING_RULES)
+    _snakemake(snakemake, configfile, "--cores", cores, "--omit-from",
+               *training_rules(snakemake=snakemake, configfile=configfile))
     start = time.time() + 1.0
     for rank, path in enumerate(manifest["files"]):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
