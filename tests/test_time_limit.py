@@ -275,3 +275,16 @@ def test_a_gpu_a_cluster_profile_or_leave_to_fall_back_lets_it_start(tmp_path, m
     assert gpu_refusal(cpu, profile=None) is None
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert gpu_refusal(asks, profile=None) is None
+
+
+def test_a_run_with_nothing_left_to_do_is_refused_and_records_nothing(tmp_path, monkeypatch, capsys,
+                                                                      stand_in_workflow):
+    """Every output is there already (an earlier run's): no invocation ran a job, so there is no run to time, and a
+    record would claim one of 0 s."""
+    monkeypatch.chdir(tmp_path)
+    snakemake = stand_in_workflow(tmp_path)
+    snakemake.write_text("#!/usr/bin/env bash\necho 'Nothing to be done'\n")
+    run = ["run", "--name", "demo", "--configfile", "config.yaml", "--cores", "1", "--snakemake", str(snakemake)]
+    assert main(run) == 2
+    assert "no job of config.yaml ran here since 2026-11-24 00:00" in capsys.readouterr().err
+    assert not (tmp_path / "results" / "recorded").exists()

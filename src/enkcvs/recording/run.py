@@ -116,7 +116,8 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
     nothing recorded: the same call goes on from there, and what it finished can be carried
     (:func:`enkcvs.continuing.carry.save_run`).
 
-    Raises ``ValueError``, before anything runs, where the run needs a GPU this machine lacks (:func:`gpu_refusal`)."""
+    Raises ``ValueError``, before anything runs, where the run needs a GPU this machine lacks (:func:`gpu_refusal`),
+    and, recording nothing, where no job ran (the outputs were all there already: no run to time)."""
     if (refusal := gpu_refusal(configfile, profile=profile)) is not None:
         raise ValueError(refusal)
     environment = {**os.environ, "SNAKEMAKE": snakemake}
@@ -144,6 +145,9 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
                          deadline=deadline, until=until, poll=POLL_SECONDS):
             return None
     runs = snakemake_invocations(since=since)
+    if not runs:
+        raise ValueError(f"no job of {configfile} ran here since {since:%Y-%m-%d %H:%M}: its outputs in results/ are "
+                         "an earlier run's, which this record cannot time; `make clean` and record again")
     record = record_run(name=name, configfile=configfile, report="results/report",
                         wall_seconds=sum(invocation["seconds"] for invocation in runs),
                         jobs=int(planned.group(1)) if planned else 0, command=command, git=git, invocations=runs,
