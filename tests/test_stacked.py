@@ -392,3 +392,22 @@ def test_a_stacked_models_checkpoint_holds_its_own_weights_only(make_separable_i
     stacked = [size for path, size in sizes.items() if not path.name.startswith("alone")]
     assert len(alone) == len(stacked) == len(SIZES)
     assert max(stacked) < 1.1 * max(alone)
+
+
+@pytest.mark.workflow
+def test_training_jobs_per_setting_write_what_the_per_model_jobs_write(tiny_run, run_snakemake, result_files,
+                                                                       tmp_path):
+    """One setting of the tiny config (digits, sym0.4, seed 1: the main selection and Figure 1's) built with
+    ``training_jobs: setting``: its fold tables, selections and final results are the per-model run's, byte for byte
+    (the folds trained one after another in one process, the finals too)."""
+    expected = {path: data for path, data in result_files(tiny_run).items()
+                if path.startswith("results/final/digits/sym0.4/seed1/")}
+    config = yaml.safe_load(TINY_CONFIG.read_text()) | {"training_jobs": "setting"}
+    (configfile := tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    done = run_snakemake(tmp_path, *sorted(expected), config=configfile)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert re.search(r"^train_finals_digits_\d+ +1$", done.stdout + done.stderr, flags=re.MULTILINE)
+    assert re.search(r"^train_selection_digits_K2_M\d+ +1$", done.stdout + done.stderr, flags=re.MULTILINE)
+    got, reference = result_files(tmp_path), result_files(tiny_run)
+    assert expected and set(expected) <= set(got)
+    assert [path for path in got if got[path] != reference.get(path)] == []
