@@ -314,7 +314,9 @@ def test_a_missing_training_package_names_the_extra_to_install(table, capsys, mo
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == "torch" else
                         find_spec(name, *rest))
     assert run("--data", table, *TABLE, "--out", table.parent / "issues.csv") == 2
-    assert "Fix: pip install 'enkcvs[train]'" in capsys.readouterr().err
+    from enkcvs.io import install_command
+
+    assert f"Fix: {install_command(extras='train')}" in capsys.readouterr().err
 
 
 def test_the_documented_first_commands_run_from_a_fresh_install(tmp_path):

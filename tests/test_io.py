@@ -12,7 +12,7 @@ import pytest
 
 from enkcvs.data.datasets import Dataset, load_dataset, save_dataset
 from enkcvs.data.sources import load_source
-from enkcvs.io import atomic_path, git_state, provenance, read_json, read_table, write_json, write_table
+from enkcvs.io import atomic_path, git_state, install_command, provenance, read_json, read_table, write_json, write_table
 
 
 def _frame():
@@ -149,3 +149,42 @@ def test_a_copy_without_git_names_the_commit_it_is_told(tmp_path):
                           env={**os.environ, "ENKCVS_GIT_COMMIT": "abc1234"}).stdout
     assert told.strip() == "{'commit': 'abc1234', 'dirty': None}"
     assert git_state(root=tmp_path) == {"commit": "unknown"}
+
+
+@pytest.mark.parametrize(("recorded", "command"), [
+    ('{"dir_info": {"editable": true}, "url": "file:///home/me/enkcvs"}', "pip install -e '/home/me/enkcvs[train]'"),
+    ('{"dir_info": {}, "url": "file:///tmp/enkcvs-0.1.0.tar.gz"}', "pip install '/tmp/enkcvs-0.1.0.tar.gz[train]'"),
+    ('{"vcs_info": {"vcs": "git", "commit_id": "abc123"}, "url": "https://example.org/enkcvs.git"}',
+     "pip install 'enkcvs[train] @ git+https://example.org/enkcvs.git@abc123'"),
+    (None, "pip install 'enkcvs[train]'"),
+])
+def test_the_install_command_adds_an_extra_from_where_the_package_came(recorded, command, monkeypatch):
+    """A missing extra is fixed from the checkout, archive or repository pip installed the package from (PEP 610);
+    the registry's name only where pip recorded no origin (a registry install)."""
+    import enkcvs.io
+
+    class Installed:
+        def read_text(self, name):
+            return recorded if name == "direct_url.json" else None
+
+    monkeypatch.setattr(enkcvs.io, "distribution", lambda name: Installed())
+    assert install_command(extras="train") == command
+
+
+def test_an_install_from_a_repository_commit_records_that_commit(tmp_path, monkeypatch):
+    """Installed from a VCS URL (no checkout beside the library), the provenance names the commit pip recorded."""
+    import enkcvs.io
+
+    class Installed:
+        def read_text(self, name):
+            return '{"vcs_info": {"vcs": "git", "commit_id": "abc123"}, "url": "https://example.org/enkcvs.git"}'
+
+    monkeypatch.setattr(enkcvs.io, "__file__", str(tmp_path / "site-packages" / "enkcvs" / "io.py"))
+    monkeypatch.setattr(enkcvs.io, "distribution", lambda name: Installed())
+    monkeypatch.delenv(enkcvs.io.COMMIT_VARIABLE, raising=False)
+    git_state.cache_clear()
+    try:
+        assert git_state() == {"commit": "abc123", "dirty": None}
+        assert git_state(root=tmp_path) == {"commit": "unknown"}  # a working directory is not the library's install
+    finally:
+        git_state.cache_clear()

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError, distribution, version
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,34 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+def _installed_origin() -> dict[str, Any]:
+    """Where pip installed this package from, as it recorded it (PEP 610's ``direct_url.json``); {} where it recorded
+    nothing (a registry install) or the package is not installed."""
+    try:
+        recorded = distribution("enkcvs").read_text("direct_url.json")
+    except PackageNotFoundError:
+        recorded = None
+    return json.loads(recorded) if recorded else {}
+
+
+def install_command(*, extras: str) -> str:
+    """The pip command that adds ``extras`` (``"report,train"``) to this package from where it was installed, as pip
+    recorded it (PEP 610's ``direct_url.json``): the checkout of an editable install, the folder, archive or VCS URL of
+    another; a registry's name where pip recorded none."""
+    origin = _installed_origin()
+    url = origin.get("url", "")
+    if url.startswith("file://"):
+        path = url.removeprefix("file://")
+        editable = "-e " if origin.get("dir_info", {}).get("editable") else ""
+        return f"pip install {editable}'{path}[{extras}]'"
+    if "vcs_info" in origin:
+        vcs, commit = origin["vcs_info"]["vcs"], origin["vcs_info"].get("commit_id")
+        return f"pip install 'enkcvs[{extras}] @ {vcs}+{url}" + (f"@{commit}'" if commit else "'")
+    if url:
+        return f"pip install 'enkcvs[{extras}] @ {url}'"
+    return f"pip install 'enkcvs[{extras}]'"
+
+
 #: Folders of a checkout that hold what runs write (records, benchmark results), not code: a run's own outputs there
 #: must not make the next record's checkout read as changed.
 DATA_FOLDERS = ("results", "benchmarks/results")
@@ -51,11 +79,15 @@ def git_state(*, root: PathLike | None = None) -> dict[str, Any]:
 
     ``{"commit": "unknown"}`` where that is not a git checkout (an installed wheel, a tarball), unless
     :data:`COMMIT_VARIABLE` names the commit the files are a copy of (a copy of the working tree without ``.git``,
-    as ``rsync`` or a tarball takes it to a cluster node): then that commit, its state unknown (``"dirty": None``).
+    as ``rsync`` or a tarball takes it to a cluster node): then that commit, its state unknown (``"dirty": None``);
+    for the library's own files, also the commit pip installed it from (a VCS URL).
     """
+    library = root is None
     root = Path(root) if root is not None else Path(__file__).resolve().parents[2]
     if not (root / ".git").exists():
-        told = os.environ.get(COMMIT_VARIABLE)
+        # an install from a repository's commit (pip's VCS URL) knows it, for the library's own files
+        told = os.environ.get(COMMIT_VARIABLE) or (_installed_origin().get("vcs_info", {}).get("commit_id")
+                                                   if library else None)
         return {"commit": told, "dirty": None} if told else {"commit": "unknown"}
     try:
         commit = subprocess.run(

@@ -25,7 +25,7 @@ from enkcvs.data.datasets import Dataset
 from enkcvs.data.embeddings import POOLING, embed_texts
 from enkcvs.data.sources import own
 from enkcvs.data.text import DEFAULT_CHECKPOINT
-from enkcvs.io import provenance, write_json
+from enkcvs.io import install_command, provenance, write_json
 from enkcvs.labelissues.issues import with_sample_column
 from enkcvs.labelissues.outputs import (checked_out, checked_review_top, checked_threshold, warn_when_most_are_not_kept,
                                         write_ranking)
@@ -385,8 +385,8 @@ def _check_packages(kind: str) -> None:
     missing = {package: extra for package, extra in NEEDED[kind].items() if importlib.util.find_spec(package) is None}
     if missing:
         extras = ",".join(sorted(set(missing.values())))
-        raise ValueError(f"--data of kind {kind} needs {', '.join(missing)}, not installed here. Fix: pip install "
-                         f"'enkcvs[{extras}]' (or pass --probabilities from a model of your own)")
+        raise ValueError(f"--data of kind {kind} needs {', '.join(missing)}, not installed here. Fix: "
+                         f"{install_command(extras=extras)} (or pass --probabilities from a model of your own)")
 
 
 def _load(path: Path, *, kind: str, columns: dict[str, str | None], feature_columns: list[str] | None) -> Dataset:
