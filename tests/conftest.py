@@ -143,15 +143,35 @@ def run_snakemake(import_log):
     return functools.partial(_run_snakemake, import_log=import_log)
 
 
+#: Rules a loop of a rules file defines, one per job (``for _job in JOBS:`` then ``rule:`` named ``_job.rule``):
+#: their names' prefix (enkcvs.pipeline.config's selection_jobs and finals_jobs name them) -> the loop's JOBS.
+GENERATED_RULES = {"train_selection_": "SELECTION_JOBS", "train_finals_": "FINALS_JOBS"}
+
+
 def _rule_environments() -> dict[str, tuple[Path, Path | None]]:
     """Every rule of workflow/rules/*.smk -> (its rules file, the env file its ``conda:`` names, or None)."""
     environments = {}
     for rules_file in sorted((REPO / "workflow" / "rules").glob("*.smk")):
         blocks = re.findall(r"^rule (\w+):(.*?)(?=^rule |\Z)", rules_file.read_text(), flags=re.DOTALL | re.MULTILINE)
         for name, body in blocks:
-            match = re.search(r"conda:\s*\n\s*\"([^\"]+)\"", body)
-            environments[name] = (rules_file, (rules_file.parent / match[1]).resolve() if match else None)
+            environments[name] = (rules_file, _conda(body, rules_file=rules_file))
     return environments
+
+
+def _generated_rule_environment(rule: str) -> Path | None:
+    """The env file of ``rule``, one of the rules a loop defines (:data:`GENERATED_RULES`), or None."""
+    jobs = next((jobs for prefix, jobs in GENERATED_RULES.items() if rule.startswith(prefix)), None)
+    for rules_file in sorted((REPO / "workflow" / "rules").glob("*.smk")) if jobs else ():
+        if loop := re.search(rf"^for \w+ in {jobs}:\n(.*?)(?=^\S|\Z)", rules_file.read_text(),
+                             flags=re.DOTALL | re.MULTILINE):
+            return _conda(loop[1], rules_file=rules_file)
+    return None
+
+
+def _conda(body: str, *, rules_file: Path) -> Path | None:
+    """The env file a rule's ``body`` names under ``conda:``, or None."""
+    match = re.search(r"conda:\s*\n\s*\"([^\"]+)\"", body)
+    return (rules_file.parent / match[1]).resolve() if match else None
 
 
 @pytest.fixture(scope="session")
@@ -190,10 +210,10 @@ def _check_envs_cover_imports(import_log: Path) -> dict[str, set[str]]:
     environments = _rule_environments()
     problems = []
     for rule, modules in sorted(imported.items()):
-        if environments.get(rule, (None, None))[1] is None:
+        env = environments.get(rule, (None, None))[1] or _generated_rule_environment(rule)
+        if env is None:
             problems.append(f"rule {rule}: no rule of that name with a conda env in workflow/rules/*.smk")
             continue
-        env = environments[rule][1]
         listed = _env_packages(env)
         for module in sorted(modules):
             names = distributions.get(module)
