@@ -193,7 +193,7 @@ rule test_curves:
         decimals=config["report"]["decimals"],
         paper_names=get_paper_names,
     script:
-        "../scripts/test_curves.py"
+        "../scripts/accuracy_by_epoch.py"
 
 
 rule resource_usage:
