@@ -6,13 +6,16 @@ of PNG images per class, a CSV of texts) and ranked with the command's default r
 Per kind it measures reading and preparing the files (as the command does: :func:`~enkcvs.labelissues.owndata.
 read_own_data`) and one of the M x K fold models (iteration 1, fold 1: its training, best epoch by validation and
 held-out prediction); the whole ranking is that preparation plus M x K such fold models, which the JSON states as a
-projection beside the measured parts, and, run on fewer samples (``--samples``), scaled linearly to ``--project-to``
-samples (every epoch passes once over each training sample, every prediction once over each held-out one).
+projection beside the measured parts (where the inputs are features in memory, a table's or the texts' embeddings,
+all M x K fold models are also timed, one by one and stacked as the command trains them), and, run on fewer samples
+(``--samples``), scaled linearly to ``--project-to`` samples (every epoch passes once over each training sample,
+every prediction once over each held-out one).
 ``--whole KIND`` also runs that kind's whole command and times it, end to end: ``enkcvs find-issues`` in a process
 of its own, from its start to its exit. Reading and preparing and the whole command each start from an empty cache
 (:func:`enkcvs.io.cache_dir`: texts' embeddings, bf16 probes), as a first run on the machine does. Run
 ``python benchmarks/rank_speed.py --out benchmarks/results/rank_speed-<date>.json`` (``--threads 2`` for two CPU
-cores); the JSON names the CPU, its instruction sets, the threads and the load average while it ran. Reports numbers,
+cores); the JSON names the CPU, its instruction sets (and any limit set on the ones used, e.g.
+``ATEN_CPU_CAPABILITY=avx2``), the threads and the load average while it ran. Reports numbers,
 asserts nothing.
 """
 
@@ -106,6 +109,22 @@ def one_fold_seconds(own_data, *, seed: int) -> float:
     return time.perf_counter() - started
 
 
+def all_folds_seconds(own_data, *, seed: int) -> dict[str, float]:
+    """Seconds of all M x K fold models of ``own_data`` (features in memory: a table, texts' embeddings), trained one
+    by one and stacked (:func:`~enkcvs.training.crossval.out_of_fold_probabilities`), each from the same inputs."""
+    from enkcvs.training.crossval import out_of_fold_probabilities
+
+    seconds = {}
+    for way, stacked in (("one by one", False), ("stacked", True)):
+        started = time.perf_counter()
+        out_of_fold_probabilities(x=own_data.inputs, labels=own_data.data.y_train, recipe=own_data.recipe,
+                                  num_folds=DEFAULT_FOLDS, iterations=DEFAULT_REPETITIONS, seed=seed,
+                                  num_classes=own_data.data.num_classes, standardize=own_data.kind == "table",
+                                  stacked=stacked)
+        seconds[way] = round(time.perf_counter() - started, 1)
+    return seconds
+
+
 def empty_cache(folder: Path):
     """The library's caches in ``folder``, new and empty, for a ``with`` block."""
     return mock.patch.dict(os.environ, {CACHE_VARIABLE: str(folder)})
@@ -141,6 +160,8 @@ def one_kind(kind: str, *, samples: int, seed: int, whole: bool, folder: Path, t
              "projected_to": target,
              "projected_seconds_at_target": round((prepare + models * fold) * target / samples),
              **({"text_recipe": own_data.text_recipe} if own_data.text_recipe else {})}
+    if isinstance(own_data.inputs, np.ndarray) and own_data.inputs.dtype.kind == "f":  # the command stacks these
+        found["all_fold_models_seconds"] = all_folds_seconds(own_data, seed=seed)
     if whole:
         found["whole_seconds"] = round(whole_seconds(path, options=options, out=folder / f"{kind}-issues.csv",
                                                      seed=seed, threads=threads), 1)
@@ -172,8 +193,9 @@ def main() -> None:
     results = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"), "K": DEFAULT_FOLDS, "M": DEFAULT_REPETITIONS,
         "threads": torch.get_num_threads(), "load_average": os.getloadavg(), "cpu": machine.cpu_model(),
-        "cpu_flags": machine.cpu_flags(), "device": "cpu" if not torch.cuda.is_available() else
-        torch.cuda.get_device_name(0), "versions": package_versions(), "runs": runs,
+        "cpu_flags": machine.cpu_flags(), "instruction_set_limits": machine.instruction_set_limits(),
+        "device": "cpu" if not torch.cuda.is_available() else torch.cuda.get_device_name(0),
+        "versions": package_versions(), "runs": runs,
     }
     arguments.out.parent.mkdir(parents=True, exist_ok=True)
     arguments.out.write_text(json.dumps(results, indent=2) + "\n")

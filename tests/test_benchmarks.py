@@ -122,9 +122,13 @@ def test_rank_speed_measures_a_fold_model_per_kind_and_projects_the_whole_rankin
     models = found["K"] * found["M"]
     assert run["kind"] == "table" and run["fold_models"] == models
     assert run["whole_seconds"] > run["fold_model_seconds"] > 0
+    assert isinstance(found["instruction_set_limits"], dict)
+    assert run["all_fold_models_seconds"].keys() == {"one by one", "stacked"}  # features: the command stacks them
+    assert all(seconds > 0 for seconds in run["all_fold_models_seconds"].values())
     assert abs(run["projected_seconds"] - (run["prepare_seconds"] + models * run["fold_model_seconds"])) < 0.1
     assert abs(run["projected_seconds_at_target"] - 10 * run["projected_seconds"]) <= 1
     view = render_block(f"{out.stem}/rank-speed", results=tmp_path)
     assert view.startswith(f"Ranking speed of {found['date'][:10]} (`rank.json`)") and "1 torch thread(s)" in view
     header, _, row = [[cell.strip() for cell in line.split("|")[1:-1]] for line in view.splitlines()[2:5]]
     assert row[:3] == ["table", "80", "mlp, 20 epochs"] and header[-1] == "at 800 samples (projected)"
+

@@ -55,20 +55,58 @@ def test_the_docs_example_runs():
 
 @pytest.mark.parametrize("progress, terminal", [(True, False), (False, False), (True, True)],
                          ids=["to a file", "not asked", "to a terminal"])
-def test_progress_outside_a_terminal_is_a_line_per_fold_model_with_the_time_left(progress, terminal, tiny_inputs,
-                                                                                 capsys, monkeypatch):
-    """Where stderr is a file (a log, a cluster job's output) a bar would be lost: a line per fold model instead; in
-    a terminal, tqdm's bar alone."""
+@pytest.mark.parametrize("stacked", [False, True], ids=["one by one", "stacked"])
+def test_progress_outside_a_terminal_is_a_line_per_unit_with_the_time_left(progress, terminal, stacked, tiny_inputs,
+                                                                           capsys, monkeypatch):
+    """Where stderr is a file (a log, a cluster job's output) a bar would be lost: a line per fold model (stacked:
+    per epoch of them all) instead; in a terminal, tqdm's bar alone."""
     monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal, raising=False)
     data = load_dataset(tiny_inputs / "data.npz")
-    recipe = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 1, "batch_size": 16}
+    recipe = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 3, "batch_size": 16, "bf16": False}
     out_of_fold_probabilities(x=data.x_train, labels=data.y_train, recipe=recipe, num_folds=2, iterations=2,
-                              progress=progress)
+                              progress=progress, stacked=stacked)
     err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.startswith("fold model ")]
+    what = "epochs of the 4 fold models, trained together" if stacked else "fold models"
+    lines = [line for line in re.split(r"[\r\n]", err) if re.match(f"{what}: \\d+ of \\d+ done", line)]
     if not progress or terminal:
-        assert lines == [] and ("fold models: 100%" in err) == terminal
+        assert lines == [] and (f"{what}: 100%" in err) == terminal
         return
-    assert len(lines) == 4 and lines[0].startswith("fold model 1 of 4 trained (iteration 1 of 2, fold 1 of 2): ")
-    assert all(re.search(r": \d+ s so far, about \d+ s left$", line) for line in lines)
+    first = "1 of 3 done (epoch 1 of 3)" if stacked else "1 of 4 done (iteration 1 of 2, fold 1 of 2)"
+    assert len(lines) == (3 if stacked else 4) and lines[0].startswith(f"{what}: {first}, ")
+    assert all(re.search(r", \d+ s so far, about \d+ s left$", line) for line in lines)
     assert lines[-1].endswith("about 0 s left")
+
+
+#: bf16 forced either way, whatever this CPU's probe would choose; bf16's rounding (a relative 2**-8 per product)
+#: lands in another order in a stacked matrix product than in a separate one.
+STACKED_TOLERANCE = {False: {"atol": 1e-5, "rtol": 0}, True: {"atol": 3e-2, "rtol": 0}}
+
+
+@pytest.mark.filterwarnings("ignore:recipe.bf16. true, but bf16 is")  # AVX2-only CPUs emulate bf16 slowly
+@pytest.mark.parametrize("bf16", [False, True], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("standardize", [False, True], ids=["raw", "standardised"])
+def test_stacked_fold_models_give_the_probabilities_of_those_trained_one_by_one(bf16, standardize, single_thread):
+    """The M x K fold models trained together (own data's features and embeddings) are the ones trained one by one:
+    the same folds, initialisations, draws and per-fold scaling, their held-out probabilities within rounding."""
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 3, 90)
+    x = (rng.normal(size=(90, 1, 1, 6)) + labels[:, None, None, None] * [3.0, 0, 0, 0, 0, 0]) * [1, 1, 1, 1, 50, 0.1]
+    recipe = {"model": "mlp", "optimizer": "adam", "lr": 1e-3, "weight_decay": 5e-4, "epochs": 3, "batch_size": 16,
+              "mixup_alpha": 0.3, "bf16": bf16}
+    common = {"x": x.astype(np.float32), "labels": labels, "recipe": recipe, "num_folds": 3, "iterations": 2,
+              "seed": 4, "num_classes": 3, "standardize": standardize}
+    one_by_one = out_of_fold_probabilities(**common)
+    stacked = out_of_fold_probabilities(**common, stacked=True)
+    assert stacked.shape == (2, 90, 3) and np.allclose(stacked.sum(axis=2), 1.0, atol=1e-5)
+    np.testing.assert_allclose(stacked, one_by_one, **STACKED_TOLERANCE[bf16])
+    assert not np.array_equal(stacked[0], stacked[1])  # fresh folds and initialisation per iteration
+
+
+def test_stacking_images_streamed_from_their_files_is_refused_before_training():
+    from enkcvs.data.datasets import Dataset
+
+    files = Dataset(x_train=np.array(["a.png", "b.png", "c.png", "d.png"]), y_train=np.array([0, 1, 0, 1]),
+                    x_test=np.array([]), y_test=np.array([], dtype=np.int64), class_names=("a", "b"),
+                    modality="image_files")
+    with pytest.raises(ValueError, match="these images are streamed from their files: pass stacked=False"):
+        out_of_fold_probabilities(x=files, recipe=RECIPE, num_folds=2, iterations=1, stacked=True)

@@ -24,33 +24,32 @@ def test_the_training_part_alone_sets_the_scale_and_a_constant_feature_is_only_c
                                rtol=1e-6)
 
 
-def test_each_fold_model_sees_its_training_part_standardised_with_its_own_statistics(monkeypatch):
-    import enkcvs.training.crossval
+@pytest.mark.parametrize("stacked", [False, True], ids=["one by one", "stacked"])
+def test_each_fold_model_sees_its_training_part_standardised_with_its_own_statistics(stacked, monkeypatch):
+    import enkcvs.training.evaluate
 
     rng = np.random.default_rng(0)
     x = (rng.normal(size=(30, 1, 1, 2)) * [100.0, 0.01] + [5.0, -3.0]).astype(np.float32)
     labels = np.arange(30) % 3
-    recipe = Recipe.from_dict({"model": "mlp", "optimizer": "sgd", "lr": 0.05, "epochs": 1, "batch_size": 8})
-    seen = []
+    recipe = Recipe.from_dict({"model": "mlp", "optimizer": "sgd", "lr": 0.05, "epochs": 1, "batch_size": 8,
+                               "bf16": False})
+    held_outs = []
 
-    def fold_probabilities(*, inputs, given, num_classes, seed, num_folds, iteration, fold, recipe, **_):
-        train, validation, held_out = fold_indices(num_samples=len(given), num_folds=num_folds, seed=seed,
-                                                   iteration=iteration, fold=fold,
-                                                   validation_fraction=recipe.validation_fraction)
-        seen.append((inputs(np.concatenate([train, validation]), True), inputs(held_out, False), held_out))
-        return held_out, np.full((len(held_out), num_classes), 1 / num_classes, dtype=np.float32), None
+    def predict_proba(model, inputs, **_):
+        if isinstance(inputs, np.ndarray):  # a fold's held-out samples (the best epoch scores tensors on the device)
+            held_outs.append(inputs)
+        return np.full((len(inputs), 3), 1 / 3, dtype=np.float32)
 
-    monkeypatch.setattr(enkcvs.training.crossval, "fold_probabilities", fold_probabilities)
+    monkeypatch.setattr(enkcvs.training.evaluate, "predict_proba", predict_proba)
     stack = out_of_fold_probabilities(x=x, labels=labels, recipe=recipe, num_folds=3, iterations=2, seed=1,
-                                      num_classes=3, standardize=True)
-    assert stack.shape == (2, 30, 3) and len(seen) == 6
-    for training, held_out, rows in seen:
-        features = training[:, 0, 0]  # (n, 2)
-        np.testing.assert_allclose(features.mean(axis=0), 0, atol=1e-5)
-        np.testing.assert_allclose(features.std(axis=0), 1, rtol=1e-4)
-        rest = np.setdiff1d(np.arange(30), rows)
-        raw = x.astype(np.float64)
-        expected = (raw[rows] - raw[rest].mean(axis=0)) / raw[rest].std(axis=0)  # training statistics
+                                      num_classes=3, standardize=True, stacked=stacked)
+    assert stack.shape == (2, 30, 3) and len(held_outs) == 6
+    raw = x.astype(np.float64)
+    for index, held_out in enumerate(held_outs):
+        train, validation, rows = fold_indices(num_samples=30, num_folds=3, seed=1, iteration=index // 3 + 1,
+                                               fold=index % 3 + 1, validation_fraction=recipe.validation_fraction)
+        rest = np.concatenate([train, validation])  # D minus D_k: the training statistics
+        expected = (raw[rows] - raw[rest].mean(axis=0)) / raw[rest].std(axis=0)
         np.testing.assert_allclose(held_out, expected, rtol=1e-4, atol=1e-5)
         assert not np.allclose(held_out[:, 0, 0].mean(axis=0), 0, atol=1e-3)  # not re-fitted on itself
 

@@ -255,7 +255,7 @@ def read_own_data(
             message = message.replace(workflow_words, command_words)
         raise type(error)(message) from None
     inputs = (_embeddings(data) if text_recipe == "frozen" else _tokens(data, recipe=recipe) if text_recipe else
-              data)
+              data.x_train if kind == "table" else data)  # a table's features are in memory, images are files
     return OwnData(path=path, kind=kind, columns=columns, data=data, recipe=recipe, inputs=inputs,
                    standardize=standardize, text_recipe=text_recipe)
 
@@ -319,14 +319,16 @@ def own_probabilities(own_data: OwnData, *, folds: int, repetitions: int, seed: 
     """The (M, N, Q) out-of-fold probabilities of ``own_data``'s samples: M = ``repetitions`` K-fold
     cross-validations of K = ``folds`` with fresh folds, seeded by ``seed`` as the workflow seeds them, a table's
     features z-scored inside each fold unless ``own_data.standardize`` is False; a bar over the M x K fold models on
-    stderr."""
+    stderr. Fold models on features held in memory (a table's, the texts' embeddings) train stacked, all M x K
+    together (``stacked`` of :func:`enkcvs.training.crossval.out_of_fold_probabilities`)."""
     from enkcvs.training.crossval import out_of_fold_probabilities
 
-    data = own_data.data
-    return out_of_fold_probabilities(x=own_data.inputs, labels=data.y_train, recipe=own_data.recipe,
+    data, inputs = own_data.data, own_data.inputs
+    return out_of_fold_probabilities(x=inputs, labels=data.y_train, recipe=own_data.recipe,
                                      num_folds=folds, iterations=repetitions, seed=seed,
                                      num_classes=data.num_classes, progress=True,
-                                     standardize=own_data.kind == "table" and own_data.standardize)
+                                     standardize=own_data.kind == "table" and own_data.standardize,
+                                     stacked=isinstance(inputs, np.ndarray) and inputs.dtype.kind == "f")
 
 
 def own_review_sheet(own_data: OwnData, **sheet):

@@ -40,6 +40,7 @@ def fold_probabilities(
     loss: str = "ce",
     loss_params: dict[str, float] | None = None,
     resume=None,
+    standardize: bool = False,
 ):
     """Train fold k of iteration m (1-based) on the given labels and predict its held-out samples.
 
@@ -56,6 +57,9 @@ def fold_probabilities(
     loss, loss_params : the training loss (E-NKCVS's fold models: cross-entropy; :mod:`enkcvs.pipeline.tuning` scores
         others on the same split), see :func:`enkcvs.method.losses.make_loss`.
     resume : the training's epoch checkpoint file, as :func:`enkcvs.training.train.train_model` takes it (None: none).
+    standardize : z-score features (N, ..., F) inside the fold, by the mean and standard deviation of its training
+        part alone (:func:`enkcvs.training.standardize.standardized`): for tables, whose columns come in units of
+        their own. Array inputs only.
 
     Returns
     -------
@@ -66,8 +70,9 @@ def fold_probabilities(
     from enkcvs.training.evaluate import predict_proba
     from enkcvs.training.train import train_model
 
-    held_out, training = _fold_training(recipe=recipe, inputs=inputs, given=given, num_classes=num_classes, seed=seed,
-                                        num_folds=num_folds, iteration=iteration, fold=fold)
+    held_out, training, inputs = _fold_training(recipe=recipe, inputs=inputs, given=given, num_classes=num_classes,
+                                                seed=seed, num_folds=num_folds, iteration=iteration, fold=fold,
+                                                standardize=standardize)
     result = train_model(recipe=recipe, **training, device=device, loss=loss, loss_params=loss_params, resume=resume)
     probabilities = predict_proba(result.model, inputs(held_out, False), device=device,
                                   workers=recipe.loader_workers, bf16=result.bf16)
@@ -75,12 +80,17 @@ def fold_probabilities(
 
 
 def _fold_training(*, recipe: Recipe, inputs: Callable[[np.ndarray, bool], Any], given: np.ndarray, num_classes: int,
-                   seed: int, num_folds: int, iteration: int, fold: int) -> tuple[np.ndarray, dict[str, Any]]:
-    """Fold k of iteration m's held-out samples (n_k,), and what its model trains on: ``x``, ``targets``, ``seed``
-    and ``validation`` as :func:`enkcvs.training.train.train_model` takes them."""
+                   seed: int, num_folds: int, iteration: int, fold: int,
+                   standardize: bool) -> tuple[np.ndarray, dict[str, Any], Callable[[np.ndarray, bool], Any]]:
+    """Fold k of iteration m's held-out samples (n_k,), what its model trains on (``x``, ``targets``, ``seed`` and
+    ``validation`` as :func:`enkcvs.training.train.train_model` takes them), and the fold's ``inputs`` (with
+    ``standardize``: z-scored by its training part, D minus D_k)."""
     train, validation, held_out = fold_indices(num_samples=len(given), num_folds=num_folds, seed=seed,
                                                iteration=iteration, fold=fold,
                                                validation_fraction=recipe.validation_fraction)
+    if standardize:
+        scaled = standardized(inputs(np.arange(len(given)), False), training=np.concatenate([train, validation]))
+        inputs = lambda indices, _train: scaled[indices]  # noqa: E731
     log.info("fold %d of %d, iteration %d: training on %d samples, %d held out for the best epoch, predicting %d",
              fold, num_folds, iteration, len(train), len(validation), len(held_out))
     return held_out, {
@@ -88,7 +98,7 @@ def _fold_training(*, recipe: Recipe, inputs: Callable[[np.ndarray, bool], Any],
         "targets": np.eye(num_classes, dtype=np.float32)[given[train]],
         "seed": derive_seed(seed, Purpose.INIT, num_folds, iteration, fold),
         "validation": (inputs(validation, False), given[validation]) if len(validation) else None,
-    }
+    }, inputs
 
 
 def selection_probabilities(
@@ -102,6 +112,8 @@ def selection_probabilities(
     iterations: Sequence[int],
     device=None,
     resumes: Sequence | None = None,
+    standardize: bool = False,
+    on_epoch: Callable[[int], None] | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, Any]]:
     """The K folds of each iteration m of ``iterations`` (a whole selection's M x K, or one iteration's K) trained
     together as one stacked program (:func:`enkcvs.training.stacked.train_stacked`): what :func:`fold_probabilities`
@@ -118,17 +130,17 @@ def selection_probabilities(
     from enkcvs.training.stacked import train_stacked
 
     folds = [_fold_training(recipe=recipe, inputs=inputs, given=given, num_classes=num_classes, seed=seed,
-                            num_folds=num_folds, iteration=iteration, fold=fold)
+                            num_folds=num_folds, iteration=iteration, fold=fold, standardize=standardize)
              for iteration in iterations for fold in range(1, num_folds + 1)]
-    trainings = [training for _, training in folds]
+    trainings = [training for _, training, _ in folds]
     results = train_stacked(recipe=recipe, xs=[training["x"] for training in trainings],
                             targets=[training["targets"] for training in trainings],
                             seeds=[training["seed"] for training in trainings],
                             validations=[training["validation"] for training in trainings], device=device,
-                            resumes=resumes)
-    return [(held_out, predict_proba(result.model, inputs(held_out, False), device=device,
+                            resumes=resumes, on_epoch=on_epoch)
+    return [(held_out, predict_proba(result.model, fold_inputs(held_out, False), device=device,
                                      workers=recipe.loader_workers, bf16=result.bf16), result)
-            for (held_out, _), result in zip(folds, results)]
+            for (held_out, _, fold_inputs), result in zip(folds, results)]
 
 
 def out_of_fold_probabilities(
@@ -143,6 +155,7 @@ def out_of_fold_probabilities(
     device=None,
     progress: bool = False,
     standardize: bool = False,
+    stacked: bool = False,
 ) -> np.ndarray:
     """Every sample's class probabilities from models that did not train on it, M times with fresh folds.
 
@@ -161,15 +174,23 @@ def out_of_fold_probabilities(
     num_classes : Q; default the prepared dataset's classes, else the largest label + 1.
     device : torch device; default :func:`enkcvs.training.device.default_device`.
     progress : show the M x K fold models' progress on stderr, with the time left: a bar in a terminal, else a line
-        per fold model.
+        per fold model (stacked: per epoch of them all).
     standardize : z-score features (N, ..., F) inside each fold, by the mean and standard deviation of the fold's
         training part alone (:func:`enkcvs.training.standardize.standardized`): for tables, whose columns come in
         units of their own. Array inputs only.
+    stacked : train the M x K fold models together as one stacked program (:func:`selection_probabilities`), each
+        still its own training: the probabilities of the models trained one by one within float rounding, sooner
+        where small models leave the hardware idle (benchmarks/rank_speed.py times both ways on a table and on
+        texts' embeddings). Arrays in memory and a model free of dropout only; all M x K training sets are held at
+        once.
 
     Returns
     -------
     (M, N, Q) float32, rows summing to 1.
     """
+    if stacked and isinstance(x, Dataset) and x.modality == "image_files":
+        raise ValueError("stacked=True trains inputs held in memory, and these images are streamed from their files: "
+                         "pass stacked=False")
     recipe = recipe if isinstance(recipe, Recipe) else Recipe.from_dict(recipe)
     x, labels, num_classes, inputs = _fold_inputs(x, labels=labels, num_classes=num_classes)
     if labels is None:
@@ -182,48 +203,49 @@ def out_of_fold_probabilities(
     if standardize and not (isinstance(x, np.ndarray) and x.dtype.kind == "f"):
         raise ValueError("standardize=True z-scores numeric features: pass x as a float array (N, ..., F)")
     stack = np.empty((iterations, len(given), num_classes), dtype=np.float32)
-    bar = _FoldProgress(total=iterations * num_folds, shown=progress)
+    common = {"recipe": recipe, "inputs": inputs, "given": given, "num_classes": num_classes, "seed": seed,
+              "num_folds": num_folds, "device": device, "standardize": standardize}
+    if stacked:
+        bar = _Progress(total=recipe.epochs, shown=progress, unit="epoch",
+                        what=f"epochs of the {iterations * num_folds} fold models, trained together")
+        folds = selection_probabilities(**common, iterations=range(1, iterations + 1),
+                                        on_epoch=lambda epoch: bar.end(f"epoch {epoch} of {recipe.epochs}"))
+        for index, (held_out, probabilities, _) in enumerate(folds):
+            stack[index // num_folds, held_out] = probabilities
+        bar.close()
+        return stack
+    bar = _Progress(total=iterations * num_folds, shown=progress, unit="model", what="fold models")
     for m in range(1, iterations + 1):
         for k in range(1, num_folds + 1):
-            bar.begin(f"iteration {m} of {iterations}, fold {k} of {num_folds}")
-            if standardize:
-                train, validation, _ = fold_indices(num_samples=len(given), num_folds=num_folds, seed=seed,
-                                                    iteration=m, fold=k, validation_fraction=recipe.validation_fraction)
-                scaled = standardized(x, training=np.concatenate([train, validation]))  # D minus D_k
-                inputs = lambda indices, _train, scaled=scaled: scaled[indices]  # noqa: E731
-            held_out, probabilities, _ = fold_probabilities(
-                recipe=recipe, inputs=inputs, given=given, num_classes=num_classes, seed=seed, num_folds=num_folds,
-                iteration=m, fold=k, device=device,
-            )
+            held_out, probabilities, _ = fold_probabilities(**common, iteration=m, fold=k)
             stack[m - 1, held_out] = probabilities
-            bar.end()
+            bar.end(f"iteration {m} of {iterations}, fold {k} of {num_folds}")
     bar.close()
     return stack
 
 
-class _FoldProgress:
-    """Progress over the M x K fold models on stderr: tqdm's bar in a terminal, else, where a bar would be lost (a log
-    file, a cluster job's output), a line per fold model trained with the time left at the mean pace so far."""
+class _Progress:
+    """Progress over ``total`` units of training (fold models, or epochs of them all) on stderr: tqdm's bar in a
+    terminal, else, where a bar would be lost (a log file, a cluster job's output), a line per unit done with the
+    time left at the mean pace so far."""
 
-    def __init__(self, *, total: int, shown: bool):
+    def __init__(self, *, total: int, shown: bool, unit: str, what: str):
         from tqdm import tqdm
 
         terminal = sys.stderr.isatty()
         self.total, self.done, self.started, self.lines = total, 0, time.perf_counter(), shown and not terminal
-        self.bar = tqdm(total=total, desc="fold models", unit="model", disable=not (shown and terminal))
-        self.model = ""
+        self.bar = tqdm(total=total, desc=what, unit=unit, disable=not (shown and terminal))
+        self.what = what
 
-    def begin(self, model: str) -> None:
-        self.model = model
-        self.bar.set_postfix_str(model, refresh=False)
-
-    def end(self) -> None:
+    def end(self, unit: str) -> None:
+        """One ``unit`` (its name in words) done."""
         self.done += 1
+        self.bar.set_postfix_str(unit, refresh=False)
         self.bar.update()
         if self.lines:
             elapsed = time.perf_counter() - self.started
             left = elapsed / self.done * (self.total - self.done)
-            print(f"fold model {self.done} of {self.total} trained ({self.model}): {elapsed:.0f} s so far, about "
+            print(f"{self.what}: {self.done} of {self.total} done ({unit}), {elapsed:.0f} s so far, about "
                   f"{left:.0f} s left", file=sys.stderr, flush=True)
 
     def close(self) -> None:

@@ -217,6 +217,7 @@ def train_stacked(
     validations: Sequence[tuple[np.ndarray, np.ndarray] | None],
     device: torch.device | None = None,
     resumes: Sequence[PathLike | None] | None = None,
+    on_epoch: Callable[[int], None] | None = None,
 ) -> list[TrainingResult]:
     """Train K models of ``recipe`` together, each as ``train_model(recipe=recipe, x=xs[i], targets=targets[i],
     seed=seeds[i], validation=validations[i], device=device, resume=resumes[i])`` trains it with plain cross-entropy.
@@ -231,6 +232,7 @@ def train_stacked(
     device : defaults to :func:`enkcvs.training.device.default_device`.
     resumes : K epoch checkpoint files (or None each), in train_model's format: a model goes on after the epoch its
         file holds, whether train_model or this function wrote it.
+    on_epoch : called with the epoch's number (1-based) after each epoch the models train (progress).
 
     Returns
     -------
@@ -259,12 +261,12 @@ def train_stacked(
                                        device=device, bf16=bf16, generator=member.generator, rng=member.rng)
         if member.checkpoint is not None and (saved := member.checkpoint.load()) is not None:
             member.train_loss, member.step, member.done = restore_training(saved, **member.parts)
-    _train_stacked_epochs(stack, members, recipe=recipe, device=device, bf16=bf16)
+    _train_stacked_epochs(stack, members, recipe=recipe, device=device, bf16=bf16, on_epoch=on_epoch)
     return [_result(member, recipe=recipe, bf16=bf16) for member in members]
 
 
 def _train_stacked_epochs(stack: _Stack, members: list[_Member], *, recipe: Recipe, device: torch.device,
-                          bf16: bool) -> None:
+                          bf16: bool, on_epoch: Callable[[int], None] | None) -> None:
     """The epochs each model has still to train, from the first any of them has to; a model resumed further along
     joins at its own next epoch."""
     for epoch in range(min(member.done for member in members) + 1, recipe.epochs + 1):
@@ -278,6 +280,8 @@ def _train_stacked_epochs(stack: _Stack, members: list[_Member], *, recipe: Reci
             _end_epoch(members[i], losses[i], epoch=epoch, recipe=recipe, samples=samples[i], started=started,
                        training_seconds=training_seconds, device=device, bf16=bf16,
                        name=f"model {i + 1}/{len(members)}")
+        if on_epoch is not None:
+            on_epoch(epoch)
 
 
 def _result(member: _Member, *, recipe: Recipe, bf16: bool) -> TrainingResult:
