@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 
@@ -132,3 +133,33 @@ def test_rank_speed_measures_a_fold_model_per_kind_and_projects_the_whole_rankin
     header, _, row = [[cell.strip() for cell in line.split("|")[1:-1]] for line in view.splitlines()[2:5]]
     assert row[:3] == ["table", "80", "mlp, 20 epochs"] and header[-1] == "at 800 samples (projected)"
 
+
+def test_the_cleanlab_comparison_scores_both_methods_on_each_seed_and_orders_them_by_a_paired_test(tmp_path):
+    out = tmp_path / "vs.json"
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "find_issues_vs_cleanlab.py"), "--kinds",
+                           "table,texts", "--texts", "120", "--seeds", "1,2", "--out", str(out)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(out.read_text())
+    assert [(run["data"], run["seed"]) for run in found["runs"]] == [
+        ("wine", 1), ("breast cancer", 1), ("synthetic texts", 1), ("wine", 2), ("breast cancer", 2),
+        ("synthetic texts", 2)]
+    for run in found["runs"]:
+        assert run["errors"] > 0
+        for side in ("enkcvs", "cleanlab"):
+            assert 0 <= run[side]["f1"] <= 1 and 0 <= run[side]["precision_at_errors"] <= 1
+    view = render_block(f"{out.stem}/vs-cleanlab", results=tmp_path)
+    assert view.startswith("`enkcvs find-issues --data` against cleanlab") and done.stdout.endswith(view + "\n")
+    assert view.count("cleanlab (p = ") == 2 * 3  # two measures for tables, texts and all
+
+
+def test_a_lead_on_every_pair_is_above_and_a_mixed_one_not_distinguishable():
+    from enkcvs.report.views.vs_cleanlab import verdicts
+
+    lead = [0.10, 0.12, 0.11, 0.09]
+    frame = pd.DataFrame({"kind": ["table"] * 2 + ["texts"] * 2, "f1 enkcvs": [0.5 + x for x in lead],
+                          "f1 cleanlab": [0.5] * 4, "precision_at_errors enkcvs": [0.6, 0.4, 0.7, 0.3],
+                          "precision_at_errors cleanlab": [0.5] * 4})
+    found = verdicts(frame).set_index(["data", "measure"])["E-NKCVS is"]
+    assert found[("all", "review list F1 against cleanlab's flags' F1")].startswith("above cleanlab (p = ")
+    assert found[("all", "ranking's P@k against cleanlab's")].startswith("not distinguishable from cleanlab")

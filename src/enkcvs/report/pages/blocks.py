@@ -38,6 +38,7 @@ from enkcvs.report.views.selection import (ranking_verdict, selection_beside, ta
                                         theory_misses, theory_summary)
 from enkcvs.report.views.table2 import (forget_rate_beside, forget_rate_tally, noise_cost, paper_beside, table2_beside,
                                      table2_ordering)
+from enkcvs.report.views.vs_cleanlab import vs_cleanlab_view
 
 #: Views of a recorded run computed from its files, beside the files themselves.
 VIEWS: dict[str, Callable[[Path], str]] = {
@@ -71,7 +72,8 @@ MULTI_VIEWS = {"row": row_view, "standing": standing_over, "forget-rate-tally": 
                "selection-beside": selection_beside}
 #: Views of a benchmark's JSON rather than of a recorded run: ``<file stem>/<view>``, the file in ``results``
 #: (:func:`render_block`; relative to the repository root, as is the paper's config the views read).
-FILE_VIEWS = {"gpu-check": gpu_check_view, "review-list": review_list_view, "rank-speed": rank_speed_view}
+FILE_VIEWS = {"gpu-check": gpu_check_view, "review-list": review_list_view, "rank-speed": rank_speed_view,
+              "vs-cleanlab": vs_cleanlab_view}
 BENCHMARK_RESULTS = "benchmarks/results"
 RUN_SPEC = re.compile(r"(?P<run>[^\[\]+]+)(?:\[(?P<methods>[a-z_]+(?:,[a-z_]+)*)\])?")
 
