@@ -14,7 +14,7 @@ torch and transformers are imported only inside the functions that encode (they 
 """
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -53,11 +53,20 @@ def embed_texts(
     """
     keys = [hashlib.sha256(text.encode()).hexdigest() for text in texts]
     folder = cache_dir() / "embeddings" / f"{checkpoint_slug(checkpoint)}-{max_tokens}"
+    return cached_vectors(keys, texts, folder=folder, encode=lambda missing: encode_texts(
+        missing, checkpoint=checkpoint, max_tokens=max_tokens, batch_size=batch_size,
+        local_files_only=local_files_only))
+
+
+def cached_vectors(keys: Sequence[str], items: Sequence, *, folder: Path,
+                   encode: Callable[[list], np.ndarray]) -> np.ndarray:
+    """The vectors of ``items`` (N,), each keyed by its content's digest in ``keys`` (N,): from the cache in
+    ``folder`` where it holds them, the others passed to ``encode`` (each distinct key once; it returns (n, D)) and
+    added to the cache as one new shard. Returns (N, D) float32 in the order of ``items``."""
     cached = read_cache(folder)
-    missing = {key: text for key, text in zip(keys, texts) if key not in cached}  # each distinct text once
+    missing = {key: item for key, item in zip(keys, items) if key not in cached}
     if missing:
-        vectors = encode_texts(list(missing.values()), checkpoint=checkpoint, max_tokens=max_tokens,
-                               batch_size=batch_size, local_files_only=local_files_only)
+        vectors = encode(list(missing.values()))
         write_shard(folder, keys=list(missing), vectors=vectors)
         cached.update(zip(missing, vectors))
     return np.stack([cached[key] for key in keys])

@@ -40,7 +40,8 @@ FILE_OPTIONS = {
     "images": ("the .npy file of the images", (".npy",)),
 }
 #: The options of one input only, refused with the other: the data's (training) and the probabilities'.
-DATA_ONLY = ("kind", "feature_columns", "no_standardize", "text_recipe", "folds", "repetitions", "epochs", "seed")
+DATA_ONLY = ("kind", "feature_columns", "no_standardize", "text_recipe", "encoder", "folds", "repetitions", "epochs",
+             "seed")
 PROBABILITIES_ONLY = ("labels", "class_names", "classes_in_sorted_order", "images")
 
 
@@ -362,6 +363,11 @@ def _find_issues_parser(commands) -> None:
                       help="how texts train (default frozen: each text encoded once, cached, and light heads trained "
                       "on the embeddings, minutes on a CPU; finetune: the transformer fine-tuned in every fold model, "
                       f"hours on a CPU: {recipe_text('texts', text_recipe='finetune')})")
+    data.add_argument("--encoder", metavar="ARCHITECTURE",
+                      help="images: a torchvision classification model (e.g. resnet18, mobilenet_v3_small) whose "
+                      "frozen ImageNet embeddings the fold models' light heads train on, each image encoded once, "
+                      "cached; its weights from torchvision's cache, refused without them (the fix names the command "
+                      f"that fetches them). Default: {recipe_text('images')}, from scratch")
     data.add_argument("--folds", "-K", type=int, metavar="K",
                       help=f"folds of each cross-validation (default {DEFAULT_FOLDS})")
     data.add_argument("--repetitions", "-M", type=int, metavar="M",

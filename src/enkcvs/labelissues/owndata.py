@@ -6,7 +6,8 @@ sheet.
 Three kinds, each read by the workflow's own-data source of the same data (:mod:`enkcvs.data.sources.own`):
 
 - ``images``: a folder with one sub-folder of images per class (source ``image_folder``), or a CSV / parquet file
-  of image paths and labels (``image_table``);
+  of image paths and labels (``image_table``); with ``encoder``, each image encoded once by that frozen torchvision
+  backbone (:mod:`enkcvs.data.image_embeddings`) and the fold models light heads on the embeddings, as for texts;
 - ``texts``: a CSV / parquet file with a text column and a label column (``text_table``), each text encoded once
   by the packaged MiniLM (:mod:`enkcvs.data.embeddings`) and the fold models light heads on the embeddings, or, with
   ``text_recipe`` ``"finetune"``, the transformer fine-tuned in every fold model;
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from enkcvs.data.datasets import Dataset
+from enkcvs.data import image_embeddings
 from enkcvs.data.embeddings import POOLING, embed_texts
 from enkcvs.data.sources import own
 from enkcvs.data.text import DEFAULT_CHECKPOINT
@@ -42,7 +44,8 @@ DEFAULT_SEED = 1
 #: pixel centre crops; texts: the same ``mlp`` on the texts' embeddings by the frozen default checkpoint
 #: (:data:`enkcvs.data.text.DEFAULT_CHECKPOINT`, packaged), with mixup of the embeddings; its settings won on ranking
 #: quality and time in benchmarks/text_heads.py (benchmarks/results/text_heads-2026-11-28.json).
-#: Images are read in the main process (``loader_workers`` 0): no worker start per epoch on small folders.
+#: Images are read in the main process (``loader_workers`` 0): no worker start per epoch on small folders. Images
+#: with an ``encoder`` train the texts' heads recipe on its embeddings (``HEADS``).
 DEFAULT_RECIPES: dict[str, dict[str, Any]] = {
     "table": {"model": "mlp", "optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "epochs": 20,
               "batch_size": 64, "mixup_alpha": 0.3},
@@ -51,6 +54,7 @@ DEFAULT_RECIPES: dict[str, dict[str, Any]] = {
     "texts": {"model": "mlp", "optimizer": "adam", "lr": 1e-3, "momentum": 0.9, "weight_decay": 5e-4, "epochs": 10,
               "batch_size": 128, "mixup_alpha": 0.3},
 }
+HEADS = "texts"  # the recipe of light heads on frozen embeddings, images' with an encoder too
 #: How texts train (``--text-recipe``): ``frozen``, heads on the frozen checkpoint's embeddings
 #: (``DEFAULT_RECIPES["texts"]``); ``finetune``, the checkpoint fine-tuned in each fold model with
 #: :data:`FINETUNE_RECIPE`.
@@ -94,18 +98,21 @@ class OwnData:
     inputs: np.ndarray | Dataset  # what the fold models train on: features, embeddings, token ids, or the image files
     standardize: bool = True  # a table's features z-scored inside each fold (enkcvs.training.standardize)
     text_recipe: str | None = None  # texts: one of TEXT_RECIPES
+    encoder: str | None = None  # images: the frozen torchvision backbone whose embeddings the heads train on
 
     @property
     def model(self) -> str:
-        """The fold models in words: the recipe's model, and for frozen texts what it trains on."""
-        frozen = self.text_recipe == "frozen"
-        return f"{self.recipe.model} on frozen {DEFAULT_CHECKPOINT} embeddings" if frozen else self.recipe.model
+        """The fold models in words: the recipe's model, and for frozen texts or encoded images what it trains on."""
+        frozen = DEFAULT_CHECKPOINT if self.text_recipe == "frozen" else self.encoder
+        return f"{self.recipe.model} on frozen {frozen} embeddings" if frozen else self.recipe.model
 
     def provenance(self) -> dict[str, Any]:
         """What the ranking was computed from, for its provenance record."""
         frozen = self.text_recipe == "frozen"
         encoder = {"encoder": {"checkpoint": DEFAULT_CHECKPOINT, "pooling": POOLING}} if frozen else {}
-        size = {"images": {"image_size": IMAGE_SIZE},
+        images = ({"encoder": {"torchvision": self.encoder, "weights": str(image_embeddings.default_weights(
+            self.encoder)), "pooling": image_embeddings.POOLING}} if self.encoder else {"image_size": IMAGE_SIZE})
+        size = {"images": images,
                 "texts": {"max_tokens": MAX_TOKENS, "text_recipe": self.text_recipe, **encoder},
                 "table": {"standardized": self.standardize}}.get(self.kind, {})
         return {"data": str(self.path.resolve()), "kind": self.kind, "columns": self.columns,
@@ -125,6 +132,7 @@ def find_issues_in_data(
     feature_columns: list[str] | None = None,
     standardize: bool = True,
     text_recipe: str | None = None,
+    encoder: str | None = None,
     folds: int | None = None,
     repetitions: int | None = None,
     epochs: int | None = None,
@@ -162,7 +170,7 @@ def find_issues_in_data(
     checked_threshold(threshold, iterations=repetitions)
     own_data = read_own_data(path=data, kind=kind, label_column=label_column, id_column=id_column,
                              image_column=image_column, text_column=text_column, feature_columns=feature_columns,
-                             standardize=standardize, text_recipe=text_recipe, epochs=epochs)
+                             standardize=standardize, text_recipe=text_recipe, encoder=encoder, epochs=epochs)
     samples = own_data.data
     if folds > len(samples.y_train):
         raise ValueError(f"--folds {folds}: --data {data} holds {len(samples.y_train)} samples, too few for {folds} "
@@ -200,6 +208,7 @@ def read_own_data(
     feature_columns: list[str] | None = None,
     standardize: bool = True,
     text_recipe: str | None = None,
+    encoder: str | None = None,
     epochs: int | None = None,
 ) -> OwnData:
     """Read ``path`` as data of ``kind`` (None: inferred, :func:`infer_kind`) with every check that can fail before
@@ -218,12 +227,16 @@ def read_own_data(
     standardize : z-score a table's features inside each fold (:mod:`enkcvs.training.standardize`); False only
         for a table.
     text_recipe : how texts train, one of :data:`TEXT_RECIPES`; None: ``"frozen"`` for texts. Texts only.
+    encoder : images: a torchvision classification model (``resnet18``) whose frozen embeddings the fold models'
+        heads train on (:func:`enkcvs.data.image_embeddings.embed_images`, cached), its weights from torchvision's
+        cache (refused without them); None: ``cnn4`` trained from scratch on the pixels. Images only.
     epochs : the fold models' epochs; None: the kind's :data:`DEFAULT_RECIPES`.
 
     Returns
     -------
     OwnData, its inputs (N, ...) in the file's row order (a folder: sorted by class, then path): frozen texts'
-    embeddings (N, 1, 1, D) float32, laid out as a table's features; fine-tuned texts' token ids (N, 2, L).
+    embeddings (N, 1, 1, D) float32, laid out as a table's features, and likewise images' with an ``encoder``;
+    fine-tuned texts' token ids (N, 2, L).
 
     Raises
     ------
@@ -241,9 +254,15 @@ def read_own_data(
         fix = f"use one of {', '.join(TEXT_RECIPES)}" if kind == "texts" else "drop --text-recipe, or pass --kind texts"
         raise ValueError(f"--text-recipe {text_recipe} chooses how texts train, and --data {path} is read as {kind}. "
                          f"Fix: {fix}")
+    if encoder is not None and kind != "images":
+        raise ValueError(f"--encoder {encoder} encodes images, and --data {path} is read as {kind}. Fix: drop "
+                         "--encoder, or pass --kind images")
     _check_packages(kind)
+    if encoder is not None and (problem := image_embeddings.weights_problem(encoder)) is not None:
+        raise ValueError(problem)
     text_recipe = (text_recipe or "frozen") if kind == "texts" else None
-    recipe = FINETUNE_RECIPE if text_recipe == "finetune" else DEFAULT_RECIPES[kind]
+    recipe = (FINETUNE_RECIPE if text_recipe == "finetune" else DEFAULT_RECIPES[HEADS] if encoder else
+              DEFAULT_RECIPES[kind])
     recipe = Recipe.from_dict({**recipe, **({} if epochs is None else {"epochs": epochs})})
     try:
         with warnings.catch_warnings():  # the class names are kept in the output: their numbering is no news here
@@ -255,9 +274,10 @@ def read_own_data(
             message = message.replace(workflow_words, command_words)
         raise type(error)(message) from None
     inputs = (_embeddings(data) if text_recipe == "frozen" else _tokens(data, recipe=recipe) if text_recipe else
+              _image_embeddings(data, encoder=encoder) if encoder else
               data.x_train if kind == "table" else data)  # a table's features are in memory, images are files
     return OwnData(path=path, kind=kind, columns=columns, data=data, recipe=recipe, inputs=inputs,
-                   standardize=standardize, text_recipe=text_recipe)
+                   standardize=standardize, text_recipe=text_recipe, encoder=encoder)
 
 
 def infer_kind(
@@ -409,6 +429,12 @@ def _embeddings(data: Dataset) -> np.ndarray:
         vectors = embed_texts(list(data.x_train), checkpoint=DEFAULT_CHECKPOINT, max_tokens=MAX_TOKENS)  # (N, D)
     except (RuntimeError, ImportError) as error:
         raise ValueError(str(error)) from None
+    return vectors.reshape(len(vectors), 1, 1, -1)
+
+
+def _image_embeddings(data: Dataset, *, encoder: str) -> np.ndarray:
+    """The images' embeddings by the frozen ``encoder``, as a table's features (N, 1, 1, D) float32."""
+    vectors = image_embeddings.embed_images(list(data.x_train), root=data.image_root, encoder=encoder)  # (N, D)
     return vectors.reshape(len(vectors), 1, 1, -1)
 
 
