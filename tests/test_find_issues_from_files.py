@@ -355,3 +355,17 @@ def test_the_documented_first_commands_run_from_a_fresh_install(tmp_path):
     assert len(frame) == 90 and set(COLUMNS + ["id"]) <= set(frame.columns)
     assert (tmp_path / "issues.review.md").is_file() and json.loads(
         (tmp_path / "issues.provenance.json").read_text())["kind"] == "table"
+
+
+def test_the_cpu_only_install_pins_torch_as_the_package_does():
+    """docs/your-data.md's CPU-only route installs PyTorch's CPU build at the versions the train extra pins, so that
+    pip keeps it when it installs the package (a local version, ``+cpu``, meets an ``==`` pin without one)."""
+    import tomllib
+
+    page = (REPO / "docs" / "your-data.md").read_text()
+    (line,) = [line for line in page.splitlines() if "--index-url https://download.pytorch.org/whl/cpu" in line]
+    documented = dict(part.split("==") for part in line.split() if "==" in part)
+    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["train"]
+    pinned = dict(requirement.split("==") for requirement in extra
+                  if requirement.startswith(("torch==", "torchvision==")))
+    assert documented == pinned and set(documented) == {"torch", "torchvision"}
