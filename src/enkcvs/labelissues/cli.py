@@ -375,6 +375,21 @@ def _find_issues_parser(commands) -> None:
     data.add_argument("--epochs", type=int, metavar="N", help="epochs of each fold model (default: the recipe's)")
     data.add_argument("--seed", type=int, help="seeds folds and models: the same seed gives the same ranking "
                       f"(default {DEFAULT_SEED})")
+    _probabilities_options(command)
+    sheet = command.add_argument_group(
+        "review sheet", "the top samples, most likely mislabelled first, with class names, votes and label quality, "
+        "written beside --out; from probabilities give one of --images, --image-column or --text-column")
+    sheet.add_argument("--images", type=Path, metavar="FILE.npy",
+                       help="the N images in the labels' order: an array (N, H, W), (N, H, W, C) or (N, C, H, W)")
+    sheet.add_argument("--image-column", metavar="COLUMN",
+                       help="a column of image paths in --data or the labels file (relative to its folder, or "
+                       "absolute)")
+    sheet.add_argument("--text-column", metavar="COLUMN", help="a column of texts in --data or the labels file")
+    sheet.add_argument("--review-top", type=int, metavar="N", help=f"samples on the sheet (default {DEFAULT_TOP})")
+
+
+def _probabilities_options(command) -> None:
+    """The ``find-issues`` options of out-of-fold probabilities given (no training)."""
     given = command.add_argument_group("from out-of-fold probabilities", "no training")
     given.add_argument("--probabilities", type=Path, metavar="FILE",
                        help=".npy (N, Q) or (M, N, Q), or .parquet/.csv with one column per class: prob_0.."
@@ -389,16 +404,6 @@ def _find_issues_parser(commands) -> None:
     given.add_argument("--classes-in-sorted-order", action="store_true",
                        help="the probability columns follow the string labels' sorted order (instead of "
                        "--class-names)")
-    sheet = command.add_argument_group(
-        "review sheet", "the top samples, most likely mislabelled first, with class names, votes and label quality, "
-        "written beside --out; from probabilities give one of --images, --image-column or --text-column")
-    sheet.add_argument("--images", type=Path, metavar="FILE.npy",
-                       help="the N images in the labels' order: an array (N, H, W), (N, H, W, C) or (N, C, H, W)")
-    sheet.add_argument("--image-column", metavar="COLUMN",
-                       help="a column of image paths in --data or the labels file (relative to its folder, or "
-                       "absolute)")
-    sheet.add_argument("--text-column", metavar="COLUMN", help="a column of texts in --data or the labels file")
-    sheet.add_argument("--review-top", type=int, metavar="N", help=f"samples on the sheet (default {DEFAULT_TOP})")
 
 
 def main(argv: list[str] | None = None) -> int:

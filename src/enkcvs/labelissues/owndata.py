@@ -29,12 +29,12 @@ from enkcvs.data.sources import own
 from enkcvs.data.text import DEFAULT_CHECKPOINT
 from enkcvs.io import install_command, provenance, write_json
 from enkcvs.labelissues.issues import with_sample_column
+from enkcvs.labelissues.ownkind import KINDS, infer_kind
 from enkcvs.labelissues.outputs import (checked_out, checked_review_top, checked_threshold, warn_when_most_are_not_kept,
                                         write_ranking)
 from enkcvs.labelissues.review import DEFAULT_TOP
 from enkcvs.training.recipe import Recipe
 
-KINDS = ("images", "texts", "table")
 DEFAULT_FOLDS = 4  # K
 DEFAULT_REPETITIONS = 3  # M
 DEFAULT_SEED = 1
@@ -65,9 +65,6 @@ FINETUNE_RECIPE: dict[str, Any] = {"model": "text_classifier", "optimizer": "ada
                                    "batch_size": 32, "mixup_alpha": None}
 IMAGE_SIZE = 64  # images: the shorter side resized to this many pixels, then the centre square cropped
 MAX_TOKENS = 64  # texts: tokens kept per text, as the workflow's datasets.<name>.max_length default
-#: Column names taken as image paths when ``--image-column`` is not given (compared in lower case).
-IMAGE_COLUMNS = ("path", "image", "image_path", "filepath", "file", "filename")
-DEFAULT_LABEL_COLUMN = "label"  # taken when --label-column is not given and the file has it
 #: The third-party packages each kind needs, with the extra of the ``enkcvs`` package that installs them: training,
 #: then the review sheet (a figure for images, Markdown for texts and tables).
 NEEDED = {
@@ -222,7 +219,7 @@ def read_own_data(
     label_column : the labels' column of a file; None: ``label`` where the file has it.
     id_column : a column of unique ids carried to the ranking.
     image_column, text_column : the column of image paths / texts; None: an image column is found by name
-        (:data:`IMAGE_COLUMNS`).
+        (:data:`enkcvs.labelissues.ownkind.IMAGE_COLUMNS`).
     feature_columns : a table's feature columns; None: every column but the label and id columns.
     standardize : z-score a table's features inside each fold (:mod:`enkcvs.training.standardize`); False only
         for a table.
@@ -244,19 +241,8 @@ def read_own_data(
     """
     kind, columns = infer_kind(path=path, kind=kind, label_column=label_column, id_column=id_column,
                                image_column=image_column, text_column=text_column)
-    if feature_columns is not None and kind != "table":
-        raise ValueError(f"--feature-columns chooses a table's features, but --data {path} is read as {kind}. Fix: "
-                         "drop --feature-columns, or pass --kind table")
-    if not standardize and kind != "table":
-        raise ValueError(f"--no-standardize keeps a table's features as they are, but --data {path} is read as {kind}. "
-                         "Fix: drop --no-standardize, or pass --kind table")
-    if text_recipe not in (None, *TEXT_RECIPES) or text_recipe is not None and kind != "texts":
-        fix = f"use one of {', '.join(TEXT_RECIPES)}" if kind == "texts" else "drop --text-recipe, or pass --kind texts"
-        raise ValueError(f"--text-recipe {text_recipe} chooses how texts train, and --data {path} is read as {kind}. "
-                         f"Fix: {fix}")
-    if encoder is not None and kind != "images":
-        raise ValueError(f"--encoder {encoder} encodes images, and --data {path} is read as {kind}. Fix: drop "
-                         "--encoder, or pass --kind images")
+    _check_kind_options(path=path, kind=kind, feature_columns=feature_columns, standardize=standardize,
+                        text_recipe=text_recipe, encoder=encoder)
     _check_packages(kind)
     if encoder is not None and (problem := image_embeddings.weights_problem(encoder)) is not None:
         raise ValueError(problem)
@@ -278,50 +264,6 @@ def read_own_data(
               data.x_train if kind == "table" else data)  # a table's features are in memory, images are files
     return OwnData(path=path, kind=kind, columns=columns, data=data, recipe=recipe, inputs=inputs,
                    standardize=standardize, text_recipe=text_recipe, encoder=encoder)
-
-
-def infer_kind(
-    *, path: Path, kind: str | None, label_column: str | None, id_column: str | None, image_column: str | None,
-    text_column: str | None
-) -> tuple[str, dict[str, str | None]]:
-    """The kind of the data at ``path`` and the columns it is read from (label, id, image, text): a folder holds
-    images; a file holds texts given ``text_column``, images given ``image_column`` or with a column named as in
-    :data:`IMAGE_COLUMNS`, a table otherwise. ``kind`` given is checked against the data instead."""
-    if kind is not None and kind not in KINDS:
-        raise ValueError(f"--kind {kind}: unknown kind of data; use one of {', '.join(KINDS)}")
-    if not path.exists():
-        raise FileNotFoundError(f"--data {path}: no such file or folder. Fix: give a folder with one sub-folder of "
-                                "images per class, or a CSV or parquet file")
-    if path.is_dir():
-        given = {"--label-column": label_column, "--id-column": id_column, "--image-column": image_column,
-                 "--text-column": text_column}
-        passed = [option for option, value in given.items() if value is not None]
-        if kind not in (None, "images") or passed:
-            what = f"--kind {kind}" if kind not in (None, "images") else " and ".join(passed)
-            raise ValueError(f"--data {path} is a folder, read as images with one sub-folder per class (the class "
-                             f"names), which takes no {what}. Fix: drop {what}, or give a CSV file")
-        return "images", {"label": None, "id": None, "image": None, "text": None}
-    header = own.table_header(str(path))
-    label_column = _label_column(label_column, header=header, path=path)
-    if kind is None:
-        kind = "texts" if text_column else "images" if image_column or _image_column(header) else "table"
-    if kind == "texts" and text_column is None:
-        raise ValueError(f"--kind texts: say which column of --data {path} holds the texts. Fix: pass --text-column "
-                         f"(its columns are {header})")
-    if kind == "images":
-        image_column = image_column or _image_column(header)
-        if image_column is None:
-            raise ValueError(f"--kind images: --data {path} has no column of image paths named "
-                             f"{'/'.join(IMAGE_COLUMNS)}. Fix: pass --image-column (its columns are {header})")
-    if kind == "table" and image_column or kind != "texts" and text_column:
-        option = "--image-column" if kind == "table" and image_column else "--text-column"
-        raise ValueError(f"{option} does not fit --kind {kind}. Fix: drop {option}, or the --kind")
-    columns = {"label": label_column, "id": id_column, "image": image_column, "text": text_column}
-    for name, column in columns.items():
-        if column is not None and column not in header:
-            raise ValueError(f"--{name}-column {column}: --data {path} has no such column; its columns are {header}. "
-                             f"Fix: pass --{name}-column with one of them")
-    return kind, columns
 
 
 def recipe_text(kind: str, *, text_recipe: str = "frozen") -> str:
@@ -365,14 +307,22 @@ def own_review_sheet(own_data: OwnData, **sheet):
     return table_sheet(features=data.x_train, feature_names=data.feature_names, **sheet)
 
 
-def _label_column(label_column: str | None, *, header: list[str], path: Path) -> str:
-    """The labels' column: ``label_column``, else ``label`` where the file has it; ValueError otherwise."""
-    if label_column is not None:
-        return label_column
-    if DEFAULT_LABEL_COLUMN in header:
-        return DEFAULT_LABEL_COLUMN
-    raise ValueError(f"--data {path} has no column named {DEFAULT_LABEL_COLUMN!r} for the labels; its columns are "
-                     f"{header}. Fix: pass --label-column naming the one that holds the labels")
+def _check_kind_options(*, path: Path, kind: str, feature_columns: list[str] | None, standardize: bool,
+                        text_recipe: str | None, encoder: str | None) -> None:
+    """ValueError with the fix for an option that does not fit the data's ``kind`` (or is unknown)."""
+    if feature_columns is not None and kind != "table":
+        raise ValueError(f"--feature-columns chooses a table's features, but --data {path} is read as {kind}. Fix: "
+                         "drop --feature-columns, or pass --kind table")
+    if not standardize and kind != "table":
+        raise ValueError(f"--no-standardize keeps a table's features as they are, but --data {path} is read as {kind}. "
+                         "Fix: drop --no-standardize, or pass --kind table")
+    if text_recipe not in (None, *TEXT_RECIPES) or text_recipe is not None and kind != "texts":
+        fix = f"use one of {', '.join(TEXT_RECIPES)}" if kind == "texts" else "drop --text-recipe, or pass --kind texts"
+        raise ValueError(f"--text-recipe {text_recipe} chooses how texts train, and --data {path} is read as {kind}. "
+                         f"Fix: {fix}")
+    if encoder is not None and kind != "images":
+        raise ValueError(f"--encoder {encoder} encodes images, and --data {path} is read as {kind}. Fix: drop "
+                         "--encoder, or pass --kind images")
 
 
 def _check_class_sizes(data: Dataset, *, folds: int, path: Path) -> None:
@@ -390,15 +340,6 @@ def _check_class_sizes(data: Dataset, *, folds: int, path: Path) -> None:
     raise ValueError(f"--folds {folds}: class {name!r} of --data {path} has {count} sample{'s' * (count != 1)}, fewer "
                      f"than the {folds} folds, so the fold models that predict them learn too few of that class and "
                      f"flag them whatever their labels. Fix: {fix}")
-
-
-def _image_column(header: list[str]) -> str | None:
-    """The one column of ``header`` named as image paths are (:data:`IMAGE_COLUMNS`), or None; ValueError for
-    several."""
-    found = [column for column in header if column.lower() in IMAGE_COLUMNS]
-    if len(found) > 1:
-        raise ValueError(f"columns {found} could each hold the image paths. Fix: pass --image-column naming it")
-    return found[0] if found else None
 
 
 def _check_packages(kind: str) -> None:
