@@ -1,5 +1,5 @@
-"""What docs/paper-scale.md says of the recorded clean test curves, checked against the records it cites: the prose
-around their generated blocks quotes no number, so its claims are tested here."""
+"""What docs/paper-scale-mnist-full.md says of the recorded clean test curves, checked against the records it cites:
+the prose around their generated blocks quotes no number, so its claims are tested here."""
 
 from pathlib import Path
 
