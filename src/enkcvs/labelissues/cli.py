@@ -300,8 +300,8 @@ def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="enkcvs", description=__doc__.split("\n\n")[0])
     try:
         installed = version("enkcvs")
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        from enkcvs import __version__ as installed
+    except PackageNotFoundError:  # run from a checkout that was never installed: no version to speak of
+        installed = "(not installed: pip install -e . in the checkout)"
     main.add_argument("--version", action="version", version=f"%(prog)s {installed}")
     commands = main.add_subparsers(dest="command", required=True)
     _find_issues_parser(commands)
