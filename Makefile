@@ -16,8 +16,10 @@ $(BIN)/.installed: requirements.lock requirements-nodeps.lock pyproject.toml
 run: $(BIN)/.installed
 	SNAKEMAKE=$(BIN)/snakemake workflow/run.sh --cores all
 
+# A worker a core (pytest-xdist), each test file on one worker so that a module's fixture (a SLURM cluster, a
+# workflow run) starts once; plain `pytest` runs the same tests one after another.
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 lint: $(BIN)/.installed
 	$(BIN)/snakefmt --check Snakefile workflow/rules/

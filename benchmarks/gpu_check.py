@@ -36,8 +36,8 @@ FOLDS = {
 #: Iterations M whose M x K folds stacked_speed.py trains stacked, as one train_selection job does.
 STACKED_ITERATIONS = {"cnn4": 5, "cnn8": 2}
 #: ``--quick``: the same runs at a size the CPU finishes in seconds.
-QUICK_FOLD = ["--samples", "400", "--epochs", "1", "--steps", "3", "--compile-modes", ""]
-QUICK_STACKED = ["--samples", "400", "--epochs", "1", "--folds", "2", "--iterations", "2"]
+QUICK_FOLD = ["--samples", "128", "--epochs", "1", "--steps", "3", "--compile-modes", ""]
+QUICK_STACKED = ["--samples", "128", "--epochs", "1", "--folds", "2", "--iterations", "2"]
 #: The grid whose GPU-hours the check projects from its measured folds (``--quick``: the tiny config's).
 PAPER_CONFIG = REPOSITORY / "config" / "paper.yaml"
 #: How Snakemake's dry run names a job's rule and wildcards.

@@ -19,6 +19,7 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
+import filelock
 import numpy as np
 import pandas as pd
 import pytest
@@ -35,6 +36,10 @@ atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)
 # outcome may depend on the machine's instruction sets. `ENKCVS_BF16_AUTO=true make test` runs the suite in bf16;
 # the tests of precision itself force each side or unset it.
 os.environ.setdefault("ENKCVS_BF16_AUTO", "false")
+# Workers side by side (pytest-xdist) share the cores: each takes its share of threads rather than all of them, so
+# that the intra-op thread pools of torch and BLAS do not fight over cores. Training jobs set their own from Snakemake.
+if workers := os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // int(workers))))
 
 
 def _make_labels(*, seed: int, n_per_class: int | Sequence[int], num_classes: int) -> np.ndarray:
@@ -108,8 +113,9 @@ def _run_snakemake(
     workdir: Path, *args: str, config: Path = TINY_CONFIG, import_log: Path | None = None, timeout: float | None = None
 ) -> subprocess.CompletedProcess:
     """Run Snakemake on the repository's workflow in ``workdir`` (2 cores unless ``args`` say otherwise), killed
-    after ``timeout`` seconds if given; with ``import_log``, every Python process of the run logs there the
-    third-party packages it imports."""
+    after ``timeout`` seconds if given; with ``import_log``, every Python process of the run logs in a folder of its
+    own there the third-party packages it imports, and once the run ends its rules' env files must list them all
+    (:func:`_check_envs_cover_imports`), so each workflow run of the suite is checked by the test that started it."""
     command = [
         sys.executable,
         "-m",
@@ -124,17 +130,30 @@ def _run_snakemake(
         "2",
         *args,
     ]
-    env = None  # the caller's environment, unchanged
-    if import_log is not None:
-        python_path = [str(IMPORT_PROBE), *filter(None, [os.environ.get("PYTHONPATH")])]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(python_path), "ENKCVS_IMPORT_LOG": str(import_log)}
-    return subprocess.run(command, check=False, capture_output=True, text=True, cwd=workdir, env=env, timeout=timeout)
+    if import_log is None:
+        return subprocess.run(command, check=False, capture_output=True, text=True, cwd=workdir, timeout=timeout)
+    run_log = Path(tempfile.mkdtemp(dir=import_log))
+    python_path = [str(IMPORT_PROBE), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(python_path), "ENKCVS_IMPORT_LOG": str(run_log)}
+    done = subprocess.run(command, check=False, capture_output=True, text=True, cwd=workdir, env=env, timeout=timeout)
+    _check_envs_cover_imports(run_log)
+    return done
+
+
+def _session_folder(tmp_path_factory) -> Path:
+    """The temporary folder of the whole session: shared by its workers when pytest-xdist runs tests side by side
+    (each worker's own folder lies inside it), the session's own folder otherwise."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @pytest.fixture(scope="session")
 def import_log(tmp_path_factory) -> Path:
-    """The folder where every workflow run of this test session logs its jobs' imports (one JSON file a process)."""
-    return tmp_path_factory.mktemp("import_log", numbered=False)
+    """The folder where every workflow run of this test session, whichever worker started it, logs its jobs' imports
+    (one JSON file a process)."""
+    folder = _session_folder(tmp_path_factory) / "import_log"
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 @pytest.fixture(scope="session")
@@ -198,15 +217,20 @@ def _env_packages(env: Path) -> set[str]:
     return {_normalise(re.split(r"[\s=<>!~\[]", r.strip(), maxsplit=1)[0]) for r in requirements}
 
 
+@functools.cache
+def _packages_distributions() -> dict[str, list[str]]:
+    return importlib.metadata.packages_distributions()
+
+
 def _check_envs_cover_imports(import_log: Path) -> dict[str, set[str]]:
     """Read the import log; assert that each rule's env file lists (under its conda name, or in its pip section)
     the distribution of every third-party module the rule's jobs imported. Returns rule -> imported modules."""
     imported: dict[str, set[str]] = {}
-    for path in sorted(import_log.glob("*.json")):
+    for path in sorted(import_log.rglob("*.json")):
         record = json.loads(path.read_text())
         if record["rule"] is not None:  # not a job (Snakemake itself, say): its env is the test's own
             imported.setdefault(record["rule"], set()).update(record["modules"])
-    distributions = importlib.metadata.packages_distributions()
+    distributions = _packages_distributions()
     environments = _rule_environments()
     problems = []
     for rule, modules in sorted(imported.items()):
@@ -234,15 +258,10 @@ def _check_envs_cover_imports(import_log: Path) -> dict[str, set[str]]:
 
 @pytest.fixture(scope="session")
 def assert_envs_cover_imports(import_log):
-    """``assert_envs_cover_imports()``: after workflow runs, assert that every rule's env file lists each third-party
-    package its jobs imported so far in this session (``tests/import_probe``); returns rule -> imported modules."""
-    return functools.partial(_check_envs_cover_imports, import_log)
-
-
-def pytest_collection_modifyitems(items):
-    """Tests that use ``assert_envs_cover_imports`` run last, so they check every workflow run of the session (the
-    tiny run, the own-data and paper-data runs, whichever were selected), not only those before them."""
-    items.sort(key=lambda item: "assert_envs_cover_imports" in getattr(item, "fixturenames", ()))
+    """``assert_envs_cover_imports(folder=<the session's import log>)``: assert that every rule's env file lists each
+    third-party package its jobs imported in the workflow runs logged there (``tests/import_probe``); returns rule
+    -> imported modules. Each run is also checked as it ends, by the test that started it."""
+    return lambda folder=import_log: _check_envs_cover_imports(folder)
 
 
 @pytest.fixture(scope="session")
@@ -270,10 +289,17 @@ def result_files():
 
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory, run_snakemake) -> Path:
-    """The tiny config run once to completion (a working directory with results/); tests only read it."""
-    workdir = tmp_path_factory.mktemp("tiny")
-    done = run_snakemake(workdir)
-    assert done.returncode == 0, done.stderr[-4000:]
+    """The tiny config run once to completion (a working directory with results/); tests only read it. With workers
+    side by side, the first to need it runs it and the others wait for that run rather than repeat it."""
+    folder = _session_folder(tmp_path_factory)
+    workdir, finished = folder / "tiny", folder / "tiny.finished"
+    with filelock.FileLock(folder / "tiny.lock"):
+        if not finished.exists():
+            shutil.rmtree(workdir, ignore_errors=True)  # a worker's failed run: try again, and fail on its own log
+            workdir.mkdir()
+            done = run_snakemake(workdir)
+            assert done.returncode == 0, done.stderr[-4000:]
+            finished.touch()
     return workdir
 
 

@@ -3,6 +3,7 @@ pyproject.toml, and each rule's env lists every third-party package its jobs imp
 from the test machine, so tests/import_probe logs the imports of the test suite's workflow runs instead). The locks
 `make` installs from, online or from a wheelhouse."""
 
+import json
 import re
 import subprocess
 import tomllib
@@ -68,6 +69,15 @@ def test_every_rule_env_lists_the_packages_its_jobs_import(tiny_run, assert_envs
         "theory_figure",
     } <= set(imported)
     assert "torch" in imported["train_fold"] and "cleanlab" in imported["compare_confident_learning"]
+
+
+def test_the_import_check_refuses_a_package_the_rules_env_does_not_list(tmp_path, assert_envs_cover_imports):
+    # inject_noise's env (analysis.yaml) has no matplotlib; a job of it that imports one must be refused.
+    (tmp_path / "job.json").write_text(json.dumps({"rule": "inject_noise", "modules": ["numpy", "matplotlib"]}))
+    with pytest.raises(AssertionError, match=r"rule inject_noise imports matplotlib, but envs/analysis.yaml"):
+        assert_envs_cover_imports(tmp_path)
+    (tmp_path / "job.json").write_text(json.dumps({"rule": "inject_noise", "modules": ["numpy"]}))
+    assert assert_envs_cover_imports(tmp_path) == {"inject_noise": {"numpy"}}
 
 
 def test_the_lock_file_installs_the_pyproject_pins(conda_names):

@@ -56,9 +56,11 @@ if os.environ.get("ENKCVS_IMPORT_LOG"):
     def _write_log():
         # A job's script defines ``snakemake`` (its preamble unpickles it); other processes log rule None.
         rule = getattr(getattr(sys.modules.get("__main__"), "snakemake", None), "rule", None)
-        fd, _ = tempfile.mkstemp(suffix=".json", dir=os.environ["ENKCVS_IMPORT_LOG"])
+        # Written aside and renamed: a test reading the folder while jobs end sees whole logs only.
+        fd, partial = tempfile.mkstemp(suffix=".part", dir=os.environ["ENKCVS_IMPORT_LOG"])
         with os.fdopen(fd, "w") as log:
             json.dump({"rule": rule if isinstance(rule, str) else None, "modules": sorted(_imported)}, log)
+        os.replace(partial, partial.removesuffix(".part") + ".json")
 
     builtins.__import__ = _import
     importlib.import_module = _import_module
