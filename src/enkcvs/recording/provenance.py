@@ -10,7 +10,7 @@ from enkcvs.machine import CPU_FLAGS
 
 
 #: Where recorded runs live, relative to the repository root: the runs the pages cite as results, as evidence of
-#: reproducibility and as speed comparisons.
+#: reproducibility and as speed comparisons (a run only history cites is retired: :mod:`enkcvs.recording.retire`).
 RUN_HOME = "results/recorded"
 
 
@@ -38,10 +38,14 @@ def _gpus(host: dict) -> str:
 
 
 def run_line(run: Path) -> str:
-    """One sentence naming a recorded run: when, on what, how long, from which commit; then, for a run carried
-    between machines (:mod:`enkcvs.continuing.carry`), which machine had trained how much at each save; then one per dataset
-    its source checked (:func:`enkcvs.recording.record.data_provenance`)."""
-    meta = json.loads((run / "provenance.json").read_text())
+    """One sentence naming a recorded run: when, on what, how long, from which commit, where its files are; then, for
+    a run carried between machines (:mod:`enkcvs.continuing.carry`), which machine had trained how much at each save;
+    then one per dataset its source checked (:func:`enkcvs.recording.record.data_provenance`)."""
+    return run_sentence(json.loads((run / "provenance.json").read_text()), files=f"files in `{_location(run)}/`")
+
+
+def run_sentence(meta: dict, *, files: str) -> str:
+    """:func:`run_line`'s sentences from a run's provenance ``meta``, ``files`` saying where its files are."""
     host = meta["machine"]
     flags = ", ".join(host["cpu_flags"]) or "none of " + "/".join(CPU_FLAGS)
     commit = meta["git"].get("commit", "unknown")[:7] + (" (dirty)" if meta["git"].get("dirty") else "")
@@ -72,7 +76,7 @@ def run_line(run: Path) -> str:
         f"Run `{meta['name']}` (`{meta['configfile']}`), recorded {meta['recorded']}: {jobs}"
         f"{duration(meta['wall_seconds'])}{over} of `snakemake` on {cores} of an {host['cpu']} "
         f"({flags}){_gpus(host)}, torch {meta['versions'].get('torch', '?')}, commit {commit}; "
-        f"files in `{_location(run)}/`.{carried}{checked}\n"
+        f"{files}.{carried}{checked}\n"
     )
 
 

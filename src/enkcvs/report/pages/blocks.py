@@ -14,8 +14,10 @@ A key is ``<run>/<view>``: the run a recorded run's folder in :data:`enkcvs.reco
 (``results/recorded/``: the runs the pages cite as results and as speed comparisons),
 the view a rendered file of the run (``table2.md``), one of :data:`VIEWS`, one of :data:`PAIR_VIEWS` against another
 run (``diff:<other run>``: the cells that differ), or one of :data:`MULTI_VIEWS` over the run and others
-(``row:<run>+<run>``: one Table 2 row gathered from them). This module names the views; they are computed in
-:mod:`enkcvs.report.views`. :func:`regenerate` rewrites a page's blocks; ``python -m enkcvs.runs readme``
+(``row:<run>+<run>``: one Table 2 row gathered from them). A run that is history only is retired from there into
+a history under ``benchmarks/results/`` (:mod:`enkcvs.recording.retire`), whose blocks are ``<history>/<view>`` with
+one of :data:`HISTORY_VIEWS` (``<history>`` the JSON's name without ``.json``). This module names the views; they are
+computed in :mod:`enkcvs.report.views`. :func:`regenerate` rewrites a page's blocks; ``python -m enkcvs.runs readme``
 (``make readme``) rewrites every page's, and ``--check`` only reports the blocks that differ.
 """
 
@@ -30,7 +32,9 @@ from enkcvs.report.views.gpu_check import gpu_check_view
 from enkcvs.report.views.issues import label_issues
 from enkcvs.report.views.ladder import ladder_beside, ladder_extremes, ladder_steps, ladder_walk
 from enkcvs.recording.provenance import RUN_HOME, run_line
+from enkcvs.recording.retire import read_history
 from enkcvs.report.views.rank_speed import rank_speed_view
+from enkcvs.report.views.retired import retired_difference, retired_run_line, retired_table2_beside
 from enkcvs.report.views.review_list import review_list_view
 from enkcvs.report.views.row import row_view
 from enkcvs.report.views.standing import standing, standing_over
@@ -75,6 +79,10 @@ MULTI_VIEWS = {"row": row_view, "standing": standing_over, "forget-rate-tally": 
 FILE_VIEWS = {"gpu-check": gpu_check_view, "review-list": review_list_view, "rank-speed": rank_speed_view,
               "vs-cleanlab": vs_cleanlab_view}
 BENCHMARK_RESULTS = "benchmarks/results"
+#: Views of a history of retired runs (:mod:`enkcvs.report.views.retired`), each with the runs it names:
+#: ``run:<retired run>``, ``diff:<run>:<other run>`` (the first against the second, either retired or recorded) and
+#: ``table2-beside:<recorded run>:<retired run>``.
+HISTORY_VIEWS = ("run", "diff", "table2-beside")
 RUN_SPEC = re.compile(r"(?P<run>[^\[\]+]+)(?:\[(?P<methods>[a-z_]+(?:,[a-z_]+)*)\])?")
 
 MARKER = re.compile(r"(<!-- recorded: (?P<key>\S+) -->\n)(?P<body>.*?)(<!-- /recorded -->)", re.DOTALL)
@@ -98,8 +106,12 @@ def find_run(name: str, root: Roots = RUN_HOME) -> Path | None:
 
 def render_block(key: str, *, root: Roots = RUN_HOME, results: PathLike = BENCHMARK_RESULTS) -> str:
     """The generated text of the block ``key`` (``<run>/<view or file>``), the run found in ``root``
-    (:func:`find_run`); or of a benchmark's JSON in ``results`` (:data:`FILE_VIEWS`)."""
+    (:func:`find_run`); or of a benchmark's JSON in ``results`` (:data:`FILE_VIEWS`), or of a history of retired runs
+    there (:data:`HISTORY_VIEWS`)."""
     name, _, view = key.partition("/")
+    history = Path(results) / f"{name}.json"
+    if view.partition(":")[0] in HISTORY_VIEWS and history.is_file():
+        return _history_block(key, history, root=root)
     if view in FILE_VIEWS:
         path = Path(results) / f"{name}.json"
         if not path.exists():
@@ -134,6 +146,23 @@ def render_block(key: str, *, root: Roots = RUN_HOME, results: PathLike = BENCHM
                                 f"{[v + ':<run>' for v in PAIR_VIEWS]}, {[v + ':<run>+<run>' for v in MULTI_VIEWS]} "
                                 "or a file")
     return path.read_text().rstrip("\n") + "\n"
+
+
+def _history_block(key: str, path: Path, *, root: Roots) -> str:
+    """The generated text of a block of :data:`HISTORY_VIEWS` over the history at ``path``."""
+    view, *names = key.partition("/")[2].split(":")
+    if len(names) != (1 if view == "run" else 2):
+        raise ValueError(f"block {key!r}: write <history>/run:<retired run>, <history>/diff:<run>:<other run> or "
+                         "<history>/table2-beside:<recorded run>:<retired run>")
+    history = read_history(path)
+    if view == "run":
+        return retired_run_line(history, name=names[0], source=f"{BENCHMARK_RESULTS}/{path.name}")
+    if view == "diff":
+        return retired_difference(history, second=names[0], first=names[1])
+    run = find_run(names[0], root)
+    if run is None:
+        raise FileNotFoundError(f"block {key!r}: no recorded run {names[0]} in {root}")
+    return retired_table2_beside(history, run=run, retired=names[1])
 
 
 def regenerate(text: str, *, root: Roots = RUN_HOME, results: PathLike = BENCHMARK_RESULTS) -> tuple[str, list[str]]:

@@ -1,20 +1,28 @@
-"""How the tables of two recorded runs differ: cell by cell, beside the spread over seeds."""
+"""How the tables of two recorded runs differ: cell by cell, beside the spread over seeds; computed from both runs'
+folders (:func:`enkcvs.recording.compare.difference`), or read back from a history where one of them is retired
+(:mod:`enkcvs.report.views.retired`)."""
 
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from enkcvs.recording.compare import compare_runs
+from enkcvs.recording.compare import difference
 
 
 def run_difference(first: Path, second: Path) -> str:
-    """How the tables of two recorded runs differ (view ``<second>/diff:<first>``): a summary line, the differences
-    in Tables 1-2 beside the spread over seeds, then per table the differing cells and the largest difference."""
-    frame = compare_runs(first, second)
+    """How the tables of two recorded runs differ (view ``<second>/diff:<first>``): :func:`difference_text` of
+    :func:`enkcvs.recording.compare.difference`."""
+    return difference_text(difference(first, second))
+
+
+def difference_text(compared: dict) -> str:
+    """A summary line, the differences in Tables 1-2 beside the spread over seeds, then per table the differing cells
+    and the largest difference, from :func:`enkcvs.recording.compare.difference`'s data."""
+    frame = pd.DataFrame(compared["columns"]).astype({"max_abs_difference": float})
     cells, differ = int(frame["cells"].sum()), int(frame["differ"].sum())
-    summary = (f"`{second.name}` against `{first.name}`: {differ} of {cells} numeric table cells differ "
-               f"({len(frame['table'].unique())} tables).\n")
+    summary = (f"`{compared['second']}` against `{compared['first']}`: {differ} of {cells} numeric table cells "
+               f"differ ({len(frame['table'].unique())} tables).\n")
     changed = frame[frame["differ"] > 0]
     if changed.empty:
         return summary
@@ -27,23 +35,20 @@ def run_difference(first: Path, second: Path) -> str:
         "largest difference": largest["max_abs_difference"],
         "in column": largest["column"],
     }).dropna(subset=["in column"]).reset_index()  # tables without a differing cell have no column
-    return summary + _tolerance(first, second) + "\n" + per_table.to_markdown(index=False, floatfmt=".4g") + "\n"
+    return (summary + _tolerance(compared["shifts"]) + "\n" + per_table.to_markdown(index=False, floatfmt=".4g")
+            + "\n")
 
 
-def _tolerance(first: Path, second: Path) -> str:
+def _tolerance(shifts: dict[str, dict[str, float | None]]) -> str:
     """The differences a reader of Tables 1-2 meets, beside the spread over seeds of the same Table 2 cells."""
     lines = []
-    if (first / "table2.csv").exists() and (second / "table2.csv").exists():
-        a, b = pd.read_csv(first / "table2.csv"), pd.read_csv(second / "table2.csv")
-        if len(a) == len(b):
-            shift = (a["mean"] - b["mean"]).abs()
-            lines.append(f"Table 2 test accuracy: means differ by up to {shift.max():.2f} points (median "
-                         f"{shift.median():.2f}); the std over seeds of the same cells is up to "
-                         f"{a['std'].max():.2f} (median {a['std'].median():.2f}).")
-    if (first / "table1.csv").exists() and (second / "table1.csv").exists():
-        a, b = pd.read_csv(first / "table1.csv"), pd.read_csv(second / "table1.csv")
-        if len(a) == len(b):
-            rates = max((a[c] - b[c]).abs().max() for c in ("precision", "recall"))
-            lines.append(f"Table 1 selection: precision and recall differ by up to {rates:.2f} points, "
-                         f"|SS| by up to {(a['SS'] - b['SS']).abs().max():g} samples (mean over seeds).")
+    if "table2" in shifts:
+        table2 = {key: np.nan if value is None else value for key, value in shifts["table2"].items()}
+        lines.append(f"Table 2 test accuracy: means differ by up to {table2['mean_shift_max']:.2f} points (median "
+                     f"{table2['mean_shift_median']:.2f}); the std over seeds of the same cells is up to "
+                     f"{table2['std_max']:.2f} (median {table2['std_median']:.2f}).")
+    if "table1" in shifts:
+        table1 = {key: np.nan if value is None else value for key, value in shifts["table1"].items()}
+        lines.append(f"Table 1 selection: precision and recall differ by up to {table1['rate_shift_max']:.2f} points, "
+                     f"|SS| by up to {table1['ss_shift_max']:g} samples (mean over seeds).")
     return "".join(f"- {line}\n" for line in lines)

@@ -108,15 +108,23 @@ def paper_beside(run: Path) -> str:
 
 
 def table2_beside(first: Path, second: Path) -> str:
-    """Table 2 of two recorded runs side by side (view ``<second>/table2-beside:<first>``): a row per setting both
-    ran, a column per method both trained (the paper's order), each cell the second run's mean, the first's in
-    parentheses and the change; then per method the largest change, to tell a changed method from the spread of the
-    unchanged ones."""
+    """Table 2 of two recorded runs side by side (view ``<second>/table2-beside:<first>``): :func:`tables_beside` of
+    their ``table2.csv``."""
+    return tables_beside(first=(first.name, pd.read_csv(first / "table2.csv")),
+                         second=(second.name, pd.read_csv(second / "table2.csv")))
+
+
+def tables_beside(*, first: tuple[str, pd.DataFrame], second: tuple[str, pd.DataFrame]) -> str:
+    """Two runs' Table 2 cells (each a run's name and its Table 2 rows) side by side: a row per setting both ran, a
+    column per method both trained (the paper's order), each cell the second run's mean, the first's in parentheses
+    and the change; then per method the largest change, to tell a changed method from the spread of the unchanged
+    ones."""
     keys = [*SETTING, "method"]
-    tables = [pd.read_csv(run / "table2.csv").query("runs > 0").set_index(keys)["mean"] for run in (first, second)]
+    tables = [table.query("runs > 0").set_index(keys)["mean"] for _, table in (first, second)]
     both = pd.concat(tables, axis=1, keys=["first", "second"], join="inner").reset_index()
+    names = {"first": first[0], "second": second[0]}
     if both.empty:
-        return f"`{second.name}` and `{first.name}` share no Table 2 cell.\n"
+        return f"`{names['second']}` and `{names['first']}` share no Table 2 cell.\n"
     both["change"] = both["second"] - both["first"]
     both["setting"] = setting_labels(both)
     both["cell"] = [f"{new:.1f} ({old:.1f}, {change:+.1f})" for new, old, change in
@@ -126,8 +134,8 @@ def table2_beside(first: Path, second: Path) -> str:
     largest = both.loc[both["change"].abs().groupby(both["method"]).idxmax()]
     changes = "; ".join(f"{METHOD_TITLES.get(row.method, row.method)} {row.change:+.1f} ({row.setting})"
                         for row in largest.sort_values("method", key=lambda m: m.map(rank)).itertuples())
-    return (f"Test accuracy (%) of run `{second.name}`, in parentheses `{first.name}`'s and the change. Largest "
-            f"change per method: {changes}.\n\n" + frame.reset_index().to_markdown(index=False) + "\n")
+    return (f"Test accuracy (%) of run `{names['second']}`, in parentheses `{names['first']}`'s and the change. "
+            f"Largest change per method: {changes}.\n\n" + frame.reset_index().to_markdown(index=False) + "\n")
 
 
 def noise_cost(run: Path) -> str:
