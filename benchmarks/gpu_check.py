@@ -38,6 +38,8 @@ STACKED_ITERATIONS = {"cnn4": 5, "cnn8": 2}
 #: ``--quick``: the same runs at a size the CPU finishes in seconds.
 QUICK_FOLD = ["--samples", "128", "--epochs", "1", "--steps", "3", "--compile-modes", ""]
 QUICK_STACKED = ["--samples", "128", "--epochs", "1", "--folds", "2", "--iterations", "2"]
+#: ``--quick`` images, a quarter of the pixels: the same layers (a bf16 CPU without bf16 hardware is slow at them).
+QUICK_SHAPES = {"cnn4": "1,12,12", "cnn8": "3,16,16"}
 #: The grid whose GPU-hours the check projects from its measured folds (``--quick``: the tiny config's).
 PAPER_CONFIG = REPOSITORY / "config" / "paper.yaml"
 #: How Snakemake's dry run names a job's rule and wildcards.
@@ -104,7 +106,7 @@ def training_jobs(config: Path, *, workdir: Path) -> list[dict]:
 def fold_speed(*, device: str, model: str, quick: bool, workdir: Path) -> dict:
     """benchmarks/fold_speed.py's JSON for ``model``'s fold (:data:`FOLDS`)."""
     out = workdir / f"fold_speed-{model}.json"
-    arguments = [*FOLDS[model], *(QUICK_FOLD if quick else [])]
+    arguments = [*FOLDS[model], *(QUICK_FOLD + ["--shape", QUICK_SHAPES[model]] if quick else [])]
     subprocess.run([sys.executable, str(REPOSITORY / "benchmarks" / "fold_speed.py"), "--device", device, *arguments,
                     "--out", str(out)], check=True)
     return json.loads(out.read_text())
@@ -115,7 +117,8 @@ def stacked_speed(*, device: str, model: str, quick: bool, workdir: Path) -> dic
     :data:`STACKED_ITERATIONS`)."""
     out = workdir / f"stacked_speed-{model}.json"
     subprocess.run([sys.executable, str(REPOSITORY / "benchmarks" / "stacked_speed.py"), "--device", device,
-                    *FOLDS[model], "--iterations", str(STACKED_ITERATIONS[model]), *(QUICK_STACKED if quick else []),
+                    *FOLDS[model], "--iterations", str(STACKED_ITERATIONS[model]),
+                    *(QUICK_STACKED + ["--shape", QUICK_SHAPES[model]] if quick else []),
                     "--out", str(out)], check=True)
     return json.loads(out.read_text())
 

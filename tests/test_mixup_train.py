@@ -114,16 +114,19 @@ def test_train_model_keeps_the_best_validation_epoch(make_separable_images):
     assert not _state_equal(result.model, _train(x, labels).model)
 
 
-def test_train_model_logs_one_line_per_epoch(make_separable_images, caplog):
+@pytest.mark.filterwarnings("ignore:recipe.bf16. true, but bf16 is")  # tiny models are slower in bf16 on many CPUs
+@pytest.mark.parametrize("bf16", [False, True])
+def test_train_model_logs_one_line_per_epoch(make_separable_images, caplog, bf16):
+    """Each precision forced: the line names it, whatever ``bf16: auto`` would pick on this machine."""
     x, labels = make_separable_images(seed=0, num_samples=200, num_classes=4)
     with caplog.at_level(logging.INFO, logger="enkcvs.training.train"):
-        result = _train(x, labels, validation=(x[:40], labels[:40]))
+        result = _train(x, labels, recipe=Recipe(**{**RECIPE.__dict__, "bf16": bf16}), validation=(x[:40], labels[:40]))
     lines = [record.getMessage() for record in caplog.records if record.name == "enkcvs.training.train"]
     assert len(lines) == RECIPE.epochs
     for epoch, (line, loss, accuracy) in enumerate(zip(lines, result.train_loss, result.validation_accuracy), 1):
         assert line.startswith(f"epoch {epoch}/{RECIPE.epochs}  loss {loss:.4f}  noisy-validation accuracy "
                                f"{accuracy:.4f}  ")
-        assert line.endswith(" cpu") and " samples/s trained  " in line
+        assert line.endswith(" cpu bf16" if bf16 else " cpu") and " samples/s trained  " in line
         assert epoch_device(line) == "cpu"
 
 

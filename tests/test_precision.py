@@ -2,6 +2,7 @@
 unchanged."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -41,6 +42,14 @@ def test_the_environment_decides_auto_on_a_cpu_without_a_probe(value, chosen, ca
     assert precision.resolve_bf16("auto", model_name="mlp", build=never, batch=never, device=CPU) is chosen
     assert precision.resolve_bf16(False, model_name="mlp", build=never, batch=never, device=CPU) is False
     assert not cache.exists()
+
+
+def test_the_suite_never_leaves_auto_to_a_probe_of_this_machine():
+    """What ``auto`` means in this session (tests/conftest.py pins it, Snakemake's jobs included) comes from the
+    environment, never from a probe: no test's outcome follows this CPU's instruction sets. fp32 unless the caller
+    ran ``ENKCVS_BF16_AUTO=true make test``."""
+    pinned = os.environ[precision.AUTO_VARIABLE].strip().lower() == "true"
+    assert precision.resolve_bf16("auto", model_name="mlp", build=never, batch=never, device=CPU) is pinned
 
 
 def test_a_value_the_environment_cannot_mean_is_refused_with_the_two_it_may_take(cache, monkeypatch):
