@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from enkcvs.pipeline.config import run_config_problems
+
 REPO = Path(__file__).resolve().parents[1]
 #: The experiments' configs, beside the two entry points config/config.yaml and config/paper.yaml.
 EXPERIMENTS = REPO / "config" / "experiments"
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 pytestmark = pytest.mark.workflow
 
 BASE = yaml.safe_load((REPO / "tests" / "config" / "tiny.yaml").read_text())
@@ -178,7 +181,24 @@ CASES = [
 
 
 @pytest.mark.parametrize(("case", "text", "fragments"), CASES, ids=[case for case, _, _ in CASES])
-def test_a_bad_config_stops_snakemake_before_any_job(tmp_path, case, text, fragments):
+def test_a_bad_config_is_named_by_the_workflows_check(tmp_path, case, text, fragments):
+    """Each case through the check the workflow runs as it loads (one Snakemake start per case would cost seconds;
+    the test below runs a few of them through Snakemake itself)."""
+    config = tmp_path / "config.yaml"
+    config.write_text(text)
+    problems = run_config_problems(yaml.safe_load(text), config_files=[str(config)], schema=SCHEMA)
+    assert problems
+    for fragment in fragments:
+        assert fragment in "\n".join(problems), problems
+
+
+#: A bad config of each kind the check finds: keys given twice, the schema, a rule across keys.
+THROUGH_SNAKEMAKE = ["duplicate dataset name", "unknown dataset key", "t sweep above the main M"]
+
+
+@pytest.mark.parametrize("case", THROUGH_SNAKEMAKE)
+def test_a_bad_config_stops_snakemake_before_any_job(tmp_path, case):
+    _, text, fragments = next(entry for entry in CASES if entry[0] == case)
     config = tmp_path / "config.yaml"
     config.write_text(text)
     done = subprocess.run(
@@ -187,7 +207,7 @@ def test_a_bad_config_stops_snakemake_before_any_job(tmp_path, case, text, fragm
         capture_output=True, text=True,
     )
     assert done.returncode != 0
-    for fragment in fragments:
+    for fragment in ["invalid config:", *fragments]:
         assert fragment in done.stderr, done.stderr[-2000:]
     assert not (tmp_path / "results").exists() and not (tmp_path / "logs").exists()
 

@@ -4,7 +4,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
 
 # The library lives in src/. Snakemake itself imports it from there, whatever environment it runs in; jobs import it
 # through the link workflow/scripts/enkcvs -> src/enkcvs (Snakemake puts a script's folder on its sys.path), so a
@@ -18,19 +17,17 @@ from enkcvs.training.recipe import baseline_recipe, recipe_params
 from enkcvs.method.methods import ABLATION_LADDER
 from enkcvs.pipeline.config import (
     FinalModel,
-    config_problems,
-    duplicate_key_problems,
-    fill_text_recipe_defaults,
     finals_jobs,
+    run_config_problems,
     selection_jobs,
     stacks_folds,
 )
 
-_problems = [problem for path in workflow.configfiles for problem in duplicate_key_problems(path)]
-if not _problems:
-    fill_text_recipe_defaults(config)  # before the schema's defaults, which know no modality
-    validate(config, schema="../schemas/config.schema.yaml")
-    _problems = config_problems(config)
+_problems = run_config_problems(
+    config,
+    config_files=workflow.configfiles,
+    schema=Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",
+)
 if _problems:
     raise WorkflowError("invalid config:\n  " + "\n  ".join(_problems))
 

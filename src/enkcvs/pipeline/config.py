@@ -213,6 +213,24 @@ def duplicate_key_problems(path: str | Path) -> list[str]:
     return []
 
 
+def run_config_problems(config: dict[str, Any], *, config_files: Collection[str | Path], schema: Path) -> list[str]:
+    """Every problem of a run's ``config`` read from ``config_files``, as the workflow checks it before any job:
+    keys given twice in a file; else the JSON ``schema`` (an absolute path; its defaults are filled into ``config``,
+    text recipes' first); else the rules across keys (:func:`config_problems`). Empty when the config is valid."""
+    from snakemake.exceptions import WorkflowError  # the workflow's own: jobs that import this module never call it
+    from snakemake.utils import validate
+
+    problems = [problem for path in config_files for problem in duplicate_key_problems(path)]
+    if problems:
+        return problems
+    fill_text_recipe_defaults(config)  # before the schema's defaults, which know no modality
+    try:
+        validate(config, schema=str(schema))
+    except WorkflowError as error:
+        return [str(error)]
+    return config_problems(config)
+
+
 def stacks_folds(setting: bool | str, *, dataset: dict[str, Any], gpus: int) -> bool:
     """Whether the M x K fold models of each selection of ``dataset`` (its config entry) train together in one
     ``train_selection`` job (config ``stacked_folds``): ``true``, or ``auto`` where the training jobs ask for GPUs
