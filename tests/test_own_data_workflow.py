@@ -50,6 +50,7 @@ def own_run(tmp_path_factory, run_snakemake):
         },
         "seeds": [1, 2],
         "selection": {"K": 3, "M": 2, "t": 2},
+        "training_jobs": "setting",  # as a laptop trains a user's data (config/config.yaml): a job per setting
         "methods": ["ce", "enkcvs"],
         "compare_confident_learning": True,
         "oof": {"mine": {"probabilities": "oof.npy", "labels": "labels.csv", "label_column": "label",
