@@ -130,13 +130,14 @@ def _run_snakemake(
         "2",
         *args,
     ]
-    if import_log is None:
-        return subprocess.run(command, check=False, capture_output=True, text=True, cwd=workdir, timeout=timeout)
-    run_log = Path(tempfile.mkdtemp(dir=import_log))
-    python_path = [str(IMPORT_PROBE), *filter(None, [os.environ.get("PYTHONPATH")])]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(python_path), "ENKCVS_IMPORT_LOG": str(run_log)}
+    env = run_log = None  # None: the caller's environment, unchanged
+    if import_log is not None:
+        run_log = Path(tempfile.mkdtemp(dir=import_log))
+        python_path = [str(IMPORT_PROBE), *filter(None, [os.environ.get("PYTHONPATH")])]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(python_path), "ENKCVS_IMPORT_LOG": str(run_log)}
     done = subprocess.run(command, check=False, capture_output=True, text=True, cwd=workdir, env=env, timeout=timeout)
-    _check_envs_cover_imports(run_log)
+    if run_log is not None:
+        _check_envs_cover_imports(run_log)
     return done
 
 
