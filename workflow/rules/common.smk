@@ -20,7 +20,7 @@ from enkcvs.pipeline.config import (
     finals_jobs,
     run_config_problems,
     selection_jobs,
-    stacks_folds,
+    trains_stacked,
 )
 
 _problems = run_config_problems(
@@ -374,13 +374,11 @@ def get_final_output():
     return outputs
 
 
-def stacked_datasets():
-    """The enabled datasets whose fold models of a selection train as one stacked program (config
-    ``stacked_folds``)."""
+def stacked_datasets(key="stacked_folds"):
+    """The enabled datasets whose fold models of a selection (config ``stacked_folds``), or whose final models of a
+    setting (``stacked_finals``), train as one stacked program."""
     gpus = config["gpu"]["per_training_job"]
-    return sorted(
-        name for name, dataset in DATASETS.items() if stacks_folds(config["stacked_folds"], dataset=dataset, gpus=gpus)
-    )
+    return sorted(name for name, dataset in DATASETS.items() if trains_stacked(config[key], dataset=dataset, gpus=gpus))
 
 
 def selection_datasets():
@@ -423,8 +421,9 @@ def dataset_other_than(names):
 
 
 def finals_datasets():
-    """The enabled datasets whose final models of a setting train in one job (``training_jobs: setting``)."""
-    return sorted(DATASETS) if config["training_jobs"] == "setting" else []
+    """The enabled datasets whose final models of a setting train in one job: every one with ``training_jobs:
+    setting``, the stacked ones (``stacked_finals``) otherwise."""
+    return sorted(DATASETS) if config["training_jobs"] == "setting" else stacked_datasets("stacked_finals")
 
 
 def trained_finals():
@@ -438,7 +437,7 @@ def trained_finals():
 
 
 #: The train_finals rules (enkcvs.pipeline.config.finals_jobs): each trains a setting's final models.
-FINALS_JOBS = finals_jobs(trained_finals())
+FINALS_JOBS = finals_jobs(trained_finals(), stacked=stacked_datasets("stacked_finals"))
 
 
 def finals_job(dataset, noise, seed):

@@ -57,7 +57,7 @@ rule train_final_selected:
 
 # One rule per dataset and group of noises and seeds that train the same final models (a rule's outputs are a fixed
 # list: enkcvs.pipeline.config.finals_jobs): a setting's final results, the same files train_final_* write, from one
-# job (config training_jobs: setting).
+# job (config training_jobs: setting, stacked_finals).
 for _job in FINALS_JOBS:
 
     rule:
@@ -83,8 +83,9 @@ for _job in FINALS_JOBS:
         threads: 1
         resources:
             **TRAINING_GPUS,
-            mem_mb=2000,
+            mem_mb=2000 + (500 * len(_job.models) if _job.stacked else 0),
         params:
             models=finals_params(_job),
+            stacked=_job.stacked,
         script:
             "../scripts/train_finals.py"

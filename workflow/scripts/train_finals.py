@@ -14,4 +14,5 @@ with logged_job(snakemake.log[0]):
         allow_cpu_fallback=bool(snakemake.resources.cpu_fallback),
         outputs=list(snakemake.output.results),
         provenance_fields=dict(snakemake.wildcards),
+        stacked=snakemake.params.stacked,
     )

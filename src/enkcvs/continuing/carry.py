@@ -40,7 +40,7 @@ ARCHIVES = {".tar": "tar", ".tar.gz": "gztar", ".tgz": "gztar"}
 #: The rules that train models: the expensive jobs a carried run must not repeat.
 TRAINING_RULES = ("train_fold", "train_final_baseline", "train_final_selected")
 #: The rules that train several models in one job, one rule per group of settings and named after it
-#: (workflow/rules/{folds,final}.smk: config training_jobs, stacked_folds), begin with these.
+#: (workflow/rules/{folds,final}.smk: config training_jobs, stacked_folds, stacked_finals), begin with these.
 GROUPED_TRAINING_RULES = ("train_selection_", "train_finals_")
 #: Where those rules write their outputs (and, while they train, their epoch checkpoints).
 TRAINING_OUTPUTS = ("results/folds/", "results/final/")

@@ -231,11 +231,12 @@ def run_config_problems(config: dict[str, Any], *, config_files: Collection[str 
     return config_problems(config)
 
 
-def stacks_folds(setting: bool | str, *, dataset: dict[str, Any], gpus: int) -> bool:
-    """Whether the M x K fold models of each selection of ``dataset`` (its config entry) train together in one
-    ``train_selection`` job (config ``stacked_folds``): ``true``, or ``auto`` where the training jobs ask for GPUs
-    (``gpus``), and only for inputs held in memory (not image files or token ids) and a model of
-    :data:`~enkcvs.training.recipe.STATIC_MODELS`; ``false`` never."""
+def trains_stacked(setting: bool | str, *, dataset: dict[str, Any], gpus: int) -> bool:
+    """Whether models of ``dataset`` (its config entry) train together as one stacked program where config
+    ``setting`` asks for it: ``stacked_folds``, the M x K fold models of each selection in one ``train_selection``
+    job; ``stacked_finals``, a setting's final models in one ``train_finals`` job. ``true``, or ``auto`` where the
+    training jobs ask for GPUs (``gpus``), and only for inputs held in memory (not image files or token ids) and a
+    model of :data:`~enkcvs.training.recipe.STATIC_MODELS`; ``false`` never."""
     stackable = (SOURCES[dataset["source"]].modality not in ("text", "image_files")
                  and dataset["recipe"]["model"] in STATIC_MODELS)
     return stackable and (setting is True or (setting == "auto" and gpus > 0))
@@ -298,20 +299,24 @@ class FinalModel:
 
 @dataclass(frozen=True)
 class FinalsJob:
-    """One ``train_finals`` rule: the final ``models`` of (``dataset``, noise, seed) trained one after another in one
-    job, for every noise of ``noises`` and seed of ``seeds``."""
+    """One ``train_finals`` rule: the final ``models`` of (``dataset``, noise, seed) trained in one job, one after
+    another or (``stacked``) those of one recipe and loss as one stacked program, for every noise of ``noises`` and
+    seed of ``seeds``."""
 
     dataset: str
     models: tuple[FinalModel, ...]
     noises: tuple[str, ...]
     seeds: tuple[int, ...]
     rule: str
+    stacked: bool = False
 
 
-def finals_jobs(models: Mapping[tuple[str, str, int], Collection[FinalModel]]) -> list[FinalsJob]:
+def finals_jobs(models: Mapping[tuple[str, str, int], Collection[FinalModel]], *,
+                stacked: Collection[str] = ()) -> list[FinalsJob]:
     """The ``train_finals`` rules that train the final models ``models`` asks for, (dataset, noise, seed) -> its
-    models (config ``training_jobs: setting``): the settings of one dataset with the same models are grouped by
-    noise, and the noises with the same seeds share a rule, so that no setting trains a model it does not use."""
+    models (config ``training_jobs: setting``, ``stacked_finals``): the settings of one dataset with the same models
+    are grouped by noise, and the noises with the same seeds share a rule, so that no setting trains a model it does
+    not use; the datasets of ``stacked`` train them stacked."""
     seeds_of = defaultdict(lambda: defaultdict(set))  # (dataset, models) -> noise -> seeds
     for (dataset, noise, seed), wanted in models.items():
         ordered = tuple(sorted(set(wanted), key=lambda model: (model.point or (0, 0, 0), model.method)))
@@ -321,5 +326,5 @@ def finals_jobs(models: Mapping[tuple[str, str, int], Collection[FinalModel]]) -
         for seeds, grouped in _noises_by_seeds(noises):
             count[dataset] += 1
             rules.append(FinalsJob(dataset=dataset, models=ordered, noises=grouped, seeds=seeds,
-                                   rule=f"train_finals_{dataset}_{count[dataset]}"))
+                                   rule=f"train_finals_{dataset}_{count[dataset]}", stacked=dataset in stacked))
     return rules

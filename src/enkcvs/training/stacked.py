@@ -75,8 +75,8 @@ def stacking_problem(recipe: Recipe, *, x: Inputs, validation: tuple[Inputs, np.
 
 def _refuse(problem: str | None) -> None:
     if problem is not None:
-        raise ValueError(f"models trained stacked cannot {problem}: set stacked_folds: false to train each fold "
-                         "as its own job")
+        raise ValueError(f"models trained stacked cannot {problem}: set stacked_folds: false (stacked_finals: "
+                         "false for final models) to train each model on its own")
 
 
 def _stack(models: list[nn.Module]) -> _Stack:
@@ -167,8 +167,8 @@ def _stacked_epoch(stack: _Stack, members: list[_Member], active: list[int], *, 
                 losses = _stacked_step(stack, members, group, drawn, bf16=bf16, device=device)
             except torch.OutOfMemoryError as error:
                 raise MemoryError(f"out of {device.type} memory at epoch {epoch} training {len(group)} models "
-                                  f"stacked, batch_size {batch_size}: lower recipe.batch_size or set stacked_folds: "
-                                  "false") from error
+                                  f"stacked, batch_size {batch_size}: lower recipe.batch_size or set stacked_folds "
+                                  "(stacked_finals for final models): false") from error
             for position, i in enumerate(group):
                 watched[i].append(losses[position:position + 1])
                 samples[i] += size

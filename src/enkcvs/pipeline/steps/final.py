@@ -2,11 +2,12 @@
 test accuracy written with what it trained with. It imports torch itself."""
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from enkcvs.data.datasets import load_dataset
+from enkcvs.data.datasets import Dataset, load_dataset
 from enkcvs.io import PathLike, provenance, read_table, read_table_metadata, write_json
 from enkcvs.method.methods import GAMMA_METHODS
 from enkcvs.rng import Purpose, derive_seed
@@ -15,6 +16,116 @@ from enkcvs.training.recipe import Recipe
 from enkcvs.pipeline.predictions import read_label_table
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """What every final model of a setting reads: the dataset's train and test inputs, the given and true labels."""
+
+    data: Dataset
+    train: np.ndarray  # the train split's inputs (split_inputs)
+    test: tuple[Any, np.ndarray]  # the test split's inputs and labels
+    given: np.ndarray  # (N,)
+    true: np.ndarray  # (N,)
+    num_classes: int
+    dataset: PathLike
+    labels: PathLike
+
+
+def _read_setting(*, dataset: PathLike, labels: PathLike, tokens: PathLike | None) -> _Setting:
+    data = load_dataset(dataset)
+    label_table, num_classes = read_label_table(labels)
+    return _Setting(data=data, train=split_inputs(data, tokens, split="train"),
+                    test=(subset_inputs(data, split_inputs(data, tokens, split="test")), data.y_test),
+                    given=label_table["given"].to_numpy(), true=label_table["true"].to_numpy(),
+                    num_classes=num_classes, dataset=dataset, labels=labels)
+
+
+@dataclass(frozen=True)
+class _FinalModel:
+    """One final model as it trains: its method's samples and weighted targets, how it trains and with which recipe,
+    and what its result records."""
+
+    method: str
+    x: Any  # the training samples' inputs (subset_inputs)
+    targets: np.ndarray  # (n, Q)
+    training: Any  # enkcvs.training.final.FinalTraining
+    recipe: Recipe
+    gamma: float | None
+    options: dict[str, Any]
+    output: PathLike
+    provenance_fields: dict[str, Any]
+
+    @property
+    def stackable(self) -> bool:
+        """Whether it trains by plain cross-entropy on its (soft, weighted) targets, all a stacked program does
+        (:func:`enkcvs.training.stacked.train_stacked`): not another loss, co-teaching or a test curve."""
+        training = self.training
+        return training.loss == "ce" and training.co_teaching is None and not training.test_curve
+
+
+def _final_model(setting: _Setting, *, method: str, recipe: dict[str, Any], gamma: float | None,
+                 options: dict[str, Any] | None, selection: PathLike | None, output: PathLike,
+                 provenance_fields: dict[str, Any]) -> _FinalModel:
+    from enkcvs.training.final import final_recipe, final_training, final_training_set
+
+    indices, targets = final_training_set(method=method, given=setting.given, num_classes=setting.num_classes,
+                                          selection=read_table(selection)[0] if selection else None, gamma=gamma,
+                                          true=setting.true)
+    options = dict(options or {})
+    training = final_training(method=method, options=_resolved_options(options, labels=setting.labels,
+                                                                         given=setting.given, true=setting.true))
+    recipe_ = final_recipe(Recipe.from_dict(recipe), training=training)
+    log.info("%s: read %s and %s%s; training on %d samples, mixup alpha %s", method, setting.dataset, setting.labels,
+             f" and {selection}" if selection else "", len(indices), recipe_.mixup_alpha)
+    return _FinalModel(method=method, x=subset_inputs(setting.data, setting.train, indices, train=True),
+                       targets=targets, training=training, recipe=recipe_, gamma=gamma, options=options,
+                       output=output, provenance_fields=provenance_fields)
+
+
+def _write_final(final: _FinalModel, result: Any, *, setting: _Setting, device: Any, stacked: bool) -> None:
+    """``final``'s clean test accuracy (its kept epoch) and what it trained with, as JSON at its output."""
+    from enkcvs.training.evaluate import labelled_accuracy
+
+    test_accuracy = labelled_accuracy(result.model, setting.test, device=device, workers=final.recipe.loader_workers,
+                                      bf16=result.bf16)
+    write_json(
+        provenance(
+            **{**final.provenance_fields, "method": final.method},
+            gamma=final.gamma if final.method in GAMMA_METHODS else None,
+            options=final.options,
+            trained_with=final.training.record(final.recipe),
+            recipe=final.recipe.to_dict(),
+            bf16=result.bf16, cuda_graphs=result.cuda_graphs,
+            train_samples=len(final.targets),
+            test_accuracy=test_accuracy,
+            final_train_loss=result.train_loss[-1],
+            **({"test_accuracy_by_epoch": result.curve_accuracy} if final.training.test_curve else {}),
+            **({"stacked": True} if stacked else {}),
+        ),
+        final.output,
+    )
+    log.info("wrote %s (clean test accuracy %.4f)", final.output, test_accuracy)
+
+
+def _train_alone(final: _FinalModel, *, setting: _Setting, seed: int, device: Any) -> Any:
+    from enkcvs.training.resume import checkpoint_path
+    from enkcvs.training.train import train_model
+
+    return train_model(recipe=final.recipe, x=final.x, targets=final.targets, seed=derive_seed(seed, Purpose.FINAL),
+                       device=device, resume=checkpoint_path(final.output),
+                       curve=setting.test if final.training.test_curve else None,
+                       **final.training.train_model_arguments())
+
+
+def _job_device(*, threads: int, gpus: int, allow_cpu_fallback: bool) -> Any:
+    import torch
+
+    from enkcvs.training.device import job_device
+
+    device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
+    torch.set_num_threads(threads)
+    return device
 
 
 def train_final(
@@ -42,61 +153,12 @@ def train_final(
     the model trained with (mixup alpha, loss, forget rate); ``tokens`` is a text dataset's tokenised file; ``gpus`` and
     ``allow_cpu_fallback`` as :func:`enkcvs.training.device.job_device`. A killed job started again goes on from its
     last epoch (:func:`enkcvs.training.resume.checkpoint_path` of ``output``)."""
-    import torch
-
-    from enkcvs.training.device import job_device
-    from enkcvs.training.evaluate import labelled_accuracy
-    from enkcvs.training.final import final_recipe, final_training, final_training_set
-    from enkcvs.training.resume import checkpoint_path
-    from enkcvs.training.train import train_model
-
-    device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
-    torch.set_num_threads(threads)
-    data = load_dataset(dataset)
-    label_table, num_classes = read_label_table(labels)
-    given, true = label_table["given"].to_numpy(), label_table["true"].to_numpy()
-    indices, targets = final_training_set(
-        method=method,
-        given=given,
-        num_classes=num_classes,
-        selection=read_table(selection)[0] if selection else None,
-        gamma=gamma,
-        true=true,
-    )
-    options = dict(options or {})
-    training = final_training(method=method, options=_resolved_options(options, labels=labels, given=given, true=true))
-    recipe_ = final_recipe(Recipe.from_dict(recipe), training=training)
-    log.info("%s: read %s and %s%s; training on %d samples, mixup alpha %s", method, dataset, labels,
-             f" and {selection}" if selection else "", len(indices), recipe_.mixup_alpha)
-    test = (subset_inputs(data, split_inputs(data, tokens, split="test")), data.y_test)
-    result = train_model(
-        recipe=recipe_,
-        x=subset_inputs(data, split_inputs(data, tokens, split="train"), indices, train=True),
-        targets=targets,
-        seed=derive_seed(seed, Purpose.FINAL),
-        device=device,
-        resume=checkpoint_path(output),
-        curve=test if training.test_curve else None,
-        **training.train_model_arguments(),
-    )
-    test_accuracy = labelled_accuracy(result.model, test, device=device, workers=recipe_.loader_workers,
-                                      bf16=result.bf16)
-    write_json(
-        provenance(
-            **{**provenance_fields, "method": method},
-            gamma=gamma if method in GAMMA_METHODS else None,
-            options=options,
-            trained_with=training.record(recipe_),
-            recipe=recipe_.to_dict(),
-            bf16=result.bf16, cuda_graphs=result.cuda_graphs,
-            train_samples=len(indices),
-            test_accuracy=test_accuracy,
-            final_train_loss=result.train_loss[-1],
-            **({"test_accuracy_by_epoch": result.curve_accuracy} if training.test_curve else {}),
-        ),
-        output,
-    )
-    log.info("wrote %s (clean test accuracy %.4f)", output, test_accuracy)
+    device = _job_device(threads=threads, gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
+    setting = _read_setting(dataset=dataset, labels=labels, tokens=tokens)
+    final = _final_model(setting, method=method, recipe=recipe, gamma=gamma, options=options, selection=selection,
+                         output=output, provenance_fields=provenance_fields)
+    result = _train_alone(final, setting=setting, seed=seed, device=device)
+    _write_final(final, result, setting=setting, device=device, stacked=False)
 
 
 def _resolved_options(options: dict[str, Any], *, labels: PathLike, given: np.ndarray,
@@ -114,15 +176,58 @@ def _resolved_options(options: dict[str, Any], *, labels: PathLike, given: np.nd
 
 
 def train_finals(*, models: list[dict[str, Any]], outputs: list[PathLike], provenance_fields: dict[str, Any],
-                 **setting: Any) -> None:
-    """:func:`train_final` for each of a setting's final ``models`` in one job, one after another (config
-    ``training_jobs: setting``: one process start instead of one per model). Each model is a dict of ``method``,
-    ``recipe``, ``gamma``, ``options``, ``selection`` (a path or None) and ``wildcards`` (added to its provenance as
-    its own job's would be); its result is written to the output at its position. ``setting`` holds train_final's
-    other arguments, shared by all."""
+                 stacked: bool = False, **setting: Any) -> None:
+    """:func:`train_final` for each of a setting's final ``models`` in one job (config ``training_jobs: setting``:
+    one process start instead of one per model), one after another; or (``stacked``, config ``stacked_finals``) the
+    models that train by plain cross-entropy with the same recipe (:attr:`_FinalModel.stackable`: every method but
+    SL, GCE, co-teaching and those recording a test curve) together as one stacked program
+    (:func:`enkcvs.training.stacked.train_stacked`: the same models within float rounding, ``stacked: true`` in
+    their results), the others one after another. Each model is a dict of ``method``, ``recipe``, ``gamma``,
+    ``options``, ``selection`` (a path or None) and ``wildcards`` (added to its provenance as its own job's would
+    be); its result is written to the output at its position. ``setting`` holds train_final's other arguments,
+    shared by all."""
     if len(models) != len(outputs):
         raise ValueError(f"{len(models)} final models need {len(models)} outputs, got {len(outputs)}")
-    for model, output in zip(models, outputs):
-        train_final(**setting, method=model["method"], recipe=model["recipe"], gamma=model["gamma"],
-                    options=dict(model["options"]), selection=model["selection"], output=output,
-                    provenance_fields={**provenance_fields, **model["wildcards"]})
+    if not stacked:
+        for model, output in zip(models, outputs):
+            train_final(**setting, method=model["method"], recipe=model["recipe"], gamma=model["gamma"],
+                        options=dict(model["options"]), selection=model["selection"], output=output,
+                        provenance_fields={**provenance_fields, **model["wildcards"]})
+        return
+    _train_finals_stacked(models=models, outputs=outputs, provenance_fields=provenance_fields, **setting)
+
+
+def _train_finals_stacked(*, models: list[dict[str, Any]], outputs: list[PathLike],
+                          provenance_fields: dict[str, Any], dataset: PathLike, labels: PathLike, seed: int,
+                          threads: int, tokens: PathLike | None = None, gpus: int = 0,
+                          allow_cpu_fallback: bool = False) -> None:
+    """:func:`train_finals` with ``stacked``: the models grouped by recipe, a group of two or more trained stacked."""
+    from enkcvs.training.resume import checkpoint_path
+    from enkcvs.training.stacked import train_stacked
+
+    device = _job_device(threads=threads, gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
+    setting = _read_setting(dataset=dataset, labels=labels, tokens=tokens)
+    finals = [_final_model(setting, method=model["method"], recipe=model["recipe"], gamma=model["gamma"],
+                           options=model["options"], selection=model["selection"], output=output,
+                           provenance_fields={**provenance_fields, **model["wildcards"]})
+              for model, output in zip(models, outputs)]
+    groups: list[list[_FinalModel]] = []  # by recipe (a Recipe's model_options make it unhashable)
+    alone = [final for final in finals if not final.stackable]
+    for final in filter(lambda final: final.stackable, finals):
+        if group := next((group for group in groups if group[0].recipe == final.recipe), None):
+            group.append(final)
+        else:
+            groups.append([final])
+    stacks = [group for group in groups if len(group) > 1]
+    alone += [group[0] for group in groups if len(group) == 1]
+    for group in stacks:
+        log.info("training %d final models stacked: %s", len(group), ", ".join(final.method for final in group))
+        results = train_stacked(recipe=group[0].recipe, xs=[final.x for final in group],
+                                targets=[final.targets for final in group],
+                                seeds=[derive_seed(seed, Purpose.FINAL)] * len(group), validations=[None] * len(group),
+                                device=device, resumes=[checkpoint_path(final.output) for final in group])
+        for final, result in zip(group, results, strict=True):
+            _write_final(final, result, setting=setting, device=device, stacked=True)
+    for final in alone:
+        result = _train_alone(final, setting=setting, seed=seed, device=device)
+        _write_final(final, result, setting=setting, device=device, stacked=False)
