@@ -50,7 +50,8 @@ def stacked_against_per_fold(recipe, images: np.ndarray, labels: np.ndarray, *, 
                              iterations: int, device: torch.device) -> dict[str, float]:
     """Summed training samples/s of iteration 1's K folds trained per fold, one after another, and of iterations
     1..M's K folds trained stacked (each fold's training set times the recipe's epochs, over the wall time of all);
-    ``samples`` are iteration 1's, ``stacked_samples`` all M's; ``bf16``, whether they trained under bf16 autocast."""
+    ``samples`` are iteration 1's, ``stacked_samples`` all M's; ``bf16``, whether they trained under bf16 autocast;
+    ``cuda_graphs``, whether each way replayed its full steps as CUDA graphs (``recipe.cuda_graphs``)."""
     fold = {"recipe": recipe, "inputs": lambda indices, train: images[indices], "given": labels,
             "num_classes": num_classes, "seed": 1, "num_folds": num_folds, "device": device}
     samples = training_samples(num_samples=len(labels), num_folds=num_folds, iterations=1, recipe=recipe)
@@ -61,10 +62,13 @@ def stacked_against_per_fold(recipe, images: np.ndarray, labels: np.ndarray, *, 
     warm = {**fold, "recipe": replace(recipe, epochs=1, steps_per_epoch=2)}
     _, _, warmed = fold_probabilities(**warm, iteration=1, fold=1)
     selection_probabilities(**warm, iterations=selection)
-    per_fold = timed(lambda: [fold_probabilities(**fold, iteration=1, fold=k) for k in range(1, num_folds + 1)],
-                     device=device)
-    stacked = timed(lambda: selection_probabilities(**fold, iterations=selection), device=device)
+    trained = {}
+    per_fold = timed(lambda: trained.update(per_fold=[fold_probabilities(**fold, iteration=1, fold=k)
+                                                      for k in range(1, num_folds + 1)]), device=device)
+    stacked = timed(lambda: trained.update(stacked=selection_probabilities(**fold, iterations=selection)),
+                    device=device)
     return {"samples": samples, "stacked_samples": stacked_samples, "iterations": iterations, "bf16": warmed.bf16,
+            "cuda_graphs": {way: trained[way][0][2].cuda_graphs for way in ("per_fold", "stacked")},
             "per_fold_seconds": per_fold, "stacked_seconds": stacked, "per_fold_samples_per_s": samples / per_fold,
             "stacked_samples_per_s": stacked_samples / stacked,
             "speedup": stacked_samples / stacked / (samples / per_fold)}

@@ -97,6 +97,7 @@ def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json
     assert all(stacked[model]["side_by_side"]["samples_per_s"] > 0 for model in stacked)  # K processes at once
     assert all("side_by_side_mps" not in stacked[model] for model in stacked)  # MPS: a GPU's only
     assert all(check["folds"][model]["engine_fold"]["cuda_graphs"] is False for model in stacked)  # none on a CPU
+    assert all(stacked[model]["cuda_graphs"] == {"per_fold": False, "stacked": False} for model in stacked)
     assert all(check["folds"][model]["engine_fold"]["bf16"] is (bf16 == "true") for model in stacked)
     assert "stacked against per fold" in done.stdout and "written to" in done.stdout
     page = gpu_check_view(out, paper_config=REPO / "config" / "paper.yaml")

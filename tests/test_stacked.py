@@ -17,7 +17,7 @@ from enkcvs.training.evaluate import predict_proba
 from enkcvs.training.recipe import Recipe
 from enkcvs.training.resume import EpochCheckpoint
 from enkcvs.training.stacked import train_stacked
-from enkcvs.training.train import epoch_device, train_model
+from enkcvs.training.train import EPOCH_LINE, epoch_device, train_model
 
 CPU = torch.device("cpu")
 TINY_CONFIG = Path(__file__).resolve().parent / "config" / "tiny.yaml"
@@ -158,6 +158,94 @@ def test_a_model_without_a_batch_in_a_step_is_left_alone(make_separable_images, 
     folds, _ = _folds(make_separable_images)
     train_stacked(recipe=RECIPE, **folds, device=CPU)
     assert sorted(steps.count(optimizer) for optimizer in set(steps)) == [4 * 3, 5 * 3, 5 * 3]
+
+
+class _Replayed(torch.nn.Module):
+    """Stands in for the stack's CUDA graphs on a CPU: the same forward pass, the shape of each batch it ran on
+    recorded."""
+
+    def __init__(self, forward, shapes):
+        super().__init__()
+        self.stacked_forward, self.shapes = forward, shapes
+
+    def forward(self, xb):
+        self.shapes.append(tuple(xb.shape[:2]))
+        return self.stacked_forward(xb)
+
+
+def test_a_stacks_full_steps_replay_from_its_graph_the_others_run_eager_and_training_is_unchanged(
+        make_separable_images, monkeypatch, caplog):
+    """Three models over folds of 64, 69 and 81 samples, batches of 16: the four steps of an epoch where every model
+    has a full batch replay from the stack's graph, the epoch's ragged last steps run eager, and the models are the
+    eager stack's, bit for bit."""
+    import enkcvs.training.stacked as stacked
+
+    folds, _ = _folds(make_separable_images)
+    eager = train_stacked(recipe=RECIPE, **folds, device=CPU)
+    replayed, steps_begun = [], []
+    monkeypatch.setattr(stacked, "resolve_cuda_graphs", lambda setting, **_: True)
+    monkeypatch.setattr(stacked, "compiled", lambda forward: _Replayed(forward, replayed))
+    monkeypatch.setattr(stacked, "begin_step", lambda: steps_begun.append(None))
+    with caplog.at_level(logging.INFO, logger="enkcvs.training.train"):
+        graphed = train_stacked(recipe=RECIPE, **folds, device=CPU)
+    assert replayed == [(3, 16)] * 4 * RECIPE.epochs and len(steps_begun) == len(replayed)
+    for got, expected in zip(graphed, eager, strict=True):
+        assert got.cuda_graphs and not expected.cuda_graphs
+        assert got.train_loss == expected.train_loss and got.validation_accuracy == expected.validation_accuracy
+        assert all(torch.equal(a, b) for a, b in zip(got.model.state_dict().values(),
+                                                     expected.model.state_dict().values(), strict=True))
+    lines = [EPOCH_LINE.search(record.getMessage()) for record in caplog.records]
+    assert [line["cuda_graphs"] for line in lines if line] == [" cuda-graphs"] * 3 * RECIPE.epochs
+
+
+@pytest.mark.filterwarnings("ignore:recipe.bf16. true, but bf16 is")
+@pytest.mark.parametrize("recipe", [RECIPE, BF16_RECIPE], ids=["fp32", "bf16"])
+def test_a_compiled_stack_trains_the_eager_stacks_models(recipe, make_separable_images, monkeypatch):
+    """The stack's forward pass captured by torch.compile (AOTAutograd, batch norm's statistics updated in place
+    inside the captured program, bf16 autocast around it: the CPU's share of what a CUDA graph replays): the same
+    models."""
+    import enkcvs.training.stacked as stacked
+
+    folds, held_out = _folds(make_separable_images)
+    eager = train_stacked(recipe=recipe, **folds, device=CPU)
+    monkeypatch.setattr(stacked, "resolve_cuda_graphs", lambda setting, **_: True)
+    monkeypatch.setattr(stacked, "compiled", lambda forward: torch.compile(forward, backend="aot_eager",
+                                                                           dynamic=False))
+    compiled = train_stacked(recipe=recipe, **folds, device=CPU)
+    assert all(result.cuda_graphs and result.bf16 == recipe.bf16 for result in compiled)
+    if not recipe.bf16:
+        _assert_same_models(compiled, eager, held_out)
+        return
+    for got, expected in zip(compiled, eager, strict=True):  # bf16: its rounding's traces at most
+        np.testing.assert_allclose(got.train_loss, expected.train_loss, **BF16_TOLERANCE)
+        np.testing.assert_allclose(predict_proba(got.model, held_out, device=CPU, bf16=recipe.bf16),
+                                   predict_proba(expected.model, held_out, device=CPU, bf16=recipe.bf16),
+                                   **BF16_TOLERANCE)
+
+
+def test_the_graphs_probe_times_the_stack_on_copies_and_changes_no_model(make_separable_images, monkeypatch):
+    """``auto`` on a GPU probes the stack itself: a batch of each model's inputs (G, B, ...), under its own name,
+    on copies of the models, so that probing leaves the training as it would be unprobed."""
+    import enkcvs.training.stacked as stacked
+    from enkcvs.training import graphs
+
+    folds, _ = _folds(make_separable_images)
+    unprobed = train_stacked(recipe=RECIPE, **folds, device=CPU)
+    probes = []
+
+    def probe(setting, *, build, batch, probe_name, **_):
+        probes.append((probe_name, graphs.probe_cuda_graphs(build, batch(), bf16=False, graph=lambda model: model,
+                                                            rounds=1, steps=2), tuple(batch().shape)))
+        return False
+
+    monkeypatch.setattr(stacked, "resolve_cuda_graphs", probe)
+    probed = train_stacked(recipe=RECIPE, **folds, device=CPU)
+    [(name, timings, shape)] = probes
+    assert name == "cnn4, 3 stacked" and shape == (3, 16, 1, 8, 8) and timings["eager_seconds"] > 0
+    for got, expected in zip(probed, unprobed, strict=True):
+        assert not got.cuda_graphs and got.train_loss == expected.train_loss
+        assert all(torch.equal(a, b) for a, b in zip(got.model.state_dict().values(),
+                                                     expected.model.state_dict().values(), strict=True))
 
 
 @pytest.fixture

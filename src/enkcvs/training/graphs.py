@@ -114,13 +114,14 @@ def cached_probe(*, model_name: str, build, batch, bf16: bool, cache: Path | Non
 
 
 def resolve_cuda_graphs(setting: bool | str, *, model_name: str, build, batch, device: torch.device, bf16: bool,
-                        steps: int) -> bool:
+                        steps: int, probe_name: str | None = None) -> bool:
     """Whether a training of ``steps`` full-batch steps replays them as CUDA graphs: ``setting`` False never, True
     on every CUDA device, ``"auto"`` on a CUDA device where the probe (:func:`cached_probe`) shows they pay
     (:func:`graphs_pay`), only for :data:`~enkcvs.training.recipe.STATIC_MODELS` (the recipe refuses
     ``true`` for another). On any other device there are no CUDA graphs: ``auto``
     is off and ``true`` raises ``ValueError`` naming the fix. ``build()`` returns a fresh model on ``device``,
-    ``batch()`` a batch of real model inputs; neither is called unless a probe runs."""
+    ``batch()`` a batch of real model inputs; neither is called unless a probe runs. ``probe_name`` names what the
+    probe times where it is not ``model_name``'s network alone (models trained stacked)."""
     if setting is False or model_name not in STATIC_MODELS:
         return False
     if device.type != "cuda":
@@ -130,4 +131,5 @@ def resolve_cuda_graphs(setting: bool | str, *, model_name: str, build, batch, d
         return False
     if setting is True:
         return True
-    return graphs_pay(cached_probe(model_name=model_name, build=build, batch=batch, bf16=bf16), steps=steps)
+    return graphs_pay(cached_probe(model_name=probe_name or model_name, build=build, batch=batch, bf16=bf16),
+                      steps=steps)

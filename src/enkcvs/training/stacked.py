@@ -9,6 +9,10 @@ epoch and epoch checkpoint (in train_model's format, so either can resume the ot
 up to float rounding (a stacked convolution sums in another order), within 1e-5 after a few epochs in fp32
 and within bf16's rounding under bf16 autocast (tests/test_stacked.py). A step where the models' batches differ in
 size (the last batch of an epoch over unequal folds) runs once per size on the models concerned; a model without a batch in a step is not touched by it.
+
+On a GPU the stack's full steps (every model on a full batch) replay as CUDA graphs where ``recipe.cuda_graphs``
+says so (``auto``: where a probe of this stack's forward and backward passes shows they pay, as for one model:
+:mod:`enkcvs.training.graphs`); the other steps run eager on the same weights.
 """
 
 import copy
@@ -24,14 +28,15 @@ from torch.func import functional_call, stack_module_state, vmap
 
 from enkcvs.io import PathLike
 from enkcvs.method.losses import soft_cross_entropy
-from enkcvs.training.batches import Inputs, batch_source
+from enkcvs.training.batches import Inputs, batch_source, probe_batch
 from enkcvs.training.device import training_device, upload
+from enkcvs.training.graphs import begin_step, compiled, resolve_cuda_graphs
 from enkcvs.training.precision import autocast
 from enkcvs.training.recipe import Recipe
 from enkcvs.training.resume import EpochCheckpoint
 from enkcvs.training.state import restore_training, training_state
-from enkcvs.training.train import (TrainingResult, check_training, epoch_loss, log_epoch, mixed_batch,
-                                   new_networks, training_checkpoint, training_parts)
+from enkcvs.training.train import (TrainingResult, check_training, epoch_loss, full_batch_steps, log_epoch,
+                                   mixed_batch, new_networks, training_checkpoint, training_parts)
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +63,34 @@ class _Stack:
     params: dict[str, torch.Tensor]
     buffers: dict[str, torch.Tensor]
     network: nn.Module
+    graphed: Callable[[torch.Tensor], torch.Tensor] | None = None  # the full steps' forward pass, as CUDA graphs
+
+
+def _forward(network: nn.Module, params: dict[str, torch.Tensor], buffers: dict[str, torch.Tensor],
+             xb: torch.Tensor) -> torch.Tensor:
+    """Logits (G, B, Q) of G stacked models (``params`` and ``buffers`` (G, ...)) on their batches ``xb`` (G, B, ...):
+    one vmap over ``functional_call`` of the weightless ``network``; batch norm updates the statistics in place."""
+    return vmap(lambda own_params, own_buffers, x: functional_call(network, (own_params, own_buffers), (x,)))(
+        params, buffers, xb)
+
+
+class StackedForward(nn.Module):
+    """A stack's forward pass as a module, inputs (G, B, ...) -> logits (G, B, Q) on the stack's own weights: what
+    CUDA graphs replay and their probe times (:func:`enkcvs.training.graphs.compiled`). The weights stay at fixed
+    addresses (marked static), as a graph replaying them needs."""
+
+    def __init__(self, stack: _Stack):
+        super().__init__()
+        self.stack = stack
+        for tensor in (*stack.params.values(), *stack.buffers.values()):
+            torch._dynamo.mark_static_address(tensor)
+
+    def forward(self, xb: torch.Tensor) -> torch.Tensor:
+        return _forward(self.stack.network, self.stack.params, self.stack.buffers, xb)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for stacked in self.stack.params.values():
+            stacked.grad = None
 
 
 def stacking_problem(recipe: Recipe, *, x: Inputs, validation: tuple[Inputs, np.ndarray] | None,
@@ -113,23 +146,23 @@ def _normalize_in_fp32(norm: nn.Module) -> None:
 
 
 def _stacked_step(stack: _Stack, members: list[_Member], group: list[int], batches: dict, *, bf16: bool,
-                  device: torch.device) -> torch.Tensor:
+                  device: torch.device, batch_size: int) -> torch.Tensor:
     """One optimizer step of the models ``group`` (indices into ``members``) on their ``batches`` (inputs (B, ...),
-    targets (B, Q), the same B): one vmapped forward and backward over their stacked weights, then each model's own
-    optimizer on its gradient. Returns their losses (len(group),), left on the device."""
+    targets (B, Q), the same B): one vmapped forward and backward over their stacked weights (replayed from the
+    stack's CUDA graphs where it has them, every model is in the group and B is ``batch_size``), then each model's
+    own optimizer on its gradient. Returns their losses (len(group),), left on the device."""
     whole = len(group) == len(members)
     index = None if whole else upload(torch.tensor(group), device=device)  # queued, not waited for
     params = stack.params if whole else {name: p[index] for name, p in stack.params.items()}
     buffers = stack.buffers if whole else {name: b[index] for name, b in stack.buffers.items()}
-
-    def model_loss(model_params, model_buffers, xb, tb):
-        with autocast(device, enabled=bf16):
-            logits = functional_call(stack.network, (model_params, model_buffers), (xb,))
-        return soft_cross_entropy(logits.float(), tb)
-
     xb = torch.stack([batches[i][0] for i in group])  # (G, B, ...)
     tb = torch.stack([batches[i][1] for i in group])  # (G, B, Q)
-    losses = vmap(model_loss)(params, buffers, xb, tb)  # (G,): batch norm updates its gathered statistics in place
+    graphed = stack.graphed is not None and whole and tb.shape[1] == batch_size
+    if graphed:
+        begin_step()
+    with autocast(device, enabled=bf16):
+        logits = stack.graphed(xb) if graphed else _forward(stack.network, params, buffers, xb)
+    losses = vmap(soft_cross_entropy)(logits.float(), tb)  # (G,)
     for stacked in stack.params.values():
         stacked.grad = None
     losses.sum().backward()  # each model's loss depends on its own weights only: its gradient is its own
@@ -164,7 +197,7 @@ def _stacked_epoch(stack: _Stack, members: list[_Member], active: list[int], *, 
         for size in sorted({len(tb) for _, tb in drawn.values()}, reverse=True):
             group = [i for i in drawn if len(drawn[i][1]) == size]
             try:
-                losses = _stacked_step(stack, members, group, drawn, bf16=bf16, device=device)
+                losses = _stacked_step(stack, members, group, drawn, bf16=bf16, device=device, batch_size=batch_size)
             except torch.OutOfMemoryError as error:
                 raise MemoryError(f"out of {device.type} memory at epoch {epoch} training {len(group)} models "
                                   f"stacked, batch_size {batch_size}: lower recipe.batch_size or set stacked_folds "
@@ -177,7 +210,7 @@ def _stacked_epoch(stack: _Stack, members: list[_Member], active: list[int], *, 
 
 
 def _end_epoch(member: _Member, loss: float, *, epoch: int, recipe: Recipe, samples: int, started: float,
-               training_seconds: float, device: torch.device, bf16: bool, name: str) -> None:
+               training_seconds: float, device: torch.device, bf16: bool, cuda_graphs: bool, name: str) -> None:
     """What train.py's epoch loop does after a model's epoch: its mean batch ``loss`` recorded, its schedule
     advanced, its noisy-validation accuracy scored, logged, and its state saved (every epoch but the last)."""
     member.train_loss.append(loss)
@@ -185,7 +218,7 @@ def _end_epoch(member: _Member, loss: float, *, epoch: int, recipe: Recipe, samp
     accuracy = member.parts["best"].update([member.model], epoch=epoch)
     log_epoch(epoch, epochs=recipe.epochs, loss=member.train_loss[-1], accuracy=accuracy, samples=samples,
                training_seconds=training_seconds, seconds=time.perf_counter() - started, device=device, bf16=bf16,
-               model=name)
+               model=name, cuda_graphs=cuda_graphs)
     member.done = epoch
     if member.checkpoint is not None and epoch < recipe.epochs:
         member.checkpoint.save(training_state(epoch=epoch, train_loss=member.train_loss, step=member.step,
@@ -253,20 +286,39 @@ def train_stacked(
         member, bf16 = _new_member(recipe, x=x, targets=t, seed=seed, validation=validation, device=device)
         members.append(member)
     stack = _stack([member.model for member in members])
+    cuda_graphs = _graph_stack(stack, models=[member.model for member in members], recipe=recipe, xs=xs,
+                               device=device, bf16=bf16)
     for member, x, t, seed, validation, resume in zip(members, xs, targets, seeds, validations, resumes):
         member.checkpoint = training_checkpoint(resume, recipe=recipe, x=x, targets=t, validation=validation,
                                                 seed=seed, loss="ce", loss_params=None, bf16=bf16, device=device,
-                                                co_teaching=None, curve=False)
+                                                co_teaching=None, curve=False, cuda_graphs=cuda_graphs)
         member.parts = training_parts([member.model], recipe=recipe, validation=validation, curve=None,
                                        device=device, bf16=bf16, generator=member.generator, rng=member.rng)
         if member.checkpoint is not None and (saved := member.checkpoint.load()) is not None:
             member.train_loss, member.step, member.done = restore_training(saved, **member.parts)
-    _train_stacked_epochs(stack, members, recipe=recipe, device=device, bf16=bf16, on_epoch=on_epoch)
-    return [_result(member, recipe=recipe, bf16=bf16) for member in members]
+    _train_stacked_epochs(stack, members, recipe=recipe, device=device, bf16=bf16, cuda_graphs=cuda_graphs,
+                          on_epoch=on_epoch)
+    return [_result(member, recipe=recipe, bf16=bf16, cuda_graphs=cuda_graphs) for member in members]
+
+
+def _graph_stack(stack: _Stack, *, models: list[nn.Module], recipe: Recipe, xs: Sequence[np.ndarray],
+                 device: torch.device, bf16: bool) -> bool:
+    """Whether the stack's full steps replay as CUDA graphs (``recipe.cuda_graphs`` resolved as for one model, its
+    probe timing this stack's forward and backward passes on a full batch of each model:
+    :func:`enkcvs.training.graphs.resolve_cuda_graphs`); if so, the stack's graphed forward pass is set."""
+    graphs = resolve_cuda_graphs(
+        recipe.cuda_graphs, model_name=recipe.model, device=device, bf16=bf16,
+        steps=full_batch_steps(recipe, num_samples=min(len(x) for x in xs)),  # every model on a full batch
+        build=lambda: StackedForward(_stack([copy.deepcopy(model) for model in models])),
+        batch=lambda: torch.stack([probe_batch(x, size=recipe.batch_size, device=device) for x in xs]),
+        probe_name=f"{recipe.model}, {len(models)} stacked")
+    if graphs:
+        stack.graphed = compiled(StackedForward(stack))
+    return graphs
 
 
 def _train_stacked_epochs(stack: _Stack, members: list[_Member], *, recipe: Recipe, device: torch.device,
-                          bf16: bool, on_epoch: Callable[[int], None] | None) -> None:
+                          bf16: bool, cuda_graphs: bool, on_epoch: Callable[[int], None] | None) -> None:
     """The epochs each model has still to train, from the first any of them has to; a model resumed further along
     joins at its own next epoch."""
     for epoch in range(min(member.done for member in members) + 1, recipe.epochs + 1):
@@ -278,16 +330,17 @@ def _train_stacked_epochs(stack: _Stack, members: list[_Member], *, recipe: Reci
         training_seconds = time.perf_counter() - started
         for i in active:
             _end_epoch(members[i], losses[i], epoch=epoch, recipe=recipe, samples=samples[i], started=started,
-                       training_seconds=training_seconds, device=device, bf16=bf16,
+                       training_seconds=training_seconds, device=device, bf16=bf16, cuda_graphs=cuda_graphs,
                        name=f"model {i + 1}/{len(members)}")
         if on_epoch is not None:
             on_epoch(epoch)
 
 
-def _result(member: _Member, *, recipe: Recipe, bf16: bool) -> TrainingResult:
+def _result(member: _Member, *, recipe: Recipe, bf16: bool, cuda_graphs: bool) -> TrainingResult:
     """A model's checkpoint removed, its best epoch's weights restored, and its result as train_model returns it."""
     if member.checkpoint is not None:
         member.checkpoint.remove()
     (best := member.parts["best"]).restore([member.model])
     return TrainingResult(model=member.model, best_epoch=recipe.epochs if best.best_epoch is None else best.best_epoch,
-                          train_loss=member.train_loss, validation_accuracy=best.history, bf16=bf16)
+                          train_loss=member.train_loss, validation_accuracy=best.history, bf16=bf16,
+                          cuda_graphs=cuda_graphs)

@@ -115,13 +115,19 @@ def new_networks(recipe: Recipe, x: Inputs, *, num_classes: int, seed: int, devi
 
 
 
+def full_batch_steps(recipe: Recipe, *, num_samples: int) -> int:
+    """The full-batch steps a training on ``num_samples`` takes over the recipe's epochs: the steps CUDA graphs
+    replay."""
+    full_batches = num_samples // recipe.batch_size
+    return recipe.epochs * (min(full_batches, recipe.steps_per_epoch) if recipe.steps_per_epoch else full_batches)
+
+
 def graphed_training(recipe: Recipe, x: Inputs, *, models: list[nn.Module], bf16: bool, device: torch.device) -> bool:
     """Whether the full-batch steps of this training replay as CUDA graphs (``recipe.cuda_graphs`` resolved for its
     networks, batches and number of full-batch steps: :func:`enkcvs.training.graphs.resolve_cuda_graphs`)."""
-    full_batches = len(x) // recipe.batch_size
-    steps = recipe.epochs * (min(full_batches, recipe.steps_per_epoch) if recipe.steps_per_epoch else full_batches)
     template = models[0]
-    return resolve_cuda_graphs(recipe.cuda_graphs, model_name=recipe.model, device=device, bf16=bf16, steps=steps,
+    return resolve_cuda_graphs(recipe.cuda_graphs, model_name=recipe.model, device=device, bf16=bf16,
+                               steps=full_batch_steps(recipe, num_samples=len(x)),
                                build=lambda: copy.deepcopy(template),
                                batch=lambda: probe_batch(x, size=recipe.batch_size, device=device))
 

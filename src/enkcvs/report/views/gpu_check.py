@@ -94,6 +94,8 @@ def _stacked(check: dict, *, paper_epochs: dict[str, int]) -> str:
              "per fold, side by side under MPS (samples/s)": _side_by_side(run.get("side_by_side_mps")),
              "stacked (samples/s)": f"{run['stacked_samples_per_s']:,.0f}",
              "stacked / per fold": f"{run['speedup']:.2f}x",
+             "stacked in CUDA graphs": {True: "yes", False: "no"}.get(run.get("cuda_graphs", {}).get("stacked"),
+                                                                     "not in this check"),
              "stacked / one eager loop": (f"{run['stacked_samples_per_s'] / eager:.2f}x" if (
                  eager := check["folds"].get(model, {}).get("step_loops", {}).get("eager", {}).get("samples_per_s"))
                  else "no eager loop"),
