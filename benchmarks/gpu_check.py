@@ -2,12 +2,13 @@
 the GPU, then one fold of the paper's MNIST model (cnn4) and CIFAR-10 model (cnn8) as a workflow job trains it
 (benchmarks/fold_speed.py: the engine, with ``recipe.cuda_graphs: auto``, beside a plain eager loop), then a
 selection's M x K folds of each trained stacked against an iteration's K one after another and as K processes side
-by side, with and without CUDA MPS (benchmarks/stacked_speed.py, ``stacked_folds``), then the training jobs of the
-paper's grid as a dry run plans them (the view projects their GPU-hours from the measured rates), all written to one JSON under
-benchmarks/results/.
+by side, with and without CUDA MPS (benchmarks/stacked_speed.py, ``stacked_folds``), then a setting's final models
+likewise (``--finals``, ``stacked_finals``), then the training jobs of the paper's grid as a dry run plans them (the
+view projects their GPU-hours from the measured rates), all written to one JSON under benchmarks/results/.
 
-Sized for at most 6 minutes on one H100. ``--device cpu --quick`` runs the same code path at a tiny size (the test
-suite's check of its wiring). Reports numbers, asserts nothing but that each part ran.
+Sized for a few minutes on one H100 (benchmarks/README.md gives its measured times). ``--device cpu --quick`` runs
+the same code path at a tiny size (the test suite's check of its wiring). Reports numbers, asserts nothing but that
+each part ran.
 """
 
 import argparse
@@ -35,9 +36,12 @@ FOLDS = {
 }
 #: Iterations M whose M x K folds stacked_speed.py trains stacked, as one train_selection job does.
 STACKED_ITERATIONS = {"cnn4": 5, "cnn8": 2}
+#: A setting's final models the check trains stacked against one after another and side by side: cnn4 on full MNIST.
+FINALS = ["--dataset", "mnist", "--shape", "1,28,28", "--samples", "60000", "--epochs", "1", "--finals", "4"]
 #: ``--quick``: the same runs at a size the CPU finishes in seconds.
 QUICK_FOLD = ["--samples", "128", "--epochs", "1", "--steps", "3", "--compile-modes", ""]
 QUICK_STACKED = ["--samples", "128", "--epochs", "1", "--folds", "2", "--iterations", "2"]
+QUICK_FINALS = ["--samples", "128", "--finals", "2"]
 #: ``--quick`` images, a quarter of the pixels: the same layers (a bf16 CPU without bf16 hardware is slow at them).
 QUICK_SHAPES = {"cnn4": "1,12,12", "cnn8": "3,16,16"}
 #: The grid whose GPU-hours the check projects from its measured folds (``--quick``: the tiny config's).
@@ -123,6 +127,15 @@ def stacked_speed(*, device: str, model: str, quick: bool, workdir: Path) -> dic
     return json.loads(out.read_text())
 
 
+def finals_speed(*, device: str, quick: bool, workdir: Path) -> dict:
+    """benchmarks/stacked_speed.py's JSON for a setting's final models of cnn4 (:data:`FINALS`)."""
+    out = workdir / "stacked_speed-finals.json"
+    subprocess.run([sys.executable, str(REPOSITORY / "benchmarks" / "stacked_speed.py"), "--device", device, *FINALS,
+                    *(QUICK_FINALS + ["--shape", QUICK_SHAPES["cnn4"]] if quick else []), "--out", str(out)],
+                   check=True)
+    return json.loads(out.read_text())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help="where to train (default cuda)")
@@ -151,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                       for model in FOLDS},
             "stacked": {model: stacked_speed(device=args.device, model=model, quick=args.quick, workdir=workdir)
                         for model in FOLDS},
+            "finals": {"cnn4": finals_speed(device=args.device, quick=args.quick, workdir=workdir)},
             "grid": {"config": str((TINY_CONFIG if args.quick else PAPER_CONFIG).relative_to(REPOSITORY)),
                      "training_jobs": training_jobs(TINY_CONFIG if args.quick else PAPER_CONFIG,
                                                     workdir=workdir / "grid")},
@@ -163,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
           + ", ".join(f"{model} {fold['engine_fold']['seconds']:.1f} s" for model, fold in results["folds"].items())
           + "; stacked against per fold: "
           + ", ".join(f"{model} {stacked['speedup']:.2f}x" for model, stacked in results["stacked"].items())
+          + "; final models stacked against one after another: "
+          + ", ".join(f"{model} {finals['speedup']:.2f}x" for model, finals in results["finals"].items())
           + f"; written to {args.out}")
     return 0
 

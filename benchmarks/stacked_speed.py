@@ -4,7 +4,9 @@ iteration 1 trained as the per-fold jobs train them
 (:func:`enkcvs.training.crossval.fold_probabilities`): one after another in one process, and as K processes side by
 side on the device, as K workflow jobs sharing it would run (on a GPU also under CUDA MPS, which lets their kernels
 run at once), all on the same device in one run: the summed training samples per second of each, validation and
-prediction included (side by side: each process's start-up too, as each job pays it).
+prediction included (side by side: each process's start-up too, as each job pays it). ``--finals N`` measures a
+setting's final models instead (``stacked_finals``): N models of the recipe on every sample, trained stacked against
+one after another in one process and as N processes side by side.
 
 Run ``python benchmarks/stacked_speed.py --help``. Reports numbers, asserts nothing.
 """
@@ -26,6 +28,8 @@ import torch
 
 from enkcvs.method.folds import fold_indices
 from enkcvs.training.crossval import fold_probabilities, selection_probabilities
+from enkcvs.training.stacked import train_stacked
+from enkcvs.training.train import train_model
 
 from fold_speed import REPOSITORY, device_description, paper_recipe, synchronize
 
@@ -74,10 +78,38 @@ def stacked_against_per_fold(recipe, images: np.ndarray, labels: np.ndarray, *, 
             "speedup": stacked_samples / stacked / (samples / per_fold)}
 
 
-def side_by_side(arguments: list[str], *, num_folds: int, samples: int, mps: bool) -> dict[str, float | str]:
-    """Summed training samples/s of iteration 1's K folds trained by K processes of this script at once (``--fold
-    k`` with the same ``arguments``), under a CUDA MPS control daemon started for them and stopped after when
-    ``mps``; where MPS cannot start, why."""
+def finals_stacked_against_alone(recipe, images: np.ndarray, labels: np.ndarray, *, num_classes: int, models: int,
+                                 device: torch.device) -> dict[str, float]:
+    """Summed training samples/s of ``models`` final models of the recipe (plain cross-entropy on every sample, seeds
+    1..N, as a setting's final models of one recipe train; no test set scored) trained one after another and trained
+    stacked; ``bf16`` and ``cuda_graphs`` as :func:`stacked_against_per_fold`'s."""
+    targets = np.eye(num_classes, dtype=np.float32)[labels]
+    seeds = list(range(1, models + 1))
+
+    def alone(recipe_):
+        return [train_model(recipe=recipe_, x=images, targets=targets, seed=seed, device=device) for seed in seeds]
+
+    def stacked(recipe_):
+        return train_stacked(recipe=recipe_, xs=[images] * models, targets=[targets] * models, seeds=seeds,
+                             validations=[None] * models, device=device)
+
+    warm = replace(recipe, epochs=1, steps_per_epoch=2)  # one-off costs (probes, first kernels) paid by neither
+    [warmed, *_], _ = alone(warm), stacked(warm)
+    trained = {}
+    alone_seconds = timed(lambda: trained.update(alone=alone(recipe)), device=device)
+    stacked_seconds = timed(lambda: trained.update(stacked=stacked(recipe)), device=device)
+    samples = models * recipe.epochs * len(labels)
+    return {"models": models, "samples": samples, "bf16": warmed.bf16,
+            "cuda_graphs": {way: trained[way][0].cuda_graphs for way in ("alone", "stacked")},
+            "alone_seconds": alone_seconds, "stacked_seconds": stacked_seconds,
+            "alone_samples_per_s": samples / alone_seconds, "stacked_samples_per_s": samples / stacked_seconds,
+            "speedup": alone_seconds / stacked_seconds}
+
+
+def side_by_side(arguments: list[str], *, processes: int, flag: str, samples: int, mps: bool) -> dict[str, float | str]:
+    """Summed training samples/s of ``processes`` processes of this script at once, each training one model (``flag``
+    ``--fold k``: iteration 1's fold k; ``--final k``: final model k) with the same ``arguments``, under a CUDA MPS
+    control daemon started for them and stopped after when ``mps``; where MPS cannot start, why."""
     environment = dict(os.environ)
     with tempfile.TemporaryDirectory() as folder:
         if mps:
@@ -91,15 +123,15 @@ def side_by_side(arguments: list[str], *, num_folds: int, samples: int, mps: boo
                 return {"unavailable": f"nvidia-cuda-mps-control -d failed: {started.stderr.strip()[-300:]}"}
         try:
             began = time.perf_counter()
-            jobs = [subprocess.Popen([sys.executable, __file__, *arguments, "--fold", str(k)], env=environment)
-                    for k in range(1, num_folds + 1)]
+            jobs = [subprocess.Popen([sys.executable, __file__, *arguments, flag, str(k)], env=environment)
+                    for k in range(1, processes + 1)]
             failed = [k for k, job in enumerate(jobs, start=1) if job.wait() != 0]
             seconds = time.perf_counter() - began
         finally:
             if mps:
                 subprocess.run([control], input="quit\n", env=environment, capture_output=True, text=True)
     if failed:
-        raise SystemExit(f"the side-by-side fold processes {failed} failed")
+        raise SystemExit(f"the side-by-side processes {failed} ({flag}) failed")
     return {"seconds": seconds, "samples_per_s": samples / seconds}
 
 
@@ -115,9 +147,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--folds", type=int, default=4, help="K (default 4)")
     parser.add_argument("--iterations", type=int, default=1,
                         help="M: iterations trained stacked, M x K models in one program (default 1)")
+    parser.add_argument("--finals", type=int,
+                        help="measure N final models on every sample instead of folds (stacked_finals)")
     parser.add_argument("--epochs", type=int, help="override the recipe's epochs")
     parser.add_argument("--out", type=Path, help="write the results to this JSON file")
     parser.add_argument("--fold", type=int, help=argparse.SUPPRESS)  # one side-by-side process: train fold k only
+    parser.add_argument("--final", type=int, help=argparse.SUPPRESS)  # one side-by-side process: final model k only
     args = parser.parse_args(argv)
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
@@ -133,24 +168,37 @@ def main(argv: list[str] | None = None) -> None:
                            num_classes=args.classes, seed=1, num_folds=args.folds, iteration=1, fold=args.fold,
                            device=device)
         return
-    result = stacked_against_per_fold(recipe, images, labels, num_classes=args.classes, num_folds=args.folds,
-                                      iterations=args.iterations, device=device)
+    if args.final:
+        train_model(recipe=recipe, x=images, targets=np.eye(args.classes, dtype=np.float32)[labels], seed=args.final,
+                    device=device)
+        return
     passed_on = ["--device", args.device, "--config", str(args.config), "--dataset", args.dataset, "--shape",
                  args.shape, "--classes", str(args.classes), "--samples", str(args.samples), "--folds", str(args.folds),
                  *(["--epochs", str(args.epochs)] if args.epochs else [])]
-    result["side_by_side"] = side_by_side(passed_on, num_folds=args.folds, samples=result["samples"], mps=False)
+    if args.finals:
+        result = finals_stacked_against_alone(recipe, images, labels, num_classes=args.classes, models=args.finals,
+                                              device=device)
+        processes, flag, measured = args.finals, "--final", f"{args.finals} final models"
+        one_way = f"one after another {result['alone_samples_per_s']:,.0f} samples/s,"
+    else:
+        result = stacked_against_per_fold(recipe, images, labels, num_classes=args.classes, num_folds=args.folds,
+                                          iterations=args.iterations, device=device)
+        processes, flag, measured = args.folds, "--fold", f"{args.folds} folds"
+        one_way = f"per fold {result['per_fold_samples_per_s']:,.0f} samples/s, {args.iterations} x {args.folds}"
+    result["side_by_side"] = side_by_side(passed_on, processes=processes, flag=flag, samples=result["samples"],
+                                          mps=False)
     if device.type == "cuda":
-        result["side_by_side_mps"] = side_by_side(passed_on, num_folds=args.folds, samples=result["samples"], mps=True)
+        result["side_by_side_mps"] = side_by_side(passed_on, processes=processes, flag=flag,
+                                                  samples=result["samples"], mps=True)
     ways = {"side by side": result["side_by_side"], "side by side, MPS": result.get("side_by_side_mps", {})}
-    print(f"{device_description(device)['device']}: {args.folds} folds of {recipe.model}, {recipe.epochs} epochs: "
-          f"per fold {result['per_fold_samples_per_s']:,.0f} samples/s, {args.iterations} x {args.folds} stacked "
-          f"{result['stacked_samples_per_s']:,.0f} samples/s ({result['speedup']:.2f}x)"
+    print(f"{device_description(device)['device']}: {measured} of {recipe.model}, {recipe.epochs} epochs: {one_way} "
+          f"stacked {result['stacked_samples_per_s']:,.0f} samples/s ({result['speedup']:.2f}x)"
           + "".join(f", {way} {run['samples_per_s']:,.0f} samples/s" for way, run in ways.items() if "seconds" in run))
     if args.out:
         args.out.write_text(json.dumps({"date": datetime.now(UTC).isoformat(timespec="seconds"),
                                         "torch": torch.__version__, **device_description(device),
-                                        "recipe": recipe.to_dict(), "folds": args.folds, "samples": args.samples,
-                                        **result}, indent=2) + "\n")
+                                        "recipe": recipe.to_dict(), **({} if args.finals else {"folds": args.folds}),
+                                        "samples": args.samples, **result}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

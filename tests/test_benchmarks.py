@@ -99,7 +99,13 @@ def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json
     assert all(check["folds"][model]["engine_fold"]["cuda_graphs"] is False for model in stacked)  # none on a CPU
     assert all(stacked[model]["cuda_graphs"] == {"per_fold": False, "stacked": False} for model in stacked)
     assert all(check["folds"][model]["engine_fold"]["bf16"] is (bf16 == "true") for model in stacked)
-    assert "stacked against per fold" in done.stdout and "written to" in done.stdout
+    finals = check["finals"]["cnn4"]
+    assert finals["models"] == 2 and finals["samples"] == 2 * 128 * finals["recipe"]["epochs"]
+    assert finals["stacked_samples_per_s"] > 0 < finals["alone_samples_per_s"]
+    assert finals["side_by_side"]["samples_per_s"] > 0 and "side_by_side_mps" not in finals
+    assert finals["cuda_graphs"] == {"alone": False, "stacked": False} and finals["bf16"] is (bf16 == "true")
+    assert "stacked against per fold" in done.stdout and "final models stacked against" in done.stdout
+    assert "written to" in done.stdout
     page = gpu_check_view(out, paper_config=REPO / "config" / "paper.yaml")
     header, _, cnn4, cnn8 = [line for line in page.splitlines() if line.startswith("|")][:4]
     columns = [cell.strip() for cell in header.strip("|").split("|")]
@@ -107,6 +113,7 @@ def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json
         cells = dict(zip(columns, (cell.strip() for cell in row.strip("|").split("|")), strict=True))
         assert cells["CUDA graphs"] == "no" and cells["engine / eager loop"].endswith("x")
     assert "per fold, side by side under MPS (samples/s)" in page and "not in this check" in page  # MPS: GPU only
+    assert "A setting's final models" in page and "stacked / one after another" in page
     grid = check["grid"]
     assert grid["config"] == "tests/config/tiny.yaml"
     assert {entry["rule"] for entry in grid["training_jobs"]} == {"train_fold", "train_final_baseline",
@@ -115,7 +122,7 @@ def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json
     assert float(digits.split("|")[4]) >= 0  # cnn4, measured: its jobs projected to GPU-hours (not "not measured")
 
 
-def test_the_gpu_checks_fold_and_stacked_folds_train_in_bf16(tmp_path, monkeypatch):
+def test_the_gpu_checks_fold_stacked_folds_and_finals_train_in_bf16(tmp_path, monkeypatch):
     """The check's training parts at its quick size with bf16 forced, whatever this CPU's probe would pick: its
     stacked folds once failed in bf16 only (batch norm inside the stacked program), on the CPUs whose probe picks it.
     cnn8, batch norm after every convolution; the whole check in fp32 is the test above."""
@@ -127,6 +134,8 @@ def test_the_gpu_checks_fold_and_stacked_folds_train_in_bf16(tmp_path, monkeypat
     assert fold["engine_fold"]["bf16"] is bf16 and stacked["bf16"] is bf16
     assert stacked["stacked_samples_per_s"] > 0 < stacked["per_fold_samples_per_s"]
     assert stacked["side_by_side"]["samples_per_s"] > 0
+    finals = check.finals_speed(device="cpu", quick=True, workdir=tmp_path)
+    assert finals["bf16"] is bf16 and finals["stacked_samples_per_s"] > 0 < finals["alone_samples_per_s"]
 
 
 def test_make_gpu_check_runs_in_the_projects_environment_and_writes_under_benchmarks_results():

@@ -65,7 +65,7 @@ def gpu_check_view(path: Path, *, paper_config: Path) -> str:
             + (", after a one-epoch fold that made `auto`'s once-per-machine probes" if "probe_fold" in first else "")
             + "), then its training step as a plain "
             f"loop, eager and under `torch.compile`:\n\n{table.to_markdown(index=False)}\n"
-            + _stacked(check, paper_epochs=paper_epochs)
+            + _stacked(check, paper_epochs=paper_epochs) + _finals(check)
             + _grid(check))
 
 
@@ -94,8 +94,7 @@ def _stacked(check: dict, *, paper_epochs: dict[str, int]) -> str:
              "per fold, side by side under MPS (samples/s)": _side_by_side(run.get("side_by_side_mps")),
              "stacked (samples/s)": f"{run['stacked_samples_per_s']:,.0f}",
              "stacked / per fold": f"{run['speedup']:.2f}x",
-             "stacked in CUDA graphs": {True: "yes", False: "no"}.get(run.get("cuda_graphs", {}).get("stacked"),
-                                                                     "not in this check"),
+             "stacked in CUDA graphs": _graphs(run, "stacked"),
              "stacked / one eager loop": (f"{run['stacked_samples_per_s'] / eager:.2f}x" if (
                  eager := check["folds"].get(model, {}).get("step_loops", {}).get("eager", {}).get("samples_per_s"))
                  else "no eager loop"),
@@ -108,6 +107,28 @@ def _stacked(check: dict, *, paper_epochs: dict[str, int]) -> str:
             "as K processes side by side (summed training samples per second, validation and prediction included), "
             "and against the eager loop above:\n\n"
             + pd.DataFrame(rows).to_markdown(index=False) + "\n")
+
+
+def _graphs(run: dict, way: str) -> str:
+    return {True: "yes", False: "no"}.get(run.get("cuda_graphs", {}).get(way), "not in this check")
+
+
+def _finals(check: dict) -> str:
+    """A setting's final models trained stacked against one after another and side by side, with and without CUDA
+    MPS (``stacked_finals``; checks from before it: nothing)."""
+    if "finals" not in check:
+        return ""
+    rows = [{"model": model, "final models": run["models"], "epochs": run["recipe"]["epochs"],
+             "one after another (samples/s)": f"{run['alone_samples_per_s']:,.0f}",
+             "side by side (samples/s)": _side_by_side(run.get("side_by_side")),
+             "side by side under MPS (samples/s)": _side_by_side(run.get("side_by_side_mps")),
+             "stacked (samples/s)": f"{run['stacked_samples_per_s']:,.0f}",
+             "stacked / one after another": f"{run['speedup']:.2f}x",
+             "stacked in CUDA graphs": _graphs(run, "stacked")}
+            for model, run in check["finals"].items()]
+    return ("\nA setting's final models (every sample, plain cross-entropy), trained stacked (one job, "
+            "`stacked_finals: true`) against one after another in one process and as processes side by side (summed "
+            "training samples per second):\n\n" + pd.DataFrame(rows).to_markdown(index=False) + "\n")
 
 
 def _job_samples(entry: dict) -> float:
