@@ -559,9 +559,11 @@ def test_a_stacked_models_checkpoint_holds_its_own_weights_only(make_separable_i
 
 
 #: The tiny config's final models on 40 % noisy digits at lr 0.05: rounding's traces grow over three epochs (float64
-#: leaves none: the same computation). Measured: train losses within 0.6 %, clean test accuracies within 3 of 297
-#: test images (ce_mixup), most of them equal.
-STACKED_FINALS_TOLERANCE = {"final_train_loss": {"rel": 0.02}, "test_accuracy": {"abs": 0.02}}
+#: leaves none: the same computation). Measured in fp32: train losses within 0.6 %, clean test accuracies within 3 of
+#: 297 test images, most of them equal; in bf16 (the suite run with ENKCVS_BF16_AUTO=true): losses within 0.7 %,
+#: accuracies within 7 of 297.
+STACKED_FINALS_TOLERANCE = {False: {"final_train_loss": {"rel": 0.02}, "test_accuracy": {"abs": 0.02}},
+                            True: {"final_train_loss": {"rel": 0.02}, "test_accuracy": {"abs": 0.05}}}
 
 
 @pytest.mark.workflow
@@ -590,6 +592,6 @@ def test_training_jobs_per_setting_write_what_the_per_model_jobs_write(stacked_f
     for path in differing:
         record, own = json.loads(got[path]), json.loads(reference[path])
         assert record.pop("stacked") is True and record["method"] not in ("sl", "gce", "coteaching")
-        for field, tolerance in STACKED_FINALS_TOLERANCE.items():
+        for field, tolerance in STACKED_FINALS_TOLERANCE[record["bf16"]].items():
             assert record.pop(field) == pytest.approx(own.pop(field), **tolerance), (path, field)
         assert record == own
