@@ -93,6 +93,27 @@ def test_a_sigterm_to_the_caller_stops_the_command_it_started_in_its_own_group(t
     assert _gone(int(child.read_text()))
 
 
+def test_a_sigterm_while_the_command_is_starting_stops_it_too(tmp_path):
+    """A SIGTERM to the caller that lands before ``subprocess.Popen`` has returned (a loaded machine runs the
+    command before its caller is scheduled again) must not leave the command running, unknown to the caller: it is
+    held, then stops the command as soon as the caller knows it. Sent here from inside Popen, once the command runs."""
+    child = tmp_path / "child.pid"
+    caller = subprocess.run([sys.executable, "-c", (
+        "import os, pathlib, signal, subprocess, time\n"
+        "from enkcvs.continuing.deadline import run_until\n"
+        "class Late(subprocess.Popen):\n"
+        "    def __init__(self, *args, **kwargs):\n"
+        "        super().__init__(*args, **kwargs)\n"
+        f"        while not pathlib.Path({str(child)!r}).exists():\n"
+        "            time.sleep(0.05)\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "subprocess.Popen = Late\n"
+        f"run_until(['bash', '-c', 'echo $$ > {child}.tmp; mv {child}.tmp {child}; exec sleep 600'], "
+        "until=lambda: False, poll=0.1)")], timeout=60)
+    assert caller.returncode == 128 + signal.SIGTERM
+    assert _gone(int(child.read_text()))
+
+
 def test_a_run_stopped_at_its_time_limit_is_carried_then_goes_on_and_is_recorded(tmp_path, monkeypatch, capsys,
                                                                                  stand_in_workflow):
     """At the limit the run is stopped with the job it started, exits 124 and, with --carry-on-stop PATH, saves

@@ -66,8 +66,9 @@ def run_until(command: Sequence[str], *, env: dict[str, str] | None = None, dead
         return True
     process = None
     try:
-        with _sigterm_raises():  # before the start: a SIGTERM as soon as it has begun stops it too
+        with _sigterm_raises() as started:
             process = subprocess.Popen(command, env=env, start_new_session=True)  # its own group, to stop it whole
+            started()  # a SIGTERM that came before it or while it started stops it now, known and whole
             outcome = _wait(process, deadline=deadline, until=until, poll=poll)
     except BaseException:  # an interrupt or SIGTERM here must not leave the run going on in the background
         if process is not None:
@@ -100,19 +101,32 @@ def _wait(process: subprocess.Popen, *, deadline: float | None, until: Callable[
 
 
 @contextlib.contextmanager
-def _sigterm_raises() -> Iterator[None]:
+def _sigterm_raises() -> Iterator[Callable[[], None]]:
     """SIGTERM to this process raises SystemExit while inside (so that a ``kill`` of the caller stops what it
-    started in its own process group too), where signals can be handled (the main thread)."""
+    started in its own process group too), where signals can be handled (the main thread). Until the yielded
+    ``started()`` is called, a SIGTERM is held rather than raised: one arriving while ``subprocess.Popen`` has not yet
+    returned would leave its process unknown to the caller, and running; ``started()`` raises the held one."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield lambda: None
         return
+    held: list[int] = []  # signals that came before started()
+    starting = True
 
     def exit_on(signum: int, _frame) -> None:
+        if starting:
+            held.append(signum)
+            return
         raise SystemExit(128 + signum)
+
+    def started() -> None:
+        nonlocal starting
+        starting = False
+        if held:
+            raise SystemExit(128 + held[0])
 
     previous = signal.signal(signal.SIGTERM, exit_on)
     try:
-        yield
+        yield started
     finally:
         signal.signal(signal.SIGTERM, previous)
 
