@@ -32,12 +32,15 @@ def upload(tensor: torch.Tensor, *, device: torch.device) -> torch.Tensor:
     return tensor.pin_memory().to(device, non_blocking=True)
 
 
-def job_device(*, gpus: int, allow_cpu_fallback: bool = False) -> torch.device:
-    """The device a job trains on, checked against the GPUs it asked for (its ``gpu`` resource).
+def job_device(*, gpus: int, allow_cpu_fallback: bool = False, threads: int | None = None) -> torch.device:
+    """The device a job trains on, checked against the GPUs it asked for (its ``gpu`` resource); with ``threads``
+    (its Snakemake threads), torch's CPU threads set to them.
 
     A job that asked for GPUs and sees none raises ``RuntimeError`` naming the fix, rather than training for hours
     on the CPU unnoticed; with ``allow_cpu_fallback`` it logs a warning and trains on the CPU.
     """
+    if threads is not None:
+        torch.set_num_threads(threads)
     device = default_device()
     if gpus > 0 and device.type != "cuda":
         problem = (f"this job asked for {gpus} GPU(s) (config gpu.per_training_job) but torch {torch.__version__} "

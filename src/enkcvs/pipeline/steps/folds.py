@@ -65,12 +65,9 @@ def _job_inputs(*, dataset: PathLike, labels: PathLike, tokens: PathLike | None,
                 allow_cpu_fallback: bool):
     """What a fold job trains on: its device (threads set), ``inputs(indices, train)`` of the prepared dataset's
     training split, the given labels (N,) and Q."""
-    import torch
-
     from enkcvs.training.device import job_device
 
-    device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
-    torch.set_num_threads(threads)
+    device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback, threads=threads)
     data = load_dataset(dataset)
     x_train = split_inputs(data, tokens, split="train")
     label_table, num_classes = read_label_table(labels)
