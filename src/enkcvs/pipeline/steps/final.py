@@ -118,16 +118,6 @@ def _train_alone(final: _FinalModel, *, setting: _Setting, seed: int, device: An
                        **final.training.train_model_arguments())
 
 
-def _job_device(*, threads: int, gpus: int, allow_cpu_fallback: bool) -> Any:
-    import torch
-
-    from enkcvs.training.device import job_device
-
-    device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
-    torch.set_num_threads(threads)
-    return device
-
-
 def train_final(
     *,
     dataset: PathLike,
@@ -153,12 +143,10 @@ def train_final(
     the model trained with (mixup alpha, loss, forget rate); ``tokens`` is a text dataset's tokenised file; ``gpus`` and
     ``allow_cpu_fallback`` as :func:`enkcvs.training.device.job_device`. A killed job started again goes on from its
     last epoch (:func:`enkcvs.training.resume.checkpoint_path` of ``output``)."""
-    device = _job_device(threads=threads, gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
-    setting = _read_setting(dataset=dataset, labels=labels, tokens=tokens)
-    final = _final_model(setting, method=method, recipe=recipe, gamma=gamma, options=options, selection=selection,
-                         output=output, provenance_fields=provenance_fields)
-    result = _train_alone(final, setting=setting, seed=seed, device=device)
-    _write_final(final, result, setting=setting, device=device, stacked=False)
+    train_finals(dataset=dataset, labels=labels, tokens=tokens, seed=seed, threads=threads, gpus=gpus,
+                 allow_cpu_fallback=allow_cpu_fallback, outputs=[output], provenance_fields=provenance_fields,
+                 models=[{"method": method, "recipe": recipe, "gamma": gamma, "options": options,
+                          "selection": selection, "wildcards": {}}])
 
 
 def _resolved_options(options: dict[str, Any], *, labels: PathLike, given: np.ndarray,
@@ -176,41 +164,42 @@ def _resolved_options(options: dict[str, Any], *, labels: PathLike, given: np.nd
 
 
 def train_finals(*, models: list[dict[str, Any]], outputs: list[PathLike], provenance_fields: dict[str, Any],
-                 stacked: bool = False, **setting: Any) -> None:
-    """:func:`train_final` for each of a setting's final ``models`` in one job (config ``training_jobs: setting``:
-    one process start instead of one per model), one after another; or (``stacked``, config ``stacked_finals``) the
-    models that train by plain cross-entropy with the same recipe (:attr:`_FinalModel.stackable`: every method but
-    SL, GCE, co-teaching and those recording a test curve) together as one stacked program
-    (:func:`enkcvs.training.stacked.train_stacked`: the same models within float rounding, ``stacked: true`` in
-    their results), the others one after another. Each model is a dict of ``method``, ``recipe``, ``gamma``,
-    ``options``, ``selection`` (a path or None) and ``wildcards`` (added to its provenance as its own job's would
-    be); its result is written to the output at its position. ``setting`` holds train_final's other arguments,
-    shared by all."""
+                 dataset: PathLike, labels: PathLike, seed: int, threads: int, stacked: bool = False,
+                 tokens: PathLike | None = None, gpus: int = 0, allow_cpu_fallback: bool = False) -> None:
+    """A setting's final ``models`` in one job, each trained and written as :func:`train_final` does it (config
+    ``training_jobs: setting``: one process start and one read of the data instead of one per model), one after
+    another; or (``stacked``, config
+    ``stacked_finals``) the models that train by plain cross-entropy with the same recipe
+    (:attr:`_FinalModel.stackable`: every method but SL, GCE, co-teaching and those recording a test curve) together
+    as one stacked program (:func:`enkcvs.training.stacked.train_stacked`: the same models within float rounding,
+    ``stacked: true`` in their results), the others one after another. Each model is a dict of ``method``,
+    ``recipe``, ``gamma``, ``options``, ``selection`` (a path or None) and ``wildcards`` (added to its provenance as
+    its own job's would be); its result is written to the output at its position. The other arguments are
+    train_final's, shared by all."""
+    from enkcvs.training.device import job_device
+
     if len(models) != len(outputs):
         raise ValueError(f"{len(models)} final models need {len(models)} outputs, got {len(outputs)}")
-    if not stacked:
-        for model, output in zip(models, outputs):
-            train_final(**setting, method=model["method"], recipe=model["recipe"], gamma=model["gamma"],
-                        options=dict(model["options"]), selection=model["selection"], output=output,
-                        provenance_fields={**provenance_fields, **model["wildcards"]})
+    device = job_device(gpus=gpus, allow_cpu_fallback=allow_cpu_fallback, threads=threads)
+    setting = _read_setting(dataset=dataset, labels=labels, tokens=tokens)
+    finals = (_final_model(setting, method=model["method"], recipe=model["recipe"], gamma=model["gamma"],
+                           options=model["options"], selection=model["selection"], output=output,
+                           provenance_fields={**provenance_fields, **model["wildcards"]})
+              for model, output in zip(models, outputs))
+    if stacked:
+        _train_stacks(list(finals), setting=setting, seed=seed, device=device)
         return
-    _train_finals_stacked(models=models, outputs=outputs, provenance_fields=provenance_fields, **setting)
+    for final in finals:  # planned as trained: one model's inputs in memory at a time
+        _write_final(final, _train_alone(final, setting=setting, seed=seed, device=device), setting=setting,
+                     device=device, stacked=False)
 
 
-def _train_finals_stacked(*, models: list[dict[str, Any]], outputs: list[PathLike],
-                          provenance_fields: dict[str, Any], dataset: PathLike, labels: PathLike, seed: int,
-                          threads: int, tokens: PathLike | None = None, gpus: int = 0,
-                          allow_cpu_fallback: bool = False) -> None:
-    """:func:`train_finals` with ``stacked``: the models grouped by recipe, a group of two or more trained stacked."""
+def _train_stacks(finals: list[_FinalModel], *, setting: _Setting, seed: int, device: Any) -> None:
+    """:func:`train_finals` with ``stacked``: the stackable models grouped by recipe, a group of two or more trained
+    stacked, the others alone."""
     from enkcvs.training.resume import checkpoint_path
     from enkcvs.training.stacked import train_stacked
 
-    device = _job_device(threads=threads, gpus=gpus, allow_cpu_fallback=allow_cpu_fallback)
-    setting = _read_setting(dataset=dataset, labels=labels, tokens=tokens)
-    finals = [_final_model(setting, method=model["method"], recipe=model["recipe"], gamma=model["gamma"],
-                           options=model["options"], selection=model["selection"], output=output,
-                           provenance_fields={**provenance_fields, **model["wildcards"]})
-              for model, output in zip(models, outputs)]
     groups: list[list[_FinalModel]] = []  # by recipe (a Recipe's model_options make it unhashable)
     alone = [final for final in finals if not final.stackable]
     for final in filter(lambda final: final.stackable, finals):
@@ -229,5 +218,5 @@ def _train_finals_stacked(*, models: list[dict[str, Any]], outputs: list[PathLik
         for final, result in zip(group, results, strict=True):
             _write_final(final, result, setting=setting, device=device, stacked=True)
     for final in alone:
-        result = _train_alone(final, setting=setting, seed=seed, device=device)
-        _write_final(final, result, setting=setting, device=device, stacked=False)
+        _write_final(final, _train_alone(final, setting=setting, seed=seed, device=device), setting=setting,
+                     device=device, stacked=False)
