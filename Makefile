@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint readme record pending carry restore clean gpu-check wheelhouse install-offline
+.PHONY: run test lint readme record clean gpu-check wheelhouse install-offline
 
 $(BIN)/.installed: requirements.lock requirements-nodeps.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,7 @@ test: $(BIN)/.installed
 	$(BIN)/python -m pytest -n auto --dist loadfile
 
 lint: $(BIN)/.installed
-	$(BIN)/snakefmt --check Snakefile workflow/rules/
+	$(BIN)/snakefmt --check workflow/
 	$(BIN)/snakemake --lint
 
 # The generated blocks of README.md, docs/*.md, benchmarks/README.md and config/README.md, from the recorded runs.
@@ -30,28 +30,9 @@ readme: $(BIN)/.installed
 	$(BIN)/python -m enkcvs.runs readme
 
 # Run a config, timed, and record its report with provenance: make record NAME=default CONFIG=config/config.yaml
-# (into results/recorded/NAME; TIME_LIMIT=2h stops it then, to be started again where it stopped)
+# (into results/recorded/NAME; a run killed or stopped at a time limit goes on when the same command is given again)
 record: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.runs run --name $(NAME) --configfile $(CONFIG) \
-		$(if $(TIME_LIMIT),--time-limit $(TIME_LIMIT))
-
-# Record what is pending within a time limit (docs/running.md): each config of PENDING, in order, recorded whole into
-# results/recorded/<its name> or not at all; started again, it goes on where it stopped (SAVES=<folder outside the
-# checkout> also saves a stopped run there, for another machine): make pending TIME_LIMIT=9m
-PENDING ?= config/experiments/mnist-full-k10-seeds.yaml config/experiments/mnist-full-k10-sym0.8.yaml config/experiments/mnist-full-k10-asym0.2.yaml \
-	config/experiments/mnist-full-k10-sym.yaml config/experiments/mnist-full-coteaching-authors.yaml
-
-pending: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.runs pending $(PENDING) --time-limit $(TIME_LIMIT) $(if $(SAVES),--saves $(SAVES))
-
-# Move an unfinished recorded run to another machine (docs/running.md): save what it has finished into a folder or
-# archive outside the checkout (TO=/shared/saves/NAME.tar.gz), then on the other machine restore it from there
-# (FROM=...) and `make record` again.
-carry: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.runs carry --name $(NAME) --configfile $(CONFIG) --to $(TO)
-
-restore: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.runs restore --name $(NAME) --configfile $(CONFIG) --from $(FROM)
+	$(BIN)/python -m enkcvs.runs run --name $(NAME) --configfile $(CONFIG)
 
 # The GPU check (benchmarks/README.md): on a GPU node, the tiny workflow with every training job on the GPU, then one
 # fold of the paper's MNIST and CIFAR-10 models, into one JSON under benchmarks/results/.
@@ -83,5 +64,6 @@ install-offline:
 	touch $(BIN)/.installed
 
 clean:
-	rm -rf results/data results/tokens results/noise results/folds results/selection results/final results/comparison \
+	rm -rf results/data results/tokens results/noise results/folds results/stacks results/selection results/final \
+		results/comparison \
 		results/issues results/oof results/report results/benchmarks logs

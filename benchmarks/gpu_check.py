@@ -24,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from enkcvs.continuing.carry import is_training_rule
+from enkcvs.pipeline.plan import TRAINING_RULES
 from enkcvs.training.train import epoch_device
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -61,7 +61,7 @@ def tiny_workflow(*, workdir: Path, gpu: bool, quick: bool, parallel_jobs: int) 
         config["datasets"]["digits"]["noise"] = config["datasets"]["digits"]["noise"][:1]
     path = workdir / "config.yaml"
     path.write_text(yaml.safe_dump(config))
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPOSITORY / "Snakefile"), "-d", str(workdir),
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPOSITORY / "workflow" / "Snakefile"), "-d", str(workdir),
                "--configfile", str(path), "--cores", str(parallel_jobs), "--resources", f"gpu={parallel_jobs}"]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
@@ -84,7 +84,7 @@ def tiny_workflow(*, workdir: Path, gpu: bool, quick: bool, parallel_jobs: int) 
 def training_jobs(config: Path, *, workdir: Path) -> list[dict]:
     """The training jobs of ``config``'s whole grid as Snakemake plans them from scratch (a dry run): how many of
     each rule per dataset and K, with the dataset's model, epochs and training samples."""
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPOSITORY / "Snakefile"), "-d", str(workdir),
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPOSITORY / "workflow" / "Snakefile"), "-d", str(workdir),
                "--configfile", str(config), "--dry-run"]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
@@ -93,7 +93,7 @@ def training_jobs(config: Path, *, workdir: Path) -> list[dict]:
     for line in done.stdout.splitlines():
         if named := DRY_RUN_RULE.match(line):
             rule = named[1]
-        elif (wildcards := DRY_RUN_WILDCARDS.match(line)) and is_training_rule(rule):
+        elif (wildcards := DRY_RUN_WILDCARDS.match(line)) and rule in TRAINING_RULES:
             values = dict(pair.split("=", 1) for pair in wildcards[1].split(", "))
             counts[rule, values["dataset"], int(values["K"]) if "K" in values else None] += 1
             rule = None

@@ -65,12 +65,12 @@ from pathlib import Path
 
 import yaml
 
-from enkcvs.continuing.carry import TRAINING_RULES
+from enkcvs.pipeline.plan import TRAINING_RULES
 from enkcvs.io import git_state
 from enkcvs.machine import machine_description
 
 REPO = Path(__file__).resolve().parents[1]
-SNAKEFILE = REPO / "Snakefile"
+SNAKEFILE = REPO / "workflow" / "Snakefile"
 PAPER_CONFIG = REPO / "config" / "paper.yaml"
 SCHEDULERS = ("greedy", "ilp")
 #: Runs Snakemake's command line in this process with ``JobScheduler.job_selector`` timed and writes the counts as

@@ -25,17 +25,13 @@ import pandas as pd
 import pytest
 import yaml
 
-# bf16 probe decisions (enkcvs.training.precision) and torch.compile's kernels of this test session, Snakemake's
-# jobs and the benchmarks' subprocesses included, stay out of ~/.cache and /tmp/torchinductor_*, and go with the
-# session: a CI machine's disk is not ours to fill.
+# The library's caches (texts' embeddings) and torch.compile's kernels of this test session, Snakemake's jobs and the
+# benchmarks' subprocesses included, stay out of ~/.cache and /tmp/torchinductor_*, and go with the session: a CI
+# machine's disk is not ours to fill.
 _SESSION_CACHE = tempfile.mkdtemp(prefix="enkcvs-test-cache-")
 os.environ["ENKCVS_CACHE_DIR"] = _SESSION_CACHE
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_SESSION_CACHE, "torchinductor")
 atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)
-# `bf16: auto` means fp32 in this session, Snakemake's jobs included, not what a probe of this CPU picks: no test's
-# outcome may depend on the machine's instruction sets. `ENKCVS_BF16_AUTO=true make test` runs the suite in bf16;
-# the tests of precision itself force each side or unset it.
-os.environ.setdefault("ENKCVS_BF16_AUTO", "false")
 # Workers side by side (pytest-xdist) share the cores: each takes its share of threads rather than all of them, so
 # that the intra-op thread pools of torch and BLAS do not fight over cores. Training jobs set their own from Snakemake.
 if workers := os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
@@ -121,7 +117,7 @@ def _run_snakemake(
         "-m",
         "snakemake",
         "-s",
-        str(REPO / "Snakefile"),
+        str(REPO / "workflow" / "Snakefile"),
         "-d",
         str(workdir),
         "--configfile",
@@ -163,29 +159,16 @@ def run_snakemake(import_log):
     return functools.partial(_run_snakemake, import_log=import_log)
 
 
-#: Rules a loop of a rules file defines, one per job (``for _job in JOBS:`` then ``rule:`` named ``_job.rule``):
-#: their names' prefix (enkcvs.pipeline.config's selection_jobs and finals_jobs name them) -> the loop's JOBS.
-GENERATED_RULES = {"train_selection_": "SELECTION_JOBS", "train_finals_": "FINALS_JOBS"}
-
-
 def _rule_environments() -> dict[str, tuple[Path, Path | None]]:
-    """Every rule of workflow/rules/*.smk -> (its rules file, the env file its ``conda:`` names, or None)."""
+    """Every rule of workflow/rules/*.smk (those an ``if`` defines too) -> (its rules file, the env file its
+    ``conda:`` names, or None)."""
     environments = {}
     for rules_file in sorted((REPO / "workflow" / "rules").glob("*.smk")):
-        blocks = re.findall(r"^rule (\w+):(.*?)(?=^rule |\Z)", rules_file.read_text(), flags=re.DOTALL | re.MULTILINE)
+        blocks = re.findall(r"^[ \t]*rule (\w+):(.*?)(?=^[ \t]*rule |\Z)", rules_file.read_text(),
+                            flags=re.DOTALL | re.MULTILINE)
         for name, body in blocks:
             environments[name] = (rules_file, _conda(body, rules_file=rules_file))
     return environments
-
-
-def _generated_rule_environment(rule: str) -> Path | None:
-    """The env file of ``rule``, one of the rules a loop defines (:data:`GENERATED_RULES`), or None."""
-    jobs = next((jobs for prefix, jobs in GENERATED_RULES.items() if rule.startswith(prefix)), None)
-    for rules_file in sorted((REPO / "workflow" / "rules").glob("*.smk")) if jobs else ():
-        if loop := re.search(rf"^for \w+ in {jobs}:\n(.*?)(?=^\S|\Z)", rules_file.read_text(),
-                             flags=re.DOTALL | re.MULTILINE):
-            return _conda(loop[1], rules_file=rules_file)
-    return None
 
 
 def _conda(body: str, *, rules_file: Path) -> Path | None:
@@ -235,7 +218,7 @@ def _check_envs_cover_imports(import_log: Path) -> dict[str, set[str]]:
     environments = _rule_environments()
     problems = []
     for rule, modules in sorted(imported.items()):
-        env = environments.get(rule, (None, None))[1] or _generated_rule_environment(rule)
+        env = environments.get(rule, (None, None))[1]
         if env is None:
             problems.append(f"rule {rule}: no rule of that name with a conda env in workflow/rules/*.smk")
             continue
@@ -332,38 +315,25 @@ def single_thread():
     torch.set_num_threads(threads)
 
 
-def _stand_in_workflow(folder: Path, *, fail_first: bool = False, hang: bool = False, hang_on: str = "") -> Path:
+def _stand_in_workflow(folder: Path, *, fail_first: bool = False) -> Path:
     """The real workflow/run.sh in ``folder`` around a stand-in snakemake (returned): each invocation appends its
     arguments to invocations.txt and writes a Snakemake log of a 30 s invocation and a report, or fails the first time
-    with ``fail_first``; the record's start (as run_and_record writes it) predates every invocation. With ``hang``, a
-    run finishes one training job (``results/folds/a.parquet``), leaves another's epoch checkpoint and then waits on
-    a job that never ends (its pid in job.pid; with ``hang_on``, only an invocation whose arguments hold it), and
-    ``--summary`` lists both, the one finished and the one still training, as Snakemake does. A dry run without the lock (:func:`enkcvs.recording.run.targets_built`) finds
-    nothing to do; a restore's rebuild of the rules before training does nothing."""
+    with ``fail_first``; the record's start (as run_and_record writes it) predates every invocation."""
     (folder / "workflow").mkdir()
     shutil.copy(REPO / "workflow" / "run.sh", folder / "workflow" / "run.sh")
     fake = folder / "snakemake"
-    summary = "printf 'output_file\\tdate\\trule\\tlog-file(s)\\tstatus\\tplan\\n" \
-              "results/folds/a.parquet\\t-\\ttrain_fold\\t-\\tok\\tno update\\n" \
-              "results/folds/b.parquet\\t-\\ttrain_fold\\t-\\tmissing\\tupdate pending\\n'; exit 0"
     fake.write_text(textwrap.dedent(f"""\
         #!/usr/bin/env bash
         case "$*" in
-            *--nolock*) echo "Nothing to be done"; exit 0;;
             *-n*) echo "total 5"; exit 0;;
             *--unlock*) exit 0;;
-            *--summary*) {summary};;
-            *--omit-from*) exit 0;;  # a restore's rebuild of what training does not make
-            *--list-rules*) echo train_fold; exit 0;;
         esac
         echo "$*" >> invocations.txt
-        mkdir -p .snakemake/log results/report results/folds
+        mkdir -p .snakemake/log results/report
         invocation=$(ls .snakemake/log | wc -l)
         printf '[Tue Nov 24 0%d:00:00 2026]\\n[Tue Nov 24 0%d:00:30 2026]\\n' $((invocation + 1)) $((invocation + 1)) \\
             > .snakemake/log/2026-11-24T0$((invocation + 1))0000.000000.snakemake.log
         {'[ "$invocation" -gt 0 ] || exit 1  # the first invocation is killed' if fail_first else ''}
-        case "$*" in *{hang_on}*) {'echo done > results/folds/a.parquet; echo epoch 3 > results/folds/b.resume.pt; '
-                                  'sleep 600 & echo $! > job.pid; wait' if hang else ':'};; esac
         printf 'a\\n1\\n' > results/report/table2.csv
         """))
     fake.chmod(0o755)

@@ -1,9 +1,15 @@
-"""CIFAR's batch augmentation: every output image is its input shifted by at most max_shift pixels (zeros shifted
-in), horizontally flipped or not, and the draws depend on the generator only."""
+"""CIFAR's batch augmentation: every output image is its input shifted by at most MAX_SHIFT pixels (zeros shifted
+in), horizontally flipped or not, and the draws, made for a whole epoch, depend on the generator only."""
 
 import torch
 
-from enkcvs.training.augment import random_shift_flip
+from enkcvs.training.augment import MAX_SHIFT, draw_shift_flip, shift_flip
+
+
+def random_shift_flip(x: torch.Tensor, *, generator: torch.Generator) -> torch.Tensor:
+    """One batch augmented from one step's draws."""
+    drawn = draw_shift_flip(1, len(x), generator=generator)
+    return shift_flip(x, shifts=drawn["shifts"][0], flips=drawn["flips"][0])
 
 
 def _shifted(image: torch.Tensor, dy: int, dx: int) -> torch.Tensor:
@@ -17,16 +23,16 @@ def _shifted(image: torch.Tensor, dy: int, dx: int) -> torch.Tensor:
 
 
 def test_each_image_is_a_shift_of_its_input_or_of_its_mirror():
-    x = torch.rand(64, 3, 6, 7) + 1.0  # no zeros, so shifted-in pixels are visible
-    out = random_shift_flip(x, max_shift=2, generator=torch.Generator().manual_seed(0))
+    x = torch.rand(256, 3, 10, 11) + 1.0  # no zeros, so shifted-in pixels are visible
+    out = random_shift_flip(x, generator=torch.Generator().manual_seed(0))
     assert out.shape == x.shape
     kinds = set()
     for image, augmented in zip(x, out):
         matches = [
             (dy, dx, flip)
             for flip in (False, True)
-            for dy in range(-2, 3)
-            for dx in range(-2, 3)
+            for dy in range(-MAX_SHIFT, MAX_SHIFT + 1)
+            for dx in range(-MAX_SHIFT, MAX_SHIFT + 1)
             if torch.equal(augmented, _shifted(image.flip(2) if flip else image, dy, dx))
         ]
         assert len(matches) == 1

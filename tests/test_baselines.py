@@ -19,7 +19,8 @@ from enkcvs.method.losses import (
     soft_cross_entropy,
     symmetric_cross_entropy,
 )
-from enkcvs.training.batches import batch_source, steps_per_epoch
+from enkcvs.training.batches import epoch_draws, memory_batches, resident, steps_per_epoch
+from enkcvs.training.device import Execution
 from enkcvs.training.evaluate import predict_proba
 from enkcvs.method.methods import BASELINE_METHODS, METHODS, ORACLE_METHODS, SELECTION_METHODS
 from enkcvs.training.final import (
@@ -31,7 +32,7 @@ from enkcvs.training.final import (
 )
 from enkcvs.training.recipe import CoTeaching, Recipe, baseline_recipe
 from enkcvs.training.train import co_teaching_losses, small_loss_indices, train_model
-from enkcvs.pipeline.steps.final import train_final, train_finals
+from enkcvs.pipeline.steps.final import train_final
 
 CPU = torch.device("cpu")
 
@@ -186,10 +187,10 @@ def test_steps_per_epoch_skips_a_last_batch_of_one_and_stops_at_the_recipes_limi
     recipe = Recipe(model="mlp", optimizer="adam", lr=0.001, epochs=2, batch_size=4, steps_per_epoch=2,
                     mixup_alpha=None)
     x, targets = np.zeros((11, 1, 2, 2), np.float32), np.eye(3, dtype=np.float32)[np.arange(11) % 3]
-    epoch_batches = batch_source(x, targets, recipe=recipe, seed=0, device=torch.device("cpu"),
-                                 generator=torch.Generator().manual_seed(0))
-    first, second = list(epoch_batches()), list(epoch_batches())
-    assert [len(tb) for _, tb in first] == [4, 4] and [len(tb) for _, tb in second] == [4, 4]
+    generator, rng, cpu = torch.Generator().manual_seed(0), np.random.default_rng(0), torch.device("cpu")
+    epochs = [list(memory_batches(resident(x, cpu), torch.as_tensor(targets), draws=epoch_draws(
+        11, recipe=recipe, generator=generator, rng=rng, device=cpu))) for _ in range(2)]
+    assert [[len(tb) for _, tb in epoch] for epoch in epochs] == [[4, 4], [4, 4]]
 
 
 def test_co_teaching_trains_with_its_authors_network_and_schedule():
@@ -459,7 +460,7 @@ STEP_RECIPE = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 2, "batc
 
 def _train_final(base, method, options, output):
     train_final(dataset=base / "data.npz", labels=base / "labels.parquet", selection=None, method=method,
-                recipe=STEP_RECIPE, gamma=0.2, seed=1, threads=1, output=output,
+                recipe=STEP_RECIPE, gamma=0.2, seed=1, execution=Execution(device=torch.device("cpu")), output=output,
                 provenance_fields={"dataset": "tiny"}, options=options)
 
 
@@ -496,7 +497,7 @@ def test_train_final_records_a_test_curve_ending_at_its_test_accuracy_only_when_
 def test_train_final_without_options_records_none_given(tiny_inputs):
     output = tiny_inputs / "ce.json"
     train_final(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", selection=None, method="ce",
-                recipe=STEP_RECIPE, gamma=0.2, seed=1, threads=1, output=output, provenance_fields={})
+                recipe=STEP_RECIPE, gamma=0.2, seed=1, execution=Execution(device=torch.device("cpu")), output=output, provenance_fields={})
     assert read_json(output)["options"] == {}
 
 
@@ -539,7 +540,7 @@ def test_final_models_receive_mixup_only_where_their_method_mixes(tiny_inputs, m
     output = tiny_inputs / f"{method}.json"
     selection = _write_selection(tiny_inputs) if method in SELECTION_METHODS else None
     train_final(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", selection=selection,
-                method=method, recipe=MIXUP_RECIPE, gamma=0.2, seed=1, threads=1, output=output,
+                method=method, recipe=MIXUP_RECIPE, gamma=0.2, seed=1, execution=Execution(device=torch.device("cpu")), output=output,
                 provenance_fields={}, options=options)
     [recipe] = received
     assert recipe.mixup_alpha == (0.3 if mixes else None)
@@ -553,13 +554,13 @@ def test_ce_and_ce_with_mixup_differ_on_the_same_seed(tiny_inputs):
     for method in ("ce", "ce_mixup"):
         output = tiny_inputs / f"{method}.json"
         train_final(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", selection=None,
-                    method=method, recipe=MIXUP_RECIPE, gamma=0.2, seed=1, threads=1, output=output,
+                    method=method, recipe=MIXUP_RECIPE, gamma=0.2, seed=1, execution=Execution(device=torch.device("cpu")), output=output,
                     provenance_fields={})
         results[method] = read_json(output)
     assert results["ce"]["final_train_loss"] != results["ce_mixup"]["final_train_loss"]
     # the same method twice is equal bit for bit: the difference is mixup's, not chance's
     train_final(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", selection=None,
-                method="ce", recipe=MIXUP_RECIPE, gamma=0.2, seed=1, threads=1, output=tiny_inputs / "again.json",
+                method="ce", recipe=MIXUP_RECIPE, gamma=0.2, seed=1, execution=Execution(device=torch.device("cpu")), output=tiny_inputs / "again.json",
                 provenance_fields={})
     assert read_json(tiny_inputs / "again.json")["final_train_loss"] == results["ce"]["final_train_loss"]
 
@@ -607,31 +608,3 @@ def test_forget_rate_resolves_nominal_actual_and_numbers():
         resolve_forget_rate("nominal", noise="real", given=given, true=np.full(8, -1))
     with pytest.raises(ValueError, match="only injected noise knows"):
         resolve_forget_rate("actual", noise="real", given=given, true=np.full(8, -1))
-
-
-def test_a_train_finals_job_writes_what_each_models_own_job_writes(tiny_inputs):
-    """A setting's final models in one job (config training_jobs: setting): a baseline with options, and a selection
-    method with gamma, each bit for bit what its own train_final job writes, its wildcards in its provenance."""
-    selection = _write_selection(tiny_inputs)
-    models = [
-        {"method": "coteaching", "recipe": STEP_RECIPE, "gamma": None, "selection": None,
-         "options": {"forget_rate": 0.2, "warmup_epochs": 1}, "wildcards": {"baseline": "coteaching"}},
-        {"method": "enkcvs", "recipe": MIXUP_RECIPE, "gamma": 0.2, "selection": selection, "options": {},
-         "wildcards": {"K": "2", "M": "2", "t": "1", "method": "enkcvs"}},
-    ]
-    setting = {"dataset": tiny_inputs / "data.npz", "labels": tiny_inputs / "labels.parquet", "seed": 1, "threads": 1}
-    for model in models:
-        train_final(**setting, method=model["method"], recipe=model["recipe"], gamma=model["gamma"],
-                    options=model["options"], selection=model["selection"],
-                    output=tiny_inputs / f"own-{model['method']}.json",
-                    provenance_fields={"dataset": "tiny", **model["wildcards"]})
-    outputs = [tiny_inputs / f"together-{model['method']}.json" for model in models]
-    train_finals(**setting, models=models, outputs=outputs, provenance_fields={"dataset": "tiny"})
-    for model, output in zip(models, outputs):
-        own, together = read_json(tiny_inputs / f"own-{model['method']}.json"), read_json(output)
-        assert together["test_accuracy"] == own["test_accuracy"]
-        assert together["final_train_loss"] == own["final_train_loss"]
-        for key in ("method", "gamma", "options", "trained_with", "train_samples", *model["wildcards"]):
-            assert together[key] == own[key], key
-    with pytest.raises(ValueError, match="2 final models need 2 outputs, got 1"):
-        train_finals(**setting, models=models, outputs=outputs[:1], provenance_fields={})

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from snakemake.utils import validate
+
 from enkcvs.pipeline.config import run_config_problems
 
 REPO = Path(__file__).resolve().parents[1]
@@ -172,11 +174,13 @@ CASES = [
     ("ceiling on unknown true labels",
      edited("datasets.digits.noise", ["real"]).replace("- coteaching", "- ce_true"),
      ["datasets.digits.noise has 'real' (true labels unknown), so ['ce_true'] cannot train on them"]),
-    # cluster resources
-    ("GPU model without GPUs", edited("gpu", {"model": "a100"}),
-     ["gpu.model is 'a100' but gpu.per_training_job is 0: set per_training_job >= 1"]),
-    ("GPU count not an integer", edited("gpu", {"per_training_job": "one"}), ["not of type 'integer'"]),
-    ("GPU model with a quote", edited("gpu", {"per_training_job": 1, "model": "'a100'"}), ["does not match"]),
+    # execution belongs to profiles: GPUs, job layout, workers and graphs are no config keys
+    ("GPUs in the config", edited("gpu", {"per_training_job": 1}), ["'gpu' was unexpected"]),
+    ("a job layout in the config", edited("training_jobs", "setting"), ["'training_jobs' was unexpected"]),
+    ("loader workers in a recipe", edited("datasets.digits.recipe.loader_workers", 4),
+     ["'loader_workers' was unexpected"]),
+    ("CUDA graphs in a recipe", edited("datasets.digits.recipe.cuda_graphs", True), ["'cuda_graphs' was unexpected"]),
+    ("stacked folds not a boolean", edited("stacked_folds", "auto"), ["'auto' is not of type 'boolean'"]),
 ]
 
 
@@ -186,7 +190,8 @@ def test_a_bad_config_is_named_by_the_workflows_check(tmp_path, case, text, frag
     the test below runs a few of them through Snakemake itself)."""
     config = tmp_path / "config.yaml"
     config.write_text(text)
-    problems = run_config_problems(yaml.safe_load(text), config_files=[str(config)], schema=SCHEMA)
+    problems = run_config_problems(yaml.safe_load(text), config_files=[str(config)],
+                                   validate=lambda config: validate(config, schema=str(SCHEMA)))
     assert problems
     for fragment in fragments:
         assert fragment in "\n".join(problems), problems
@@ -202,7 +207,7 @@ def test_a_bad_config_stops_snakemake_before_any_job(tmp_path, case):
     config = tmp_path / "config.yaml"
     config.write_text(text)
     done = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
+        [sys.executable, "-m", "snakemake", "-s", str(REPO / "workflow" / "Snakefile"), "-d", str(tmp_path),
          "--configfile", str(config), "--cores", "1"],
         capture_output=True, text=True,
     )
@@ -221,7 +226,7 @@ def test_the_shipped_configs_are_valid(tmp_path):
     def dry_run(index_config):  # each in a working directory of its own: Snakemake locks one per run
         index, config = index_config
         return config, subprocess.run(
-            [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(tmp_path / str(index)),
+            [sys.executable, "-m", "snakemake", "-s", str(REPO / "workflow" / "Snakefile"), "-d", str(tmp_path / str(index)),
              "--configfile", str(config), "-n", "--quiet", "rules"],
             capture_output=True, text=True,
         )
@@ -229,6 +234,15 @@ def test_the_shipped_configs_are_valid(tmp_path):
     with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:  # independent processes: one per core at a time
         for config, done in pool.map(dry_run, enumerate(shipped)):
             assert done.returncode == 0, (config, done.stderr[-2000:])
+
+
+def test_no_shipped_config_makes_an_execution_choice():
+    """How jobs run (stacked folds, GPUs, workers, graphs) is a profile's or the command line's: a shipped config
+    holds the science alone, so the same config runs per fold on a laptop and stacked on a GPU node."""
+    shipped = [REPO / "config" / "config.yaml", REPO / "config" / "paper.yaml", *sorted(EXPERIMENTS.glob("*.yaml"))]
+    assert [path.name for path in shipped if "stacked_folds" in yaml.safe_load(path.read_text())] == []
+    profile = yaml.safe_load((REPO / "profiles" / "gpu-node" / "config.yaml").read_text())
+    assert profile["config"] == ["stacked_folds=True"]  # Snakemake's --config reads True, not true, as a boolean
 
 
 def test_the_coteaching_actual_record_changes_only_the_forget_rate():

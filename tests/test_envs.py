@@ -1,5 +1,6 @@
 """Conda environments: every rule names one that exists, every package is pinned, the pins agree with
-pyproject.toml, and each rule's env lists every third-party package its jobs import (conda itself cannot be reached
+requirements.lock, each installs the enkcvs package of the checkout, and each rule's env lists every third-party
+package its jobs import (conda itself cannot be reached
 from the test machine, so tests/import_probe logs the imports of the test suite's workflow runs instead). The locks
 `make` installs from, online or from a wheelhouse."""
 
@@ -16,25 +17,27 @@ REPO = Path(__file__).resolve().parents[1]
 ENVS = sorted((REPO / "envs").glob("*.yaml"))
 
 
-def pyproject_pins(conda_names: dict[str, str]) -> dict[str, str]:
-    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    requirements = project["dependencies"] + [r for group in project["optional-dependencies"].values() for r in group]
+def locked_pins(conda_names: dict[str, str]) -> dict[str, str]:
+    """The versions requirements.lock pins, by conda-forge name."""
     pins = {}
-    for requirement in requirements:
-        match = re.fullmatch(r"([A-Za-z0-9_.-]+)==([0-9][0-9A-Za-z.]*)", requirement)
-        if match:
-            pins[conda_names.get(match[1].lower(), match[1].lower())] = match[2]
+    for line in (REPO / "requirements.lock").read_text().splitlines():
+        name, _, version = line.partition("==")
+        name = name.strip().lower().replace("_", "-")
+        pins[conda_names.get(name, name)] = version.strip()
     return pins
 
 
 @pytest.mark.parametrize("env", ENVS, ids=[env.stem for env in ENVS])
-def test_every_package_is_pinned_and_agrees_with_pyproject(env, conda_names):
+def test_every_package_is_pinned_as_the_lock_pins_it_and_the_package_itself_is_installed(env, conda_names):
     spec = yaml.safe_load(env.read_text())
     assert "conda-forge" in spec["channels"]
-    pins = pyproject_pins(conda_names)
+    pins = locked_pins(conda_names)
     conda = [d for d in spec["dependencies"] if isinstance(d, str)]
     from_pip = [r for d in spec["dependencies"] if isinstance(d, dict) for r in d["pip"]]  # PyPI-only packages
-    assert not from_pip or any(d.startswith("pip ") for d in conda), f"{env.name}: a pip section needs pip itself"
+    assert any(d.startswith("pip ") for d in conda), f"{env.name}: a pip section needs pip itself"
+    assert from_pip[0] == "-e ..", f"{env.name}: jobs import enkcvs, so the env installs the checkout's package"
+    assert (env.parent / from_pip[0].split()[1] / "pyproject.toml").is_file()
+    from_pip = from_pip[1:]
     for dependency in conda + from_pip:
         name, _, version = dependency.replace("==", "=").partition("=")
         name, version = name.strip(), version.strip()
@@ -78,15 +81,6 @@ def test_the_import_check_refuses_a_package_the_rules_env_does_not_list(tmp_path
         assert_envs_cover_imports(tmp_path)
     (tmp_path / "job.json").write_text(json.dumps({"rule": "inject_noise", "modules": ["numpy"]}))
     assert assert_envs_cover_imports(tmp_path) == {"inject_noise": {"numpy"}}
-
-
-def test_the_lock_file_installs_the_pyproject_pins(conda_names):
-    locked = {}
-    for line in (REPO / "requirements.lock").read_text().splitlines():
-        name, _, version = line.partition("==")
-        locked[conda_names.get(name.strip().lower(), name.strip().lower())] = version.strip()
-    for name, version in pyproject_pins(conda_names).items():
-        assert locked.get(name) == version, f"requirements.lock has {name} {locked.get(name)}, pyproject {version}"
 
 
 def test_packages_without_their_dependencies_are_pinned_by_hash_alike_for_make_and_the_data_env():

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from enkcvs.io import read_table
+from enkcvs.training.device import Execution
 from enkcvs.training.recipe import CoTeaching, Recipe
 from enkcvs.training.resume import EpochCheckpoint, checkpoint_path
 from enkcvs.training.train import train_model
@@ -133,9 +134,10 @@ def test_a_checkpoint_of_another_training_is_not_resumed(tmp_path, make_separabl
 def test_streamed_inputs_write_no_checkpoint(tmp_path, make_separable_images, caplog):
     x, targets, _ = _data(make_separable_images)
     streamed = torch.utils.data.TensorDataset(torch.as_tensor(x), torch.arange(len(x)))
-    recipe = Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=2, batch_size=16, loader_workers=0)
+    recipe = Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=2, batch_size=16)
     with caplog.at_level(logging.INFO, logger="enkcvs"):
-        train_model(recipe=recipe, x=streamed, targets=targets, seed=1, device=CPU, resume=tmp_path / "x.resume.pt")
+        train_model(recipe=recipe, x=streamed, targets=targets, seed=1, resume=tmp_path / "x.resume.pt",
+                    execution=Execution(device=CPU, loader_workers=0))
     saved = list(tmp_path.iterdir())
     assert saved == [] and "no epoch checkpoints: the inputs are streamed" in caplog.text
 
@@ -145,7 +147,7 @@ def test_a_killed_fold_job_resumes_to_the_same_table(tiny_inputs, kill_after_epo
 
     recipe = {"model": "cnn4", "optimizer": "sgd", "lr": 0.05, "epochs": 3, "batch_size": 8, "mixup_alpha": 0.3}
     job = dict(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", recipe=recipe, seed=1,
-               num_folds=2, iteration=1, fold=2, threads=1, provenance_fields={})
+               num_folds=2, iteration=1, fold=2, execution=Execution(device=CPU), provenance_fields={})
     train_fold(**job, output=tiny_inputs / "reference.parquet")
     output = tiny_inputs / "k2.parquet"
     disarm = kill_after_epoch(1)

@@ -33,15 +33,6 @@ QUESTIONS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def fp32(monkeypatch):
-    """Training in fp32 without timing bf16 first: the probe (tests/test_precision.py) is not the subject here, and
-    timing the text model takes longer than training it on these few samples."""
-    from enkcvs.training import precision
-
-    monkeypatch.setattr(precision, "cached_probe", lambda **_: {"speedup": 1.0})
-
-
 @pytest.fixture
 def table(tmp_path) -> Path:
     write_example(out=tmp_path / "animals.csv", samples=120, seed=2)

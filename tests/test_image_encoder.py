@@ -9,7 +9,7 @@ import pytest
 from enkcvs.data import image_embeddings
 from enkcvs.io import CACHE_VARIABLE
 from enkcvs.labelissues.example import write_example
-from test_find_issues_from_files import COLUMNS, fp32, read, run, write_images  # noqa: F401 (fp32: autouse)
+from test_find_issues_from_files import COLUMNS, read, run, write_images
 
 FAST = ["--folds", "2", "--repetitions", "2", "--epochs", "2"]
 SMALL = "mobilenet_v3_small"  # the smallest torchvision classifier: quick on a CPU

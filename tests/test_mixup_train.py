@@ -13,8 +13,9 @@ import torch.nn.functional as F
 import yaml
 
 from enkcvs.method.losses import soft_cross_entropy
-from enkcvs.method.mixup import mixup, mixup_lambda
+from enkcvs.method.mixup import mixup, mixup_lambdas, partner_index
 from enkcvs.method.weights import full_loss_sample_weights
+from enkcvs.training.device import Execution
 from enkcvs.training.evaluate import predict_proba
 from enkcvs.method.methods import METHODS
 from enkcvs.training.final import final_training_set
@@ -31,8 +32,7 @@ pytestmark = pytest.mark.usefixtures("single_thread")
 
 @pytest.mark.parametrize("alpha", [0.1, 0.3, 1.0, 4.0])
 def test_mixup_lambda_lies_in_half_to_one(alpha):
-    rng = np.random.default_rng(0)
-    draws = np.array([mixup_lambda(alpha=alpha, rng=rng) for _ in range(2000)])
+    draws = mixup_lambdas(alpha=alpha, rng=np.random.default_rng(0), size=2000)
     assert np.all(draws >= 0.5) and np.all(draws <= 1.0)
     assert draws.std() > 0  # it is a draw, not a constant
 
@@ -40,9 +40,22 @@ def test_mixup_lambda_lies_in_half_to_one(alpha):
 def test_mixup_lambda_is_folded_beta():
     """lambda' = max(lambda, 1 - lambda) with lambda ~ Beta(alpha, alpha): replay the same stream by hand."""
     expected = np.random.default_rng(4).beta(0.3, 0.3, size=50)
-    rng = np.random.default_rng(4)
-    draws = [mixup_lambda(alpha=0.3, rng=rng) for _ in range(50)]
-    np.testing.assert_allclose(draws, np.maximum(expected, 1 - expected))
+    draws = mixup_lambdas(alpha=0.3, rng=np.random.default_rng(4), size=50)
+    np.testing.assert_allclose(draws, np.maximum(expected, 1 - expected), rtol=1e-6)
+
+
+@pytest.mark.parametrize("size", [2, 3, 7, 128])
+def test_each_samples_partner_is_another_sample_of_its_batch_drawn_uniformly(size):
+    """Every sample gets another one; over many draws, each other sample as often as the rest (a chi-square-free
+    check: every offset 1..size-1 occurs, none far from its share), and a draw at 1's edge stays another sample."""
+    draws = torch.rand(4000, 128, generator=torch.Generator().manual_seed(0))
+    partners = partner_index(draws, size=size)
+    own = torch.arange(size)
+    assert partners.shape == (4000, size) and (partners != own).all() and (partners < size).all()
+    offsets = torch.bincount(((partners - own) % size).flatten(), minlength=size)[1:]
+    assert (offsets > 0).all() and offsets.max() < 1.2 * offsets.float().mean()
+    edge = partner_index(torch.full((1, size), 1 - 2**-24), size=size)
+    assert (edge != own).all()
 
 
 def test_mixup_is_the_convex_combination_with_the_partner():
@@ -66,9 +79,10 @@ def test_soft_cross_entropy_equals_cross_entropy_on_one_hot():
     torch.testing.assert_close(soft, F.cross_entropy(logits, labels))
 
 
-def _train(x, labels, *, seed=0, recipe=RECIPE, validation=None):
+def _train(x, labels, *, seed=0, recipe=RECIPE, validation=None, workers=4):
     targets = np.eye(labels.max() + 1, dtype=np.float32)[labels]
-    return train_model(recipe=recipe, x=x, targets=targets, seed=seed, validation=validation, device=CPU)
+    return train_model(recipe=recipe, x=x, targets=targets, seed=seed, validation=validation,
+                       execution=Execution(device=CPU, loader_workers=workers))
 
 
 def _state_equal(a, b):
@@ -270,8 +284,8 @@ class _Streamed(torch.utils.data.Dataset):
 
 def test_streamed_datasets_train_and_predict_like_arrays(make_separable_images):
     x, labels = make_separable_images(seed=2, num_samples=200, num_classes=4)
-    recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=5, batch_size=32, loader_workers=0)
-    result = _train(_Streamed(x), labels, recipe=recipe, validation=(_Streamed(x[:40]), labels[:40]))
+    recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=5, batch_size=32)
+    result = _train(_Streamed(x), labels, recipe=recipe, validation=(_Streamed(x[:40]), labels[:40]), workers=0)
     streamed = predict_proba(result.model, _Streamed(x), device=CPU, workers=0)
     np.testing.assert_allclose(streamed, predict_proba(result.model, x, device=CPU), atol=1e-6)
     assert np.mean(streamed.argmax(1) == labels) > 0.9 and len(result.validation_accuracy) == 5
@@ -309,16 +323,20 @@ def test_the_default_device_is_whichever_gpu_the_scheduler_exposes(monkeypatch):
 
 
 def test_a_job_that_asked_for_a_gpu_and_sees_none_fails_unless_cpu_fallback_is_allowed(monkeypatch, caplog):
-    from enkcvs.training.device import job_device
+    from enkcvs.training.device import job_execution
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert job_device(gpus=0) == CPU
-    with pytest.raises(RuntimeError, match=r"asked for 1 GPU\(s\) \(config gpu.per_training_job\) but torch .* sees "
-                       r"none: run it where a GPU is visible, set gpu.per_training_job: 0"):
-        job_device(gpus=1)
+    assert job_execution({}, threads=1).device == CPU
+    with pytest.raises(RuntimeError, match=r"asked for 1 GPU\(s\) \(its gpu resource\) but torch .* sees none: run it "
+                       r"where a GPU is visible, drop the gpu resource from the profile, or allow training on the CPU "
+                       r"with the resource cpu_fallback=1"):
+        job_execution({"gpu": 1}, threads=1)
     with caplog.at_level(logging.WARNING, logger="enkcvs.training.device"):
-        assert job_device(gpus=2, allow_cpu_fallback=True) == CPU
+        execution = job_execution({"gpu": 2, "cpu_fallback": 1, "loader_workers": 0, "cuda_graphs": 1,
+                                   "checkpoint_every": 5}, threads=1)
+    assert (execution.device, execution.loader_workers, execution.cuda_graphs, execution.checkpoint_every) == (
+        CPU, 0, True, 5)
     assert [record.getMessage() for record in caplog.records] == [
-        f"this job asked for 2 GPU(s) (config gpu.per_training_job) but torch {torch.__version__} sees none: "
-        "training on the CPU (gpu.allow_cpu_fallback: true)"
+        f"this job asked for 2 GPU(s) (its gpu resource) but torch {torch.__version__} sees none: "
+        "training on the CPU (resource cpu_fallback=1)"
     ]

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from enkcvs.training.batches import batch_source
+from enkcvs.training.batches import epoch_draws, memory_batches, resident, token_lengths
 from enkcvs.training.evaluate import predict_proba
 from enkcvs.training.models import MODELS, BasicBlock, create_model, model_options
 from enkcvs.training.recipe import Recipe
@@ -141,10 +141,12 @@ def test_text_predictions_cut_each_batch_to_its_longest_text_and_equal_the_uncut
 def test_training_batches_of_texts_are_cut_to_their_longest_text_known_on_the_host():
     tokens = _padded_texts([5, 1, 2, 7, 3, 2, 4], width=11).numpy()
     recipe = Recipe(model="text_classifier", optimizer="adam", lr=1e-4, epochs=1, batch_size=3, mixup_alpha=None)
-    epoch_batches = batch_source(tokens, np.eye(2, dtype=np.float32)[np.arange(7) % 2], recipe=recipe, seed=0,
-                                 device=torch.device("cpu"), generator=torch.Generator().manual_seed(0))
-    batches = [xb for xb, _ in epoch_batches()]
-    assert [len(xb) for xb in batches] == [3, 3]  # the last batch of one text is skipped (batch_source)
+    draws = epoch_draws(7, recipe=recipe, generator=torch.Generator().manual_seed(0), rng=np.random.default_rng(0),
+                        device=torch.device("cpu"))
+    batches = [xb for xb, _ in memory_batches(resident(tokens, torch.device("cpu")),
+                                              torch.as_tensor(np.eye(2, dtype=np.float32)[np.arange(7) % 2]),
+                                              draws=draws, lengths=token_lengths(tokens))]
+    assert [len(xb) for xb in batches] == [3, 3]  # the last batch of one text is skipped (batch_sizes)
     for xb in batches:
         assert xb.shape[-1] == int(xb[:, 1].sum(dim=1).max()) < 11
 

@@ -46,11 +46,10 @@ def own_run(tmp_path_factory, run_snakemake):
                         "noise": ["real"], "find_issues": True, "recipe": recipe},
             "photos": {"source": "image_folder", "source_options": {"root": "photos", "resize": 10, "crop": 8},
                        "noise": ["real"], "find_issues": True,
-                       "recipe": {**recipe, "model": "cnn4", "epochs": 1, "loader_workers": 0}},
+                       "recipe": {**recipe, "model": "cnn4", "epochs": 1}},
         },
         "seeds": [1, 2],
         "selection": {"K": 3, "M": 2, "t": 2},
-        "training_jobs": "setting",  # as a laptop trains a user's data (config/config.yaml): a job per setting
         "methods": ["ce", "enkcvs"],
         "compare_confident_learning": True,
         "oof": {"mine": {"probabilities": "oof.npy", "labels": "labels.csv", "label_column": "label",
@@ -58,7 +57,8 @@ def own_run(tmp_path_factory, run_snakemake):
                          "true_labels": "true.npy", "threshold": 1}},
     }
     (workdir / "own.yaml").write_text(yaml.safe_dump(config))
-    done = run_snakemake(workdir, config=workdir / "own.yaml")
+    # the photos are read in the fold jobs' own process (a profile's resource): no worker start on a small folder
+    done = run_snakemake(workdir, "--set-resources", "train_fold:loader_workers=0", config=workdir / "own.yaml")
     assert done.returncode == 0, done.stderr[-4000:]
     return workdir, planted
 

@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
 #: The layers, lowest first, as the docstring of src/enkcvs/__init__.py lists them: a module imports from its own
 #: layer and those before it only. "" is the top level: the basics (io, rng, ids, machine) and the package's face.
-LAYERS = ("", "method", "data", "training", "labelissues", "pipeline", "continuing", "recording", "report", "runs")
+LAYERS = ("", "method", "data", "training", "labelissues", "pipeline", "recording", "report", "runs")
 #: Package __init__ modules that are modules of their own; every other one holds a docstring and nothing else, so that
 #: importing a module never pays for its siblings.
 INIT_MODULES = {"enkcvs", "enkcvs.data.sources"}

@@ -82,7 +82,7 @@ def _clothing_config(root: Path) -> dict:
     entry = json.loads(json.dumps(PAPER["datasets"]["clothing1m"]))
     entry.update(enabled=True, selection={"K": 2, "M": 2, "t": 1})
     entry["source_options"] = {"root": str(root), "resize": 14, "crop": 12}
-    entry["recipe"].update(model="cnn4", epochs=2, batch_size=8, loader_workers=0, validation_fraction=0.2)
+    entry["recipe"].update(model="cnn4", epochs=2, batch_size=8, validation_fraction=0.2)
     entry["baselines"]["coteaching"]["warmup_epochs"] = 1
     return {
         "datasets": {"clothing": entry},

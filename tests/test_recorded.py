@@ -18,16 +18,14 @@ import pytest
 import yaml
 from scipy.stats import ttest_ind_from_stats
 
-from enkcvs.continuing.carry import saves_file
 from enkcvs.data.datasets import Dataset, save_dataset
 from enkcvs.data.sources import packaged
 from enkcvs.data.sources.packaged import MNIST_CLASSES
 from enkcvs.machine import ISA_VARIABLES
-from enkcvs.recording import run as recording_run
 from enkcvs.report.pages.blocks import BENCHMARK_RESULTS, MARKER, pages, regenerate, render_block
 from enkcvs.recording.compare import compare_runs
 from enkcvs.recording.record import data_provenance, record_run
-from enkcvs.recording.run import run_and_record, snakemake_invocations, targets_built
+from enkcvs.recording.run import run_and_record, snakemake_invocations
 from enkcvs.runs.cli import main
 from enkcvs.report.views.ladder import ladder_steps
 from enkcvs.recording.provenance import RUN_HOME
@@ -169,12 +167,6 @@ def test_a_run_killed_and_resumed_is_timed_over_its_invocations(tmp_path):
     assert json.loads((tmp_path / "recorded" / "demo" / "provenance.json").read_text())["invocations"] == runs
     assert "150 jobs in 2 h 16 min (over 2 invocations, the run killed and resumed) of" in render_block(
         "demo/run", root=tmp_path / "recorded")
-    # a run that built a group of targets first, then the rest: two invocations, nothing killed
-    record_run(name="first", configfile=config, report=tmp_path / "report", wall_seconds=8202.2, jobs=150,
-               command=["workflow/run.sh", "--cores", "2"], root=tmp_path / "recorded", invocations=runs,
-               first=[["results/final/a.json"]])
-    assert ("150 jobs in 2 h 16 min (in 2 Snakemake invocations: the targets asked for first, then the rest) of"
-            in render_block("first/run", root=tmp_path / "recorded"))
 
 
 def test_run_and_record_times_a_killed_run_and_its_resumption_together(tmp_path, monkeypatch,
@@ -183,7 +175,7 @@ def test_run_and_record_times_a_killed_run_and_its_resumption_together(tmp_path,
     monkeypatch.chdir(tmp_path)
     arguments = dict(name="demo", configfile="config.yaml", cores="1",
                      snakemake=str(stand_in_workflow(tmp_path, fail_first=True)))
-    with pytest.raises(subprocess.CalledProcessError):
+    with pytest.raises(RuntimeError, match="failed"):
         run_and_record(**arguments)
     since = tmp_path / ".snakemake" / "recorded" / "demo.since"
     assert since.exists() and not (tmp_path / "results" / "recorded").exists()
@@ -192,93 +184,6 @@ def test_run_and_record_times_a_killed_run_and_its_resumption_together(tmp_path,
     assert [invocation["seconds"] for invocation in meta["invocations"]] == [30.0, 30.0]
     assert meta["wall_seconds"] == 60.0 and meta["jobs"] == 5 and not since.exists()
     assert meta["git"] == {"commit": "unknown"}  # the workflow's folder, not the library's checkout
-
-
-def test_run_and_record_builds_the_first_targets_first_each_in_an_invocation(tmp_path, monkeypatch,
-                                                                          stand_in_workflow):
-    """--first groups are built in order, each by its own Snakemake invocation that prioritises it and is given the
-    next group (after the last, the workflow's all) for the cores its last jobs leave idle, before the whole
-    workflow, and the record says so."""
-    monkeypatch.chdir(tmp_path)
-    record = run_and_record(name="demo", configfile="config.yaml", cores="1",
-                            snakemake=str(stand_in_workflow(tmp_path, fail_first=False)),
-                            first=[["a.json"], ["b.json", "c.json"]])
-    options = "--cores 1 --configfile config.yaml"  # after the targets: --configfile takes every word after it
-    assert (tmp_path / "invocations.txt").read_text().splitlines() == [
-        f"--rerun-incomplete a.json b.json c.json --prioritize a.json {options}",
-        f"--rerun-incomplete b.json c.json all --prioritize b.json c.json {options}",
-        f"--rerun-incomplete {options}"]
-    meta = json.loads((record / "provenance.json").read_text())
-    assert meta["first"] == [["a.json"], ["b.json", "c.json"]] and meta["wall_seconds"] == 90.0
-
-
-def test_a_resumed_run_starts_no_invocation_for_a_group_already_built(tmp_path, monkeypatch, stand_in_workflow):
-    monkeypatch.chdir(tmp_path)
-    snakemake = str(stand_in_workflow(tmp_path, fail_first=False))
-    (tmp_path / "a.json").write_text("{}")  # built in an earlier invocation: the dry run finds nothing to do
-    run_and_record(name="demo", configfile="config.yaml", cores="1", snakemake=snakemake,
-                   first=[["a.json"], ["b.json"]])
-    options = "--cores 1 --configfile config.yaml"
-    assert (tmp_path / "invocations.txt").read_text().splitlines() == [
-        f"--rerun-incomplete b.json all --prioritize b.json {options}", f"--rerun-incomplete {options}"]
-
-
-def test_a_groups_invocation_is_stopped_once_the_group_is_built_and_the_next_takes_over(tmp_path, monkeypatch,
-                                                                                        capsys, stand_in_workflow):
-    """The invocation of a group built first does not wait for the jobs it was filled with: once the group's
-    targets are built it is stopped, its whole process group with it, and the rest's invocation starts (here it hangs
-    until the deadline, so nothing is recorded)."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(recording_run, "POLL_SECONDS", 0.1)
-    snakemake = str(stand_in_workflow(tmp_path, hang=True))  # builds results/folds/a.parquet, then hangs
-    assert run_and_record(name="demo", configfile="config.yaml", cores="1", snakemake=snakemake,
-                          first=[["results/folds/a.parquet"]], deadline=time.monotonic() + 8) is None
-    options = "--cores 1 --configfile config.yaml"
-    assert (tmp_path / "invocations.txt").read_text().splitlines() == [
-        f"--rerun-incomplete results/folds/a.parquet all --prioritize results/folds/a.parquet {options}",
-        f"--rerun-incomplete {options}"]
-    assert "the 1 target(s) asked for first are built; their invocation is stopped" in capsys.readouterr().err
-    assert not (tmp_path / "results" / "recorded").exists()
-
-
-@pytest.mark.workflow
-def test_targets_built_reads_the_real_snakemakes_dry_run(tiny_run, tmp_path, monkeypatch):
-    """The stop of a group's invocation rests on Snakemake's dry run without the lock: a built target is found built, one
-    whose file is gone or whose input has changed since is not (a newer input of the same content is no change to
-    Snakemake, which compares small files' checksums)."""
-    workdir = tmp_path / "tiny"
-    shutil.copytree(tiny_run, workdir)
-    snakemake = tmp_path / "snakemake"
-    snakemake.write_text(f'#!/usr/bin/env bash\nexec {sys.executable} -m snakemake -s {REPO / "Snakefile"} "$@"\n')
-    snakemake.chmod(0o755)
-    monkeypatch.chdir(workdir)
-    finals = sorted(str(path.relative_to(workdir)) for path in (workdir / "results" / "final").rglob("ce.json"))
-    built = partial(targets_built, snakemake=str(snakemake), configfile=REPO / "tests" / "config" / "tiny.yaml")
-    assert built(targets=finals[:2])
-    (workdir / finals[0]).unlink()
-    assert not built(targets=finals[:2]) and built(targets=finals[1:2])
-    with open(workdir / "results" / "data" / "digits.npz", "ab") as dataset:  # changed since all was built from it
-        dataset.write(b"x")
-    assert not built(targets=finals[1:])
-
-
-def test_a_run_carried_between_machines_lists_their_saves(tmp_path, monkeypatch, stand_in_workflow):
-    """The saves a restore left in the working directory (enkcvs.continuing.carry.saves_file) reach the record;
-    the working directory keeps no list of them afterwards."""
-    monkeypatch.chdir(tmp_path)
-    saves = [{"saved": "2026-11-25 13:30 UTC", "machine": {"cpu": "AMD EPYC", "cpu_flags": ["avx2"]},
-              "git": {"commit": "abc"}, "training_jobs": 1, "invocations": []},
-             {"saved": "2026-11-26 09:00 UTC", "git": {"commit": "def", "dirty": None}, "training_jobs": 9,
-              "machine": {"cpu": "Intel Xeon", "cpu_flags": ["avx2"], "gpus": ["NVIDIA H100 80GB HBM3"]},
-              "invocations": []}]
-    snakemake = str(stand_in_workflow(tmp_path, fail_first=False))
-    saves_file("demo").write_text(json.dumps(saves))
-    record = run_and_record(name="demo", configfile="config.yaml", cores="1", snakemake=snakemake)
-    assert json.loads((record / "provenance.json").read_text())["carried"] == saves
-    assert ("Carried between machines: 1 training job done when saved 2026-11-25 13:30 UTC on an AMD EPYC (avx2), "
-            "commit abc; 9 training jobs done when saved 2026-11-26 09:00 UTC on an Intel Xeon (avx2) with an NVIDIA "
-            "H100 80GB HBM3, commit def.") in render_block("demo/run", root=record.parent)
-    assert not saves_file("demo").exists()  # the record holds them now
 
 
 def test_record_run_refuses_an_empty_report_and_leaves_the_old_record(tmp_path):

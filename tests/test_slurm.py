@@ -1,10 +1,13 @@
 """profiles/slurm against a real scheduler: a single-node SLURM cluster (tests/slurm/cluster.sh) runs the smallest
 complete config to the end, its fold jobs submitted by sbatch one by one, as an array and as one group job.
 
-Needs root (or the packages installed) to start the cluster; skipped with the reason where SLURM cannot be installed.
-Every Snakemake call is bounded by ``timeout`` (a status query that never answers must not hang CI).
+Installing Debian's SLURM and munge packages and starting their daemons changes the machine, so these tests run only
+where ``ENKCVS_TEST_SLURM=1`` asks for it (``.ci/run`` sets it); otherwise they are skipped with that reason. They need
+root (or the packages installed) to start the cluster, and are skipped with the reason where SLURM cannot be
+installed. Every Snakemake call is bounded by ``timeout`` (a status query that never answers must not hang CI).
 """
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -31,9 +34,16 @@ SUBMITTED = re.compile(r"has been submitted with SLURM jobid (\d+) \(log: (\S+)\
 SUBMITTED_ARRAY = re.compile(r"Submitted array job with Snakemake IDs \S+ and SLURM job ID (\d+)")
 
 
+#: The environment variable that lets these tests install and start SLURM on the machine.
+OPT_IN = "ENKCVS_TEST_SLURM"
+
+
 @pytest.fixture(scope="module")
 def slurm_cluster(tmp_path_factory):
     """A running single-node cluster with one fake GPU; its daemons are stopped afterwards."""
+    if os.environ.get(OPT_IN) != "1":
+        pytest.skip(f"starts a SLURM cluster on this machine (installing its packages as root): set {OPT_IN}=1 to run "
+                    "it")
     state = tmp_path_factory.mktemp("slurm-state")
     started = subprocess.run(
         ["timeout", "-k", "5", "300", str(CLUSTER), "start", str(state)], capture_output=True, text=True, check=False
@@ -74,14 +84,21 @@ def requested_gpus(job_id: str) -> str:
 
 @pytest.fixture(scope="module")
 def slurm_run(slurm_cluster, tmp_path_factory, run_snakemake):
-    """The resume test's config (K = 2, M = 2: four fold jobs) on one fake GPU per training job, run to the end. Torch
-    sees no fake GPU, so the training jobs are allowed to fall back to the CPU, and say so in their logs."""
+    """The resume test's config (K = 2, M = 2: four fold jobs, 3 epochs each) on one fake GPU per training job, as a
+    profile asks for it (resources), run to the end. Torch sees no fake GPU, so the training jobs are allowed to fall
+    back to the CPU, and say so in their logs."""
     workdir = tmp_path_factory.mktemp("slurm-run")
     config = yaml.safe_load((REPO / "tests" / "config" / "resume.yaml").read_text())
-    config["gpu"] = {"per_training_job": 1, "model": "fake", "allow_cpu_fallback": True}
+    config["datasets"]["digits"]["recipe"]["epochs"] = 3
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-    done = run_profile(run_snakemake, workdir, workdir / "config.yaml")
+    done = run_profile(run_snakemake, workdir, workdir / "config.yaml", *GPU_RESOURCES)
     return workdir, done.stdout + done.stderr
+
+
+#: One fake GPU for each training job, and leave to fall back to the CPU, as a copy of the profile would set them.
+GPU_RESOURCES = ["--set-resources", *(f"{rule}:{resource}" for rule in ("train_fold", "train_final_baseline",
+                                                                         "train_final_selected")
+                                      for resource in ("gpu=1", "gpu_model=fake", "cpu_fallback=1"))]
 
 
 FOLDS = [f"results/folds/digits/sym0.4/seed1/K2/m{m}/k{k}.parquet" for m in (1, 2) for k in (1, 2)]
@@ -116,13 +133,14 @@ def test_training_jobs_ask_for_the_configured_gpu(slurm_run):
     logs = sorted((workdir / "logs").rglob("*.log"))
     assert len(logs) > 4
     for log in logs:
-        fell_back = "asked for 1 GPU(s) (config gpu.per_training_job) but torch" in log.read_text()
+        fell_back = "asked for 1 GPU(s) (its gpu resource) but torch" in log.read_text()
         assert fell_back == (log.relative_to(workdir / "logs").parts[0] in {"folds", "final"}), log
 
 
 def retrain_folds(run_snakemake, workdir: Path, *options: str) -> str:
     """Retrain the four fold models (nothing else) with extra Snakemake ``options``; the run's output."""
-    done = run_profile(run_snakemake, workdir, workdir / "config.yaml", *FOLDS, "--forcerun", "train_fold", *options)
+    done = run_profile(run_snakemake, workdir, workdir / "config.yaml", *FOLDS, "--forcerun", "train_fold",
+                       *GPU_RESOURCES, *options)
     return done.stdout + done.stderr
 
 

@@ -1,6 +1,6 @@
 """The training loop's steps never wait for the device: nothing is read back per step (a read waits for every queued
-kernel), divergence is still caught once per epoch before the epoch's weights are scored or saved, and the weights
-and losses are those of the loop that checked every step."""
+kernel), one model's or a stack's, divergence is still caught once per epoch before the epoch's weights are scored or
+saved, and the weights and losses are those of the loop that checked every step."""
 
 from dataclasses import replace
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from enkcvs.method import losses
-from enkcvs.training import train
+from enkcvs.training import optimizer, stacked, train
 from enkcvs.training.evaluate import BestEpoch
 from enkcvs.training.recipe import CoTeaching, Recipe
 from enkcvs.training.train import train_model
@@ -66,40 +66,31 @@ def test_training_steps_read_nothing_back_from_the_device(name, make_separable_i
 
         return while_stepping
 
-    # Each step's loss and optimizer step are watched; forming its batch may read what was drawn on the host (the
-    # batch order, and for texts their lengths), which on a GPU waits for nothing (test_..._never_synchronise_...).
-    batch_loss = train._batch_loss
-    monkeypatch.setattr(train, "_batch_loss", lambda *args, **kwargs: watched(batch_loss(*args, **kwargs)))
-    monkeypatch.setattr(train, "_step", watched(train._step))
+    # Each step's loss and optimizer step are watched; forming its batch may read what was drawn on the host (for
+    # texts their lengths), which on a GPU waits for nothing (test_..._never_synchronise_...).
+    monkeypatch.setattr(train.ModelTraining, "_batch_loss", watched(train.ModelTraining._batch_loss))
+    monkeypatch.setattr(train.ModelTraining, "_step", watched(train.ModelTraining._step))
     result = _train(name, make_separable_images)
     assert len(result.train_loss) == 2 and np.isfinite(result.train_loss).all()
     assert reads == [], f"the steps read {len(reads)} values back: {sorted(set(reads))}"
 
 
-def _checking_every_step(models, batches, *, epoch, step, batch_loss, optimizers, batch_size, device):
-    """The loop before its check moved to the epoch's end: a host read of the losses before every step."""
-    for model in models:
-        model.train()
-    recorded, samples = [], 0
-    for batch_number, (xb, tb) in enumerate(batches, start=1):
-        step_losses, loss = batch_loss(xb, tb, epoch=epoch, step=step + 1)
-        if not torch.isfinite(torch.stack([loss, *step_losses])).all():
-            raise FloatingPointError(f"non-finite loss at epoch {epoch}, batch {batch_number}")
-        for optimizer, step_loss in zip(optimizers, step_losses):
-            optimizer.zero_grad()
-            step_loss.backward()
-            optimizer.step()
-        recorded.append(loss.detach())
-        samples += len(tb)
-        step += 1
-    return recorded, samples, step
+def _checking_every_step(self, xb, tb, **kwargs):
+    """A step as the loop took it before its check moved to the epoch's end: the losses read back before every
+    optimizer step."""
+    step_losses, loss = _batch_loss(self, xb, tb, **kwargs)
+    if not torch.isfinite(torch.stack([loss, *step_losses])).all():
+        raise FloatingPointError(f"non-finite loss at step {kwargs['step']}")
+    return step_losses, loss
+
+
+_batch_loss = train.ModelTraining._batch_loss
 
 
 @pytest.mark.parametrize("name", TRAININGS)
 def test_training_ends_as_the_loop_that_checked_every_step(name, make_separable_images, monkeypatch):
     kept = _train(name, make_separable_images)
-    monkeypatch.setattr(train, "_train_epoch", _checking_every_step)
-    monkeypatch.setattr(train, "epoch_loss", lambda recorded, *, epoch: float(torch.stack(recorded).mean()))
+    monkeypatch.setattr(train.ModelTraining, "_batch_loss", _checking_every_step)
     before = _train(name, make_separable_images)
     assert kept.train_loss == before.train_loss and kept.validation_accuracy == before.validation_accuracy
     assert kept.best_epoch == before.best_epoch
@@ -107,6 +98,47 @@ def test_training_ends_as_the_loop_that_checked_every_step(name, make_separable_
         if reference is not None:
             assert all(torch.equal(a, b) for a, b in zip(network.state_dict().values(),
                                                           reference.state_dict().values(), strict=True))
+
+
+def test_a_stacks_steps_read_nothing_back_from_the_device(make_separable_images, monkeypatch):
+    """Full steps and the ragged last ones alike: a stack's step reads no value back, whatever G."""
+    reads, stepping = [], []
+    for method in HOST_READS:
+        original = getattr(torch.Tensor, method)
+
+        def counted(tensor, *args, _method=method, _original=original, **kwargs):
+            if stepping:
+                reads.append(_method)
+            return _original(tensor, *args, **kwargs)
+
+        monkeypatch.setattr(torch.Tensor, method, counted)
+    step_loss = stacked.StackTraining._step_loss
+
+    def watched(self, *args, **kwargs):
+        stepping.append(True)
+        try:
+            return step_loss(self, *args, **kwargs)
+        finally:
+            stepping.clear()
+
+    monkeypatch.setattr(stacked.StackTraining, "_step_loss", watched)
+    optimizer_step = optimizer.StackedSGD.step
+    monkeypatch.setattr(optimizer.StackedSGD, "step", lambda self, rows=None: watched_step(self, rows))
+
+    def watched_step(self, rows):
+        stepping.append(True)
+        try:
+            return optimizer_step(self, rows)
+        finally:
+            stepping.clear()
+
+    x, labels = make_separable_images(seed=0, num_samples=150, num_classes=3, shape=(3, 8, 8))
+    recipe, _ = TRAININGS["sgd, mixup, shift_flip"]
+    targets = np.eye(3, dtype=np.float32)[labels]
+    results = stacked.train_stacked(recipe=recipe, xs=[x[:64], x[64:133]], targets=[targets[:64], targets[64:133]],
+                                    seeds=[1, 2], validations=[(x[133:], labels[133:])] * 2, device=CPU)
+    assert all(len(result.train_loss) == 2 for result in results)
+    assert reads == [], f"the steps read {len(reads)} values back: {sorted(set(reads))}"
 
 
 def test_a_non_finite_loss_stops_training_at_its_epochs_end_before_it_is_scored_or_saved(monkeypatch, tmp_path):
@@ -138,13 +170,14 @@ def test_a_non_finite_loss_stops_training_at_its_epochs_end_before_it_is_scored_
     assert scored == [1], "the diverged epoch was scored for the best epoch"
     saved = torch.load(checkpoint, weights_only=True)
     assert saved["epoch"] == 1 and all(torch.isfinite(weights).all() for weights in saved["models"][0].values())
+    assert checkpoint.exists()
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: only CUDA reports synchronisations")
 @pytest.mark.parametrize("name", ["sgd, mixup, shift_flip", "co-teaching", "text"])
 def test_training_steps_never_synchronise_with_the_gpu(name, make_separable_images, monkeypatch):
     """Catches what a host read in Python cannot: copies to the GPU that wait for it, reads inside torch."""
-    train_epoch = train._train_epoch
+    train_epoch = train.ModelTraining.train_epoch
 
     def strict_epoch(*args, **kwargs):
         torch.cuda.set_sync_debug_mode("error")
@@ -153,7 +186,28 @@ def test_training_steps_never_synchronise_with_the_gpu(name, make_separable_imag
         finally:
             torch.cuda.set_sync_debug_mode("default")
 
-    monkeypatch.setattr(train, "_train_epoch", strict_epoch)
+    monkeypatch.setattr(train.ModelTraining, "train_epoch", strict_epoch)
     recipe, extra = TRAININGS[name]
     result = _train(name, make_separable_images, device=torch.device("cuda"), recipe=replace(recipe, bf16=False))
     assert np.isfinite(result.train_loss).all()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: only CUDA reports synchronisations")
+def test_a_stacks_epochs_of_steps_never_synchronise_with_the_gpu(make_separable_images, monkeypatch):
+    train_epoch = stacked.StackTraining.train_epoch
+
+    def strict_epoch(*args, **kwargs):
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            return train_epoch(*args, **kwargs)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+
+    monkeypatch.setattr(stacked.StackTraining, "train_epoch", strict_epoch)
+    x, labels = make_separable_images(seed=0, num_samples=150, num_classes=3, shape=(3, 8, 8))
+    recipe, _ = TRAININGS["sgd, mixup, shift_flip"]
+    targets = np.eye(3, dtype=np.float32)[labels]
+    results = stacked.train_stacked(recipe=replace(recipe, bf16=False), xs=[x[:64], x[64:133]],
+                                    targets=[targets[:64], targets[64:133]], seeds=[1, 2],
+                                    validations=[None, None], device=torch.device("cuda"))
+    assert all(np.isfinite(result.train_loss).all() for result in results)

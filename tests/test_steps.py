@@ -15,6 +15,7 @@ import enkcvs.pipeline.steps
 from enkcvs.data.datasets import load_dataset
 from enkcvs.io import read_table, write_table
 from enkcvs.labelissues.oof import select
+from enkcvs.training.device import Execution
 from enkcvs.training.recipe import Recipe
 from enkcvs.training.train import train_model
 from enkcvs.pipeline.steps.final import train_final
@@ -29,7 +30,7 @@ RECIPE = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 2, "batch_siz
 
 def run_fold(base, iteration, fold, output):
     train_fold(dataset=base / "data.npz", labels=base / "labels.parquet", recipe=RECIPE, seed=3, num_folds=2,
-               iteration=iteration, fold=fold, threads=1, output=output,
+               iteration=iteration, fold=fold, execution=Execution(device=torch.device("cpu")), output=output,
                provenance_fields={"K": "2", "m": str(iteration), "k": str(fold)})
 
 
@@ -108,7 +109,7 @@ def two_seeds(base, *, shift_second=0):
         for fold in (1, 2):
             predictions.append(base / f"s{seed}k{fold}.parquet")
             train_fold(dataset=base / "data.npz", labels=labels[-1], recipe=RECIPE, seed=seed, num_folds=2,
-                       iteration=1, fold=fold, threads=1, output=predictions[-1],
+                       iteration=1, fold=fold, execution=Execution(device=torch.device("cpu")), output=predictions[-1],
                        provenance_fields={"seed": str(seed), "K": "2", "m": "1", "k": str(fold)})
     return predictions, labels
 
@@ -156,7 +157,7 @@ def test_labels_out_of_range_fail_naming_the_file(tiny_inputs):
     write_table(frame.assign(given=frame["given"] + 5), labels, metadata=meta)
     with pytest.raises(ValueError, match=r"labels.parquet: 'given' labels outside 0..2"):
         train_final(dataset=tiny_inputs / "data.npz", labels=labels, selection=None, method="ce", recipe=RECIPE,
-                    gamma=0.2, seed=1, threads=1, output=tiny_inputs / "never.json", provenance_fields={})
+                    gamma=0.2, seed=1, execution=Execution(device=torch.device("cpu")), output=tiny_inputs / "never.json", provenance_fields={})
     assert not (tiny_inputs / "never.json").exists()
 
 

@@ -220,18 +220,13 @@ def test_training_logs_show_what_was_read_every_epoch_and_what_was_written(tiny_
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU")
-def test_a_training_job_that_asked_for_a_gpu_fails_on_a_cpu_with_the_fix_in_its_log(tmp_path, run_snakemake,
-                                                                                   tiny_config):
-    config = yaml.safe_load(tiny_config.read_text())
-    config["gpu"] = {"per_training_job": 1}
-    changed = tmp_path / "gpu.yaml"
-    changed.write_text(yaml.safe_dump(config))
+def test_a_training_job_that_asked_for_a_gpu_fails_on_a_cpu_with_the_fix_in_its_log(tmp_path, run_snakemake):
     fold = "results/folds/digits/sym0.4/seed1/K2/m1/k1.parquet"
-    done = run_snakemake(tmp_path, fold, config=changed)
+    done = run_snakemake(tmp_path, fold, "--set-resources", "train_fold:gpu=1")
     assert done.returncode != 0 and not (tmp_path / fold).exists()
     log = (tmp_path / "logs/folds/digits/sym0.4/seed1/K2/m1/k1.log").read_text()
-    assert "asked for 1 GPU(s) (config gpu.per_training_job) but torch" in log
-    assert "gpu.allow_cpu_fallback: true" in log
+    assert "asked for 1 GPU(s) (its gpu resource) but torch" in log
+    assert "allow training on the CPU with the resource cpu_fallback=1" in log
 
 
 def test_latex_tables_escape_special_characters_and_keep_bold(tiny_run):
@@ -323,27 +318,23 @@ def test_changing_a_report_setting_retrains_nothing(tiny_run, tmp_path, run_snak
     assert not any(rule.startswith("train") or rule == "select_samples" for rule in rules)
 
 
-def test_gpu_requests_and_the_cluster_profile_rerun_nothing(tiny_run, tmp_path, run_snakemake, tiny_config):
-    """Resources are no rerun trigger: a finished local run moves to a GPU cluster without retraining."""
-    planned = planned_after(run_snakemake, tiny_run, tmp_path, tiny_config,
-                            lambda config: config.update(gpu={"per_training_job": 2, "model": "a100"}))
-    assert planned == []
-    on_slurm = run_snakemake(tiny_run, "-n", "--profile", str(REPO / "profiles" / "slurm"))
-    assert on_slurm.returncode == 0 and "Nothing to be done" in on_slurm.stdout + on_slurm.stderr
+@pytest.mark.parametrize("profile", [
+    ["--profile", str(REPO / "profiles" / "slurm")],
+    ["--profile", str(REPO / "profiles" / "gpu-node"), "--config", "stacked_folds=False"],
+    ["--set-resources", "train_fold:gpu=2", "train_fold:loader_workers=0", "train_fold:cuda_graphs=1",
+     "train_final_baseline:checkpoint_every=5", "--set-threads", "train_fold=4", "--resources", "gpu=3"],
+], ids=["slurm profile", "gpu-node profile, folds per job", "resources and threads"])
+def test_a_profile_reruns_nothing(tiny_run, run_snakemake, profile):
+    """Execution lives in profiles and on the command line (resources, threads, executors are no rerun trigger): a
+    finished local run moves to a cluster or a GPU node without retraining."""
+    done = run_snakemake(tiny_run, "-n", *profile)
+    assert done.returncode == 0 and "Nothing to be done" in done.stdout + done.stderr, done.stderr[-3000:]
 
 
 def test_lint_is_clean():
     done = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Congratulations, your workflow is in a good condition!" in done.stdout + done.stderr
-
-
-def test_jobs_import_the_library_through_the_scripts_link_without_an_install():
-    """A conda env has no enkcvs installed: the script folder's link must resolve to src/enkcvs."""
-    probe = "import sys; sys.path.append('workflow/scripts'); import enkcvs; print(enkcvs.__file__)"
-    done = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, cwd=REPO)
-    assert done.returncode == 0, done.stderr
-    assert Path(done.stdout.strip()).resolve() == REPO / "src" / "enkcvs" / "__init__.py"
 
 
 def planned_after(run_snakemake, tiny_run, tmp_path, tiny_config, edit) -> list[tuple[str, str]]:
@@ -483,3 +474,38 @@ def test_a_run_of_baselines_alone_trains_no_fold_model_and_sl_trains_on_its_auth
     table2 = pd.read_csv(tmp_path / "results/report/table2.csv")
     assert table2[["method", "runs"]].values.tolist() == [["sl", 1]]
     assert table2["mean"].iloc[0] == pytest.approx(100 * sl["test_accuracy"])
+
+
+def test_folds_trained_stacked_write_the_fold_tables_a_job_per_fold_writes(tiny_run, run_snakemake, tmp_path):
+    """``--config stacked_folds=True`` (profiles/gpu-node): one train_stack job per (dataset, noise, seed, K) trains
+    its M x K folds, M the most iterations any selection of it votes over (Figure 1's M = 2 and the main one here),
+    and each fold's table, unstacked where train_fold writes it, holds the same samples and labels as the per-fold
+    run's, the same best epoch, marked ``stacked``; the selections read them as they read the per-fold ones."""
+    selection = "results/selection/digits/sym0.4/seed1/K2/M2/t1/metrics.json"
+    done = run_snakemake(tmp_path, selection, "--config", "stacked_folds=True")
+    assert done.returncode == 0, done.stderr[-3000:]
+    output = done.stdout + done.stderr
+    assert re.search(r"^train_stack +1$", output, flags=re.MULTILINE) and "train_fold" not in output
+    assert re.search(r"^unstack_fold +4$", output, flags=re.MULTILINE)
+    for m in (1, 2):
+        for k in (1, 2):
+            fold = f"results/folds/digits/sym0.4/seed1/K2/m{m}/k{k}.parquet"
+            (got, got_meta), (expected, expected_meta) = read_table(tmp_path / fold), read_table(tiny_run / fold)
+            assert got_meta["stacked"] is True and got_meta["stack"].endswith("stacks/digits/sym0.4/seed1/K2.parquet")
+            assert (got_meta["m"], got_meta["k"]) == (str(m), str(k))
+            assert got[["sample", "given"]].equals(expected[["sample", "given"]])
+            assert got.columns.tolist() == expected.columns.tolist()
+    assert read_json(tmp_path / selection)["SS"] > 0
+
+
+def test_under_stacked_folds_raising_m_retrains_the_whole_stack(tiny_run, tmp_path, run_snakemake, tiny_config):
+    """The stated cost of the stacked route: a stack trains M iterations at once, so raising M retrains every stack
+    of the settings it changes (a job per fold would train only the new iteration)."""
+    config = yaml.safe_load(tiny_config.read_text())
+    config["selection"]["M"] = 3
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    planned = planned_jobs(run_snakemake(tmp_path, "-n", "--config", "stacked_folds=True", config=changed).stdout)
+    stacks = sorted(w for rule, w in planned if rule == "train_stack")
+    assert len(stacks) == 2 * 2  # two noise settings x two seeds, each its whole M = 3 stack
+    assert not [rule for rule, _ in planned if rule == "train_fold"]

@@ -42,7 +42,7 @@ rule confident_learning_report:
     input:
         # every main setting with known true labels
         tables=lambda wildcards: selection_outputs(
-            rules.compare_confident_learning.output.table, main_settings(real=False), main_point
+            rules.compare_confident_learning.output.table, PLAN.main_settings(real=False), PLAN.main_point
         ),
     output:
         markdown="results/report/confident_learning.md",
@@ -73,7 +73,7 @@ rule ranking_report:
     input:
         # every main setting with known true labels
         tables=lambda wildcards: selection_outputs(
-            rules.compare_confident_learning.output.ranking, main_settings(real=False), main_point
+            rules.compare_confident_learning.output.ranking, PLAN.main_settings(real=False), PLAN.main_point
         ),
     output:
         markdown="results/report/ranking.md",

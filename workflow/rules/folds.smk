@@ -9,13 +9,10 @@ rule train_fold:
         "logs/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.log",
     benchmark:
         "results/benchmarks/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.tsv"
-    wildcard_constraints:
-        dataset=dataset_other_than(selection_datasets()),
     conda:
         "../../envs/train.yaml"
     threads: 1
     resources:
-        **TRAINING_GPUS,
         mem_mb=2000,
     params:
         recipe=get_recipe,
@@ -23,48 +20,48 @@ rule train_fold:
         "../scripts/train_fold.py"
 
 
-# One rule per (dataset, K, M) and group of noises and seeds (a rule's outputs are a fixed list:
-# enkcvs.pipeline.config.selection_jobs): the M x K fold tables of a selection, the same files train_fold writes,
-# from one job (config training_jobs, stacked_folds).
-for _group in SELECTION_JOBS:
+# Folds trained stacked: an execution choice a profile or --config makes (stacked_folds: true, profiles/gpu-node),
+# for the datasets that can (enkcvs.pipeline.plan.Plan.stackable). One train_stack job trains the M x K fold models
+# of a (dataset, noise, seed, K), M the most iterations any of its selections votes over; each fold's table is taken
+# from it by a local unstack_fold job, where train_fold would write it.
+if PLAN.stacked_datasets():
 
-    rule:
-        name:
-            _group.rule
+    ruleorder: unstack_fold > train_fold
+
+    rule train_stack:
         input:
-            unpack(get_text_inputs),
             dataset=rules.prepare_dataset.output.dataset,
             labels=rules.inject_noise.output.labels,
         output:
-            predictions=expand(
-                rules.train_fold.output.predictions,
-                K=_group.K,
-                m=range(1, _group.M + 1),
-                k=range(1, _group.K + 1),
-                allow_missing=True,
-            ),
+            stack="results/stacks/{dataset}/{noise}/seed{seed}/K{K}.parquet",
         log:
-            expand("logs/folds/{dataset}/{noise}/seed{seed}/K{K}/selection.log", K=_group.K, allow_missing=True),
+            "logs/stacks/{dataset}/{noise}/seed{seed}/K{K}.log",
         benchmark:
-            expand(
-                "results/benchmarks/folds/{dataset}/{noise}/seed{seed}/K{K}/selection.tsv",
-                K=_group.K,
-                allow_missing=True,
-            )[0]
+            "results/benchmarks/stacks/{dataset}/{noise}/seed{seed}/K{K}.tsv"
         wildcard_constraints:
-            dataset=re.escape(_group.dataset),
-            noise="|".join(map(re.escape, _group.noises)),
-            seed="|".join(map(str, _group.seeds)),
+            dataset="|".join(PLAN.stacked_datasets()),
         conda:
             "../../envs/train.yaml"
         threads: 1
         resources:
-            **TRAINING_GPUS,
-            mem_mb=2000 + (500 * _group.M * _group.K if _group.stacked else 0),
+            mem_mb=lambda wildcards: 2000 + 500 * int(wildcards.K) * get_stack_iterations(wildcards),
         params:
             recipe=get_recipe,
-            num_folds=_group.K,
-            iterations=_group.M,
-            stacked=_group.stacked,
+            iterations=get_stack_iterations,
         script:
-            "../scripts/train_selection.py"
+            "../scripts/train_stack.py"
+
+    rule unstack_fold:
+        input:
+            stack=rules.train_stack.output.stack,
+        output:
+            predictions=rules.train_fold.output.predictions,
+        log:
+            "logs/folds/{dataset}/{noise}/seed{seed}/K{K}/m{m}/k{k}.unstack.log",
+        wildcard_constraints:
+            dataset="|".join(PLAN.stacked_datasets()),
+        localrule: True
+        conda:
+            "../../envs/analysis.yaml"
+        script:
+            "../scripts/unstack_fold.py"

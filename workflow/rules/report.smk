@@ -146,8 +146,8 @@ rule sensitivity_figure:
     conda:
         "../../envs/report.yaml"
     params:
-        selection=lambda wildcards: dict(zip("KMt", main_point(SENSITIVITY["dataset"])[0])),
-        paper_name=lambda wildcards: DATASETS[SENSITIVITY["dataset"]]["paper_name"],
+        selection=lambda wildcards: dict(zip("KMt", PLAN.main_point(PLAN.sensitivity["dataset"])[0])),
+        paper_name=lambda wildcards: DATASETS[PLAN.sensitivity["dataset"]]["paper_name"],
         dpi=config["report"]["dpi"],
     script:
         "../scripts/sensitivity_figure.py"
@@ -198,11 +198,10 @@ rule test_curves:
 
 rule resource_usage:
     input:
-        train_fold=get_fold_benchmarks(selected=False),
-        train_selection=get_fold_benchmarks(selected=True),
+        train_fold=get_fold_benchmarks(stacked=False),
+        train_stack=get_fold_benchmarks(stacked=True),
         train_final_baseline=get_final_benchmarks(selected=False),
         train_final_selected=get_final_benchmarks(selected=True),
-        train_finals=get_finals_benchmarks,
     output:
         markdown="results/report/resources.md",
         csv=report("results/report/resources.csv", caption="../report/resources.rst", category="Supplement - Resources"),

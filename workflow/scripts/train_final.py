@@ -2,6 +2,7 @@ from enkcvs.pipeline.job import logged_job
 
 with logged_job(snakemake.log[0]):
     from enkcvs.pipeline.steps.final import train_final
+    from enkcvs.training.device import job_execution
 
     train_final(
         dataset=snakemake.input.dataset,
@@ -13,9 +14,7 @@ with logged_job(snakemake.log[0]):
         gamma=snakemake.params.gamma,
         options=dict(snakemake.params.options),
         seed=int(snakemake.wildcards.seed),
-        threads=snakemake.threads,
-        gpus=snakemake.resources.gpu,
-        allow_cpu_fallback=bool(snakemake.resources.cpu_fallback),
+        execution=job_execution(snakemake.resources, threads=snakemake.threads),
         output=snakemake.output.result,
         provenance_fields=dict(snakemake.wildcards),
     )

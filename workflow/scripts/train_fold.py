@@ -2,6 +2,7 @@ from enkcvs.pipeline.job import logged_job
 
 with logged_job(snakemake.log[0]):
     from enkcvs.pipeline.steps.folds import train_fold
+    from enkcvs.training.device import job_execution
 
     train_fold(
         dataset=snakemake.input.dataset,
@@ -12,9 +13,7 @@ with logged_job(snakemake.log[0]):
         num_folds=int(snakemake.wildcards.K),
         iteration=int(snakemake.wildcards.m),
         fold=int(snakemake.wildcards.k),
-        threads=snakemake.threads,
-        gpus=snakemake.resources.gpu,
-        allow_cpu_fallback=bool(snakemake.resources.cpu_fallback),
+        execution=job_execution(snakemake.resources, threads=snakemake.threads),
         output=snakemake.output.predictions,
         provenance_fields=dict(snakemake.wildcards),
     )

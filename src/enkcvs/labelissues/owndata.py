@@ -44,13 +44,13 @@ DEFAULT_SEED = 1
 #: pixel centre crops; texts: the same ``mlp`` on the texts' embeddings by the frozen default checkpoint
 #: (:data:`enkcvs.data.text.DEFAULT_CHECKPOINT`, packaged), with mixup of the embeddings; its settings won on ranking
 #: quality and time in benchmarks/text_heads.py (benchmarks/results/text_heads-2026-11-28.json).
-#: Images are read in the main process (``loader_workers`` 0): no worker start per epoch on small folders. Images
+#: Images are read in the main process (no DataLoader workers: no worker start per epoch on small folders). Images
 #: with an ``encoder`` train the texts' heads recipe on its embeddings (``HEADS``).
 DEFAULT_RECIPES: dict[str, dict[str, Any]] = {
     "table": {"model": "mlp", "optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "epochs": 20,
               "batch_size": 64, "mixup_alpha": 0.3},
     "images": {"model": "cnn4", "optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "epochs": 15,
-               "batch_size": 64, "mixup_alpha": 0.3, "loader_workers": 0},
+               "batch_size": 64, "mixup_alpha": 0.3},
     "texts": {"model": "mlp", "optimizer": "adam", "lr": 1e-3, "momentum": 0.9, "weight_decay": 5e-4, "epochs": 10,
               "batch_size": 128, "mixup_alpha": 0.3},
 }
@@ -284,9 +284,11 @@ def own_probabilities(own_data: OwnData, *, folds: int, repetitions: int, seed: 
     stderr. Fold models on features held in memory (a table's, the texts' embeddings) train stacked, all M x K
     together (``stacked`` of :func:`enkcvs.training.crossval.out_of_fold_probabilities`)."""
     from enkcvs.training.crossval import out_of_fold_probabilities
+    from enkcvs.training.device import Execution, default_device
 
     data, inputs = own_data.data, own_data.inputs
     return out_of_fold_probabilities(x=inputs, labels=data.y_train, recipe=own_data.recipe,
+                                     execution=Execution(device=default_device(), loader_workers=0),
                                      num_folds=folds, iterations=repetitions, seed=seed,
                                      num_classes=data.num_classes, progress=True,
                                      standardize=own_data.kind == "table" and own_data.standardize,

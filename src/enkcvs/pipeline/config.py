@@ -1,8 +1,6 @@
 """Checks of a workflow config that a JSON schema cannot express; run before any job is scheduled."""
 
-from collections import defaultdict
-from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +9,7 @@ import yaml
 from enkcvs.data.sources import SOURCES
 from enkcvs.method.noise import ASYMMETRIC_MAPS, SUPERCLASS_MAPS, parse_noise
 from enkcvs.method.methods import ORACLE_METHODS
-from enkcvs.training.recipe import STATIC_MODELS, Recipe, baseline_recipe
+from enkcvs.training.recipe import Recipe, baseline_recipe
 
 
 def fill_text_recipe_defaults(config: dict[str, Any]) -> None:
@@ -181,11 +179,6 @@ def config_problems(config: dict[str, Any]) -> list[str]:
             if too_large:
                 problems.append(f"sensitivity.t {too_large} exceed the main M = {main_M} of {sensitivity['dataset']}, "
                                 "at which t is swept: choose 1 <= t <= M")
-    gpu = config["gpu"]
-    if gpu["model"] is not None and gpu["per_training_job"] == 0:
-        problems.append(
-            f"gpu.model is {gpu['model']!r} but gpu.per_training_job is 0: set per_training_job >= 1 or drop the model"
-        )
     return problems
 
 
@@ -213,118 +206,23 @@ def duplicate_key_problems(path: str | Path) -> list[str]:
     return []
 
 
-def run_config_problems(config: dict[str, Any], *, config_files: Collection[str | Path], schema: Path) -> list[str]:
+def run_config_problems(config: dict[str, Any], *, config_files: Collection[str | Path],
+                        validate: Callable[[dict[str, Any]], None]) -> list[str]:
     """Every problem of a run's ``config`` read from ``config_files``, as the workflow checks it before any job:
-    keys given twice in a file; else the JSON ``schema`` (an absolute path; its defaults are filled into ``config``,
-    text recipes' first); else the rules across keys (:func:`config_problems`). Empty when the config is valid."""
+    keys given twice in a file; else the JSON schema, by ``validate(config)`` (Snakemake's
+    ``snakemake.utils.validate`` with the workflow's schema, which fills its defaults into ``config``; text recipes'
+    first); else the rules across keys (:func:`config_problems`). Empty when the config is valid."""
     from snakemake.exceptions import WorkflowError  # the workflow's own: jobs that import this module never call it
-    from snakemake.utils import validate
 
+    if not config:
+        return ["no config was given: run with --configfile FILE (the repository's default profile, profiles/default, "
+                "gives config/config.yaml), or pass one to the module (config: in its module directive)"]
     problems = [problem for path in config_files for problem in duplicate_key_problems(path)]
     if problems:
         return problems
     fill_text_recipe_defaults(config)  # before the schema's defaults, which know no modality
     try:
-        validate(config, schema=str(schema))
+        validate(config)
     except WorkflowError as error:
         return [str(error)]
     return config_problems(config)
-
-
-def trains_stacked(setting: bool | str, *, dataset: dict[str, Any], gpus: int) -> bool:
-    """Whether models of ``dataset`` (its config entry) train together as one stacked program where config
-    ``setting`` asks for it: ``stacked_folds``, the M x K fold models of each selection in one ``train_selection``
-    job; ``stacked_finals``, a setting's final models in one ``train_finals`` job. ``true``, or ``auto`` where the
-    training jobs ask for GPUs (``gpus``), and only for inputs held in memory (not image files or token ids) and a
-    model of :data:`~enkcvs.training.recipe.STATIC_MODELS`; ``false`` never."""
-    stackable = (SOURCES[dataset["source"]].modality not in ("text", "image_files")
-                 and dataset["recipe"]["model"] in STATIC_MODELS)
-    return stackable and (setting is True or (setting == "auto" and gpus > 0))
-
-
-@dataclass(frozen=True)
-class SelectionJob:
-    """One ``train_selection`` rule: the M x K fold models of (``dataset``, noise, seed, ``K``) trained in one job, as
-    one stacked program or (``stacked`` false) one after another, for every noise of ``noises`` and seed of
-    ``seeds``."""
-
-    dataset: str
-    K: int
-    M: int
-    noises: tuple[str, ...]
-    seeds: tuple[int, ...]
-    rule: str
-    stacked: bool
-
-
-def selection_jobs(iterations: Mapping[tuple[str, str, int, int], int], *,
-                   stacked: Collection[str]) -> list[SelectionJob]:
-    """The ``train_selection`` rules that train the fold models ``iterations`` asks for: (dataset, noise, seed, K)
-    -> M, the most iterations any selection of that setting votes over (iterations 1..M are shared by every M); the
-    datasets of ``stacked`` train them as one stacked program.
-
-    A rule's outputs are one pattern per (m, k), its wildcards constrained to one dataset, a set of noises and a set
-    of seeds: the settings of one (dataset, K, M) are grouped by noise, and the noises with the same seeds share a
-    rule, so that no setting trains an iteration no selection of it votes over."""
-    seeds_of = defaultdict(lambda: defaultdict(set))  # (dataset, K, M) -> noise -> seeds
-    for (dataset, noise, seed, K), M in iterations.items():
-        seeds_of[dataset, K, M][noise].add(int(seed))
-    rules = []
-    for (dataset, K, M), noises in sorted(seeds_of.items()):
-        groups = _noises_by_seeds(noises)
-        for index, (seeds, grouped) in enumerate(groups):
-            rule = f"train_selection_{dataset}_K{K}_M{M}" + (f"_{index + 1}" if len(groups) > 1 else "")
-            rules.append(SelectionJob(dataset=dataset, K=K, M=M, noises=grouped, seeds=seeds, rule=rule,
-                                      stacked=dataset in stacked))
-    return rules
-
-
-def _noises_by_seeds(seeds_of: Mapping[str, set[int]]) -> list[tuple[tuple[int, ...], tuple[str, ...]]]:
-    """The noises of ``seeds_of`` (noise -> seeds) grouped by their seeds: (seeds, noises) pairs, ordered by their
-    noises, so that a rule's wildcards can be constrained to all of one group's noises and seeds."""
-    groups = defaultdict(list)
-    for noise, seeds in sorted(seeds_of.items()):
-        groups[tuple(sorted(seeds))].append(noise)
-    return sorted(((seeds, tuple(noises)) for seeds, noises in groups.items()), key=lambda group: group[1])
-
-
-@dataclass(frozen=True)
-class FinalModel:
-    """One final model of a setting: a ``method`` trained on all samples (``point`` None) or on the selection
-    (K, M, t) ``point``."""
-
-    method: str
-    point: tuple[int, int, int] | None = None
-
-
-@dataclass(frozen=True)
-class FinalsJob:
-    """One ``train_finals`` rule: the final ``models`` of (``dataset``, noise, seed) trained in one job, one after
-    another or (``stacked``) those of one recipe and loss as one stacked program, for every noise of ``noises`` and
-    seed of ``seeds``."""
-
-    dataset: str
-    models: tuple[FinalModel, ...]
-    noises: tuple[str, ...]
-    seeds: tuple[int, ...]
-    rule: str
-    stacked: bool = False
-
-
-def finals_jobs(models: Mapping[tuple[str, str, int], Collection[FinalModel]], *,
-                stacked: Collection[str] = ()) -> list[FinalsJob]:
-    """The ``train_finals`` rules that train the final models ``models`` asks for, (dataset, noise, seed) -> its
-    models (config ``training_jobs: setting``, ``stacked_finals``): the settings of one dataset with the same models
-    are grouped by noise, and the noises with the same seeds share a rule, so that no setting trains a model it does
-    not use; the datasets of ``stacked`` train them stacked."""
-    seeds_of = defaultdict(lambda: defaultdict(set))  # (dataset, models) -> noise -> seeds
-    for (dataset, noise, seed), wanted in models.items():
-        ordered = tuple(sorted(set(wanted), key=lambda model: (model.point or (0, 0, 0), model.method)))
-        seeds_of[dataset, ordered][noise].add(int(seed))
-    rules, count = [], defaultdict(int)
-    for (dataset, ordered), noises in sorted(seeds_of.items(), key=lambda item: (item[0][0], sorted(item[1]))):
-        for seeds, grouped in _noises_by_seeds(noises):
-            count[dataset] += 1
-            rules.append(FinalsJob(dataset=dataset, models=ordered, noises=grouped, seeds=seeds,
-                                   rule=f"train_finals_{dataset}_{count[dataset]}", stacked=dataset in stacked))
-    return rules

@@ -6,7 +6,6 @@ label-issue rankings kept with it. Every result number of the Markdown pages com
 import hashlib
 import json
 import shutil
-from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -43,16 +42,14 @@ def keep_label_issues(*, issues: PathLike, into: PathLike) -> None:
 
 def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_seconds: float, jobs: int | None,
                command: list[str], root: PathLike = RUN_HOME, git: dict | None = None,
-               invocations: list[dict] | None = None, first: Sequence[Sequence[str]] = (),
-               data: dict | None = None, carried: list[dict] | None = None, issues: PathLike | None = None) -> Path:
+               invocations: list[dict] | None = None, data: dict | None = None,
+               issues: PathLike | None = None) -> Path:
     """Copy a finished run's rendered report into ``root/name/`` with its provenance, and with ``issues`` (a run's
     ``results/issues``) its merged label-issue rankings (:func:`keep_label_issues`), replacing an earlier record of
     that name as a whole (written beside it, then swapped in, so a failure leaves the old record). ``git`` is the
     checkout's state when the run started (default: now); ``invocations`` the Snakemake invocations the wall
-    time sums (:func:`snakemake_invocations`); ``first`` the groups of targets ``command`` built, in order, before
-    the rest;
-    ``data`` what it trained on (:func:`data_provenance`); ``carried`` the saves that moved it between machines
-    (:func:`enkcvs.continuing.carry.save_run`), each with its machine and commit.
+    time sums (:func:`enkcvs.recording.run.snakemake_invocations`); ``data`` what it trained on
+    (:func:`data_provenance`).
 
     Raises ``FileNotFoundError`` when ``report`` holds no rendered file."""
     report, root = Path(report), Path(root)
@@ -70,7 +67,6 @@ def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_second
             "configfile": str(configfile),
             "config": Path(configfile).read_text(),
             "command": command,
-            "first": first,
             "wall_seconds": round(wall_seconds, 1),
             "jobs": jobs,
             "machine": machine_description(),
@@ -79,7 +75,6 @@ def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_second
             "git": git or git_state(),
             "invocations": invocations or [],
             "data": data or {},
-            "carried": carried or [],
         }
         (staging / "provenance.json").write_text(json.dumps(provenance, indent=2, sort_keys=True) + "\n")
     return root / name

@@ -1,2 +1,2 @@
 """The command line of recorded runs (:mod:`.cli`; ``python -m enkcvs.runs``): run the workflow and record it,
-carry an unfinished run to another machine and restore it, regenerate the pages, compare two runs."""
+regenerate the pages, compare two runs."""

@@ -1,18 +1,23 @@
-"""Batches as the training loop and prediction take them: in-memory inputs (images, token ids) uploaded to the device
-once and batched there in a new order each epoch, augmented on whole batches (no per-sample Python); inputs too large
-for memory (image files) streamed by a DataLoader with worker processes instead."""
+"""Batches as training and prediction take them: in-memory inputs (images, token ids) uploaded to the device once and
+batched there, inputs too large for memory (image files) streamed by a DataLoader with worker processes instead.
 
-from collections.abc import Callable, Iterator
+Every random draw of an epoch is made at its start (:func:`epoch_draws`): the batch order, each batch's augmentation,
+mixup partners and lambda, drawn from the training's own generators in a fixed order and uploaded at once. A step
+only reads its row of them, so it waits on nothing on the host, and models trained together as one stacked program
+(:mod:`enkcvs.training.stacked`) draw exactly what each would draw trained alone.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch.utils.data import DataLoader
 
-from enkcvs.rng import Purpose, derive_seed
+from enkcvs.method.mixup import mixup_lambdas
 from enkcvs.training.augment import AUGMENTATIONS
 from enkcvs.training.device import upload
 from enkcvs.training.recipe import Recipe
-
 
 #: Inputs of :func:`enkcvs.training.train.train_model` and :func:`enkcvs.training.evaluate.predict_proba`: an array
 #: held in memory, or a torch Dataset of (input, position) pairs streamed from disk (see
@@ -20,14 +25,69 @@ from enkcvs.training.recipe import Recipe
 Inputs = np.ndarray | torch.utils.data.Dataset
 
 
+def batch_sizes(num_samples: int, *, batch_size: int, limit: int = 0) -> list[int]:
+    """The sizes of an epoch's batches over ``num_samples``: full batches, then the rest, except a last batch of one
+    sample (batch norm needs two); the first ``limit`` of them where it is set (``Recipe.steps_per_epoch``)."""
+    full, rest = divmod(num_samples, batch_size)
+    sizes = [batch_size] * full + ([rest] if rest >= 2 else [])
+    return sizes[:limit] if limit else sizes
+
+
 def steps_per_epoch(num_samples: int, *, batch_size: int, limit: int = 0) -> int:
-    """Optimizer steps in one epoch over ``num_samples`` in batches of ``batch_size``: a last batch of one sample is
-    skipped (batch norm needs two); at most ``limit`` where it is set (``Recipe.steps_per_epoch``)."""
-    steps = -(-num_samples // batch_size) - (num_samples % batch_size == 1)
-    return min(steps, limit) if limit else steps
+    """Optimizer steps in one epoch over ``num_samples`` (:func:`batch_sizes`)."""
+    return len(batch_sizes(num_samples, batch_size=batch_size, limit=limit))
 
 
-def resident(x: np.ndarray, device: torch.device) -> torch.Tensor:
+@dataclass
+class EpochDraws:
+    """One epoch's random draws of one training, on its device: the batch order and, per step, what augmentation and
+    mixup draw (rows past a batch's size are unused)."""
+
+    order: torch.Tensor  # (N,) int64: the samples in training order (in-memory data; a DataLoader shuffles its own)
+    host_order: torch.Tensor  # the same on the host (what a batch's token lengths are looked up by)
+    sizes: list[int]  # each step's batch size, on the host
+    augment: dict[str, torch.Tensor]  # (steps, ...) draws of recipe.augment (enkcvs.training.augment); {} for none
+    partners: torch.Tensor | None  # (steps, B) float in [0, 1): mixup partners (enkcvs.method.mixup.partner_index)
+    lambdas: torch.Tensor | None  # (steps,) float32: mixup's lambda' of each step
+
+
+def epoch_draws(num_samples: int, *, recipe: Recipe, generator: torch.Generator, rng: np.random.Generator,
+                device: torch.device) -> EpochDraws:
+    """Every draw of one epoch of a training on ``num_samples``, in this order: the batch order from ``generator``,
+    then the augmentation's draws, then the mixup partners; mixup's lambdas from ``rng``."""
+    sizes = batch_sizes(num_samples, batch_size=recipe.batch_size, limit=recipe.steps_per_epoch)
+    steps = len(sizes)
+    order = torch.randperm(num_samples, generator=generator)
+    augment = {}
+    if recipe.augment:
+        draw, _ = AUGMENTATIONS[recipe.augment]
+        augment = draw(steps, recipe.batch_size, generator=generator)
+    partners = lambdas = None
+    if recipe.mixup_alpha:
+        partners = torch.rand(steps, recipe.batch_size, generator=generator)
+        lambdas = torch.from_numpy(mixup_lambdas(alpha=recipe.mixup_alpha, rng=rng, size=steps))
+    return EpochDraws(order=upload(order, device=device), host_order=order, sizes=sizes,
+                      augment={name: upload(draws, device=device) for name, draws in augment.items()},
+                      partners=None if partners is None else upload(partners, device=device),
+                      lambdas=None if lambdas is None else upload(lambdas, device=device))
+
+
+def memory_batches(x: torch.Tensor, targets: torch.Tensor, *, draws: EpochDraws,
+                   lengths: np.ndarray | None = None) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """An epoch's batches of inputs held on the device (:func:`resident`) in the order its ``draws`` give: each as
+    the model takes it (:func:`model_input`; token ids cut to the batch's longest text, by ``lengths``, the texts'
+    token counts on the host: :func:`token_lengths`) with its (B, Q) ``targets``."""
+    start = 0
+    for size in draws.sizes:
+        batch = draws.order[start:start + size]
+        xb = x[batch]
+        if lengths is not None:
+            xb = cut_to_longest(xb, lengths[draws.host_order[start:start + size].numpy()])
+        start += size
+        yield model_input(xb), targets[batch]
+
+
+def resident(x: np.ndarray | torch.Tensor, device: torch.device) -> torch.Tensor:
     """An in-memory input array as a device tensor; images channels_last (uint8 images stay uint8 until batched)."""
     tensor = torch.as_tensor(x, device=device)
     return tensor.contiguous(memory_format=torch.channels_last) if tensor.ndim == 4 else tensor
@@ -56,14 +116,6 @@ def cut_to_longest(xb: torch.Tensor, lengths: np.ndarray) -> torch.Tensor:
     return xb[:, :, : int(lengths.max())]
 
 
-def probe_batch(x: Inputs, *, size: int, device: torch.device) -> torch.Tensor:
-    """The first ``size`` training inputs as one model-ready batch (for
-    :func:`enkcvs.training.precision.resolve_bf16`)."""
-    if isinstance(x, np.ndarray):
-        return model_input(resident(x[:size], device))
-    return model_input(torch.stack([x[i][0] for i in range(min(size, len(x)))]).to(device))
-
-
 def input_shape(x: Inputs) -> tuple[int, ...]:
     """The shape of one input: (C, H, W) of an image, (2, L) of token ids."""
     return tuple(x.shape[1:]) if isinstance(x, np.ndarray) else tuple(x[0][0].shape)
@@ -81,46 +133,3 @@ def data_loader(x: torch.utils.data.Dataset, *, batch_size: int, workers: int, d
         pin_memory=device.type == "cuda",
         persistent_workers=workers > 0 and generator is not None,
     )
-
-
-def batch_source(x: Inputs, targets: np.ndarray, *, recipe: Recipe, seed: int, device: torch.device,
-                 generator: torch.Generator) -> Callable[[], Iterator[tuple[torch.Tensor, torch.Tensor]]]:
-    """A function that yields one epoch's batches: model-ready inputs (augmented where the recipe says) and their
-    (B, Q) targets, in a new order each epoch drawn from ``generator`` (streamed Datasets: from a DataLoader seeded
-    from ``seed``), the first ``recipe.steps_per_epoch`` of them where it is set. In-memory inputs are uploaded
-    once, here."""
-    augment = AUGMENTATIONS[recipe.augment] if recipe.augment else None
-    t_all = torch.as_tensor(targets, device=device)
-    if isinstance(x, np.ndarray):
-        x_all, lengths = resident(x, device), token_lengths(x)
-
-        def positioned():
-            host_order = torch.randperm(len(x_all), generator=generator)
-            order = upload(host_order, device=device)
-            for host_batch, batch in zip(host_order.split(recipe.batch_size), order.split(recipe.batch_size)):
-                xb = x_all[batch]
-                yield (xb if lengths is None else cut_to_longest(xb, lengths[host_batch.numpy()])), batch
-
-    else:
-        loader = data_loader(x, batch_size=recipe.batch_size, workers=recipe.loader_workers, device=device,
-                             generator=torch.Generator().manual_seed(derive_seed(seed, Purpose.FOLDS)))
-
-        def positioned():
-            for images, positions in loader:
-                # The loader pins its batches on a GPU (data_loader), so neither copy waits for the device.
-                yield images.to(device, non_blocking=True), positions.to(device, non_blocking=True)
-
-    def epoch_batches():
-        steps = 0
-        for xb, batch in positioned():
-            if len(batch) < 2:  # batch norm needs two samples; only an epoch's last batch can be this small
-                continue
-            if recipe.steps_per_epoch and steps == recipe.steps_per_epoch:  # the rest of the shuffle is left
-                return
-            xb = model_input(xb)
-            if augment is not None and xb.ndim == 4:
-                xb = augment(xb, generator=generator)
-            steps += 1
-            yield xb, t_all[batch]
-
-    return epoch_batches

@@ -37,6 +37,7 @@ def fold_probabilities(
     iteration: int,
     fold: int,
     device=None,
+    execution=None,
     loss: str = "ce",
     loss_params: dict[str, float] | None = None,
     resume=None,
@@ -54,6 +55,7 @@ def fold_probabilities(
     num_classes : Q.
     seed, num_folds, iteration, fold : the run's seed, K, m and k.
     device : torch device; default :func:`enkcvs.training.device.default_device`.
+    execution : how it runs (:class:`enkcvs.training.device.Execution`), instead of ``device``.
     loss, loss_params : the training loss (E-NKCVS's fold models: cross-entropy; :mod:`enkcvs.pipeline.tuning` scores
         others on the same split), see :func:`enkcvs.method.losses.make_loss`.
     resume : the training's epoch checkpoint file, as :func:`enkcvs.training.train.train_model` takes it (None: none).
@@ -67,15 +69,18 @@ def fold_probabilities(
     probabilities : (n_k, Q) float32 predicted class probabilities of the held-out samples.
     result : the :class:`enkcvs.training.train.TrainingResult` (best epoch, per-epoch history, model).
     """
+    from enkcvs.training.device import Execution, default_device
     from enkcvs.training.evaluate import predict_proba
     from enkcvs.training.train import train_model
 
+    execution = execution or Execution(device=device or default_device())
     held_out, training, inputs = _fold_training(recipe=recipe, inputs=inputs, given=given, num_classes=num_classes,
                                                 seed=seed, num_folds=num_folds, iteration=iteration, fold=fold,
                                                 standardize=standardize)
-    result = train_model(recipe=recipe, **training, device=device, loss=loss, loss_params=loss_params, resume=resume)
-    probabilities = predict_proba(result.model, inputs(held_out, False), device=device,
-                                  workers=recipe.loader_workers, bf16=result.bf16)
+    result = train_model(recipe=recipe, **training, execution=execution, loss=loss, loss_params=loss_params,
+                         resume=resume)
+    probabilities = predict_proba(result.model, inputs(held_out, False), device=execution.device,
+                                  workers=execution.loader_workers, bf16=result.bf16)
     return held_out, probabilities, result
 
 
@@ -111,24 +116,27 @@ def selection_probabilities(
     num_folds: int,
     iterations: Sequence[int],
     device=None,
-    resumes: Sequence | None = None,
+    execution=None,
+    resume=None,
     standardize: bool = False,
     on_epoch: Callable[[int], None] | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, Any]]:
     """The K folds of each iteration m of ``iterations`` (a whole selection's M x K, or one iteration's K) trained
     together as one stacked program (:func:`enkcvs.training.stacked.train_stacked`): what :func:`fold_probabilities`
-    returns for each (m, k), within float rounding. Arguments as there (cross-entropy only); ``resumes`` holds each
-    model's epoch checkpoint file (None: none), in the order of the result. Inputs must be arrays in memory (images),
-    and the model free of dropout.
+    returns for each (m, k), within float rounding. Arguments as there (cross-entropy only); ``resume`` is the
+    stack's one epoch checkpoint file (None: none). Inputs must be arrays in memory (images, tables), and the model
+    free of dropout.
 
     Returns
     -------
     M x K (held_out (n_k,), probabilities (n_k, Q) float32, :class:`enkcvs.training.train.TrainingResult`), in the
     order (m, k) = (first, 1), (first, 2), ..., (last, K).
     """
+    from enkcvs.training.device import Execution, default_device
     from enkcvs.training.evaluate import predict_proba
     from enkcvs.training.stacked import train_stacked
 
+    execution = execution or Execution(device=device or default_device())
     folds = [_fold_training(recipe=recipe, inputs=inputs, given=given, num_classes=num_classes, seed=seed,
                             num_folds=num_folds, iteration=iteration, fold=fold, standardize=standardize)
              for iteration in iterations for fold in range(1, num_folds + 1)]
@@ -136,10 +144,10 @@ def selection_probabilities(
     results = train_stacked(recipe=recipe, xs=[training["x"] for training in trainings],
                             targets=[training["targets"] for training in trainings],
                             seeds=[training["seed"] for training in trainings],
-                            validations=[training["validation"] for training in trainings], device=device,
-                            resumes=resumes, on_epoch=on_epoch)
-    return [(held_out, predict_proba(result.model, fold_inputs(held_out, False), device=device,
-                                     workers=recipe.loader_workers, bf16=result.bf16), result)
+                            validations=[training["validation"] for training in trainings], execution=execution,
+                            resume=resume, on_epoch=on_epoch)
+    return [(held_out, predict_proba(result.model, fold_inputs(held_out, False), device=execution.device,
+                                     workers=execution.loader_workers, bf16=result.bf16), result)
             for (held_out, _, fold_inputs), result in zip(folds, results)]
 
 
@@ -153,6 +161,7 @@ def out_of_fold_probabilities(
     seed: int = 1,
     num_classes: int | None = None,
     device=None,
+    execution=None,
     progress: bool = False,
     standardize: bool = False,
     stacked: bool = False,
@@ -172,7 +181,8 @@ def out_of_fold_probabilities(
     num_folds, iterations : K and M.
     seed : seeds folds, validation hold-outs and initialisations exactly as the workflow does.
     num_classes : Q; default the prepared dataset's classes, else the largest label + 1.
-    device : torch device; default :func:`enkcvs.training.device.default_device`.
+    device, execution : the torch device (default :func:`enkcvs.training.device.default_device`), or how the fold
+        models train instead (:class:`enkcvs.training.device.Execution`: device, DataLoader workers).
     progress : show the M x K fold models' progress on stderr, with the time left: a bar in a terminal, else a line
         per fold model (stacked: per epoch of them all).
     standardize : z-score features (N, ..., F) inside each fold, by the mean and standard deviation of the fold's
@@ -189,8 +199,7 @@ def out_of_fold_probabilities(
     (M, N, Q) float32, rows summing to 1.
     """
     if stacked and isinstance(x, Dataset) and x.modality == "image_files":
-        raise ValueError("stacked=True trains inputs held in memory, and these images are streamed from their files: "
-                         "pass stacked=False")
+        raise ValueError("stacked=True trains inputs held in memory, not images streamed from files: stacked=False")
     recipe = recipe if isinstance(recipe, Recipe) else Recipe.from_dict(recipe)
     x, labels, num_classes, inputs = _fold_inputs(x, labels=labels, num_classes=num_classes)
     if labels is None:
@@ -204,7 +213,7 @@ def out_of_fold_probabilities(
         raise ValueError("standardize=True z-scores numeric features: pass x as a float array (N, ..., F)")
     stack = np.empty((iterations, len(given), num_classes), dtype=np.float32)
     common = {"recipe": recipe, "inputs": inputs, "given": given, "num_classes": num_classes, "seed": seed,
-              "num_folds": num_folds, "device": device, "standardize": standardize}
+              "num_folds": num_folds, "device": device, "execution": execution, "standardize": standardize}
     if stacked:
         bar = _Progress(total=recipe.epochs, shown=progress, unit="epoch",
                         what=f"epochs of the {iterations * num_folds} fold models, trained together")

@@ -1,5 +1,7 @@
 """The recipe's optimizer and step schedule, behind three calls: ``zero_grad()``, ``step()``, ``end_epoch()``, and
-``state_dict()`` / ``load_state_dict()`` for a training resumed from its last epoch (:mod:`enkcvs.training.resume`).
+``state_dict()`` / ``load_state_dict()`` for a training resumed from its last epoch (:mod:`enkcvs.training.resume`);
+and the same optimizers on the stacked weights of models trained together (:class:`StackedSGD`, :class:`StackedAdam`,
+:mod:`enkcvs.training.stacked`), one call updating all.
 
 SGD does not go through ``torch.optim.Optimizer``: creating any such optimizer imports ``torch._dynamo`` (its
 ``add_param_group`` is wrapped by ``torch._disable_dynamo``, which imports dynamo on first call), about 1.1 s of the
@@ -185,3 +187,117 @@ def recipe_optimizer(recipe: Recipe, parameters: Iterable[torch.nn.Parameter]) -
         return TorchOptimizer(adam, schedule=torch.optim.lr_scheduler.MultiStepLR(
             adam, list(recipe.milestones), gamma=recipe.lr_decay))
     raise ValueError(f"unknown optimizer {recipe.optimizer!r}; use 'sgd' or 'adam'")
+
+
+class StackedSGD:
+    """SGD with momentum and L2 weight decay on stacked weights (G, ...), with the recipe's milestone schedule: the
+    update ``torch.optim.SGD`` makes of each model's own weights (dampening 0, no Nesterov), for all G models in one
+    call, or for the ``rows`` of a step some models sit out, with the same float operations. Where its step is
+    ``captured`` as a CUDA graph the learning rate is a tensor on the device, so that a replay reads the current one
+    (its product rounds once more than the scalar's)."""
+
+    def __init__(self, params: dict[str, torch.Tensor], *, recipe: Recipe, device: torch.device,
+                 captured: bool = False):
+        self.params, self.momentum, self.weight_decay = params, recipe.momentum, recipe.weight_decay
+        self.schedule = MultiStepDecay(lr=recipe.lr, milestones=recipe.milestones, gamma=recipe.lr_decay)
+        self.lr = torch.tensor(recipe.lr, device=device) if captured else recipe.lr
+        # zero buffers: the first step's momentum * 0 + gradient is the gradient, as torch.optim.SGD's first step
+        self.buffers = {name: torch.zeros_like(param) for name, param in params.items()}
+
+    @torch.no_grad()
+    def step(self, rows: torch.Tensor | None = None) -> None:
+        for name, param in self.params.items():
+            weights, gradient = (param, param.grad) if rows is None else (param[rows], param.grad[rows])
+            if self.weight_decay:
+                gradient = gradient.add(weights, alpha=self.weight_decay)
+            if self.momentum:
+                buffer = self.buffers[name] if rows is None else self.buffers[name][rows]
+                buffer.mul_(self.momentum).add_(gradient)
+                if rows is not None:
+                    self.buffers[name][rows] = buffer
+                gradient = buffer
+            step = gradient * -self.lr if torch.is_tensor(self.lr) else None
+            if rows is None:
+                param.add_(step) if step is not None else param.add_(gradient, alpha=-self.lr)
+            else:
+                param[rows] = weights + step if step is not None else weights.add(gradient, alpha=-self.lr)
+
+    def end_epoch(self) -> None:
+        self.schedule.end_epoch()
+        self._set_lr()
+
+    def _set_lr(self) -> None:
+        if torch.is_tensor(self.lr):
+            self.lr.fill_(self.schedule.lr)
+        else:
+            self.lr = self.schedule.lr
+
+    def state_dict(self) -> dict:
+        return {"buffers": dict(self.buffers), "schedule": self.schedule.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        for name, buffer in state["buffers"].items():
+            self.buffers[name].copy_(buffer)
+        self.schedule.load_state_dict(state["schedule"])
+        self._set_lr()
+
+
+class StackedAdam:
+    """Adam with L2 weight decay on stacked weights (G, ...), with the recipe's milestone schedule: the update
+    ``torch.optim.Adam`` makes of each model's own weights (no AMSGrad), for all G models at once or for ``rows``.
+    Each model counts its own steps (a model sitting out a step does not advance), on the device."""
+
+    betas, eps = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults, as recipe_optimizer builds it
+
+    def __init__(self, params: dict[str, torch.Tensor], *, recipe: Recipe, device: torch.device,
+                 captured: bool = False):
+        self.params, self.weight_decay = params, recipe.weight_decay
+        self.schedule = MultiStepDecay(lr=recipe.lr, milestones=recipe.milestones, gamma=recipe.lr_decay)
+        self.lr = torch.tensor(recipe.lr, dtype=torch.float64, device=device)
+        self.steps = torch.zeros(len(next(iter(params.values()))), dtype=torch.float64, device=device)
+        self.moments = {name: (torch.zeros_like(param), torch.zeros_like(param)) for name, param in params.items()}
+
+    @torch.no_grad()
+    def step(self, rows: torch.Tensor | None = None) -> None:
+        beta1, beta2 = self.betas
+        if rows is None:
+            self.steps += 1
+            steps = self.steps
+        else:
+            self.steps[rows] += 1
+            steps = self.steps[rows]
+        correction1, correction2 = 1 - beta1 ** steps, (1 - beta2 ** steps).sqrt()  # (g,)
+        for name, param in self.params.items():
+            shape = (-1, *[1] * (param.ndim - 1))
+            weights, gradient = (param, param.grad) if rows is None else (param[rows], param.grad[rows])
+            first, second = self.moments[name] if rows is None else (moment[rows] for moment in self.moments[name])
+            if self.weight_decay:
+                gradient = gradient.add(weights, alpha=self.weight_decay)
+            first.lerp_(gradient, 1 - beta1)
+            second.mul_(beta2).addcmul_(gradient, gradient, value=1 - beta2)
+            denominator = (second.sqrt() / correction2.view(shape).to(second.dtype)).add_(self.eps)
+            step_size = (self.lr / correction1).view(shape).to(param.dtype)
+            if rows is None:
+                param.sub_(step_size * first / denominator)
+            else:
+                param[rows] = weights - step_size * first / denominator
+                self.moments[name][0][rows], self.moments[name][1][rows] = first, second
+
+    def end_epoch(self) -> None:
+        self.schedule.end_epoch()
+        self.lr.fill_(self.schedule.lr)
+
+    def state_dict(self) -> dict:
+        return {"moments": dict(self.moments), "steps": self.steps.clone(), "schedule": self.schedule.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        for name, (first, second) in state["moments"].items():
+            self.moments[name][0].copy_(first)
+            self.moments[name][1].copy_(second)
+        self.steps.copy_(state["steps"])
+        self.schedule.load_state_dict(state["schedule"])
+        self.lr.fill_(self.schedule.lr)
+
+
+#: The stacked optimizers by ``recipe.optimizer``.
+STACKED_OPTIMIZERS = {"sgd": StackedSGD, "adam": StackedAdam}

@@ -6,10 +6,9 @@ from typing import Any
 
 #: Recipe fields added after runs were recorded, each with the value that trains as before it existed: a training
 #: job's params carry one only where it is set otherwise (:func:`recipe_params`), so that adding a field reruns no
-#: finished job (Snakemake's params trigger; a carried run resumes at a later commit), and records and epoch
-#: checkpoints keep their form and digest (:meth:`Recipe.to_dict`).
+#: finished job (Snakemake's params trigger) and records keep their form (:meth:`Recipe.to_dict`).
 ADDED_FIELDS: dict[str, Any] = {"lr_step_decay": 0.0, "steps_per_epoch": 0, "lr_linear_decay_from": 0,
-                                "beta1_after_decay": None, "cuda_graphs": "auto"}
+                                "beta1_after_decay": None}
 #: Models without dropout whose forward pass has one shape and one control flow per batch shape: their fold models
 #: can train stacked (:mod:`enkcvs.training.stacked`) and their steps replay as CUDA graphs
 #: (:mod:`enkcvs.training.graphs`); the others (the text classifier, co-teaching's CNN with dropout, torchvision and
@@ -51,13 +50,9 @@ class Recipe:
     validation_fraction: float = 0.1  # share of a fold's training data held out to pick the best epoch
     augment: str | None = None  # batch augmentation by name in enkcvs.training.augment.AUGMENTATIONS; None: none
     model_options: dict[str, Any] = field(default_factory=dict)  # passed to the model builder (e.g. pretrained)
-    loader_workers: int = 4  # DataLoader worker processes for datasets streamed from disk (image_files)
-    # forward passes under bfloat16 autocast (weights, optimizer and loss stay fp32): True, False, or "auto" = where
-    # a probe shows it pays on this machine (enkcvs.training.precision)
+    # forward passes under bfloat16 autocast (weights, optimizer and loss stay fp32): True, False, or "auto" = on a
+    # CUDA GPU that supports it, fp32 elsewhere (enkcvs.training.precision)
     bf16: bool | str = "auto"
-    # training steps replayed as CUDA graphs on a GPU: True, False, or "auto" = where a probe shows they pay over the
-    # job (enkcvs.training.graphs); only for STATIC_MODELS, never on a CPU
-    cuda_graphs: bool | str = "auto"
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "Recipe":
@@ -80,12 +75,8 @@ class Recipe:
         if self.beta1_after_decay is not None and not (self.lr_linear_decay_from and 0 <= self.beta1_after_decay < 1):
             raise ValueError(f"recipe beta1_after_decay {self.beta1_after_decay} must lie in [0, 1) and comes with "
                              "lr_linear_decay_from: set both, or leave it null")
-        if self.cuda_graphs not in (True, False, "auto"):
-            raise ValueError(f"recipe cuda_graphs must be true, false or auto; got {self.cuda_graphs!r}")
-        if self.cuda_graphs is True and self.model not in STATIC_MODELS:
-            raise ValueError(f"recipe cuda_graphs: true, but {self.model} cannot replay as a CUDA graph (dropout, or "
-                             f"shapes that change with the batch); models that can: {', '.join(STATIC_MODELS)}. "
-                             "Set cuda_graphs: auto or false")
+        if self.bf16 not in (True, False, "auto"):
+            raise ValueError(f"recipe bf16 must be true, false or auto; got {self.bf16!r}")
         if self.steps_per_epoch < 0:
             raise ValueError(f"recipe steps_per_epoch must be >= 0 (0: one pass over the data), got "
                              f"{self.steps_per_epoch}")

@@ -50,7 +50,7 @@ class EpochCheckpoint:
     def load(self) -> dict[str, Any] | None:
         """The saved state, or None when there is none, it cannot be read or it was made for another training
         (then it is left to be overwritten by this one's first epoch). Removes what a save cut short left behind."""
-        import torch  # here, not above: the carry finds checkpoints by name (SUFFIX) without loading torch
+        import torch
 
         for unfinished in self.path.parent.glob(f".{self.path.name}.*.tmp"):  # io.atomic_path's, killed mid-save
             unfinished.unlink(missing_ok=True)

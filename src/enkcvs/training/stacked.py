@@ -1,25 +1,28 @@
-"""Several models of one recipe trained together as one stacked program: their weights stacked along a leading model
-axis (``torch.func.stack_module_state``) and every step one ``torch.vmap`` over ``torch.func.functional_call``, so
-that a GPU runs the K small fold models of an iteration in one pass instead of K processes taking turns.
+"""Several models of one recipe trained together as one stacked program (:class:`StackTraining`, driven by the one
+epoch loop, :func:`enkcvs.training.train.run_epochs`): their weights stacked along a leading model axis
+(``torch.func.stack_module_state``), every step one ``torch.vmap`` over ``torch.func.functional_call``, so that a GPU
+runs the M x K small fold models of a selection in one pass instead of M x K processes taking turns.
 
 Each model is still its own training, the one :func:`enkcvs.training.train.train_model` trains from the same
 arguments: the same initial weights (``torch.manual_seed(seed)``, then the network), its own batch order,
-augmentation and mixup draws (its own generators), its own optimizer, batch-norm statistics, noisy-validation best
-epoch and epoch checkpoint (in train_model's format, so either can resume the other's). The weights equal train_model's
-up to float rounding (a stacked convolution sums in another order), within 1e-5 after a few epochs in fp32
-and within bf16's rounding under bf16 autocast (tests/test_stacked.py). A step where the models' batches differ in
-size (the last batch of an epoch over unequal folds) runs once per size on the models concerned; a model without a batch in a step is not touched by it.
+augmentation and mixup draws (its own generators, drawn at each epoch's start exactly as a training of one draws
+them: :func:`enkcvs.training.batches.epoch_draws`), its own batch-norm statistics and noisy-validation best epoch. The
+weights equal train_model's up to float rounding (a stacked convolution sums in another order; tests/test_stacked.py).
 
-On a GPU the stack's full steps (every model on a full batch) replay as CUDA graphs where ``recipe.cuda_graphs``
-says so (``auto``: where a probe of this stack's forward and backward passes shows they pay, as for one model:
-:mod:`enkcvs.training.graphs`); the other steps run eager on the same weights.
+What a step costs the host does not grow with the number of models G: every model's batch is gathered from the
+stacked inputs in one indexing, mixed and augmented from the epoch's (G, steps, B) draws in a few kernels, and one
+stacked optimizer (:mod:`enkcvs.training.optimizer`) updates all weights at once. On a GPU, where the job asks for CUDA graphs,
+the whole step is captured as one graph (:class:`enkcvs.training.graphs.StepGraph`). The steps where every model has a
+full batch are all but an epoch's last: there the models' batches differ in size (folds of unequal size), and each
+size runs once on the models concerned, eager; a model without a batch in a step is not touched by it.
+
+The stack saves one epoch checkpoint of all its models (not one per model), every ``checkpoint_every`` epochs.
 """
 
 import copy
 import logging
-import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -27,109 +30,38 @@ from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from enkcvs.io import PathLike
-from enkcvs.method.losses import soft_cross_entropy
-from enkcvs.training.batches import Inputs, batch_source, probe_batch
-from enkcvs.training.device import training_device, upload
-from enkcvs.training.graphs import begin_step, compiled, resolve_cuda_graphs
-from enkcvs.training.precision import autocast
-from enkcvs.training.recipe import Recipe
-from enkcvs.training.resume import EpochCheckpoint
-from enkcvs.training.state import restore_training, training_state
-from enkcvs.training.train import (TrainingResult, check_training, epoch_loss, full_batch_steps, log_epoch,
-                                   mixed_batch, new_networks, training_checkpoint, training_parts)
+from enkcvs.method.losses import cross_entropy_per_sample
+from enkcvs.method.mixup import partner_index
+from enkcvs.training.augment import AUGMENTATIONS
+from enkcvs.training.batches import batch_sizes, epoch_draws, input_shape, model_input, resident
+from enkcvs.training.device import Execution, default_device, upload
+from enkcvs.training.graphs import StepGraph, graphs_apply
+from enkcvs.training.optimizer import STACKED_OPTIMIZERS
+from enkcvs.training.precision import autocast, uses_bf16
+from enkcvs.training.recipe import STATIC_MODELS, Recipe
+from enkcvs.training.state import epoch_checkpoint
+from enkcvs.training.train import TrainingResult, check_training, new_network, run_epochs
 
 log = logging.getLogger(__name__)
 
-
-@dataclass
-class _Member:
-    """One model of the stack and what its training draws from and keeps, as :func:`train_model` holds them."""
-
-    model: nn.Module  # its parameters and buffers are views of the stack's (:func:`_stack`)
-    generator: torch.Generator  # batch order, augmentation, mixup partners
-    rng: np.random.Generator  # mixup's lambda
-    epoch_batches: Callable[[], Iterator]
-    parts: dict = field(default_factory=dict)  # train.py's training_parts: optimizers, best epoch, randomness
-    checkpoint: EpochCheckpoint | None = None
-    train_loss: list[float] = field(default_factory=list)
-    step: int = 0  # optimizer steps taken
-    done: int = 0  # epochs done (more than 0 when resumed)
+#: Samples of each model a stacked evaluation takes at once (validation scores and predictions).
+EVALUATION_CHUNK = 1024
 
 
-@dataclass
-class _Stack:
-    """The models' parameters and buffers stacked (K, ...), and a weightless copy of the network to call them with."""
-
-    params: dict[str, torch.Tensor]
-    buffers: dict[str, torch.Tensor]
-    network: nn.Module
-    graphed: Callable[[torch.Tensor], torch.Tensor] | None = None  # the full steps' forward pass, as CUDA graphs
-
-
-def _forward(network: nn.Module, params: dict[str, torch.Tensor], buffers: dict[str, torch.Tensor],
-             xb: torch.Tensor) -> torch.Tensor:
-    """Logits (G, B, Q) of G stacked models (``params`` and ``buffers`` (G, ...)) on their batches ``xb`` (G, B, ...):
-    one vmap over ``functional_call`` of the weightless ``network``; batch norm updates the statistics in place."""
-    return vmap(lambda own_params, own_buffers, x: functional_call(network, (own_params, own_buffers), (x,)))(
-        params, buffers, xb)
-
-
-class StackedForward(nn.Module):
-    """A stack's forward pass as a module, inputs (G, B, ...) -> logits (G, B, Q) on the stack's own weights: what
-    CUDA graphs replay and their probe times (:func:`enkcvs.training.graphs.compiled`). The weights stay at fixed
-    addresses (marked static), as a graph replaying them needs."""
-
-    def __init__(self, stack: _Stack):
-        super().__init__()
-        self.stack = stack
-        for tensor in (*stack.params.values(), *stack.buffers.values()):
-            torch._dynamo.mark_static_address(tensor)
-
-    def forward(self, xb: torch.Tensor) -> torch.Tensor:
-        return _forward(self.stack.network, self.stack.params, self.stack.buffers, xb)
-
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        for stacked in self.stack.params.values():
-            stacked.grad = None
-
-
-def stacking_problem(recipe: Recipe, *, x: Inputs, validation: tuple[Inputs, np.ndarray] | None,
-                     model: nn.Module | None = None) -> str | None:
-    """Why models of ``recipe`` on inputs ``x`` cannot be trained stacked (:func:`train_stacked`), or None when they
-    can; ``model``, one of the built networks, is checked for draws inside its forward pass."""
-    if not isinstance(x, np.ndarray) or (validation is not None and not isinstance(validation[0], np.ndarray)):
+def stacking_problem(recipe: Recipe, *, xs: Sequence, validations: Sequence) -> str | None:
+    """Why models of ``recipe`` on inputs ``xs`` cannot be trained stacked, or None when they can."""
+    inputs = [*xs, *(validation[0] for validation in validations if validation is not None)]
+    if not all(isinstance(x, np.ndarray) for x in inputs):
         return "stream image files from disk (each model would need its own DataLoader)"
-    if x.dtype.kind in "iu" and x.ndim != 4:
+    if any(x.dtype.kind in "iu" and x.ndim != 4 for x in inputs):
         return "train on token ids (a text model cuts each batch to its own length and draws dropout)"
-    if model is not None and any(isinstance(module, nn.modules.dropout._DropoutNd) for module in model.modules()):
-        return f"train {recipe.model}, whose dropout draws from one random generator shared by all models"
+    if recipe.model not in STATIC_MODELS:
+        return f"train {recipe.model}, whose dropout or changing shapes no vmapped step can share"
+    if recipe.lr_step_decay or recipe.lr_linear_decay_from:
+        return "train with a time-based or linear lr decay (a stack steps on the recipe's milestone schedule)"
+    if len({input_shape(x) for x in inputs}) > 1:
+        return "train inputs of different shapes"
     return None
-
-
-def _refuse(problem: str | None) -> None:
-    if problem is not None:
-        raise ValueError(f"models trained stacked cannot {problem}: set stacked_folds: false (stacked_finals: "
-                         "false for final models) to train each model on its own")
-
-
-def _stack(models: list[nn.Module]) -> _Stack:
-    """The models' parameters and buffers stacked along a new first axis, each model's own now views of them: its
-    optimizer steps, checkpoint loads and best-epoch restores write into the stack, and it evaluates with the
-    stack's current weights."""
-    params, buffers = stack_module_state(models)
-    for index, model in enumerate(models):
-        for name, stacked in params.items():
-            owner, _, leaf = name.rpartition(".")
-            model.get_submodule(owner)._parameters[leaf] = nn.Parameter(stacked.detach()[index])
-        for name, stacked in buffers.items():
-            owner, _, leaf = name.rpartition(".")
-            model.get_submodule(owner)._buffers[leaf] = stacked[index]
-    # functional_call swaps every tensor of the network for the stack's: a copy on the meta device holds no memory
-    network = copy.deepcopy(models[0]).to("meta").train()
-    for module in network.modules():
-        if isinstance(module, nn.modules.batchnorm._BatchNorm):
-            _normalize_in_fp32(module)
-    return _Stack(params=params, buffers=buffers, network=network)
 
 
 def _normalize_in_fp32(norm: nn.Module) -> None:
@@ -145,100 +77,260 @@ def _normalize_in_fp32(norm: nn.Module) -> None:
     norm.forward = mixed_forward
 
 
-def _stacked_step(stack: _Stack, members: list[_Member], group: list[int], batches: dict, *, bf16: bool,
-                  device: torch.device, batch_size: int) -> torch.Tensor:
-    """One optimizer step of the models ``group`` (indices into ``members``) on their ``batches`` (inputs (B, ...),
-    targets (B, Q), the same B): one vmapped forward and backward over their stacked weights (replayed from the
-    stack's CUDA graphs where it has them, every model is in the group and B is ``batch_size``), then each model's
-    own optimizer on its gradient. Returns their losses (len(group),), left on the device."""
-    whole = len(group) == len(members)
-    index = None if whole else upload(torch.tensor(group), device=device)  # queued, not waited for
-    params = stack.params if whole else {name: p[index] for name, p in stack.params.items()}
-    buffers = stack.buffers if whole else {name: b[index] for name, b in stack.buffers.items()}
-    xb = torch.stack([batches[i][0] for i in group])  # (G, B, ...)
-    tb = torch.stack([batches[i][1] for i in group])  # (G, B, Q)
-    graphed = stack.graphed is not None and whole and tb.shape[1] == batch_size
-    if graphed:
-        begin_step()
-    with autocast(device, enabled=bf16):
-        logits = stack.graphed(xb) if graphed else _forward(stack.network, params, buffers, xb)
-    losses = vmap(soft_cross_entropy)(logits.float(), tb)  # (G,)
-    for stacked in stack.params.values():
-        stacked.grad = None
-    losses.sum().backward()  # each model's loss depends on its own weights only: its gradient is its own
-    with torch.no_grad():
-        if not whole:
-            for name, gathered in buffers.items():
-                stack.buffers[name][index] = gathered
-        for i in group:
-            for name, parameter in members[i].model.named_parameters():
-                parameter.grad = stack.params[name].grad[i]
-            members[i].parts["optimizers"][0].step()
-    return losses.detach()
+def _padded(arrays: Sequence[np.ndarray | torch.Tensor], *, device: torch.device) -> torch.Tensor:
+    """``arrays`` (n_i, ...) as one (G, max n_i, ...) device tensor, zero past each one's end; held once when every
+    array is the same one."""
+    if all(array is arrays[0] for array in arrays):
+        return resident(arrays[0], device).unsqueeze(0).expand(len(arrays), *arrays[0].shape)
+    return torch.nn.utils.rnn.pad_sequence([torch.as_tensor(array, device=device) for array in arrays],
+                                           batch_first=True)
 
 
-def _stacked_epoch(stack: _Stack, members: list[_Member], active: list[int], *, alpha: float | None, bf16: bool,
-                   device: torch.device, batch_size: int, epoch: int) -> tuple[dict[int, list], dict[int, int]]:
-    """One epoch of the models ``active``: each step draws every model's next batch (mixed with its own draws, as
-    train_model's step), then steps the models grouped by batch size, largest first. Returns each model's batch
-    losses (for train.py's epoch_loss) and samples trained on."""
-    batches = {i: members[i].epoch_batches() for i in active}
-    watched, samples = {i: [] for i in active}, dict.fromkeys(active, 0)
-    while batches:
-        drawn = {}
-        for i in list(batches):
-            if (batch := next(batches[i], None)) is None:
-                del batches[i]
-            elif alpha:
-                drawn[i] = mixed_batch(*batch, alpha=alpha, generator=members[i].generator, rng=members[i].rng,
-                                       device=device)
+@dataclass
+class _Stacked:
+    """Per-model inputs as one padded tensor each (G, max n, ...), with each model's count."""
+
+    x: torch.Tensor
+    counts: list[int]
+    y: torch.Tensor | None = None  # (G, max n) labels (validation), -1 past each model's end
+
+    @classmethod
+    def of(cls, arrays: Sequence[np.ndarray], *, device: torch.device, labels: Sequence[np.ndarray] | None = None):
+        y = None
+        if labels is not None:
+            y = torch.full((len(labels), max(len(label) for label in labels)), -1, dtype=torch.long, device=device)
+            for index, label in enumerate(labels):
+                y[index, :len(label)] = torch.as_tensor(label, device=device)
+        return cls(x=_padded(arrays, device=device), counts=[len(array) for array in arrays], y=y)
+
+
+class StackTraining:
+    """G models of one recipe trained together (the module's docstring), as :func:`run_epochs` drives a training."""
+
+    def __init__(self, *, recipe: Recipe, xs: Sequence[np.ndarray], targets: Sequence[np.ndarray],
+                 seeds: Sequence[int], validations: Sequence[tuple[np.ndarray, np.ndarray] | None],
+                 execution: Execution):
+        device = self.device = execution.device
+        self.recipe, self.models = recipe, len(xs)
+        self.names = [f"model {index + 1}/{self.models}" for index in range(self.models)]
+        self.train_loss: list[list[float]] = [[] for _ in range(self.models)]
+        self.generators, self.rngs, networks = [], [], []
+        shape, num_classes = input_shape(xs[0]), targets[0].shape[1]
+        for seed in seeds:  # each model built as train_model builds it: the global seed set first
+            torch.manual_seed(seed)
+            self.rngs.append(np.random.default_rng(seed))
+            self.generators.append(torch.Generator(device="cpu").manual_seed(seed))
+            networks.append(new_network(recipe, shape=shape, num_classes=num_classes, device=device))
+        self.params, self.buffers = stack_module_state(networks)
+        # functional_call swaps every tensor of the network for the stack's: a copy on the meta device holds none
+        self.network = copy.deepcopy(networks[0]).to("meta")
+        for module in self.network.modules():
+            if isinstance(module, nn.modules.batchnorm._BatchNorm):
+                _normalize_in_fp32(module)
+        self.bf16 = uses_bf16(recipe.bf16, device=device)
+        self.data = _Stacked.of(xs, device=device)
+        self.targets = _padded(targets, device=device)
+        self.sizes = [batch_sizes(count, batch_size=recipe.batch_size, limit=recipe.steps_per_epoch)
+                      for count in self.data.counts]
+        self.full_steps = min(sum(size == recipe.batch_size for size in sizes) for sizes in self.sizes)
+        scored = [index for index, validation in enumerate(validations) if validation is not None]
+        self.validation = None if not scored else _Stacked.of(
+            [validations[index][0] for index in scored], device=device,
+            labels=[validations[index][1] for index in scored])
+        self.scored = scored  # the models with validation data; the others keep their last epoch
+        self.history = [[] for _ in range(self.models)]  # noisy-validation accuracy per epoch
+        self.best_accuracy = torch.full((self.models,), -1.0, dtype=torch.float64, device=device)
+        self.best_epoch = [None] * self.models
+        self.best = {name: tensor.detach().clone() for name, tensor in {**self.params, **self.buffers}.items()}
+        self.cuda_graphs = graphs_apply(execution.cuda_graphs, model=recipe.model, device=device)
+        self.optimizer = STACKED_OPTIMIZERS[recipe.optimizer](self.params, recipe=recipe, device=device,
+                                                               captured=self.cuda_graphs)
+        self.steps = 0  # full steps taken in the epoch so far, a tensor so that a captured step reads it
+        self.step_index = torch.zeros((), dtype=torch.long, device=device)
+        self.every = torch.arange(self.models, device=device)
+        longest = max(len(sizes) for sizes in self.sizes)
+        self.epoch_losses = torch.full((self.models, longest), float("nan"), dtype=torch.float32, device=device)
+        self.draws: dict[str, torch.Tensor] = {}
+        self.full_step = StepGraph(self._full_step) if self.cuda_graphs else self._full_step
+
+    def _forward(self, params: dict, buffers: dict, xb: torch.Tensor) -> torch.Tensor:
+        """Logits (g, B, Q) of g stacked models on their batches (g, B, ...): one vmap over ``functional_call``;
+        in train mode batch norm updates the statistics in place."""
+        return vmap(lambda own_params, own_buffers, x: functional_call(self.network, (own_params, own_buffers), (x,)))(
+            params, buffers, xb)
+
+    def _draw_epoch(self) -> None:
+        """Every model's draws of the epoch (:func:`enkcvs.training.batches.epoch_draws`, each from its own
+        generators), stacked (G, steps, ...) into the tensors the steps read, at fixed addresses."""
+        draws = [epoch_draws(count, recipe=self.recipe, generator=generator, rng=rng, device=self.device)
+                 for count, generator, rng in zip(self.data.counts, self.generators, self.rngs)]
+        stacked = {"order": _padded([drawn.order for drawn in draws], device=self.device)}
+        if self.recipe.mixup_alpha:
+            stacked["partners"] = _padded([drawn.partners for drawn in draws], device=self.device)
+            stacked["lambdas"] = _padded([drawn.lambdas for drawn in draws], device=self.device)
+        for name in draws[0].augment:
+            stacked[name] = _padded([drawn.augment[name] for drawn in draws], device=self.device)
+        for name, tensor in stacked.items():
+            if name in self.draws and self.draws[name].shape == tensor.shape:
+                self.draws[name].copy_(tensor)  # where a captured step reads them
             else:
-                drawn[i] = batch
-        for size in sorted({len(tb) for _, tb in drawn.values()}, reverse=True):
-            group = [i for i in drawn if len(drawn[i][1]) == size]
-            try:
-                losses = _stacked_step(stack, members, group, drawn, bf16=bf16, device=device, batch_size=batch_size)
-            except torch.OutOfMemoryError as error:
-                raise MemoryError(f"out of {device.type} memory at epoch {epoch} training {len(group)} models "
-                                  f"stacked, batch_size {batch_size}: lower recipe.batch_size or set stacked_folds "
-                                  "(stacked_finals for final models): false") from error
-            for position, i in enumerate(group):
-                watched[i].append(losses[position:position + 1])
-                samples[i] += size
-                members[i].step += 1
-    return watched, samples
+                self.draws[name] = tensor.clone()
+        self.epoch_losses.fill_(float("nan"))
 
+    def _step_loss(self, rows: torch.Tensor | None, step: torch.Tensor, size: int) -> torch.Tensor:
+        """The losses (g,) of one step of the models ``rows`` (None: all) on their batches of ``size``: gathered,
+        augmented and mixed from the epoch's draws of ``step`` (a 0-d device tensor), forward and backward."""
+        every = self.every if rows is None else rows
+        draws = {name: drawn if rows is None else drawn[rows] for name, drawn in self.draws.items()}
+        positions = step * self.recipe.batch_size + torch.arange(size, device=self.device)
+        batch = draws["order"][:, positions]  # (g, B)
+        xb = model_input(self.data.x[every[:, None], batch].flatten(0, 1)).unflatten(0, batch.shape)
+        tb = self.targets[every[:, None], batch]
+        if self.recipe.augment:
+            _, augment = AUGMENTATIONS[self.recipe.augment]
+            row = {name: draws[name].index_select(1, step.view(1)).squeeze(1)[..., :size]
+                   for name in draws if name not in ("order", "partners", "lambdas")}  # (g, ..., B)
+            xb = augment(xb.flatten(0, 1), **{name: drawn.movedim(0, -2).flatten(-2) for name, drawn in row.items()}
+                         ).unflatten(0, batch.shape)
+        if self.recipe.mixup_alpha:
+            partner = partner_index(draws["partners"].index_select(1, step.view(1)).squeeze(1), size=size)
+            lam = draws["lambdas"].index_select(1, step.view(1))  # (g, 1)
+            lam_x = lam.view(-1, *[1] * (xb.ndim - 1))
+            gathered = torch.arange(len(batch), device=self.device)[:, None]
+            xb = lam_x * xb + (1.0 - lam_x) * xb[gathered, partner]
+            tb = lam[:, :, None] * tb + (1.0 - lam[:, :, None]) * tb[gathered, partner]
+        params = self.params if rows is None else {name: param[rows] for name, param in self.params.items()}
+        buffers = self.buffers if rows is None else {name: buffer[rows] for name, buffer in self.buffers.items()}
+        with autocast(self.device, enabled=self.bf16):
+            logits = self._forward(params, buffers, xb)
+        losses = vmap(lambda logit, target: cross_entropy_per_sample(logit, target).mean())(logits.float(), tb)
+        losses.sum().backward()  # each model's loss depends on its own weights only: its gradient is its own
+        if rows is not None:
+            with torch.no_grad():
+                for name, gathered_buffer in buffers.items():
+                    self.buffers[name][rows] = gathered_buffer  # batch norm's statistics of the models stepped
+        return losses.detach()
 
-def _end_epoch(member: _Member, loss: float, *, epoch: int, recipe: Recipe, samples: int, started: float,
-               training_seconds: float, device: torch.device, bf16: bool, cuda_graphs: bool, name: str) -> None:
-    """What train.py's epoch loop does after a model's epoch: its mean batch ``loss`` recorded, its schedule
-    advanced, its noisy-validation accuracy scored, logged, and its state saved (every epoch but the last)."""
-    member.train_loss.append(loss)
-    member.parts["optimizers"][0].end_epoch()
-    accuracy = member.parts["best"].update([member.model], epoch=epoch)
-    log_epoch(epoch, epochs=recipe.epochs, loss=member.train_loss[-1], accuracy=accuracy, samples=samples,
-               training_seconds=training_seconds, seconds=time.perf_counter() - started, device=device, bf16=bf16,
-               model=name, cuda_graphs=cuda_graphs)
-    member.done = epoch
-    if member.checkpoint is not None and epoch < recipe.epochs:
-        member.checkpoint.save(training_state(epoch=epoch, train_loss=member.train_loss, step=member.step,
-                                              **member.parts))
+    def _full_step(self) -> None:
+        """A step of every model on a full batch, its inputs and outputs at fixed addresses (capturable)."""
+        for param in self.params.values():
+            if param.grad is not None:
+                param.grad.zero_()
+        losses = self._step_loss(None, self.step_index, self.recipe.batch_size)
+        self.optimizer.step()
+        self.epoch_losses.index_copy_(1, self.step_index.view(1), losses[:, None])
+        self.step_index += 1
 
+    def train_epoch(self, epoch: int) -> tuple[list[torch.Tensor], list[int]]:
+        self._draw_epoch()
+        self.network.train()
+        self.step_index.zero_()
+        try:
+            for _ in range(self.full_steps):
+                self.full_step()
+            for step in range(self.full_steps, max(len(sizes) for sizes in self.sizes)):
+                sizes = {index: self.sizes[index][step] for index in range(self.models) if step < len(self.sizes[index])}
+                for size in sorted(set(sizes.values()), reverse=True):
+                    rows = upload(torch.tensor([index for index, own in sizes.items() if own == size]),
+                                  device=self.device)
+                    for param in self.params.values():
+                        if param.grad is not None:  # zeroed, not dropped: a captured full step writes into them
+                            param.grad.zero_()
+                    losses = self._step_loss(rows, upload(torch.tensor(step), device=self.device), size)
+                    self.optimizer.step(rows)
+                    self.epoch_losses[rows, step] = losses
+        except torch.OutOfMemoryError as error:
+            raise MemoryError(f"out of {self.device.type} memory at epoch {epoch} training {self.models} models "
+                              f"stacked, batch_size {self.recipe.batch_size}: lower recipe.batch_size, or train each "
+                              "model in a job of its own (the default: no stacked_folds)") from error
+        watched = [self.epoch_losses[index, :len(self.sizes[index]), None] for index in range(self.models)]
+        return watched, [sum(sizes) for sizes in self.sizes]
 
-def _new_member(recipe: Recipe, *, x: np.ndarray, targets: np.ndarray, seed: int,
-                validation: tuple[Inputs, np.ndarray] | None, device: torch.device) -> tuple[_Member, bool]:
-    """A model built as :func:`train_model` builds it from ``seed`` (the global seed set first, as there), with its
-    own generators and batches; and whether it trains under bf16."""
-    check_training(recipe, x, loss="ce", loss_params=None, co_teaching=None)
-    _refuse(stacking_problem(recipe, x=x, validation=validation))
-    torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    generator = torch.Generator(device="cpu").manual_seed(seed)
-    [model], bf16 = new_networks(recipe, x, num_classes=targets.shape[1], seed=seed, device=device,
-                                  co_teaching=None)
-    _refuse(stacking_problem(recipe, x=x, validation=validation, model=model))
-    batches = batch_source(x, targets, recipe=recipe, seed=seed, device=device, generator=generator)
-    return _Member(model=model, generator=generator, rng=rng, epoch_batches=batches), bf16
+    @torch.no_grad()
+    def _logits(self, data: _Stacked, rows: list[int]) -> torch.Tensor:
+        """Logits (len(rows), max n, Q) of the models ``rows`` in eval mode on ``data`` (one row each), in chunks."""
+        self.network.eval()
+        index = torch.tensor(rows, device=self.device)
+        params = {name: param[index] for name, param in self.params.items()}
+        buffers = {name: buffer[index] for name, buffer in self.buffers.items()}
+        chunks = []
+        for start in range(0, data.x.shape[1], EVALUATION_CHUNK):
+            xb = data.x[:, start:start + EVALUATION_CHUNK]
+            xb = model_input(xb.flatten(0, 1)).unflatten(0, xb.shape[:2])
+            with autocast(self.device, enabled=self.bf16):
+                chunks.append(self._forward(params, buffers, xb).float())
+        self.network.train()
+        return torch.cat(chunks, dim=1)
+
+    def end_epoch(self, epoch: int) -> list[float | None]:
+        """Schedule advanced; each model with validation data scored, and its weights kept where they are its
+        best (the first epoch of its highest accuracy)."""
+        self.optimizer.end_epoch()
+        accuracies = [None] * self.models
+        if self.validation is None:
+            return accuracies
+        correct = (self._logits(self.validation, self.scored).argmax(dim=2) == self.validation.y).sum(dim=1)
+        accuracy = correct.double() / torch.tensor(self.validation.counts, dtype=torch.float64, device=self.device)
+        improved = torch.zeros(self.models, dtype=torch.bool, device=self.device)
+        rows = torch.tensor(self.scored, device=self.device)
+        improved[rows] = accuracy > self.best_accuracy[rows]
+        self.best_accuracy[rows] = torch.where(improved[rows], accuracy, self.best_accuracy[rows])
+        with torch.no_grad():
+            for name, tensor in {**self.params, **self.buffers}.items():
+                mask = improved.view(-1, *[1] * (tensor.ndim - 1))
+                self.best[name].copy_(torch.where(mask, tensor, self.best[name]))
+        for index, value, better in zip(self.scored, accuracy.tolist(), improved[rows].tolist()):
+            self.history[index].append(value)
+            accuracies[index] = value
+            if better:
+                self.best_epoch[index] = epoch
+        return accuracies
+
+    def state_dict(self) -> dict:
+        return {"train_loss": self.train_loss, "history": self.history, "best_epoch": self.best_epoch,
+                "best_accuracy": self.best_accuracy.clone(), "best": {k: v.clone() for k, v in self.best.items()},
+                "params": {k: v.detach().clone() for k, v in self.params.items()},
+                "buffers": {k: v.clone() for k, v in self.buffers.items()}, "optimizer": self.optimizer.state_dict(),
+                "random": {"batches": [generator.get_state() for generator in self.generators],
+                           "numpy": [rng.bit_generator.state for rng in self.rngs]}}
+
+    def load_state_dict(self, state: dict) -> None:
+        with torch.no_grad():
+            for source, target in ((state["params"], self.params), (state["buffers"], self.buffers),
+                                   (state["best"], self.best)):
+                for name, tensor in source.items():
+                    target[name].copy_(tensor)
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.best_accuracy.copy_(state["best_accuracy"])
+        self.train_loss, self.history = [list(h) for h in state["train_loss"]], [list(h) for h in state["history"]]
+        self.best_epoch = list(state["best_epoch"])
+        for generator, saved in zip(self.generators, state["random"]["batches"]):
+            generator.set_state(saved)
+        for rng, saved in zip(self.rngs, state["random"]["numpy"]):
+            rng.bit_generator.state = saved
+
+    def model(self, index: int, *, weights: dict[str, torch.Tensor]) -> nn.Module:
+        """Model ``index`` as a network of its own, with ``weights`` (stacked, e.g. the best epoch's) row ``index``."""
+        shape, num_classes = tuple(self.data.x.shape[2:]), self.targets.shape[2]
+        with torch.random.fork_rng(devices=[]):
+            network = new_network(self.recipe, shape=shape, num_classes=num_classes, device=self.device)
+        network.load_state_dict({name: tensor[index] for name, tensor in weights.items()})
+        return network.eval()
+
+    def results(self) -> list[TrainingResult]:
+        """Each model with its best epoch's weights (its last where it has no validation data)."""
+        kept = {name: torch.where(self._scored_mask(tensor), self.best[name], tensor)
+                for name, tensor in {**self.params, **self.buffers}.items()}
+        return [TrainingResult(model=self.model(index, weights=kept),
+                               best_epoch=self.best_epoch[index] or self.recipe.epochs,
+                               train_loss=self.train_loss[index], validation_accuracy=self.history[index],
+                               bf16=self.bf16, cuda_graphs=self.cuda_graphs)
+                for index in range(self.models)]
+
+    def _scored_mask(self, tensor: torch.Tensor) -> torch.Tensor:
+        scored = torch.zeros(self.models, dtype=torch.bool, device=self.device)
+        scored[self.scored] = True
+        return scored.view(-1, *[1] * (tensor.ndim - 1))
 
 
 def train_stacked(
@@ -249,98 +341,52 @@ def train_stacked(
     seeds: Sequence[int],
     validations: Sequence[tuple[np.ndarray, np.ndarray] | None],
     device: torch.device | None = None,
-    resumes: Sequence[PathLike | None] | None = None,
+    execution: Execution | None = None,
+    resume: PathLike | None = None,
     on_epoch: Callable[[int], None] | None = None,
 ) -> list[TrainingResult]:
-    """Train K models of ``recipe`` together, each as ``train_model(recipe=recipe, x=xs[i], targets=targets[i],
-    seed=seeds[i], validation=validations[i], device=device, resume=resumes[i])`` trains it with plain cross-entropy.
+    """Train G models of ``recipe`` together, each as ``train_model(recipe=recipe, x=xs[i], targets=targets[i],
+    seed=seeds[i], validation=validations[i])`` trains it with plain cross-entropy.
 
     Parameters
     ----------
-    recipe : the training recipe all K models share.
-    xs : K arrays of training inputs held in memory, images (N_i, C, H, W) of one shape (N_i may differ).
-    targets : K (N_i, Q) soft targets.
-    seeds : K seeds, each seeding its model's initialisation, batch order, augmentation and mixup.
-    validations : K (inputs (V_i, C, H, W), labels (V_i,)) picking each model's best epoch, or None (its last).
-    device : defaults to :func:`enkcvs.training.device.default_device`.
-    resumes : K epoch checkpoint files (or None each), in train_model's format: a model goes on after the epoch its
-        file holds, whether train_model or this function wrote it.
-    on_epoch : called with the epoch's number (1-based) after each epoch the models train (progress).
+    recipe : the training recipe all G models share (SGD or Adam on milestones, a model of
+        :data:`~enkcvs.training.recipe.STATIC_MODELS`).
+    xs : G arrays of training inputs held in memory (N_i, ...) of one shape (N_i may differ; the same array given G
+        times is held once).
+    targets : G (N_i, Q) soft targets.
+    seeds : G seeds, each seeding its model's initialisation, batch order, augmentation and mixup.
+    validations : G (inputs (V_i, ...), labels (V_i,)) picking each model's best epoch, or None (its last).
+    device, execution : as :func:`enkcvs.training.train.train_model` takes them.
+    resume : the stack's epoch checkpoint file (one for all G models): written every ``execution.checkpoint_every``
+        epochs; started again with the same arguments, the stack goes on after the epoch it holds.
+    on_epoch : called with the epoch's number (1-based) after each epoch (progress).
 
     Returns
     -------
-    K :class:`enkcvs.training.train.TrainingResult`, in the order given.
+    G :class:`enkcvs.training.train.TrainingResult`, in the order given.
 
     Raises
     ------
-    ValueError : inputs or a model this cannot train stacked (streamed image files, token ids, dropout): the message
-        names the fix.
+    ValueError : inputs or a recipe this cannot train stacked (streamed image files, token ids, dropout, a time-based
+        lr decay): the message names the fix.
     """
-    device = training_device(device)
-    resumes = [None] * len(xs) if resumes is None else list(resumes)
-    if not len(xs) == len(targets) == len(seeds) == len(validations) == len(resumes):
+    execution = execution or Execution(device=device or default_device())
+    if not len(xs) == len(targets) == len(seeds) == len(validations):
         raise ValueError(f"one of each per model: got {len(xs)} xs, {len(targets)} targets, {len(seeds)} seeds, "
-                         f"{len(validations)} validations, {len(resumes)} resumes")
-    members, bf16 = [], False
-    for x, t, seed, validation in zip(xs, targets, seeds, validations):
-        member, bf16 = _new_member(recipe, x=x, targets=t, seed=seed, validation=validation, device=device)
-        members.append(member)
-    stack = _stack([member.model for member in members])
-    cuda_graphs = _graph_stack(stack, models=[member.model for member in members], recipe=recipe, xs=xs,
-                               device=device, bf16=bf16)
-    for member, x, t, seed, validation, resume in zip(members, xs, targets, seeds, validations, resumes):
-        member.checkpoint = training_checkpoint(resume, recipe=recipe, x=x, targets=t, validation=validation,
-                                                seed=seed, loss="ce", loss_params=None, bf16=bf16, device=device,
-                                                co_teaching=None, curve=False, cuda_graphs=cuda_graphs)
-        member.parts = training_parts([member.model], recipe=recipe, validation=validation, curve=None,
-                                       device=device, bf16=bf16, generator=member.generator, rng=member.rng)
-        if member.checkpoint is not None and (saved := member.checkpoint.load()) is not None:
-            member.train_loss, member.step, member.done = restore_training(saved, **member.parts)
-    _train_stacked_epochs(stack, members, recipe=recipe, device=device, bf16=bf16, cuda_graphs=cuda_graphs,
-                          on_epoch=on_epoch)
-    return [_result(member, recipe=recipe, bf16=bf16, cuda_graphs=cuda_graphs) for member in members]
-
-
-def _graph_stack(stack: _Stack, *, models: list[nn.Module], recipe: Recipe, xs: Sequence[np.ndarray],
-                 device: torch.device, bf16: bool) -> bool:
-    """Whether the stack's full steps replay as CUDA graphs (``recipe.cuda_graphs`` resolved as for one model, its
-    probe timing this stack's forward and backward passes on a full batch of each model:
-    :func:`enkcvs.training.graphs.resolve_cuda_graphs`); if so, the stack's graphed forward pass is set."""
-    graphs = resolve_cuda_graphs(
-        recipe.cuda_graphs, model_name=recipe.model, device=device, bf16=bf16,
-        steps=full_batch_steps(recipe, num_samples=min(len(x) for x in xs)),  # every model on a full batch
-        build=lambda: StackedForward(_stack([copy.deepcopy(model) for model in models])),
-        batch=lambda: torch.stack([probe_batch(x, size=recipe.batch_size, device=device) for x in xs]),
-        probe_name=f"{recipe.model}, {len(models)} stacked")
-    if graphs:
-        stack.graphed = compiled(StackedForward(stack))
-    return graphs
-
-
-def _train_stacked_epochs(stack: _Stack, members: list[_Member], *, recipe: Recipe, device: torch.device,
-                          bf16: bool, cuda_graphs: bool, on_epoch: Callable[[int], None] | None) -> None:
-    """The epochs each model has still to train, from the first any of them has to; a model resumed further along
-    joins at its own next epoch."""
-    for epoch in range(min(member.done for member in members) + 1, recipe.epochs + 1):
-        active = [i for i, member in enumerate(members) if member.done < epoch]
-        started = time.perf_counter()
-        watched, samples = _stacked_epoch(stack, members, active, alpha=recipe.mixup_alpha, bf16=bf16,
-                                          device=device, batch_size=recipe.batch_size, epoch=epoch)
-        losses = {i: epoch_loss(watched[i], epoch=epoch) for i in active}  # waits for the last step: timed
-        training_seconds = time.perf_counter() - started
-        for i in active:
-            _end_epoch(members[i], losses[i], epoch=epoch, recipe=recipe, samples=samples[i], started=started,
-                       training_seconds=training_seconds, device=device, bf16=bf16, cuda_graphs=cuda_graphs,
-                       name=f"model {i + 1}/{len(members)}")
-        if on_epoch is not None:
-            on_epoch(epoch)
-
-
-def _result(member: _Member, *, recipe: Recipe, bf16: bool, cuda_graphs: bool) -> TrainingResult:
-    """A model's checkpoint removed, its best epoch's weights restored, and its result as train_model returns it."""
-    if member.checkpoint is not None:
-        member.checkpoint.remove()
-    (best := member.parts["best"]).restore([member.model])
-    return TrainingResult(model=member.model, best_epoch=recipe.epochs if best.best_epoch is None else best.best_epoch,
-                          train_loss=member.train_loss, validation_accuracy=best.history, bf16=bf16,
-                          cuda_graphs=cuda_graphs)
+                         f"{len(validations)} validations")
+    for x in xs:
+        check_training(recipe, x, loss="ce", loss_params=None, co_teaching=None)
+    if (problem := stacking_problem(recipe, xs=xs, validations=validations)) is not None:
+        raise ValueError(f"models trained stacked cannot {problem}: train each model on its own (no stacked_folds; "
+                         "stacked=False)")
+    training = StackTraining(recipe=recipe, xs=xs, targets=targets, seeds=seeds, validations=validations,
+                             execution=execution)
+    checkpoint = epoch_checkpoint(resume, recipe=recipe, arrays={"xs": list(xs), "targets": list(targets),
+                                                                 "validations": list(validations)},
+                                  settings={"seeds": list(seeds), "bf16": training.bf16, "stacked": True,
+                                            "device": execution.device.type, "cuda_graphs": training.cuda_graphs})
+    run_epochs(training, recipe=recipe, device=execution.device, bf16=training.bf16,
+               cuda_graphs=training.cuda_graphs, checkpoint=checkpoint, checkpoint_every=execution.checkpoint_every,
+               on_epoch=on_epoch)
+    return training.results()
