@@ -22,6 +22,8 @@ test: $(BIN)/.installed
 	$(BIN)/python -m pytest -n auto --dist loadfile
 
 lint: $(BIN)/.installed
+	$(BIN)/ruff check src tests benchmarks workflow/scripts
+	$(BIN)/ruff format --check src tests benchmarks workflow/scripts
 	$(BIN)/snakefmt --check workflow/
 	$(BIN)/snakemake --lint
 

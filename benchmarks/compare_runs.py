@@ -15,16 +15,28 @@ from pathlib import Path
 import pandas as pd
 
 #: What a run's provenance.json contributes to the comparison.
-PROVENANCE_KEYS = ("name", "configfile", "config", "git", "recorded", "machine", "instruction_set_limits", "jobs",
-                   "wall_seconds", "versions")
+PROVENANCE_KEYS = (
+    "name",
+    "configfile",
+    "config",
+    "git",
+    "recorded",
+    "machine",
+    "instruction_set_limits",
+    "jobs",
+    "wall_seconds",
+    "versions",
+)
 
 
 def recorded_run(folder: Path) -> dict:
     """A recorded run's provenance (:data:`PROVENANCE_KEYS`) and its training rules' rows of ``resources.csv``."""
     provenance = json.loads((folder / "provenance.json").read_text())
     resources = pd.read_csv(folder / "resources.csv")
-    return {**{key: provenance.get(key) for key in PROVENANCE_KEYS},
-            "training_jobs_by_rule": resources.to_dict(orient="records")}
+    return {
+        **{key: provenance.get(key) for key in PROVENANCE_KEYS},
+        "training_jobs_by_rule": resources.to_dict(orient="records"),
+    }
 
 
 def compare(before: Path, after: Path) -> dict:
@@ -32,11 +44,16 @@ def compare(before: Path, after: Path) -> dict:
     runs = {"before": recorded_run(before), "after": recorded_run(after)}
     for key in ("machine", "instruction_set_limits"):
         if runs["before"][key] != runs["after"][key]:
-            raise SystemExit(f"{before} and {after} differ in {key} ({runs['before'][key]} against "
-                             f"{runs['after'][key]}): compare runs recorded on one machine under the same limits")
-    return {"what": "two recorded runs of the workflow, before and after a change, on one machine",
-            "runs": runs, "wall_ratio_before_to_after": runs["before"]["wall_seconds"] / runs["after"]["wall_seconds"],
-            "job_ratio_before_to_after": runs["before"]["jobs"] / runs["after"]["jobs"]}
+            raise SystemExit(
+                f"{before} and {after} differ in {key} ({runs['before'][key]} against "
+                f"{runs['after'][key]}): compare runs recorded on one machine under the same limits"
+            )
+    return {
+        "what": "two recorded runs of the workflow, before and after a change, on one machine",
+        "runs": runs,
+        "wall_ratio_before_to_after": runs["before"]["wall_seconds"] / runs["after"]["wall_seconds"],
+        "job_ratio_before_to_after": runs["before"]["jobs"] / runs["after"]["jobs"],
+    }
 
 
 def main() -> None:
@@ -48,8 +65,10 @@ def main() -> None:
     comparison = compare(args.before, args.after)
     args.out.write_text(json.dumps(comparison, indent=1) + "\n")
     before, after = comparison["runs"]["before"], comparison["runs"]["after"]
-    print(f"{before['name']}: {before['jobs']} jobs, {before['wall_seconds']:.0f} s; {after['name']}: "
-          f"{after['jobs']} jobs, {after['wall_seconds']:.0f} s; {comparison['wall_ratio_before_to_after']:.2f}x")
+    print(
+        f"{before['name']}: {before['jobs']} jobs, {before['wall_seconds']:.0f} s; {after['name']}: "
+        f"{after['jobs']} jobs, {after['wall_seconds']:.0f} s; {comparison['wall_ratio_before_to_after']:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from review_list import out_of_fold, sets_row, synthetic_texts
 
 from enkcvs import machine
 from enkcvs.io import package_versions
@@ -28,7 +29,6 @@ from enkcvs.labelissues.confident import CLEANLAB_DEFAULT_FILTER, cleanlab_flags
 from enkcvs.labelissues.owndata import DEFAULT_FOLDS, find_issues_in_data
 from enkcvs.method.noise import inject_noise, parse_noise
 from enkcvs.report.views.vs_cleanlab import vs_cleanlab_view
-from review_list import out_of_fold, sets_row, synthetic_texts
 
 KINDS = ("table", "texts", "images")
 
@@ -41,8 +41,12 @@ def datasets(*, texts: int, images: int, seed: int) -> list[tuple[str, str, obje
 
     wine, cancer, digits = load_wine(return_X_y=True), load_breast_cancer(return_X_y=True), load_digits(return_X_y=True)
     words, topics = synthetic_texts(seed=seed, count=texts)
-    return [("table", "wine", *wine), ("table", "breast cancer", *cancer), ("texts", "synthetic texts", words, topics),
-            ("images", "digits", digits[0][:images] / 16.0, digits[1][:images])]
+    return [
+        ("table", "wine", *wine),
+        ("table", "breast cancer", *cancer),
+        ("texts", "synthetic texts", words, topics),
+        ("images", "digits", digits[0][:images] / 16.0, digits[1][:images]),
+    ]
 
 
 def write_files(kind: str, inputs, given: np.ndarray, *, folder: Path) -> tuple[Path, dict]:
@@ -54,10 +58,14 @@ def write_files(kind: str, inputs, given: np.ndarray, *, folder: Path) -> tuple[
         for row, (pixels, label) in enumerate(zip(inputs, given)):
             (folder / "images" / f"class{label}").mkdir(parents=True, exist_ok=True)
             Image.fromarray((255 * pixels.reshape(8, 8)).astype(np.uint8)).save(
-                folder / "images" / f"class{label}" / f"{row:05d}.png")
+                folder / "images" / f"class{label}" / f"{row:05d}.png"
+            )
         return folder / "images", {}
-    frame = (pd.DataFrame({"text": inputs}) if kind == "texts"
-             else pd.DataFrame(inputs, columns=[f"x{i}" for i in range(inputs.shape[1])]))
+    frame = (
+        pd.DataFrame({"text": inputs})
+        if kind == "texts"
+        else pd.DataFrame(inputs, columns=[f"x{i}" for i in range(inputs.shape[1])])
+    )
     frame["label"] = given
     frame.to_csv(path := folder / f"{kind}.csv", index=False)
     return path, {"text_column": "text"} if kind == "texts" else {}
@@ -68,7 +76,7 @@ def enkcvs_outcome(kind: str, inputs, given: np.ndarray, *, seed: int, folder: P
     path, options = write_files(kind, inputs, given, folder=folder)
     find_issues_in_data(data=path, out=folder / "issues.csv", seed=seed, **options)
     issues = pd.read_csv(folder / "issues.csv")
-    rows = (issues["path"].map(lambda name: int(Path(name).stem)) if kind == "images" else issues["sample"])
+    rows = issues["path"].map(lambda name: int(Path(name).stem)) if kind == "images" else issues["sample"]
     return issues.set_index(rows.to_numpy()).sort_index()[["in_review_list", "rank"]]
 
 
@@ -96,13 +104,15 @@ def cleanlab_outcome(kind: str, inputs, given: np.ndarray, *, seed: int) -> dict
 
     features, model = cleanlab_inputs(kind, inputs)
     [probabilities] = out_of_fold(features, given, model=model, repetitions=1, folds=DEFAULT_FOLDS, seed=seed)
-    return {"flagged": cleanlab_flags(probabilities=probabilities, labels=given, method=CLEANLAB_DEFAULT_FILTER),
-            "quality": get_label_quality_scores(given, probabilities)}
+    return {
+        "flagged": cleanlab_flags(probabilities=probabilities, labels=given, method=CLEANLAB_DEFAULT_FILTER),
+        "quality": get_label_quality_scores(given, probabilities),
+    }
 
 
 def precision_at_errors(order: np.ndarray, *, wrong: np.ndarray) -> float:
     """The share of flipped labels among the first ``wrong.sum()`` samples of ``order`` (most likely error first)."""
-    return float(wrong[order[:int(wrong.sum())]].mean())
+    return float(wrong[order[: int(wrong.sum())]].mean())
 
 
 def one_run(kind: str, name: str, inputs, true: np.ndarray, *, seed: int, noise: str) -> dict:
@@ -115,13 +125,20 @@ def one_run(kind: str, name: str, inputs, true: np.ndarray, *, seed: int, noise:
     ours_seconds = time.perf_counter() - started
     theirs = cleanlab_outcome(kind, inputs, given, seed=seed)
     return {
-        "kind": kind, "data": name, "seed": seed, "samples": len(true), "errors": int(wrong.sum()),
+        "kind": kind,
+        "data": name,
+        "seed": seed,
+        "samples": len(true),
+        "errors": int(wrong.sum()),
         "enkcvs_seconds": round(ours_seconds, 1),
-        "enkcvs": {**sets_row("review list", ours["in_review_list"].to_numpy(), given=given, true=true),
-                   "precision_at_errors": precision_at_errors(np.argsort(ours["rank"].to_numpy()), wrong=wrong)},
-        "cleanlab": {**sets_row("find_label_issues", theirs["flagged"], given=given, true=true),
-                     "precision_at_errors": precision_at_errors(np.argsort(theirs["quality"], kind="stable"),
-                                                                wrong=wrong)},
+        "enkcvs": {
+            **sets_row("review list", ours["in_review_list"].to_numpy(), given=given, true=true),
+            "precision_at_errors": precision_at_errors(np.argsort(ours["rank"].to_numpy()), wrong=wrong),
+        },
+        "cleanlab": {
+            **sets_row("find_label_issues", theirs["flagged"], given=given, true=true),
+            "precision_at_errors": precision_at_errors(np.argsort(theirs["quality"], kind="stable"), wrong=wrong),
+        },
     }
 
 
@@ -140,14 +157,25 @@ def main() -> None:
         for kind, name, inputs, true in datasets(texts=arguments.texts, images=arguments.images, seed=seed):
             if kind in arguments.kinds:
                 runs.append(one_run(kind, name, inputs, true, seed=seed, noise=arguments.noise))
-                print(json.dumps({key: runs[-1][key] for key in ("kind", "data", "seed", "enkcvs_seconds")}),
-                      flush=True)
+                print(
+                    json.dumps({key: runs[-1][key] for key in ("kind", "data", "seed", "enkcvs_seconds")}), flush=True
+                )
     results = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"), "seconds": round(time.perf_counter() - started, 1),
-        "settings": {"seeds": arguments.seeds, "noise": arguments.noise, "texts": arguments.texts,
-                     "images": arguments.images, "K": DEFAULT_FOLDS, "cleanlab_filter": CLEANLAB_DEFAULT_FILTER,
-                     "cleanlab_model": "scikit-learn LogisticRegression(max_iter=2000)"},
-        "cpu": machine.cpu_model(), "cpu_flags": machine.cpu_flags(), "versions": package_versions(), "runs": runs,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "seconds": round(time.perf_counter() - started, 1),
+        "settings": {
+            "seeds": arguments.seeds,
+            "noise": arguments.noise,
+            "texts": arguments.texts,
+            "images": arguments.images,
+            "K": DEFAULT_FOLDS,
+            "cleanlab_filter": CLEANLAB_DEFAULT_FILTER,
+            "cleanlab_model": "scikit-learn LogisticRegression(max_iter=2000)",
+        },
+        "cpu": machine.cpu_model(),
+        "cpu_flags": machine.cpu_flags(),
+        "versions": package_versions(),
+        "runs": runs,
     }
     arguments.out.parent.mkdir(parents=True, exist_ok=True)
     arguments.out.write_text(json.dumps(results, indent=2) + "\n")

@@ -51,8 +51,9 @@ def paper_recipe(config: Path, dataset: str) -> Recipe:
     return Recipe.from_dict(datasets[dataset]["recipe"])
 
 
-def engine_fold(recipe: Recipe, images: np.ndarray, labels: np.ndarray, *, num_classes: int, num_folds: int,
-                device: torch.device) -> dict[str, float]:
+def engine_fold(
+    recipe: Recipe, images: np.ndarray, labels: np.ndarray, *, num_classes: int, num_folds: int, device: torch.device
+) -> dict[str, float]:
     """Wall seconds of fold 1 of iteration 1 through :func:`enkcvs.training.crossval.fold_probabilities`, the call each
     ``train_fold`` job makes: training with validation every epoch, the best epoch's weights, the held-out
     predictions (a job's one-off costs included: compilation, the first steps, and the probes of bf16 and CUDA
@@ -60,16 +61,36 @@ def engine_fold(recipe: Recipe, images: np.ndarray, labels: np.ndarray, *, num_c
     synchronize(device)
     started = time.perf_counter()
     _, probabilities, result = fold_probabilities(
-        recipe=recipe, inputs=lambda indices, train: images[indices], given=labels, num_classes=num_classes,
-        seed=1, num_folds=num_folds, iteration=1, fold=1, device=device,
+        recipe=recipe,
+        inputs=lambda indices, train: images[indices],
+        given=labels,
+        num_classes=num_classes,
+        seed=1,
+        num_folds=num_folds,
+        iteration=1,
+        fold=1,
+        device=device,
     )
     synchronize(device)
-    return {"seconds": time.perf_counter() - started, "bf16": result.bf16, "cuda_graphs": result.cuda_graphs,
-            "best_epoch": result.best_epoch, "held_out": len(probabilities)}
+    return {
+        "seconds": time.perf_counter() - started,
+        "bf16": result.bf16,
+        "cuda_graphs": result.cuda_graphs,
+        "best_epoch": result.best_epoch,
+        "held_out": len(probabilities),
+    }
 
 
-def step_loop(recipe: Recipe, images: np.ndarray, *, num_classes: int, device: torch.device, bf16: bool,
-              steps: int, mode: str | None) -> dict[str, float]:
+def step_loop(
+    recipe: Recipe,
+    images: np.ndarray,
+    *,
+    num_classes: int,
+    device: torch.device,
+    bf16: bool,
+    steps: int,
+    mode: str | None,
+) -> dict[str, float]:
     """The engine's training step (uint8 batch scaled, the recipe's augmentation, mixup with a random other
     sample, bf16 autocast when ``bf16``, soft cross-entropy, the recipe's optimizer) as a plain loop over one
     resident batch, without the engine's per-step check of the loss (which waits for the device); the model eager
@@ -117,24 +138,39 @@ def step_loop(recipe: Recipe, images: np.ndarray, *, num_classes: int, device: t
 def main() -> None:
     """Parse the command line, measure, print the figures and optionally write the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
-                        help="torch device (default: cuda when present, else cpu)")
-    parser.add_argument("--config", type=Path, default=REPOSITORY / "config" / "paper.yaml",
-                        help="workflow config holding the recipe (default config/paper.yaml)")
+    parser.add_argument(
+        "--device",
+        default="cuda" if torch.cuda.is_available() else "cpu",
+        help="torch device (default: cuda when present, else cpu)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=REPOSITORY / "config" / "paper.yaml",
+        help="workflow config holding the recipe (default config/paper.yaml)",
+    )
     parser.add_argument("--dataset", default="cifar10", help="dataset whose recipe trains the fold (default cifar10)")
     parser.add_argument("--shape", default="3,32,32", help="image shape C,H,W (default 3,32,32: CIFAR's)")
     parser.add_argument("--classes", type=int, default=10, help="number of classes Q (default 10)")
-    parser.add_argument("--samples", type=int, default=50_000,
-                        help="samples N in the dataset; fold 1 of --folds trains on (1 - 1/K) N, a tenth of that "
-                             "held out for validation (default 50,000: with K = 10, 40,500 training samples)")
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=50_000,
+        help="samples N in the dataset; fold 1 of --folds trains on (1 - 1/K) N, a tenth of that "
+        "held out for validation (default 50,000: with K = 10, 40,500 training samples)",
+    )
     parser.add_argument("--folds", type=int, default=10, help="K (default 10)")
     parser.add_argument("--epochs", type=int, help="override the recipe's epochs (the paper's CIFAR recipe: 120)")
     parser.add_argument("--bf16", choices=("auto", "true", "false"), help="override the recipe's bf16 setting")
-    parser.add_argument("--cuda-graphs", choices=("auto", "true", "false"),
-                        help="override the recipe's cuda_graphs setting")
-    parser.add_argument("--compile-modes", default="default,reduce-overhead",
-                        help="torch.compile modes for the step loop, comma-separated; '' for none "
-                             "(reduce-overhead adds CUDA graphs on a GPU)")
+    parser.add_argument(
+        "--cuda-graphs", choices=("auto", "true", "false"), help="override the recipe's cuda_graphs setting"
+    )
+    parser.add_argument(
+        "--compile-modes",
+        default="default,reduce-overhead",
+        help="torch.compile modes for the step loop, comma-separated; '' for none "
+        "(reduce-overhead adds CUDA graphs on a GPU)",
+    )
     parser.add_argument("--steps", type=int, default=200, help="timed steps of each step loop (default 200)")
     parser.add_argument("--threads", type=int, help="torch threads on the CPU (default: torch's)")
     parser.add_argument("--out", type=Path, help="write all results to this JSON file")
@@ -152,47 +188,75 @@ def main() -> None:
     rng = np.random.default_rng(0)
     images = rng.integers(0, 256, (args.samples, *shape), dtype=np.uint8)
     labels = rng.integers(0, args.classes, args.samples)
-    train, validation, held_out = fold_indices(num_samples=args.samples, num_folds=args.folds, seed=1, iteration=1,
-                                               fold=1, validation_fraction=recipe.validation_fraction)
+    train, validation, held_out = fold_indices(
+        num_samples=args.samples,
+        num_folds=args.folds,
+        seed=1,
+        iteration=1,
+        fold=1,
+        validation_fraction=recipe.validation_fraction,
+    )
     described = device_description(device)
-    print(f"{described['device']}, torch {torch.__version__}"
-          + (f", CUDA {described['cuda']}" if "cuda" in described else
-             f", {described['threads']} threads, {' '.join(described['cpu_flags'])}"))
-    print(f"recipe of {args.dataset} ({args.config.name}): {recipe.model}, {recipe.optimizer} lr {recipe.lr}, "
-          f"{recipe.epochs} epochs, batch {recipe.batch_size}, mixup {recipe.mixup_alpha}, augment {recipe.augment}, "
-          f"bf16 {recipe.bf16}")
-    print(f"fold 1 of {args.folds}: {len(train):,} training, {len(validation):,} validation, {len(held_out):,} "
-          f"held out, {shape} uint8 images resident on {device.type}")
+    print(
+        f"{described['device']}, torch {torch.__version__}"
+        + (
+            f", CUDA {described['cuda']}"
+            if "cuda" in described
+            else f", {described['threads']} threads, {' '.join(described['cpu_flags'])}"
+        )
+    )
+    print(
+        f"recipe of {args.dataset} ({args.config.name}): {recipe.model}, {recipe.optimizer} lr {recipe.lr}, "
+        f"{recipe.epochs} epochs, batch {recipe.batch_size}, mixup {recipe.mixup_alpha}, augment {recipe.augment}, "
+        f"bf16 {recipe.bf16}"
+    )
+    print(
+        f"fold 1 of {args.folds}: {len(train):,} training, {len(validation):,} validation, {len(held_out):,} "
+        f"held out, {shape} uint8 images resident on {device.type}"
+    )
     # auto's probes run once per machine and are cached: a one-epoch fold first makes them, so that the timed fold is
     # every job's but the machine's first, and a projection to more epochs scales no one-off probe
-    probes = engine_fold(replace(recipe, epochs=1), images, labels, num_classes=args.classes, num_folds=args.folds,
-                         device=device)
+    probes = engine_fold(
+        replace(recipe, epochs=1), images, labels, num_classes=args.classes, num_folds=args.folds, device=device
+    )
     print(f"one-epoch fold first, making auto's once-per-machine probes: {probes['seconds']:.1f} s")
     fold = engine_fold(recipe, images, labels, num_classes=args.classes, num_folds=args.folds, device=device)
     trained = recipe.epochs * len(train)
-    print(f"engine fold: {fold['seconds']:.1f} s ({trained / fold['seconds']:,.0f} training samples/s over "
-          f"{recipe.epochs} epochs, validation and prediction included), bf16 {fold['bf16']}, CUDA graphs "
-          f"{fold['cuda_graphs']}")
+    print(
+        f"engine fold: {fold['seconds']:.1f} s ({trained / fold['seconds']:,.0f} training samples/s over "
+        f"{recipe.epochs} epochs, validation and prediction included), bf16 {fold['bf16']}, CUDA graphs "
+        f"{fold['cuda_graphs']}"
+    )
     loops = {}
     print(f"{'step loop':<32} {'samples/s':>10} {'x eager':>8} {'warm-up s':>10} {'projected fold s':>17}")
     for mode in [None, *(mode for mode in args.compile_modes.split(",") if mode)]:
         name = "eager" if mode is None else f"torch.compile {mode}"
-        loop = step_loop(recipe, images, num_classes=args.classes, device=device, bf16=fold["bf16"], steps=args.steps,
-                         mode=mode)
+        loop = step_loop(
+            recipe, images, num_classes=args.classes, device=device, bf16=fold["bf16"], steps=args.steps, mode=mode
+        )
         # training steps only: the warm-up (compilation) once, then every epoch's samples at the loop's rate
         loop["projected_fold_s"] = loop["warmup_s"] + trained / loop["samples_per_s"]
         loop["ratio_to_eager"] = loop["samples_per_s"] / loops.get("eager", loop)["samples_per_s"]
         loops[name] = loop
-        print(f"{name:<32} {loop['samples_per_s']:>10,.0f} {loop['ratio_to_eager']:>8.2f} {loop['warmup_s']:>10.1f} "
-              f"{loop['projected_fold_s']:>17.1f}")
+        print(
+            f"{name:<32} {loop['samples_per_s']:>10,.0f} {loop['ratio_to_eager']:>8.2f} {loop['warmup_s']:>10.1f} "
+            f"{loop['projected_fold_s']:>17.1f}"
+        )
     if args.out:
         results = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "torch": torch.__version__,
             **described,
             "recipe": recipe.to_dict(),
-            "fold": {"samples": args.samples, "folds": args.folds, "train": len(train), "validation": len(validation),
-                     "held_out": len(held_out), "shape": list(shape), "classes": args.classes},
+            "fold": {
+                "samples": args.samples,
+                "folds": args.folds,
+                "train": len(train),
+                "validation": len(validation),
+                "held_out": len(held_out),
+                "shape": list(shape),
+                "classes": args.classes,
+            },
             "probe_fold": probes,
             "engine_fold": fold,
             "step_loop_steps": args.steps,

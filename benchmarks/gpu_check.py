@@ -61,8 +61,21 @@ def tiny_workflow(*, workdir: Path, gpu: bool, quick: bool, parallel_jobs: int) 
         config["datasets"]["digits"]["noise"] = config["datasets"]["digits"]["noise"][:1]
     path = workdir / "config.yaml"
     path.write_text(yaml.safe_dump(config))
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPOSITORY / "workflow" / "Snakefile"), "-d", str(workdir),
-               "--configfile", str(path), "--cores", str(parallel_jobs), "--resources", f"gpu={parallel_jobs}"]
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPOSITORY / "workflow" / "Snakefile"),
+        "-d",
+        str(workdir),
+        "--configfile",
+        str(path),
+        "--cores",
+        str(parallel_jobs),
+        "--resources",
+        f"gpu={parallel_jobs}",
+    ]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
     seconds = time.perf_counter() - started
@@ -84,8 +97,18 @@ def tiny_workflow(*, workdir: Path, gpu: bool, quick: bool, parallel_jobs: int) 
 def training_jobs(config: Path, *, workdir: Path) -> list[dict]:
     """The training jobs of ``config``'s whole grid as Snakemake plans them from scratch (a dry run): how many of
     each rule per dataset and K, with the dataset's model, epochs and training samples."""
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPOSITORY / "workflow" / "Snakefile"), "-d", str(workdir),
-               "--configfile", str(config), "--dry-run"]
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPOSITORY / "workflow" / "Snakefile"),
+        "-d",
+        str(workdir),
+        "--configfile",
+        str(config),
+        "--dry-run",
+    ]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"the dry run of {config} failed ({' '.join(command)}):\n{done.stderr[-3000:]}")
@@ -100,19 +123,37 @@ def training_jobs(config: Path, *, workdir: Path) -> list[dict]:
     from enkcvs.data.sources import SOURCES
 
     datasets = yaml.safe_load(config.read_text())["datasets"]
-    return [{"rule": rule, "dataset": dataset, "K": folds, "jobs": jobs,
-             "model": datasets[dataset]["recipe"]["model"], "epochs": datasets[dataset]["recipe"]["epochs"],
-             "train_size": SOURCES[datasets[dataset]["source"]].train_size,
-             "validation_fraction": datasets[dataset]["recipe"].get("validation_fraction", 0.1)}
-            for (rule, dataset, folds), jobs in sorted(counts.items(), key=str)]
+    return [
+        {
+            "rule": rule,
+            "dataset": dataset,
+            "K": folds,
+            "jobs": jobs,
+            "model": datasets[dataset]["recipe"]["model"],
+            "epochs": datasets[dataset]["recipe"]["epochs"],
+            "train_size": SOURCES[datasets[dataset]["source"]].train_size,
+            "validation_fraction": datasets[dataset]["recipe"].get("validation_fraction", 0.1),
+        }
+        for (rule, dataset, folds), jobs in sorted(counts.items(), key=str)
+    ]
 
 
 def fold_speed(*, device: str, model: str, quick: bool, workdir: Path) -> dict:
     """benchmarks/fold_speed.py's JSON for ``model``'s fold (:data:`FOLDS`)."""
     out = workdir / f"fold_speed-{model}.json"
     arguments = [*FOLDS[model], *(QUICK_FOLD + ["--shape", QUICK_SHAPES[model]] if quick else [])]
-    subprocess.run([sys.executable, str(REPOSITORY / "benchmarks" / "fold_speed.py"), "--device", device, *arguments,
-                    "--out", str(out)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(REPOSITORY / "benchmarks" / "fold_speed.py"),
+            "--device",
+            device,
+            *arguments,
+            "--out",
+            str(out),
+        ],
+        check=True,
+    )
     return json.loads(out.read_text())
 
 
@@ -120,19 +161,40 @@ def stacked_speed(*, device: str, model: str, quick: bool, workdir: Path) -> dic
     """benchmarks/stacked_speed.py's JSON for ``model``'s selection (:data:`FOLDS`' data, recipe and K; M of
     :data:`STACKED_ITERATIONS`)."""
     out = workdir / f"stacked_speed-{model}.json"
-    subprocess.run([sys.executable, str(REPOSITORY / "benchmarks" / "stacked_speed.py"), "--device", device,
-                    *FOLDS[model], "--iterations", str(STACKED_ITERATIONS[model]),
-                    *(QUICK_STACKED + ["--shape", QUICK_SHAPES[model]] if quick else []),
-                    "--out", str(out)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(REPOSITORY / "benchmarks" / "stacked_speed.py"),
+            "--device",
+            device,
+            *FOLDS[model],
+            "--iterations",
+            str(STACKED_ITERATIONS[model]),
+            *(QUICK_STACKED + ["--shape", QUICK_SHAPES[model]] if quick else []),
+            "--out",
+            str(out),
+        ],
+        check=True,
+    )
     return json.loads(out.read_text())
 
 
 def finals_speed(*, device: str, quick: bool, workdir: Path) -> dict:
     """benchmarks/stacked_speed.py's JSON for a setting's final models of cnn4 (:data:`FINALS`)."""
     out = workdir / "stacked_speed-finals.json"
-    subprocess.run([sys.executable, str(REPOSITORY / "benchmarks" / "stacked_speed.py"), "--device", device, *FINALS,
-                    *(QUICK_FINALS + ["--shape", QUICK_SHAPES["cnn4"]] if quick else []), "--out", str(out)],
-                   check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(REPOSITORY / "benchmarks" / "stacked_speed.py"),
+            "--device",
+            device,
+            *FINALS,
+            *(QUICK_FINALS + ["--shape", QUICK_SHAPES["cnn4"]] if quick else []),
+            "--out",
+            str(out),
+        ],
+        check=True,
+    )
     return json.loads(out.read_text())
 
 
@@ -158,28 +220,35 @@ def main(argv: list[str] | None = None) -> int:
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "device": args.device,
             "quick": args.quick,
-            "tiny_workflow": tiny_workflow(workdir=workdir / "tiny", gpu=args.device == "cuda", quick=args.quick,
-                                           parallel_jobs=args.parallel_jobs),
-            "folds": {model: fold_speed(device=args.device, model=model, quick=args.quick, workdir=workdir)
-                      for model in FOLDS},
-            "stacked": {model: stacked_speed(device=args.device, model=model, quick=args.quick, workdir=workdir)
-                        for model in FOLDS},
+            "tiny_workflow": tiny_workflow(
+                workdir=workdir / "tiny", gpu=args.device == "cuda", quick=args.quick, parallel_jobs=args.parallel_jobs
+            ),
+            "folds": {
+                model: fold_speed(device=args.device, model=model, quick=args.quick, workdir=workdir) for model in FOLDS
+            },
+            "stacked": {
+                model: stacked_speed(device=args.device, model=model, quick=args.quick, workdir=workdir)
+                for model in FOLDS
+            },
             "finals": {"cnn4": finals_speed(device=args.device, quick=args.quick, workdir=workdir)},
-            "grid": {"config": str((TINY_CONFIG if args.quick else PAPER_CONFIG).relative_to(REPOSITORY)),
-                     "training_jobs": training_jobs(TINY_CONFIG if args.quick else PAPER_CONFIG,
-                                                    workdir=workdir / "grid")},
+            "grid": {
+                "config": str((TINY_CONFIG if args.quick else PAPER_CONFIG).relative_to(REPOSITORY)),
+                "training_jobs": training_jobs(TINY_CONFIG if args.quick else PAPER_CONFIG, workdir=workdir / "grid"),
+            },
         }
     results["seconds"] = round(time.perf_counter() - started, 1)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     workflow = results["tiny_workflow"]
-    print(f"tiny workflow: {workflow['training_jobs']} training jobs in {workflow['seconds']} s, "
-          f"{workflow['epoch_lines_by_device'].get('cuda', 0)} of {workflow['epoch_lines']} epochs on CUDA; folds: "
-          + ", ".join(f"{model} {fold['engine_fold']['seconds']:.1f} s" for model, fold in results["folds"].items())
-          + "; stacked against per fold: "
-          + ", ".join(f"{model} {stacked['speedup']:.2f}x" for model, stacked in results["stacked"].items())
-          + "; final models stacked against one after another: "
-          + ", ".join(f"{model} {finals['speedup']:.2f}x" for model, finals in results["finals"].items())
-          + f"; written to {args.out}")
+    print(
+        f"tiny workflow: {workflow['training_jobs']} training jobs in {workflow['seconds']} s, "
+        f"{workflow['epoch_lines_by_device'].get('cuda', 0)} of {workflow['epoch_lines']} epochs on CUDA; folds: "
+        + ", ".join(f"{model} {fold['engine_fold']['seconds']:.1f} s" for model, fold in results["folds"].items())
+        + "; stacked against per fold: "
+        + ", ".join(f"{model} {stacked['speedup']:.2f}x" for model, stacked in results["stacked"].items())
+        + "; final models stacked against one after another: "
+        + ", ".join(f"{model} {finals['speedup']:.2f}x" for model, finals in results["finals"].items())
+        + f"; written to {args.out}"
+    )
     return 0
 
 

@@ -62,23 +62,33 @@ def measure(extras: set[str]) -> dict:
     groups = {group: 0.0 for group in [*GROUPS, "everything else"]}
     for name, size in sizes.items():
         groups[group_of(name)] += size
-    return {"extras": sorted(extras), "distributions": len(sizes), "total_mib": round(sum(sizes.values()), 1),
-            "groups_mib": {group: round(size, 1) for group, size in groups.items()},
-            "largest_mib": {name: round(size, 1)
-                            for name, size in sorted(sizes.items(), key=lambda item: -item[1])[:10]}}
+    return {
+        "extras": sorted(extras),
+        "distributions": len(sizes),
+        "total_mib": round(sum(sizes.values()), 1),
+        "groups_mib": {group: round(size, 1) for group, size in groups.items()},
+        "largest_mib": {name: round(size, 1) for name, size in sorted(sizes.items(), key=lambda item: -item[1])[:10]},
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--extras", type=lambda text: [part for part in text.split(",") if part],
-                        default=["train", "report"], help="the extras measured beside the core alone")
+    parser.add_argument(
+        "--extras",
+        type=lambda text: [part for part in text.split(",") if part],
+        default=["train", "report"],
+        help="the extras measured beside the core alone",
+    )
     parser.add_argument("--out", type=Path, required=True, help="the JSON written")
     arguments = parser.parse_args()
     import torch
 
     results = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"), "python": platform.python_version(),
-        "platform": f"{platform.system()} {platform.machine()}", "torch": torch.__version__, "torch_cuda": torch.version.cuda,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "platform": f"{platform.system()} {platform.machine()}",
+        "torch": torch.__version__,
+        "torch_cuda": torch.version.cuda,
         "installs": [measure(set()), measure(set(arguments.extras))],
     }
     arguments.out.parent.mkdir(parents=True, exist_ok=True)

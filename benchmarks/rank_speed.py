@@ -32,13 +32,13 @@ from unittest import mock
 
 import numpy as np
 import pandas as pd
+from review_list import synthetic_texts
 
 from enkcvs import machine
 from enkcvs.io import CACHE_VARIABLE, package_versions
 from enkcvs.labelissues.owndata import DEFAULT_FOLDS, DEFAULT_RECIPES, DEFAULT_REPETITIONS, read_own_data
 from enkcvs.method.noise import inject_noise, parse_noise
 from enkcvs.rng import Purpose, generator
-from review_list import synthetic_texts
 
 KINDS = ("table", "images", "texts")
 CLASSES = 4
@@ -52,8 +52,9 @@ def write_table(folder: Path, *, samples: int, seed: int) -> tuple[Path, dict]:
     rng = generator(seed, Purpose.INIT)
     true = rng.integers(0, CLASSES, samples)
     centres = rng.normal(scale=1.5, size=(CLASSES, FEATURES))
-    frame = pd.DataFrame(centres[true] + rng.normal(size=(samples, FEATURES)),
-                         columns=[f"x{i}" for i in range(FEATURES)])
+    frame = pd.DataFrame(
+        centres[true] + rng.normal(size=(samples, FEATURES)), columns=[f"x{i}" for i in range(FEATURES)]
+    )
     frame["label"] = _flipped(true, seed=seed)
     frame.to_csv(path := folder / "table.csv", index=False)
     return path, {}
@@ -73,7 +74,7 @@ def write_images(folder: Path, *, samples: int, seed: int) -> tuple[Path, dict]:
         angle = np.pi * label / CLASSES
         shift = rng.normal(scale=2.0, size=2)
         distance = np.abs((columns - shift[0]) * np.sin(angle) - (rows - shift[1]) * np.cos(angle))
-        pixels = np.clip(255 * np.exp(-distance**2 / 4) + rng.normal(scale=30, size=distance.shape), 0, 255)
+        pixels = np.clip(255 * np.exp(-(distance**2) / 4) + rng.normal(scale=30, size=distance.shape), 0, 255)
         (root / f"class{shown}").mkdir(parents=True, exist_ok=True)
         Image.fromarray(pixels.astype(np.uint8)).save(root / f"class{shown}" / f"{index:05d}.png")
     return root, {}
@@ -82,8 +83,7 @@ def write_images(folder: Path, *, samples: int, seed: int) -> tuple[Path, dict]:
 def write_texts(folder: Path, *, samples: int, seed: int) -> tuple[Path, dict]:
     """A CSV of synthetic topic texts (``text``) and their ``label`` (benchmarks/review_list.py's texts)."""
     texts, true = synthetic_texts(seed=seed, count=samples)
-    pd.DataFrame({"text": texts, "label": _flipped(true, seed=seed)}).to_csv(path := folder / "texts.csv",
-                                                                             index=False)
+    pd.DataFrame({"text": texts, "label": _flipped(true, seed=seed)}).to_csv(path := folder / "texts.csv", index=False)
     return path, {"text_column": "text"}
 
 
@@ -103,9 +103,16 @@ def one_fold_seconds(own_data, *, seed: int) -> float:
     data = own_data.data
     inputs = own_data.inputs if isinstance(own_data.inputs, np.ndarray) else data.x_train
     started = time.perf_counter()
-    fold_probabilities(recipe=own_data.recipe, given=data.y_train, num_classes=data.num_classes, seed=seed,
-                       num_folds=DEFAULT_FOLDS, iteration=1, fold=1,
-                       inputs=lambda indices, train: subset_inputs(data, inputs, indices, train=train))
+    fold_probabilities(
+        recipe=own_data.recipe,
+        given=data.y_train,
+        num_classes=data.num_classes,
+        seed=seed,
+        num_folds=DEFAULT_FOLDS,
+        iteration=1,
+        fold=1,
+        inputs=lambda indices, train: subset_inputs(data, inputs, indices, train=train),
+    )
     return time.perf_counter() - started
 
 
@@ -117,10 +124,17 @@ def all_folds_seconds(own_data, *, seed: int) -> dict[str, float]:
     seconds = {}
     for way, stacked in (("one by one", False), ("stacked", True)):
         started = time.perf_counter()
-        out_of_fold_probabilities(x=own_data.inputs, labels=own_data.data.y_train, recipe=own_data.recipe,
-                                  num_folds=DEFAULT_FOLDS, iterations=DEFAULT_REPETITIONS, seed=seed,
-                                  num_classes=own_data.data.num_classes, standardize=own_data.kind == "table",
-                                  stacked=stacked)
+        out_of_fold_probabilities(
+            x=own_data.inputs,
+            labels=own_data.data.y_train,
+            recipe=own_data.recipe,
+            num_folds=DEFAULT_FOLDS,
+            iterations=DEFAULT_REPETITIONS,
+            seed=seed,
+            num_classes=own_data.data.num_classes,
+            standardize=own_data.kind == "table",
+            stacked=stacked,
+        )
         seconds[way] = round(time.perf_counter() - started, 1)
     return seconds
 
@@ -134,8 +148,19 @@ def whole_seconds(path: Path, *, options: dict, out: Path, seed: int, threads: i
     """Seconds of the whole ``enkcvs find-issues --data path`` in a process of its own, from its start to its exit,
     its caches empty, on ``threads`` CPU threads (None: torch's own choice)."""
     flags = [part for name, value in options.items() for part in (f"--{name.replace('_', '-')}", str(value))]
-    command = [sys.executable, "-m", "enkcvs.labelissues.cli", "find-issues", "--data", str(path), *flags,
-               "--seed", str(seed), "--out", str(out)]
+    command = [
+        sys.executable,
+        "-m",
+        "enkcvs.labelissues.cli",
+        "find-issues",
+        "--data",
+        str(path),
+        *flags,
+        "--seed",
+        str(seed),
+        "--out",
+        str(out),
+    ]
     with empty_cache(out.with_name(f"{out.stem}-cache")):
         environment = {**os.environ, **({"OMP_NUM_THREADS": str(threads)} if threads else {})}
         started = time.perf_counter()
@@ -143,8 +168,9 @@ def whole_seconds(path: Path, *, options: dict, out: Path, seed: int, threads: i
         return time.perf_counter() - started
 
 
-def one_kind(kind: str, *, samples: int, seed: int, whole: bool, folder: Path, target: int,
-             threads: int | None) -> dict:
+def one_kind(
+    kind: str, *, samples: int, seed: int, whole: bool, folder: Path, target: int, threads: int | None
+) -> dict:
     """The measured parts of ranking ``samples`` of ``kind``, the projected whole, and that scaled to ``target``
     samples (the whole measured too with ``whole``)."""
     path, options = WRITERS[kind](folder, samples=samples, seed=seed)
@@ -154,17 +180,24 @@ def one_kind(kind: str, *, samples: int, seed: int, whole: bool, folder: Path, t
         prepare = time.perf_counter() - started
     fold = one_fold_seconds(own_data, seed=seed)
     models = DEFAULT_FOLDS * DEFAULT_REPETITIONS
-    found = {"kind": kind, "samples": samples, "recipe": DEFAULT_RECIPES[kind], "fold_models": models,
-             "prepare_seconds": round(prepare, 3), "fold_model_seconds": round(fold, 3),
-             "projected_seconds": round(prepare + models * fold, 1),
-             "projected_to": target,
-             "projected_seconds_at_target": round((prepare + models * fold) * target / samples),
-             **({"text_recipe": own_data.text_recipe} if own_data.text_recipe else {})}
+    found = {
+        "kind": kind,
+        "samples": samples,
+        "recipe": DEFAULT_RECIPES[kind],
+        "fold_models": models,
+        "prepare_seconds": round(prepare, 3),
+        "fold_model_seconds": round(fold, 3),
+        "projected_seconds": round(prepare + models * fold, 1),
+        "projected_to": target,
+        "projected_seconds_at_target": round((prepare + models * fold) * target / samples),
+        **({"text_recipe": own_data.text_recipe} if own_data.text_recipe else {}),
+    }
     if isinstance(own_data.inputs, np.ndarray) and own_data.inputs.dtype.kind == "f":  # the command stacks these
         found["all_fold_models_seconds"] = all_folds_seconds(own_data, seed=seed)
     if whole:
-        found["whole_seconds"] = round(whole_seconds(path, options=options, out=folder / f"{kind}-issues.csv",
-                                                     seed=seed, threads=threads), 1)
+        found["whole_seconds"] = round(
+            whole_seconds(path, options=options, out=folder / f"{kind}-issues.csv", seed=seed, threads=threads), 1
+        )
     return found
 
 
@@ -173,8 +206,13 @@ def main() -> None:
     parser.add_argument("--kinds", type=lambda text: text.split(","), default=list(KINDS))
     parser.add_argument("--samples", type=int, default=10_000)
     parser.add_argument("--project-to", type=int, default=10_000, help="samples the whole ranking is projected to")
-    parser.add_argument("--whole", type=lambda text: text.split(","), default=[], metavar="KIND,...",
-                        help="kinds whose whole command is run and timed too")
+    parser.add_argument(
+        "--whole",
+        type=lambda text: text.split(","),
+        default=[],
+        metavar="KIND,...",
+        help="kinds whose whole command is run and timed too",
+    )
     parser.add_argument("--threads", type=int, help="torch's CPU threads (default: torch's own choice)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, required=True, help="the JSON written")
@@ -186,16 +224,30 @@ def main() -> None:
     runs = []
     with tempfile.TemporaryDirectory() as folder:
         for kind in arguments.kinds:
-            runs.append(one_kind(kind, samples=arguments.samples, seed=arguments.seed,
-                                 whole=kind in arguments.whole, folder=Path(folder), target=arguments.project_to,
-                                 threads=arguments.threads))
+            runs.append(
+                one_kind(
+                    kind,
+                    samples=arguments.samples,
+                    seed=arguments.seed,
+                    whole=kind in arguments.whole,
+                    folder=Path(folder),
+                    target=arguments.project_to,
+                    threads=arguments.threads,
+                )
+            )
             print(json.dumps(runs[-1]), flush=True)
     results = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"), "K": DEFAULT_FOLDS, "M": DEFAULT_REPETITIONS,
-        "threads": torch.get_num_threads(), "load_average": os.getloadavg(), "cpu": machine.cpu_model(),
-        "cpu_flags": machine.cpu_flags(), "instruction_set_limits": machine.instruction_set_limits(),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "K": DEFAULT_FOLDS,
+        "M": DEFAULT_REPETITIONS,
+        "threads": torch.get_num_threads(),
+        "load_average": os.getloadavg(),
+        "cpu": machine.cpu_model(),
+        "cpu_flags": machine.cpu_flags(),
+        "instruction_set_limits": machine.instruction_set_limits(),
         "device": "cpu" if not torch.cuda.is_available() else torch.cuda.get_device_name(0),
-        "versions": package_versions(), "runs": runs,
+        "versions": package_versions(),
+        "runs": runs,
     }
     arguments.out.parent.mkdir(parents=True, exist_ok=True)
     arguments.out.write_text(json.dumps(results, indent=2) + "\n")

@@ -30,16 +30,27 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="the JSON to write")
     parser.add_argument("--what", required=True, help="what the runs were, in a sentence")
     parser.add_argument("--runs", type=Path, nargs="+", required=True, help="the recorded runs to retire (folders)")
-    parser.add_argument("--diff", type=_pair, nargs="*", default=[], metavar="SECOND_DIR:FIRST_DIR",
-                        help="pairs of recorded runs whose tables' difference a page cites, the second against the "
-                             "first")
+    parser.add_argument(
+        "--diff",
+        type=_pair,
+        nargs="*",
+        default=[],
+        metavar="SECOND_DIR:FIRST_DIR",
+        help="pairs of recorded runs whose tables' difference a page cites, the second against the first",
+    )
     args = parser.parse_args()
-    history = run_history(what=args.what, runs=args.runs, differences=args.diff,
-                          made_by=shlex.join(["python", "benchmarks/retire_runs.py", *sys.argv[1:]]))
+    history = run_history(
+        what=args.what,
+        runs=args.runs,
+        differences=args.diff,
+        made_by=shlex.join(["python", "benchmarks/retire_runs.py", *sys.argv[1:]]),
+    )
     args.out.write_text(json.dumps(history, indent=1) + "\n")
     for item in history["differences"]:
-        print(f"{item['second']} against {item['first']}: {sum(c['differ'] for c in item['columns'])} of "
-              f"{sum(c['cells'] for c in item['columns'])} cells differ")
+        print(
+            f"{item['second']} against {item['first']}: {sum(c['differ'] for c in item['columns'])} of "
+            f"{sum(c['cells'] for c in item['columns'])} cells differ"
+        )
     print(f"{args.out}: {len(history['runs'])} runs, {len(history['differences'])} differences")
 
 

@@ -23,8 +23,8 @@ from enkcvs.labelissues.confident import CLEANLAB_DEFAULT_FILTER, cleanlab_flags
 from enkcvs.labelissues.oof import select
 from enkcvs.method.metrics import error_list_scores
 from enkcvs.method.noise import inject_noise, parse_noise
-from enkcvs.rng import Purpose, derive_seed, generator
 from enkcvs.report.views.review_list import review_list_view
+from enkcvs.rng import Purpose, derive_seed, generator
 
 #: The synthetic texts' topics: each text draws about a quarter of its words from its topic's vocabulary, a tenth
 #: from any topic's, the rest from words shared by all, so that the classifier errs on some texts as on real ones.
@@ -39,9 +39,14 @@ def synthetic_texts(*, seed: int, count: int = TEXTS) -> tuple[np.ndarray, np.nd
     texts = []
     for topic in labels:
         draws = rng.random(rng.integers(6, 14))
-        words = [f"topic{topic}word{rng.integers(TOPIC_WORDS)}" if u < 0.25 else
-                 f"topic{rng.integers(TOPICS)}word{rng.integers(TOPIC_WORDS)}" if u < 0.35 else
-                 f"shared{rng.integers(SHARED_WORDS)}" for u in draws]
+        words = [
+            f"topic{topic}word{rng.integers(TOPIC_WORDS)}"
+            if u < 0.25
+            else f"topic{rng.integers(TOPICS)}word{rng.integers(TOPIC_WORDS)}"
+            if u < 0.35
+            else f"shared{rng.integers(SHARED_WORDS)}"
+            for u in draws
+        ]
         texts.append(" ".join(words))
     return np.array(texts, dtype=object), labels
 
@@ -59,11 +64,17 @@ def datasets(*, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray, str, objec
 
     table, images, texts = load_breast_cancer(return_X_y=True), load_digits(return_X_y=True), synthetic_texts(seed=seed)
     return {
-        "table": (*table, "scikit-learn's breast cancer (569 x 30 features, 2 classes)",
-                  lambda: make_pipeline(StandardScaler(), logistic())),
+        "table": (
+            *table,
+            "scikit-learn's breast cancer (569 x 30 features, 2 classes)",
+            lambda: make_pipeline(StandardScaler(), logistic()),
+        ),
         "images": (images[0] / 16.0, images[1], "scikit-learn's digits (1,797 images 8 x 8, 10 classes)", logistic),
-        "text": (*texts, f"synthetic topic texts ({TEXTS:,} texts, {TOPICS} topics; no packaged text set offline)",
-                 lambda: make_pipeline(TfidfVectorizer(), logistic())),
+        "text": (
+            *texts,
+            f"synthetic topic texts ({TEXTS:,} texts, {TOPICS} topics; no packaged text set offline)",
+            lambda: make_pipeline(TfidfVectorizer(), logistic()),
+        ),
     }
 
 
@@ -85,8 +96,12 @@ def sets_row(name: str, listed: np.ndarray, *, given: np.ndarray, true: np.ndarr
     """One list of label errors, ``listed`` (N,) bool: its length, precision, recall and F1 against the flips."""
     scores = error_list_scores(listed=listed, given=given, true=true)
     both = scores["precision"] + scores["recall"]
-    return {"set": name, "listed": int(listed.sum()), **scores,
-            "f1": 2 * scores["precision"] * scores["recall"] / both if both else float("nan")}
+    return {
+        "set": name,
+        "listed": int(listed.sum()),
+        **scores,
+        "f1": 2 * scores["precision"] * scores["recall"] / both if both else float("nan"),
+    }
 
 
 def one_run(kind: str, data: tuple, *, seed: int, repetitions: int, folds: int, noise: str) -> dict:
@@ -99,11 +114,16 @@ def one_run(kind: str, data: tuple, *, seed: int, repetitions: int, folds: int, 
     cleanlab = cleanlab_flags(probabilities=stack.mean(axis=0), labels=given, method=CLEANLAB_DEFAULT_FILTER)
     rankings = compare_rankings(probabilities=stack, given=given, true=true)
     return {
-        "kind": kind, "seed": seed, "errors": int((given != true).sum()), "threshold": result.threshold,
+        "kind": kind,
+        "seed": seed,
+        "errors": int((given != true).sum()),
+        "threshold": result.threshold,
         "seconds": round(time.perf_counter() - started, 1),
-        "sets": [sets_row("E-NKCVS review list", result.in_review_list, given=given, true=true),
-                 sets_row(f"cleanlab find_label_issues ({CLEANLAB_DEFAULT_FILTER})", cleanlab, given=given, true=true),
-                 sets_row("E-NKCVS not kept (votes < t)", ~result.selected, given=given, true=true)],
+        "sets": [
+            sets_row("E-NKCVS review list", result.in_review_list, given=given, true=true),
+            sets_row(f"cleanlab find_label_issues ({CLEANLAB_DEFAULT_FILTER})", cleanlab, given=given, true=true),
+            sets_row("E-NKCVS not kept (votes < t)", ~result.selected, given=given, true=true),
+        ],
         "rankings": rankings[["method", "auprc", "precision_at_errors", "auroc"]].to_dict("records"),
     }
 
@@ -120,15 +140,32 @@ def main() -> None:
     runs = []
     for seed in arguments.seeds:
         for kind, data in datasets(seed=seed).items():
-            runs.append(one_run(kind, data, seed=seed, repetitions=arguments.repetitions, folds=arguments.folds,
-                                noise=arguments.noise))
+            runs.append(
+                one_run(
+                    kind,
+                    data,
+                    seed=seed,
+                    repetitions=arguments.repetitions,
+                    folds=arguments.folds,
+                    noise=arguments.noise,
+                )
+            )
     described = {kind: data[2] for kind, data in datasets(seed=arguments.seeds[0]).items()}
     results = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"), "seconds": round(time.perf_counter() - started, 1),
-        "settings": {"seeds": arguments.seeds, "M": arguments.repetitions, "K": arguments.folds,
-                     "noise": arguments.noise, "model": "scikit-learn LogisticRegression(max_iter=2000)"},
-        "data": described, "cpu": machine.cpu_model(), "cpu_flags": machine.cpu_flags(),
-        "versions": package_versions(), "runs": runs,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "seconds": round(time.perf_counter() - started, 1),
+        "settings": {
+            "seeds": arguments.seeds,
+            "M": arguments.repetitions,
+            "K": arguments.folds,
+            "noise": arguments.noise,
+            "model": "scikit-learn LogisticRegression(max_iter=2000)",
+        },
+        "data": described,
+        "cpu": machine.cpu_model(),
+        "cpu_flags": machine.cpu_flags(),
+        "versions": package_versions(),
+        "runs": runs,
     }
     arguments.out.parent.mkdir(parents=True, exist_ok=True)
     arguments.out.write_text(json.dumps(results, indent=2) + "\n")

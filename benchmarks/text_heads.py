@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+from review_list import synthetic_texts
 
 from enkcvs import machine
 from enkcvs.data.embeddings import embed_texts
@@ -28,7 +29,6 @@ from enkcvs.labelissues.oof import select
 from enkcvs.labelissues.owndata import DEFAULT_FOLDS, DEFAULT_RECIPES, DEFAULT_REPETITIONS, MAX_TOKENS
 from enkcvs.method.noise import inject_noise, parse_noise
 from enkcvs.method.ranking import ranking_quality
-from review_list import synthetic_texts
 
 #: The candidates: the table's recipe, and shorter or larger-batch variants of it and of Adam (mixup throughout:
 #: mixing embeddings is well defined).
@@ -49,8 +49,10 @@ def text_sets(*, trec: Path, seed: int) -> dict[str, tuple[list[str], np.ndarray
     """Each set of texts: (texts, true labels, the noise flipped into its labels)."""
     questions = load_trec(root=str(trec), download=False)
     synthetic, topics = synthetic_texts(seed=seed, count=SYNTHETIC)
-    return {"trec": (list(questions.x_train), questions.y_train, "sym0.2"),
-            "synthetic": (list(synthetic), topics, "sym0.1")}
+    return {
+        "trec": (list(questions.x_train), questions.y_train, "sym0.2"),
+        "synthetic": (list(synthetic), topics, "sym0.1"),
+    }
 
 
 def one_run(recipe: dict, *, embeddings: np.ndarray, given: np.ndarray, true: np.ndarray, seed: int) -> dict:
@@ -58,22 +60,34 @@ def one_run(recipe: dict, *, embeddings: np.ndarray, given: np.ndarray, true: np
     from enkcvs.training.crossval import out_of_fold_probabilities
 
     started = time.perf_counter()
-    stack = out_of_fold_probabilities(x=embeddings.reshape(len(embeddings), 1, 1, -1), labels=given, recipe=recipe,
-                                      num_folds=DEFAULT_FOLDS, iterations=DEFAULT_REPETITIONS, seed=seed,
-                                      num_classes=int(true.max()) + 1)
+    stack = out_of_fold_probabilities(
+        x=embeddings.reshape(len(embeddings), 1, 1, -1),
+        labels=given,
+        recipe=recipe,
+        num_folds=DEFAULT_FOLDS,
+        iterations=DEFAULT_REPETITIONS,
+        seed=seed,
+        num_classes=int(true.max()) + 1,
+    )
     seconds = time.perf_counter() - started
     result = select(probabilities=stack, labels=given)
     scores = ranking_quality(label_quality=result.label_quality, is_error=given != true)
-    return {"fold_models_seconds": round(seconds, 1), "precision_at_errors": scores["precision_at_errors"],
-            "auprc": scores["auprc"], "errors": scores["errors"],
-            "accuracy_against_true": float((stack.mean(axis=0).argmax(axis=1) == true).mean())}
+    return {
+        "fold_models_seconds": round(seconds, 1),
+        "precision_at_errors": scores["precision_at_errors"],
+        "auprc": scores["auprc"],
+        "errors": scores["errors"],
+        "accuracy_against_true": float((stack.mean(axis=0).argmax(axis=1) == true).mean()),
+    }
 
 
 def chosen(runs: list[dict]) -> str:
     """The fastest candidate (fold models' seconds summed over the sets) among those that rank within
     :data:`TIE_POINTS` of the best (precision at the number of flips, in points, averaged over the sets)."""
-    precision = {name: 100 * np.mean([run["precision_at_errors"] for run in runs if run["candidate"] == name])
-                 for name in CANDIDATES}
+    precision = {
+        name: 100 * np.mean([run["precision_at_errors"] for run in runs if run["candidate"] == name])
+        for name in CANDIDATES
+    }
     seconds = {name: sum(run["fold_models_seconds"] for run in runs if run["candidate"] == name) for name in CANDIDATES}
     best = max(precision.values())
     return min((name for name in CANDIDATES if precision[name] >= best - TIE_POINTS), key=seconds.get)
@@ -97,15 +111,30 @@ def main() -> None:
         encoding[name] = round(time.perf_counter() - started, 1)
         given = inject_noise(true, spec=parse_noise(noise), num_classes=int(true.max()) + 1, seed=arguments.seed)
         for candidate, recipe in CANDIDATES.items():
-            runs.append({"texts": name, "samples": len(texts), "noise": noise, "candidate": candidate,
-                         "recipe": recipe, **one_run(recipe, embeddings=embeddings, given=given, true=true,
-                                                     seed=arguments.seed)})
+            runs.append(
+                {
+                    "texts": name,
+                    "samples": len(texts),
+                    "noise": noise,
+                    "candidate": candidate,
+                    "recipe": recipe,
+                    **one_run(recipe, embeddings=embeddings, given=given, true=true, seed=arguments.seed),
+                }
+            )
             print(json.dumps(runs[-1]), flush=True)
     results = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"), "K": DEFAULT_FOLDS, "M": DEFAULT_REPETITIONS,
-        "threads": torch.get_num_threads(), "load_average": os.getloadavg(), "cpu": machine.cpu_model(),
-        "cpu_flags": machine.cpu_flags(), "versions": package_versions(), "encoding_seconds": encoding,
-        "chosen": chosen(runs), "default_when_run": DEFAULT_RECIPES["texts"], "runs": runs,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "K": DEFAULT_FOLDS,
+        "M": DEFAULT_REPETITIONS,
+        "threads": torch.get_num_threads(),
+        "load_average": os.getloadavg(),
+        "cpu": machine.cpu_model(),
+        "cpu_flags": machine.cpu_flags(),
+        "versions": package_versions(),
+        "encoding_seconds": encoding,
+        "chosen": chosen(runs),
+        "default_when_run": DEFAULT_RECIPES["texts"],
+        "runs": runs,
     }
     arguments.out.parent.mkdir(parents=True, exist_ok=True)
     arguments.out.write_text(json.dumps(results, indent=2) + "\n")

@@ -77,8 +77,12 @@ with logged_job("/dev/null"):
 }
 #: torch.profiler operator names by the part of a training step they do (self CPU time is summed per part).
 OPERATOR_PARTS = {
-    "convolution": ("aten::mkldnn_convolution", "aten::convolution_backward", "aten::_slow_conv2d_forward",
-                    "aten::_slow_conv2d_backward"),
+    "convolution": (
+        "aten::mkldnn_convolution",
+        "aten::convolution_backward",
+        "aten::_slow_conv2d_forward",
+        "aten::_slow_conv2d_backward",
+    ),
     "matmul": ("aten::mm", "aten::addmm", "aten::bmm"),
     "batch norm": ("aten::native_batch_norm", "aten::native_batch_norm_backward"),
     "relu": ("aten::relu", "aten::relu_", "aten::clamp_min", "aten::clamp_min_", "aten::threshold_backward"),
@@ -197,8 +201,9 @@ print(training_speed.median_seconds(partial(training_speed.naive_seconds, {name!
 def naive_seconds_in_fresh_process(name: str, steps: int, *, threads: int, keep_memory: bool) -> float:
     """:func:`naive_seconds` (median of 3) in a fresh Python process, with glibc's malloc as it starts or, with
     ``keep_memory``, set as the engine sets it (:func:`enkcvs.training.allocator.keep_freed_memory`)."""
-    child = NAIVE_CHILD.format(folder=str(Path(__file__).parent), threads=threads, keep_memory=keep_memory, name=name,
-                               steps=steps)
+    child = NAIVE_CHILD.format(
+        folder=str(Path(__file__).parent), threads=threads, keep_memory=keep_memory, name=name, steps=steps
+    )
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True)
     return float(done.stdout.split()[-1])
 
@@ -233,8 +238,18 @@ def engine_parts(name: str, steps: int) -> dict[str, float]:
     """Share of the engine's fp32 training time (self CPU time under ``torch.profiler``, one epoch of ``steps``
     steps after a warm-up) spent in each of :data:`OPERATOR_PARTS`, the rest as "other"."""
     shape, num_classes, augment = SETUPS[name]
-    recipe = Recipe(model=name, optimizer="sgd", lr=LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY, epochs=1,
-                    batch_size=BATCH, mixup_alpha=MIXUP_ALPHA, augment=augment, bf16=False)
+    recipe = Recipe(
+        model=name,
+        optimizer="sgd",
+        lr=LR,
+        momentum=MOMENTUM,
+        weight_decay=WEIGHT_DECAY,
+        epochs=1,
+        batch_size=BATCH,
+        mixup_alpha=MIXUP_ALPHA,
+        augment=augment,
+        bf16=False,
+    )
     x, labels = synthetic_data(shape, num_classes, steps * BATCH)
     targets = np.eye(num_classes, dtype=np.float32)[labels]
     train_model(recipe=recipe, x=x[: 2 * BATCH], targets=targets[: 2 * BATCH], seed=0, device=torch.device("cpu"))
@@ -258,8 +273,9 @@ def compiled_step_loop(name: str, steps: int) -> dict[str, float]:
     for variant in ("eager", "compiled"):
         torch.manual_seed(0)
         model = create_model(name, input_shape=shape, num_classes=num_classes).to(memory_format=CHANNELS_LAST)
-        optimizer = MomentumSGD(model.parameters(), lr=LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY,
-                                milestones=(), gamma=0.1)
+        optimizer = MomentumSGD(
+            model.parameters(), lr=LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY, milestones=(), gamma=0.1
+        )
         forward = torch.compile(model) if variant == "compiled" else model
 
         def step() -> None:
@@ -285,8 +301,9 @@ def job_overhead_seconds(child: str, threads: int) -> dict[str, float]:
     runs = []
     for _ in range(3):
         start = time.time()
-        done = subprocess.run([sys.executable, "-c", child.format(threads=threads)], capture_output=True, text=True,
-                              check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", child.format(threads=threads)], capture_output=True, text=True, check=True
+        )
         runs.append({"exit": time.time() - start, "done": float(done.stdout.split()[-1]) - start})
     return {until: statistics.median(run[until] for run in runs) for until in ("done", "exit")}
 
@@ -320,8 +337,10 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     peak = {"fp32": matmul_gflops(torch.float32), "bf16": matmul_gflops(torch.bfloat16)}
-    print(f"matmul peak (best of n = 1024, 2048, 4096), {args.threads} threads: fp32 {peak['fp32']:.1f}, "
-          f"bf16 {peak['bf16']:.1f} GFLOP/s")
+    print(
+        f"matmul peak (best of n = 1024, 2048, 4096), {args.threads} threads: fp32 {peak['fp32']:.1f}, "
+        f"bf16 {peak['bf16']:.1f} GFLOP/s"
+    )
     rows, auto_decisions, models = [], {}, [name for name in args.models.split(",") if name]
     parts, compiled = {}, {}
     if models:
@@ -338,9 +357,11 @@ def main() -> None:
             "engine auto": engine_seconds(name, args.steps, bf16="auto"),
         }
         decision = auto_decision(name)
-        print(f"{name:<9} bf16 auto: probe fp32 {decision['fp32_seconds']:.4f} s, "
-              f"bf16 {decision['bf16_seconds']:.4f} s per step ({decision['speedup']:.2f}x) -> "
-              f"{'bf16' if decision['bf16'] else 'fp32'}")
+        print(
+            f"{name:<9} bf16 auto: probe fp32 {decision['fp32_seconds']:.4f} s, "
+            f"bf16 {decision['bf16_seconds']:.4f} s per step ({decision['speedup']:.2f}x) -> "
+            f"{'bf16' if decision['bf16'] else 'fp32'}"
+        )
         auto_decisions[name] = decision
         for variant, duration in seconds.items():
             rate = args.steps * BATCH / duration
@@ -360,18 +381,24 @@ def main() -> None:
             )
             print(f"{name:<9} {variant:<12} {rate:>10.0f} {ratio:>8.2f} {gflops:>8.1f} {fraction:>13.1%}")
         parts[name] = engine_parts(name, args.steps)
-        print(f"{name:<9} engine fp32 time by part: "
-              + ", ".join(f"{part} {share:.1%}" for part, share in parts[name].items()))
+        print(
+            f"{name:<9} engine fp32 time by part: "
+            + ", ".join(f"{part} {share:.1%}" for part, share in parts[name].items())
+        )
         if args.compile:
             compiled[name] = loop = compiled_step_loop(name, args.steps)
-            print(f"{name:<9} fp32 step loop: eager {loop['eager']:.0f}, torch.compile {loop['compiled']:.0f} "
-                  f"samples/s ({loop['compiled'] / loop['eager']:.2f}x) after {loop['compile_s']:.1f} s compiling")
+            print(
+                f"{name:<9} fp32 step loop: eager {loop['eager']:.0f}, torch.compile {loop['compiled']:.0f} "
+                f"samples/s ({loop['compiled'] / loop['eager']:.2f}x) after {loop['compile_s']:.1f} s compiling"
+            )
     overhead = {name: job_overhead_seconds(child, args.threads) for name, child in OVERHEAD_CHILDREN.items()}
     baseline = overhead["torch.optim step"]
     print("per-job overhead: process start to done (imports, first step) and to exit (teardown too):")
     for name, seconds in overhead.items():
-        print(f"  {name:<17} done {seconds['done']:5.2f} s ({seconds['done'] / baseline['done']:.2f}x)  "
-              f"exit {seconds['exit']:5.2f} s ({seconds['exit'] / baseline['exit']:.2f}x)  of torch.optim step")
+        print(
+            f"  {name:<17} done {seconds['done']:5.2f} s ({seconds['done'] / baseline['done']:.2f}x)  "
+            f"exit {seconds['exit']:5.2f} s ({seconds['exit'] / baseline['exit']:.2f}x)  of torch.optim step"
+        )
     if args.out:
         results = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -65,9 +65,9 @@ from pathlib import Path
 
 import yaml
 
-from enkcvs.pipeline.plan import TRAINING_RULES
 from enkcvs.io import git_state
 from enkcvs.machine import machine_description
+from enkcvs.pipeline.plan import TRAINING_RULES
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "workflow" / "Snakefile"
@@ -206,7 +206,8 @@ def scheduling(configfile: Path, cores: int, repeats: int) -> dict:
             )
             runs.append(row)
     return {
-        "configfile": str(configfile.resolve().relative_to(REPO)) if configfile.resolve().is_relative_to(REPO)
+        "configfile": str(configfile.resolve().relative_to(REPO))
+        if configfile.resolve().is_relative_to(REPO)
         else str(configfile),
         "cores": cores,
         "repeats": repeats,
@@ -301,8 +302,13 @@ def main() -> None:
     )
     parser.add_argument("--out", help="write all results to this JSON file")
     args = parser.parse_args()
-    results = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "cpus": os.cpu_count(),
-               "machine": machine_description(), "load_average_before": os.getloadavg(), "git": git_state(root=REPO)}
+    results = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cpus": os.cpu_count(),
+        "machine": machine_description(),
+        "load_average_before": os.getloadavg(),
+        "git": git_state(root=REPO),
+    }
     if not args.skip_scheduling:
         profile = profile_scheduler()
         results["profile_scheduler"] = profile

@@ -164,8 +164,9 @@ def _rule_environments() -> dict[str, tuple[Path, Path | None]]:
     ``conda:`` names, or None)."""
     environments = {}
     for rules_file in sorted((REPO / "workflow" / "rules").glob("*.smk")):
-        blocks = re.findall(r"^[ \t]*rule (\w+):(.*?)(?=^[ \t]*rule |\Z)", rules_file.read_text(),
-                            flags=re.DOTALL | re.MULTILINE)
+        blocks = re.findall(
+            r"^[ \t]*rule (\w+):(.*?)(?=^[ \t]*rule |\Z)", rules_file.read_text(), flags=re.DOTALL | re.MULTILINE
+        )
         for name, body in blocks:
             environments[name] = (rules_file, _conda(body, rules_file=rules_file))
     return environments
@@ -322,7 +323,8 @@ def _stand_in_workflow(folder: Path, *, fail_first: bool = False) -> Path:
     (folder / "workflow").mkdir()
     shutil.copy(REPO / "workflow" / "run.sh", folder / "workflow" / "run.sh")
     fake = folder / "snakemake"
-    fake.write_text(textwrap.dedent(f"""\
+    fake.write_text(
+        textwrap.dedent(f"""\
         #!/usr/bin/env bash
         case "$*" in
             *-n*) echo "total 5"; exit 0;;
@@ -333,9 +335,10 @@ def _stand_in_workflow(folder: Path, *, fail_first: bool = False) -> Path:
         invocation=$(ls .snakemake/log | wc -l)
         printf '[Tue Nov 24 0%d:00:00 2026]\\n[Tue Nov 24 0%d:00:30 2026]\\n' $((invocation + 1)) $((invocation + 1)) \\
             > .snakemake/log/2026-11-24T0$((invocation + 1))0000.000000.snakemake.log
-        {'[ "$invocation" -gt 0 ] || exit 1  # the first invocation is killed' if fail_first else ''}
+        {'[ "$invocation" -gt 0 ] || exit 1  # the first invocation is killed' if fail_first else ""}
         printf 'a\\n1\\n' > results/report/table2.csv
-        """))
+        """)
+    )
     fake.chmod(0o755)
     (folder / "config.yaml").write_text("seeds: [1]\n")
     since = folder / ".snakemake" / "recorded" / "demo.since"

@@ -91,14 +91,23 @@ def write_cifar10_archive(root: str | Path, *, num_train: int = 25, num_test: in
     for name, members in batches:
         write_python2_pickle(folder / name, _cifar10_batch(name, x_train[members], y_train[members]))
     write_python2_pickle(folder / "test_batch", _cifar10_batch("test_batch", x_test, y_test))
-    write_python2_pickle(folder / "batches.meta", {
-        b"num_cases_per_batch": 10000, b"label_names": [n.encode() for n in CIFAR10_NAMES], b"num_vis": 3072})
+    write_python2_pickle(
+        folder / "batches.meta",
+        {b"num_cases_per_batch": 10000, b"label_names": [n.encode() for n in CIFAR10_NAMES], b"num_vis": 3072},
+    )
     md5 = {path.name: _md5(path) for path in folder.iterdir()}
     return Written(x_train, y_train.astype(np.int64), x_test, y_test.astype(np.int64), md5=md5)
 
 
-def write_cifar100_archive(root: str | Path, *, num_train: int = 100, num_test: int = 20, seed: int = 0,
-                           num_fine: int = 100, num_coarse: int = 20) -> Written:
+def write_cifar100_archive(
+    root: str | Path,
+    *,
+    num_train: int = 100,
+    num_test: int = 20,
+    seed: int = 0,
+    num_fine: int = 100,
+    num_coarse: int = 20,
+) -> Written:
     """The extracted official CIFAR-100 python archive: ``<root>/cifar-100-python/`` with ``train``, ``test`` (fine
     and coarse labels) and ``meta``. Every fine class occurs in ``train`` (``num_train >= num_fine``), and the fine
     classes are spread evenly over the coarse ones by a seeded permutation."""
@@ -111,20 +120,32 @@ def write_cifar100_archive(root: str | Path, *, num_train: int = 100, num_test: 
     y_test = rng.integers(0, num_fine, size=num_test)
     x_train, x_test = _cifar_images(rng, num_train), _cifar_images(rng, num_test)
     for name, x, y in (("train", x_train, y_train), ("test", x_test, y_test)):
-        write_python2_pickle(folder / name, {
-            b"filenames": [f"{name}_{i}.png".encode() for i in range(len(y))],
-            b"batch_label": f"{name}ing batch 1 of 1".encode(),
-            b"fine_labels": y.tolist(),
-            b"coarse_labels": superclasses[y].tolist(),
-            b"data": x.reshape(len(x), 3072),
-        })
-    write_python2_pickle(folder / "meta", {
-        b"fine_label_names": [f"fine_{c}".encode() for c in range(num_fine)],
-        b"coarse_label_names": [f"coarse_{c}".encode() for c in range(num_coarse)],
-    })
+        write_python2_pickle(
+            folder / name,
+            {
+                b"filenames": [f"{name}_{i}.png".encode() for i in range(len(y))],
+                b"batch_label": f"{name}ing batch 1 of 1".encode(),
+                b"fine_labels": y.tolist(),
+                b"coarse_labels": superclasses[y].tolist(),
+                b"data": x.reshape(len(x), 3072),
+            },
+        )
+    write_python2_pickle(
+        folder / "meta",
+        {
+            b"fine_label_names": [f"fine_{c}".encode() for c in range(num_fine)],
+            b"coarse_label_names": [f"coarse_{c}".encode() for c in range(num_coarse)],
+        },
+    )
     md5 = {path.name: _md5(path) for path in folder.iterdir()}
-    return Written(x_train, y_train.astype(np.int64), x_test, y_test.astype(np.int64), md5=md5,
-                   superclasses=superclasses.astype(np.int64))
+    return Written(
+        x_train,
+        y_train.astype(np.int64),
+        x_test,
+        y_test.astype(np.int64),
+        md5=md5,
+        superclasses=superclasses.astype(np.int64),
+    )
 
 
 def write_trec_files(root: str | Path, *, num_train: int = 24, num_test: int = 12, seed: int = 0) -> Written:
@@ -145,8 +166,9 @@ def write_trec_files(root: str | Path, *, num_train: int = 24, num_test: int = 1
     return Written(*splits, md5=md5)
 
 
-def write_clothing1m_tree(root: str | Path, *, num_train: int = 12, num_test: int = 6, seed: int = 0,
-                          image_size: tuple[int, int] = (12, 10)) -> Written:
+def write_clothing1m_tree(
+    root: str | Path, *, num_train: int = 12, num_test: int = 6, seed: int = 0, image_size: tuple[int, int] = (12, 10)
+) -> Written:
     """A Clothing-1M folder: the four list files and JPEG images (``image_size`` = (width, height)) under
     ``images/<d>/<dd>/``. As in the official files, ``noisy_label_kv.txt`` and ``clean_label_kv.txt`` also label
     images that no key list names."""
@@ -162,14 +184,28 @@ def write_clothing1m_tree(root: str | Path, *, num_train: int = 12, num_test: in
     _write_lines(root / "clean_test_key_list.txt", [keys[i] for i in test])
     _write_lines(root / "noisy_label_kv.txt", [f"{keys[i]} {labels[i]}" for i in [*train, *extra]])
     _write_lines(root / "clean_label_kv.txt", [f"{keys[i]} {labels[i]}" for i in [*test, *extra]])
-    md5 = {name: _md5(root / name) for name in ("noisy_train_key_list.txt", "clean_test_key_list.txt",
-                                                "noisy_label_kv.txt", "clean_label_kv.txt")}
-    return Written(np.array(keys)[train], labels[train].astype(np.int64), np.array(keys)[test],
-                   labels[test].astype(np.int64), md5=md5)
+    md5 = {
+        name: _md5(root / name)
+        for name in ("noisy_train_key_list.txt", "clean_test_key_list.txt", "noisy_label_kv.txt", "clean_label_kv.txt")
+    }
+    return Written(
+        np.array(keys)[train],
+        labels[train].astype(np.int64),
+        np.array(keys)[test],
+        labels[test].astype(np.int64),
+        md5=md5,
+    )
 
 
-def write_webvision_tree(root: str | Path, *, num_train: int = 12, num_test: int = 6, num_classes: int = 6,
-                         seed: int = 0, image_size: tuple[int, int] = (12, 10)) -> Written:
+def write_webvision_tree(
+    root: str | Path,
+    *,
+    num_train: int = 12,
+    num_test: int = 6,
+    num_classes: int = 6,
+    seed: int = 0,
+    image_size: tuple[int, int] = (12, 10),
+) -> Written:
     """A WebVision folder: ``info/train_filelist_google.txt`` (``google/qNNNN/NNNNNN.jpg label``),
     ``info/val_filelist.txt`` (``NNNNNN.jpg label``) and the JPEG images, labels in 0..num_classes-1. The returned
     test paths carry the ``val_images_256/`` prefix, as the loader's do."""
@@ -184,8 +220,13 @@ def write_webvision_tree(root: str | Path, *, num_train: int = 12, num_test: int
     _write_lines(root / "info" / "train_filelist_google.txt", [f"{p} {c}" for p, c in zip(train, y_train)])
     _write_lines(root / "info" / "val_filelist.txt", [f"{p} {c}" for p, c in zip(test, y_test)])
     md5 = {name: _md5(root / "info" / name) for name in ("train_filelist_google.txt", "val_filelist.txt")}
-    return Written(np.array(train), y_train.astype(np.int64), np.array([f"val_images_256/{p}" for p in test]),
-                   y_test.astype(np.int64), md5=md5)
+    return Written(
+        np.array(train),
+        y_train.astype(np.int64),
+        np.array([f"val_images_256/{p}" for p in test]),
+        y_test.astype(np.int64),
+        md5=md5,
+    )
 
 
 class _Python2Pickler(pickle._Pickler):
@@ -211,8 +252,12 @@ def write_python2_pickle(path: str | Path, obj: object) -> None:
 
 
 def _cifar10_batch(name: str, x: np.ndarray, y: np.ndarray) -> dict:
-    return {b"batch_label": name.encode(), b"labels": y.tolist(), b"data": x.reshape(len(x), 3072),
-            b"filenames": [f"{name}_{i}.png".encode() for i in range(len(y))]}
+    return {
+        b"batch_label": name.encode(),
+        b"labels": y.tolist(),
+        b"data": x.reshape(len(x), 3072),
+        b"filenames": [f"{name}_{i}.png".encode() for i in range(len(y))],
+    }
 
 
 def _cifar_images(rng: np.random.Generator, n: int) -> np.ndarray:

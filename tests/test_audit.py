@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 from enkcvs.io import read_json
-from enkcvs.report.audit import audit_results
 from enkcvs.pipeline import layout
+from enkcvs.report.audit import audit_results
 
 pytestmark = pytest.mark.workflow
 
@@ -66,8 +66,9 @@ def test_clean_run_audits_clean_via_the_cli(tiny_run, tmp_path):
 
 
 def test_tampered_table2_cell_is_reported_with_file_row_and_column(copied_run):
-    row = tamper_cell(copied_run, "table2.csv",
-                      lambda t: (t["method"] == "enkcvs") & (t["noise_kind"] == "sym"), "mean", 0.5)
+    row = tamper_cell(
+        copied_run, "table2.csv", lambda t: (t["method"] == "enkcvs") & (t["noise_kind"] == "sym"), "mean", 0.5
+    )
     done = audit_cli(str(copied_run), cwd=copied_run)
     assert done.returncode == 1, done.stdout + done.stderr
     problems = done.stdout.splitlines()[:-1]
@@ -95,8 +96,10 @@ def test_deleted_source_metrics_json_is_reported_missing(copied_run):
 def test_deleted_fold_behind_a_metrics_json_is_reported(copied_run):
     source = sources_of(copied_run, "table1.csv")[-1]
     metrics = read_json(copied_run / source)
-    fold = (f"results/folds/{metrics['dataset']}/{metrics['noise']}/seed{metrics['seed']}/K{metrics['K']}"
-            f"/m{metrics['M']}/k{metrics['K']}.parquet")
+    fold = (
+        f"results/folds/{metrics['dataset']}/{metrics['noise']}/seed{metrics['seed']}/K{metrics['K']}"
+        f"/m{metrics['M']}/k{metrics['K']}.parquet"
+    )
     (copied_run / fold).unlink()
     (problem,) = audit_results(workdir=copied_run)
     assert source in problem and fold in problem and "input missing" in problem
@@ -104,9 +107,11 @@ def test_deleted_fold_behind_a_metrics_json_is_reported(copied_run):
 
 @pytest.mark.parametrize(
     ("result", "kept_set"),
-    [("enkcvs.json", layout.SELECTION),
-     # prune-and-retrain trains from confident learning's kept set, not from E-NKCVS's selection
-     ("cl_prune.json", layout.CL_SELECTION)],
+    [
+        ("enkcvs.json", layout.SELECTION),
+        # prune-and-retrain trains from confident learning's kept set, not from E-NKCVS's selection
+        ("cl_prune.json", layout.CL_SELECTION),
+    ],
 )
 def test_deleted_selection_behind_a_final_result_is_reported(copied_run, result, kept_set):
     source = next(path for path in sources_of(copied_run, "table2.csv") if path.endswith(result))

@@ -19,10 +19,11 @@ from enkcvs.method.losses import (
     soft_cross_entropy,
     symmetric_cross_entropy,
 )
+from enkcvs.method.methods import BASELINE_METHODS, METHODS, ORACLE_METHODS, SELECTION_METHODS
+from enkcvs.pipeline.steps.final import train_final
 from enkcvs.training.batches import epoch_draws, memory_batches, resident, steps_per_epoch
 from enkcvs.training.device import Execution
 from enkcvs.training.evaluate import predict_proba
-from enkcvs.method.methods import BASELINE_METHODS, METHODS, ORACLE_METHODS, SELECTION_METHODS
 from enkcvs.training.final import (
     FinalTraining,
     final_recipe,
@@ -32,7 +33,6 @@ from enkcvs.training.final import (
 )
 from enkcvs.training.recipe import CoTeaching, Recipe, baseline_recipe
 from enkcvs.training.train import co_teaching_losses, small_loss_indices, train_model
-from enkcvs.pipeline.steps.final import train_final
 
 CPU = torch.device("cpu")
 
@@ -158,8 +158,9 @@ def test_forget_rate_rises_per_step_over_a_short_warmup(warmup):
     schedule = CoTeaching(forget_rate=0.4, warmup_epochs=warmup)
     assert schedule.per_step
     per_epoch, warmup_steps = 10, round(warmup * 10)
-    rates = [schedule.rate(epoch=1 + (step - 1) // per_epoch, step=step, steps_per_epoch=per_epoch)
-             for step in range(1, 31)]
+    rates = [
+        schedule.rate(epoch=1 + (step - 1) // per_epoch, step=step, steps_per_epoch=per_epoch) for step in range(1, 31)
+    ]
     np.testing.assert_allclose(rates[:warmup_steps], 0.4 * np.arange(1, warmup_steps + 1) / warmup_steps)
     np.testing.assert_allclose(rates[warmup_steps:], 0.4)
     assert rates[0] < 0.4 / 4
@@ -184,28 +185,49 @@ def test_the_authors_forget_rate_rise_is_a_nine_epoch_ramp_per_epoch():
 def test_steps_per_epoch_skips_a_last_batch_of_one_and_stops_at_the_recipes_limit():
     assert [steps_per_epoch(n, batch_size=4) for n in (8, 9, 10, 11)] == [2, 2, 3, 3]
     assert [steps_per_epoch(n, batch_size=4, limit=2) for n in (4, 8, 11)] == [1, 2, 2]
-    recipe = Recipe(model="mlp", optimizer="adam", lr=0.001, epochs=2, batch_size=4, steps_per_epoch=2,
-                    mixup_alpha=None)
+    recipe = Recipe(
+        model="mlp", optimizer="adam", lr=0.001, epochs=2, batch_size=4, steps_per_epoch=2, mixup_alpha=None
+    )
     x, targets = np.zeros((11, 1, 2, 2), np.float32), np.eye(3, dtype=np.float32)[np.arange(11) % 3]
     generator, rng, cpu = torch.Generator().manual_seed(0), np.random.default_rng(0), torch.device("cpu")
-    epochs = [list(memory_batches(resident(x, cpu), torch.as_tensor(targets), draws=epoch_draws(
-        11, recipe=recipe, generator=generator, rng=rng, device=cpu))) for _ in range(2)]
+    epochs = [
+        list(
+            memory_batches(
+                resident(x, cpu),
+                torch.as_tensor(targets),
+                draws=epoch_draws(11, recipe=recipe, generator=generator, rng=rng, device=cpu),
+            )
+        )
+        for _ in range(2)
+    ]
     assert [[len(tb) for _, tb in epoch] for epoch in epochs] == [[4, 4], [4, 4]]
 
 
 def test_co_teaching_trains_with_its_authors_network_and_schedule():
     """The pieces of the authors' recipe together (AUTHORS_SCHEDULES, shortened to 2 epochs of 2 steps): their
     network, Adam whose lr and beta1 change at the decay's start, epochs cut after their steps, two networks."""
-    dataset = {"model": "cnn4", "optimizer": "sgd", "lr": 0.01, "epochs": 50, "milestones": [10, 30],
-               "mixup_alpha": 0.3}
+    dataset = {
+        "model": "cnn4",
+        "optimizer": "sgd",
+        "lr": 0.01,
+        "epochs": 50,
+        "milestones": [10, 30],
+        "mixup_alpha": 0.3,
+    }
     authors = baseline_recipe(dataset, baseline="coteaching", schedule="authors", paper_name="MNIST")
-    recipe = Recipe.from_dict({**authors, "epochs": 2, "batch_size": 8, "steps_per_epoch": 2,
-                               "lr_linear_decay_from": 2, "bf16": False})  # no probe of the big network
+    recipe = Recipe.from_dict(
+        {**authors, "epochs": 2, "batch_size": 8, "steps_per_epoch": 2, "lr_linear_decay_from": 2, "bf16": False}
+    )  # no probe of the big network
     rng = np.random.default_rng(0)
     x = rng.integers(0, 256, size=(24, 1, 28, 28), dtype=np.uint8)
     targets = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 24)]
-    result = train_model(recipe=recipe, x=x, targets=targets, seed=0,
-                         co_teaching=CoTeaching(forget_rate=0.2, warmup_epochs=1, ramp="epoch"))
+    result = train_model(
+        recipe=recipe,
+        x=x,
+        targets=targets,
+        seed=0,
+        co_teaching=CoTeaching(forget_rate=0.2, warmup_epochs=1, ramp="epoch"),
+    )
     assert len(result.train_loss) == 2 and np.isfinite(result.train_loss).all() and result.peer is not None
     assert isinstance(result.model[0], torch.nn.Conv2d) and result.model[0].out_channels == 128
 
@@ -220,8 +242,9 @@ def test_co_teaching_updates_each_network_on_its_peers_small_loss_samples():
     labels = targets.argmax(1)
     torch.testing.assert_close(loss_1, F.cross_entropy(logits_1[2:], labels[2:]))  # net 2's clean samples
     torch.testing.assert_close(loss_2, F.cross_entropy(logits_2[:2], labels[:2]))  # net 1's clean samples
-    everything = torch.cat([F.cross_entropy(logits_1, labels, reduction="none"),
-                            F.cross_entropy(logits_2, labels, reduction="none")])
+    everything = torch.cat(
+        [F.cross_entropy(logits_1, labels, reduction="none"), F.cross_entropy(logits_2, labels, reduction="none")]
+    )
     torch.testing.assert_close(batch_loss, everything.mean())
     # round((1 - 0.6) * 4) = 2 samples are kept as well; a forget rate near 1 still keeps one sample.
     (loss_1, _), _ = co_teaching_losses((logits_1, logits_2), targets, forget_rate=0.6)
@@ -232,8 +255,14 @@ def test_co_teaching_updates_each_network_on_its_peers_small_loss_samples():
 
 @pytest.mark.parametrize(
     ("forget_rate", "warmup", "ramp"),
-    [(1.0, 10, "auto"), (-0.1, 10, "auto"), (0.2, -1, "auto"), (0.2, "2", "auto"), (0.2, 2.5, "epoch"),
-     (0.2, 2, "batch")],
+    [
+        (1.0, 10, "auto"),
+        (-0.1, 10, "auto"),
+        (0.2, -1, "auto"),
+        (0.2, "2", "auto"),
+        (0.2, 2.5, "epoch"),
+        (0.2, 2, "batch"),
+    ],
 )
 def test_co_teaching_settings_are_checked(forget_rate, warmup, ramp):
     with pytest.raises(ValueError, match="co-teaching"):
@@ -278,8 +307,14 @@ def test_co_teaching_keeps_the_best_validation_epoch_for_both_networks(make_sepa
     kept_accuracy = np.mean(predict_proba(result.model, x_val, device=CPU).argmax(axis=1) == y_val)
     assert kept_accuracy == pytest.approx(max(result.validation_accuracy))
     # The kept epoch applies to both networks: a run stopped there ends with the same pair.
-    stopped = train_model(recipe=Recipe(**{**RECIPE.__dict__, "epochs": result.best_epoch}), x=x,
-                          targets=np.eye(4, dtype=np.float32)[labels], seed=3, device=CPU, co_teaching=CO_TEACHING)
+    stopped = train_model(
+        recipe=Recipe(**{**RECIPE.__dict__, "epochs": result.best_epoch}),
+        x=x,
+        targets=np.eye(4, dtype=np.float32)[labels],
+        seed=3,
+        device=CPU,
+        co_teaching=CO_TEACHING,
+    )
     assert _state_equal(result.model, stopped.model) and _state_equal(result.peer, stopped.peer)
 
 
@@ -309,16 +344,24 @@ def test_co_teaching_refuses_another_loss_and_mixup():
     with pytest.raises(ValueError, match="co-teaching trains with plain cross-entropy"):
         train_model(recipe=RECIPE, x=x, targets=targets, seed=0, device=CPU, loss="gce", co_teaching=CO_TEACHING)
     with pytest.raises(ValueError, match="co-teaching trains without mixup"):
-        train_model(recipe=Recipe(**{**RECIPE.__dict__, "mixup_alpha": 0.3}), x=x, targets=targets, seed=0,
-                    device=CPU, co_teaching=CO_TEACHING)
+        train_model(
+            recipe=Recipe(**{**RECIPE.__dict__, "mixup_alpha": 0.3}),
+            x=x,
+            targets=targets,
+            seed=0,
+            device=CPU,
+            co_teaching=CO_TEACHING,
+        )
 
 
 @pytest.mark.parametrize(("loss", "params"), [("sl", {"alpha": 0.1, "beta": 1.0}), ("gce", {"q": 0.7})])
 def test_robust_losses_train_in_the_shared_loop(make_separable_images, loss, params):
     x, labels = make_separable_images(seed=0, num_samples=200, num_classes=4)
     targets = np.eye(4, dtype=np.float32)[labels]
-    run = lambda: train_model(recipe=RECIPE, x=x, targets=targets, seed=0, device=CPU, loss=loss, loss_params=params)
-    first, second = run(), run()
+    first, second = (
+        train_model(recipe=RECIPE, x=x, targets=targets, seed=0, device=CPU, loss=loss, loss_params=params)
+        for _ in range(2)
+    )
     assert _state_equal(first.model, second.model) and first.train_loss == second.train_loss
     assert np.mean(predict_proba(first.model, x, device=CPU).argmax(axis=1) == labels) >= 0.95
     ce = train_model(recipe=RECIPE, x=x, targets=targets, seed=0, device=CPU)
@@ -336,16 +379,27 @@ def test_baselines_and_selection_methods_partition_the_methods():
 
 def test_final_training_maps_methods_to_how_they_train():
     assert final_training(method="sl", options={"alpha": 0.01, "beta": 1}) == FinalTraining(
-        mixup=False, loss="sl", loss_params={"alpha": 0.01, "beta": 1.0})
+        mixup=False, loss="sl", loss_params={"alpha": 0.01, "beta": 1.0}
+    )
     assert final_training(method="gce", options={"q": 0.7, "mixup": True}) == FinalTraining(
-        mixup=True, loss="gce", loss_params={"q": 0.7})
+        mixup=True, loss="gce", loss_params={"q": 0.7}
+    )
     assert final_training(method="coteaching", options={"forget_rate": 0.4, "warmup_epochs": 10}) == FinalTraining(
-        mixup=False, co_teaching=CoTeaching(forget_rate=0.4, warmup_epochs=10))
+        mixup=False, co_teaching=CoTeaching(forget_rate=0.4, warmup_epochs=10)
+    )
     # The paper's baselines train as their authors do, without mixup; E-NKCVS and the selection rungs mix.
     for method in ("ce", "ce_true"):
         assert final_training(method=method, options={}) == FinalTraining(mixup=False)
-    for method in ("ce_mixup", "cs_only", "ss_only", "css_only", "cl_prune", "ss_pseudo", "ss_pseudo_weighted",
-                   "enkcvs"):
+    for method in (
+        "ce_mixup",
+        "cs_only",
+        "ss_only",
+        "css_only",
+        "cl_prune",
+        "ss_pseudo",
+        "ss_pseudo_weighted",
+        "enkcvs",
+    ):
         assert final_training(method=method, options={}) == FinalTraining(mixup=True)
     assert final_training(method="ce", options={"mixup": True}).mixup  # a baseline may opt in
 
@@ -365,10 +419,18 @@ def test_co_teaching_refuses_mixup_naming_the_key():
 @pytest.mark.parametrize(
     ("method", "options", "message"),
     [
-        ("sl", {"alpha": 0.1}, r"method 'sl' takes options \['alpha', 'beta'\] and optionally "
-                               r"\['mixup', 'test_curve'\]: missing \['beta'\]"),
-        ("gce", {"q": 0.7, "alpha": 1}, r"method 'gce' takes options \['q'\] and optionally \['mixup', 'test_curve'\]: "
-                                        r"unknown \['alpha'\]"),
+        (
+            "sl",
+            {"alpha": 0.1},
+            r"method 'sl' takes options \['alpha', 'beta'\] and optionally "
+            r"\['mixup', 'test_curve'\]: missing \['beta'\]",
+        ),
+        (
+            "gce",
+            {"q": 0.7, "alpha": 1},
+            r"method 'gce' takes options \['q'\] and optionally \['mixup', 'test_curve'\]: "
+            r"unknown \['alpha'\]",
+        ),
         ("coteaching", {"forget_rate": 0.2}, r"missing \['warmup_epochs'\]"),
         ("ce", {"q": 0.7}, r"method 'ce' takes options \[\] and optionally \['mixup', 'test_curve'\]: unknown \['q'\]"),
         ("enkcvs", {"gamma": 0.2}, r"method 'enkcvs' takes options \[\]: unknown \['gamma'\]"),
@@ -392,8 +454,7 @@ def test_final_training_set_baselines_use_every_sample_one_hot(method):
 
 def test_final_training_set_oracles_train_on_the_true_labels_only_when_known():
     given, true = np.array([0, 1, 2, 3, 0, 1]), np.array([0, 2, 2, 1, 0, 1])  # wrong at 1 and 3
-    selection = pd.DataFrame({"selected": [True, True, False, False, True, True], "pseudo": [0] * 6,
-                              "beta": [0.0] * 6})
+    selection = pd.DataFrame({"selected": [True, True, False, False, True, True], "pseudo": [0] * 6, "beta": [0.0] * 6})
     indices, targets = final_training_set(method="ce_true", given=given, true=true, num_classes=4)
     np.testing.assert_array_equal(indices, np.arange(6))
     np.testing.assert_array_equal(targets, np.eye(4)[true])
@@ -410,8 +471,13 @@ def test_final_training_set_oracles_train_on_the_true_labels_only_when_known():
 
 def test_final_training_set_ss_pseudo_relabels_the_rest_with_equal_weights():
     given = np.array([0, 1, 2, 3, 0, 1])
-    selection = pd.DataFrame({"selected": [True, True, False, False, True, False], "pseudo": [3, 3, 0, 1, 2, 2],
-                              "beta": [0.0, 0.0, 0.9, 0.5, 0.0, 0.3]})
+    selection = pd.DataFrame(
+        {
+            "selected": [True, True, False, False, True, False],
+            "pseudo": [3, 3, 0, 1, 2, 2],
+            "beta": [0.0, 0.0, 0.9, 0.5, 0.0, 0.3],
+        }
+    )
     indices, targets = final_training_set(method="ss_pseudo", given=given, num_classes=4, selection=selection)
     np.testing.assert_array_equal(indices, np.arange(6))
     # SS keeps its given labels, the others take their pseudo labels; every row is one-hot (weight 1): no beta, gamma
@@ -423,16 +489,19 @@ def test_final_training_set_full_loss_rung_weighs_hard_pseudo_labels_by_gamma():
     normalisation and gamma."""
     given = np.array([0, 1, 2, 3, 0, 1])
     selected = np.array([True, True, False, False, True, False])
-    selection = pd.DataFrame({"selected": selected, "pseudo": [3, 3, 0, 1, 2, 2],
-                              "beta": [0.0, 0.0, 0.9, 0.5, 0.0, 0.3]})
-    indices, targets = final_training_set(method="ss_pseudo_weighted", given=given, num_classes=4,
-                                          selection=selection, gamma=0.2)
+    selection = pd.DataFrame(
+        {"selected": selected, "pseudo": [3, 3, 0, 1, 2, 2], "beta": [0.0, 0.0, 0.9, 0.5, 0.0, 0.3]}
+    )
+    indices, targets = final_training_set(
+        method="ss_pseudo_weighted", given=given, num_classes=4, selection=selection, gamma=0.2
+    )
     np.testing.assert_array_equal(indices, np.arange(6))
     weights = np.where(selected, 6 / 3, 0.2 * 6 / 3)  # N/|SS| on SS, gamma N/(N - |SS|) elsewhere
     np.testing.assert_allclose(targets, np.eye(4)[[0, 1, 0, 1, 0, 2]] * weights[:, None], rtol=1e-6)
     # beta = 0 everywhere: E-NKCVS's targets on the same selection differ from these by beta alone
-    _, enkcvs = final_training_set(method="enkcvs", given=given, num_classes=4, gamma=0.2,
-                                   selection=selection.assign(beta=0.0))
+    _, enkcvs = final_training_set(
+        method="enkcvs", given=given, num_classes=4, gamma=0.2, selection=selection.assign(beta=0.0)
+    )
     np.testing.assert_allclose(enkcvs, targets, rtol=1e-6)
 
 
@@ -456,12 +525,20 @@ def test_methods_module_never_imports_torch():
 STEP_RECIPE = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 2, "batch_size": 32}
 
 
-
-
 def _train_final(base, method, options, output):
-    train_final(dataset=base / "data.npz", labels=base / "labels.parquet", selection=None, method=method,
-                recipe=STEP_RECIPE, gamma=0.2, seed=1, execution=Execution(device=torch.device("cpu")), output=output,
-                provenance_fields={"dataset": "tiny"}, options=options)
+    train_final(
+        dataset=base / "data.npz",
+        labels=base / "labels.parquet",
+        selection=None,
+        method=method,
+        recipe=STEP_RECIPE,
+        gamma=0.2,
+        seed=1,
+        execution=Execution(device=torch.device("cpu")),
+        output=output,
+        provenance_fields={"dataset": "tiny"},
+        options=options,
+    )
 
 
 @pytest.mark.parametrize(
@@ -496,8 +573,18 @@ def test_train_final_records_a_test_curve_ending_at_its_test_accuracy_only_when_
 
 def test_train_final_without_options_records_none_given(tiny_inputs):
     output = tiny_inputs / "ce.json"
-    train_final(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", selection=None, method="ce",
-                recipe=STEP_RECIPE, gamma=0.2, seed=1, execution=Execution(device=torch.device("cpu")), output=output, provenance_fields={})
+    train_final(
+        dataset=tiny_inputs / "data.npz",
+        labels=tiny_inputs / "labels.parquet",
+        selection=None,
+        method="ce",
+        recipe=STEP_RECIPE,
+        gamma=0.2,
+        seed=1,
+        execution=Execution(device=torch.device("cpu")),
+        output=output,
+        provenance_fields={},
+    )
     assert read_json(output)["options"] == {}
 
 
@@ -512,17 +599,31 @@ MIXUP_RECIPE = {**STEP_RECIPE, "mixup_alpha": 0.3}
 
 def _write_selection(base):
     """A selection table over the 60 samples of ``tiny_inputs``: every other sample selected, pseudo labels 0."""
-    selection = pd.DataFrame({"sample": np.arange(60), "selected": np.arange(60) % 2 == 0,
-                              "pseudo": np.zeros(60, dtype=np.int64), "beta": np.full(60, 0.5)})
+    selection = pd.DataFrame(
+        {
+            "sample": np.arange(60),
+            "selected": np.arange(60) % 2 == 0,
+            "pseudo": np.zeros(60, dtype=np.int64),
+            "beta": np.full(60, 0.5),
+        }
+    )
     write_table(selection, base / "selection.parquet", metadata={})
     return base / "selection.parquet"
 
 
 @pytest.mark.parametrize(
     ("method", "options", "mixes"),
-    [("ce", {}, False), ("ce", {"mixup": False}, False), ("sl", {"alpha": 0.1, "beta": 1.0}, False),
-     ("gce", {"q": 0.7}, False), ("coteaching", {"forget_rate": 0.2, "warmup_epochs": 1}, False),
-     ("ce", {"mixup": True}, True), ("ce_mixup", {}, True), ("enkcvs", {}, True), ("ss_only", {}, True)],
+    [
+        ("ce", {}, False),
+        ("ce", {"mixup": False}, False),
+        ("sl", {"alpha": 0.1, "beta": 1.0}, False),
+        ("gce", {"q": 0.7}, False),
+        ("coteaching", {"forget_rate": 0.2, "warmup_epochs": 1}, False),
+        ("ce", {"mixup": True}, True),
+        ("ce_mixup", {}, True),
+        ("enkcvs", {}, True),
+        ("ss_only", {}, True),
+    ],
 )
 def test_final_models_receive_mixup_only_where_their_method_mixes(tiny_inputs, monkeypatch, method, options, mixes):
     """The recipe mixes (alpha 0.3); CE, SL, GCE and co-teaching train without it, E-NKCVS and CE + mixup with it:
@@ -539,9 +640,19 @@ def test_final_models_receive_mixup_only_where_their_method_mixes(tiny_inputs, m
     monkeypatch.setattr(enkcvs.training.train, "train_model", spy)
     output = tiny_inputs / f"{method}.json"
     selection = _write_selection(tiny_inputs) if method in SELECTION_METHODS else None
-    train_final(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", selection=selection,
-                method=method, recipe=MIXUP_RECIPE, gamma=0.2, seed=1, execution=Execution(device=torch.device("cpu")), output=output,
-                provenance_fields={}, options=options)
+    train_final(
+        dataset=tiny_inputs / "data.npz",
+        labels=tiny_inputs / "labels.parquet",
+        selection=selection,
+        method=method,
+        recipe=MIXUP_RECIPE,
+        gamma=0.2,
+        seed=1,
+        execution=Execution(device=torch.device("cpu")),
+        output=output,
+        provenance_fields={},
+        options=options,
+    )
     [recipe] = received
     assert recipe.mixup_alpha == (0.3 if mixes else None)
     record = read_json(output)
@@ -553,31 +664,55 @@ def test_ce_and_ce_with_mixup_differ_on_the_same_seed(tiny_inputs):
     results = {}
     for method in ("ce", "ce_mixup"):
         output = tiny_inputs / f"{method}.json"
-        train_final(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", selection=None,
-                    method=method, recipe=MIXUP_RECIPE, gamma=0.2, seed=1, execution=Execution(device=torch.device("cpu")), output=output,
-                    provenance_fields={})
+        train_final(
+            dataset=tiny_inputs / "data.npz",
+            labels=tiny_inputs / "labels.parquet",
+            selection=None,
+            method=method,
+            recipe=MIXUP_RECIPE,
+            gamma=0.2,
+            seed=1,
+            execution=Execution(device=torch.device("cpu")),
+            output=output,
+            provenance_fields={},
+        )
         results[method] = read_json(output)
     assert results["ce"]["final_train_loss"] != results["ce_mixup"]["final_train_loss"]
     # the same method twice is equal bit for bit: the difference is mixup's, not chance's
-    train_final(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", selection=None,
-                method="ce", recipe=MIXUP_RECIPE, gamma=0.2, seed=1, execution=Execution(device=torch.device("cpu")), output=tiny_inputs / "again.json",
-                provenance_fields={})
+    train_final(
+        dataset=tiny_inputs / "data.npz",
+        labels=tiny_inputs / "labels.parquet",
+        selection=None,
+        method="ce",
+        recipe=MIXUP_RECIPE,
+        gamma=0.2,
+        seed=1,
+        execution=Execution(device=torch.device("cpu")),
+        output=tiny_inputs / "again.json",
+        provenance_fields={},
+    )
     assert read_json(tiny_inputs / "again.json")["final_train_loss"] == results["ce"]["final_train_loss"]
 
 
 def test_provenance_states_loss_and_forget_rate_as_trained(tiny_inputs):
     _train_final(tiny_inputs, "sl", {"alpha": 0.1, "beta": 1.0}, tiny_inputs / "sl.json")
     assert read_json(tiny_inputs / "sl.json")["trained_with"] == {
-        "mixup_alpha": None, "loss": {"name": "sl", "alpha": 0.1, "beta": 1.0}, "co_teaching": None}
-    _train_final(tiny_inputs, "coteaching", {"forget_rate": "actual", "warmup_epochs": 1},
-                 tiny_inputs / "coteaching.json")
+        "mixup_alpha": None,
+        "loss": {"name": "sl", "alpha": 0.1, "beta": 1.0},
+        "co_teaching": None,
+    }
+    _train_final(
+        tiny_inputs, "coteaching", {"forget_rate": "actual", "warmup_epochs": 1}, tiny_inputs / "coteaching.json"
+    )
     record = read_json(tiny_inputs / "coteaching.json")
     labels = pd.read_parquet(tiny_inputs / "labels.parquet")
     actual = float(np.mean(labels["given"] != labels["true"]))  # sym0.2: 12 of 60
     assert record["options"]["forget_rate"] == "actual"
     assert record["trained_with"] == {
-        "mixup_alpha": None, "loss": {"name": "ce"},
-        "co_teaching": {"forget_rate": actual, "warmup_epochs": 1, "ramp": "auto", "per_step": True}}
+        "mixup_alpha": None,
+        "loss": {"name": "ce"},
+        "co_teaching": {"forget_rate": actual, "warmup_epochs": 1, "ramp": "auto", "per_step": True},
+    }
 
 
 def test_co_teaching_training_ramps_the_forget_rate_per_step_on_a_short_warmup(make_separable_images, monkeypatch):
@@ -594,8 +729,14 @@ def test_co_teaching_training_ramps_the_forget_rate_per_step_on_a_short_warmup(m
     monkeypatch.setattr(enkcvs.training.train, "co_teaching_losses", spy)
     x, labels = make_separable_images(seed=0, num_samples=128, num_classes=4)
     recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=2, batch_size=32, mixup_alpha=None)
-    train_model(recipe=recipe, x=x, targets=np.eye(4, dtype=np.float32)[labels], seed=0, device=CPU,
-                co_teaching=CoTeaching(forget_rate=0.4, warmup_epochs=1))
+    train_model(
+        recipe=recipe,
+        x=x,
+        targets=np.eye(4, dtype=np.float32)[labels],
+        seed=0,
+        device=CPU,
+        co_teaching=CoTeaching(forget_rate=0.4, warmup_epochs=1),
+    )
     np.testing.assert_allclose(rates, [0.1, 0.2, 0.3, 0.4, 0.4, 0.4, 0.4, 0.4])
 
 

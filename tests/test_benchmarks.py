@@ -28,15 +28,36 @@ def test_fold_speed_trains_the_fold_a_job_trains_and_compares_compiled_step_loop
     """Fold 1 of K = 10 of the paper's MNIST recipe (cnn4) on 400 synthetic images for one epoch: the engine's fold
     has a job's split and predicts its held-out samples; the step loop runs eager and under torch.compile."""
     out = tmp_path / "fold.json"
-    done = run_fold_speed("--device", "cpu", "--dataset", "mnist", "--shape", "1,28,28", "--samples", "400",
-                          "--epochs", "1", "--bf16", "false", "--steps", "2", "--compile-modes", "default",
-                          "--out", str(out))
+    done = run_fold_speed(
+        "--device",
+        "cpu",
+        "--dataset",
+        "mnist",
+        "--shape",
+        "1,28,28",
+        "--samples",
+        "400",
+        "--epochs",
+        "1",
+        "--bf16",
+        "false",
+        "--steps",
+        "2",
+        "--compile-modes",
+        "default",
+        "--out",
+        str(out),
+    )
     assert done.returncode == 0, done.stderr
     results = json.loads(out.read_text())
-    train, validation, held_out = fold_indices(num_samples=400, num_folds=10, seed=1, iteration=1, fold=1,
-                                               validation_fraction=0.1)
+    train, validation, held_out = fold_indices(
+        num_samples=400, num_folds=10, seed=1, iteration=1, fold=1, validation_fraction=0.1
+    )
     assert (results["fold"]["train"], results["fold"]["validation"], results["fold"]["held_out"]) == (
-        len(train), len(validation), len(held_out))
+        len(train),
+        len(validation),
+        len(held_out),
+    )
     assert results["recipe"]["model"] == "cnn4" and results["recipe"]["epochs"] == 1
     assert results["engine_fold"]["held_out"] == len(held_out) and results["engine_fold"]["bf16"] is False
     assert results["probe_fold"]["held_out"] == len(held_out) and results["probe_fold"]["seconds"] > 0  # probes first
@@ -54,8 +75,11 @@ def test_fold_speed_trains_the_fold_a_job_trains_and_compares_compiled_step_loop
     ("arguments", "message"),
     [
         (("--dataset", "imagenet"), "has no dataset 'imagenet'"),
-        pytest.param(("--device", "cuda"), "sees no GPU; use --device cpu",
-                     marks=pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU")),
+        pytest.param(
+            ("--device", "cuda"),
+            "sees no GPU; use --device cpu",
+            marks=pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU"),
+        ),
     ],
 )
 def test_fold_speed_names_bad_arguments_before_training(arguments, message, tmp_path):
@@ -79,9 +103,22 @@ def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json
     In fp32, whatever this CPU's probe would pick (bf16: the next test)."""
     bf16 = "false"
     out = tmp_path / "gpu-check.json"
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gpu_check.py"), "--device", "cpu", "--quick",
-                           "--parallel-jobs", "2", "--out", str(out)], capture_output=True, text=True,
-                          env={**os.environ, "ENKCVS_BF16_AUTO": bf16})
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "gpu_check.py"),
+            "--device",
+            "cpu",
+            "--quick",
+            "--parallel-jobs",
+            "2",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ENKCVS_BF16_AUTO": bf16},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     check = json.loads(out.read_text())
     workflow = check["tiny_workflow"]
@@ -92,8 +129,9 @@ def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json
     assert [check["folds"][model]["recipe"]["model"] for model in ("cnn4", "cnn8")] == ["cnn4", "cnn8"]
     stacked = check["stacked"]
     assert [stacked[model]["recipe"]["model"] for model in ("cnn4", "cnn8")] == ["cnn4", "cnn8"]
-    assert all(stacked[model]["stacked_samples_per_s"] > 0 < stacked[model]["per_fold_samples_per_s"]
-               for model in stacked)
+    assert all(
+        stacked[model]["stacked_samples_per_s"] > 0 < stacked[model]["per_fold_samples_per_s"] for model in stacked
+    )
     assert all(stacked[model]["side_by_side"]["samples_per_s"] > 0 for model in stacked)  # K processes at once
     assert all("side_by_side_mps" not in stacked[model] for model in stacked)  # MPS: a GPU's only
     assert all(check["folds"][model]["engine_fold"]["cuda_graphs"] is False for model in stacked)  # none on a CPU
@@ -116,8 +154,11 @@ def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json
     assert "A setting's final models" in page and "stacked / one after another" in page
     grid = check["grid"]
     assert grid["config"] == "tests/config/tiny.yaml"
-    assert {entry["rule"] for entry in grid["training_jobs"]} == {"train_fold", "train_final_baseline",
-                                                                   "train_final_selected"}
+    assert {entry["rule"] for entry in grid["training_jobs"]} == {
+        "train_fold",
+        "train_final_baseline",
+        "train_final_selected",
+    }
     digits = next(line for line in page.splitlines() if line.startswith("| digits "))
     assert float(digits.split("|")[4]) >= 0  # cnn4, measured: its jobs projected to GPU-hours (not "not measured")
 
@@ -145,9 +186,27 @@ def test_make_gpu_check_runs_in_the_projects_environment_and_writes_under_benchm
 
 def test_rank_speed_measures_a_fold_model_per_kind_and_projects_the_whole_ranking(tmp_path):
     out = tmp_path / "rank.json"
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "rank_speed.py"), "--kinds", "table",
-                           "--samples", "80", "--project-to", "800", "--whole", "table", "--threads", "1",
-                           "--out", str(out)], capture_output=True, text=True, cwd=tmp_path)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "rank_speed.py"),
+            "--kinds",
+            "table",
+            "--samples",
+            "80",
+            "--project-to",
+            "800",
+            "--whole",
+            "table",
+            "--threads",
+            "1",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(out.read_text())
     assert found["threads"] == 1 and found["cpu_flags"] is not None and len(found["load_average"]) == 3
@@ -168,14 +227,33 @@ def test_rank_speed_measures_a_fold_model_per_kind_and_projects_the_whole_rankin
 
 def test_the_cleanlab_comparison_scores_both_methods_on_each_seed_and_orders_them_by_a_paired_test(tmp_path):
     out = tmp_path / "vs.json"
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "find_issues_vs_cleanlab.py"), "--kinds",
-                           "table,texts", "--texts", "120", "--seeds", "1,2", "--out", str(out)],
-                          capture_output=True, text=True, cwd=tmp_path)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "find_issues_vs_cleanlab.py"),
+            "--kinds",
+            "table,texts",
+            "--texts",
+            "120",
+            "--seeds",
+            "1,2",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(out.read_text())
     assert [(run["data"], run["seed"]) for run in found["runs"]] == [
-        ("wine", 1), ("breast cancer", 1), ("synthetic texts", 1), ("wine", 2), ("breast cancer", 2),
-        ("synthetic texts", 2)]
+        ("wine", 1),
+        ("breast cancer", 1),
+        ("synthetic texts", 1),
+        ("wine", 2),
+        ("breast cancer", 2),
+        ("synthetic texts", 2),
+    ]
     for run in found["runs"]:
         assert run["errors"] > 0
         for side in ("enkcvs", "cleanlab"):
@@ -189,9 +267,15 @@ def test_a_lead_on_every_pair_is_above_and_a_mixed_one_not_distinguishable():
     from enkcvs.report.views.vs_cleanlab import verdicts
 
     lead = [0.10, 0.12, 0.11, 0.09]
-    frame = pd.DataFrame({"kind": ["table"] * 2 + ["texts"] * 2, "f1 enkcvs": [0.5 + x for x in lead],
-                          "f1 cleanlab": [0.5] * 4, "precision_at_errors enkcvs": [0.6, 0.4, 0.7, 0.3],
-                          "precision_at_errors cleanlab": [0.5] * 4})
+    frame = pd.DataFrame(
+        {
+            "kind": ["table"] * 2 + ["texts"] * 2,
+            "f1 enkcvs": [0.5 + x for x in lead],
+            "f1 cleanlab": [0.5] * 4,
+            "precision_at_errors enkcvs": [0.6, 0.4, 0.7, 0.3],
+            "precision_at_errors cleanlab": [0.5] * 4,
+        }
+    )
     found = verdicts(frame).set_index(["data", "measure"])["E-NKCVS is"]
     assert found[("all", "review list F1 against cleanlab's flags' F1")].startswith("above cleanlab (p = ")
     assert found[("all", "ranking's P@k against cleanlab's")].startswith("not distinguishable from cleanlab")

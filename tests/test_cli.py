@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from PIL import Image
+from test_oof import make_planted
 
 from enkcvs.labelissues.cli import main
-from test_oof import make_planted
 
 NAMES = np.array(["ant", "bee", "cat", "dog"])
 
@@ -40,13 +40,34 @@ def planted(tmp_path):
 
 def test_csv_end_to_end_with_ids_and_class_names(tmp_path, planted, capsys):
     _, given, true = planted
-    code = main(["find-issues", "--probabilities", str(tmp_path / "oof.npy"), "--labels", str(tmp_path / "labels.csv"),
-                 "--label-column", "animal", "--id-column", "photo", "--class-names", ",".join(NAMES),
-                 "--out", str(tmp_path / "issues.csv")])
+    code = main(
+        [
+            "find-issues",
+            "--probabilities",
+            str(tmp_path / "oof.npy"),
+            "--labels",
+            str(tmp_path / "labels.csv"),
+            "--label-column",
+            "animal",
+            "--id-column",
+            "photo",
+            "--class-names",
+            ",".join(NAMES),
+            "--out",
+            str(tmp_path / "issues.csv"),
+        ]
+    )
     assert code == 0
     frame = pd.read_csv(tmp_path / "issues.csv")
-    assert list(frame.columns[:7]) == ["sample", "photo", "given_label", "suggested_label", "in_review_list", "kept",
-                                       "label_quality"]
+    assert list(frame.columns[:7]) == [
+        "sample",
+        "photo",
+        "given_label",
+        "suggested_label",
+        "in_review_list",
+        "kept",
+        "label_quality",
+    ]
     assert (frame["photo"] == [f"img{i:03d}.jpg" for i in frame["sample"]]).all()
     assert (frame["given_label"] == NAMES[given[frame["sample"]]]).all()
     assert frame["rank"].tolist() == list(range(1, 201)) and frame["label_quality"].is_monotonic_increasing
@@ -56,18 +77,33 @@ def test_csv_end_to_end_with_ids_and_class_names(tmp_path, planted, capsys):
     assert frame["in_review_list"].head(listed).all() and 0 < listed < 200 - kept  # a prefix, shorter than not kept
     wrong = errors[frame["sample"]]  # in the table's order
     assert wrong[frame["in_review_list"]].mean() > wrong[~frame["kept"]].mean()
-    assert (f"{listed} of 200 samples in the review list (likely label errors, as many as estimated); {kept} kept "
-            "for training (selected in at least t = 2 of M = 3 iterations)") in capsys.readouterr().out
+    assert (
+        f"{listed} of 200 samples in the review list (likely label errors, as many as estimated); {kept} kept "
+        "for training (selected in at least t = 2 of M = 3 iterations)"
+    ) in capsys.readouterr().out
 
 
 def test_parquet_in_and_out_with_iterations(tmp_path, planted):
     probabilities, given, _ = planted
-    rows = [pd.DataFrame({"iteration": m, "sample": np.arange(200), **{f"prob_{c}": p[:, c] for c in range(4)}})
-            for m, p in enumerate(probabilities, start=1)]
+    rows = [
+        pd.DataFrame({"iteration": m, "sample": np.arange(200), **{f"prob_{c}": p[:, c] for c in range(4)}})
+        for m, p in enumerate(probabilities, start=1)
+    ]
     pd.concat(rows).sample(frac=1.0, random_state=0).to_parquet(tmp_path / "oof.parquet")  # order must not matter
     pd.DataFrame({"y": given}).to_parquet(tmp_path / "labels.parquet")
-    code = main(["find-issues", "--probabilities", str(tmp_path / "oof.parquet"),
-                 "--labels", str(tmp_path / "labels.parquet"), "-t", "3", "--out", str(tmp_path / "issues.parquet")])
+    code = main(
+        [
+            "find-issues",
+            "--probabilities",
+            str(tmp_path / "oof.parquet"),
+            "--labels",
+            str(tmp_path / "labels.parquet"),
+            "-t",
+            "3",
+            "--out",
+            str(tmp_path / "issues.parquet"),
+        ]
+    )
     assert code == 0
     frame = pd.read_parquet(tmp_path / "issues.parquet")
     assert (frame["iterations"] == 3).all() and frame["kept"].tolist() == (frame["votes"] >= 3).tolist()
@@ -77,8 +113,11 @@ def test_parquet_in_and_out_with_iterations(tmp_path, planted):
     "change, message",
     [
         (lambda d: np.save(d / "oof.npy", np.load(d / "oof.npy")[:, :150]), r"shape \(N,\) = \(150,\)"),
-        (with_unknown_class, r"1 label names no probability column \(eel\); the classes, from --class-names, are "
-                             r"ant, bee, cat, dog\. Fix: correct those labels, or check --class-names"),
+        (
+            with_unknown_class,
+            r"1 label names no probability column \(eel\); the classes, from --class-names, are "
+            r"ant, bee, cat, dog\. Fix: correct those labels, or check --class-names",
+        ),
         (with_nan, "1 NaN or infinite entries"),
         (lambda d: np.save(d / "oof.npy", np.load(d / "oof.npy") * 0.9), "do not sum to 1"),
         (lambda d: (d / "labels.csv").unlink(), r"--labels \S+labels\.csv: no such file\. Fix: give the CSV file"),
@@ -87,9 +126,21 @@ def test_parquet_in_and_out_with_iterations(tmp_path, planted):
 )
 def test_bad_files_exit_2_and_write_nothing(tmp_path, planted, capsys, change, message):
     change(tmp_path)
-    code = main(["find-issues", "--probabilities", str(tmp_path / "oof.npy"), "--labels", str(tmp_path / "labels.csv"),
-                 "--label-column", "animal", "--class-names", ",".join(NAMES),
-                 "--out", str(tmp_path / "out" / "issues.csv")])
+    code = main(
+        [
+            "find-issues",
+            "--probabilities",
+            str(tmp_path / "oof.npy"),
+            "--labels",
+            str(tmp_path / "labels.csv"),
+            "--label-column",
+            "animal",
+            "--class-names",
+            ",".join(NAMES),
+            "--out",
+            str(tmp_path / "out" / "issues.csv"),
+        ]
+    )
     assert code == 2
     error = capsys.readouterr().err
     assert error.startswith("enkcvs find-issues: error: ") and re.search(message, error), error
@@ -106,23 +157,45 @@ def with_repeated_ids(directory):
 @pytest.mark.parametrize(
     "change, message",
     [
-        (with_repeated_ids, r"labels\.csv: the ids in --id-column photo repeat \('img001\.jpg' on rows 1, 5, 9; "
-                            r"'img007\.jpg' on rows 7, 42; rows 0-based in sample order, header not counted\), so "
-                            r"they cannot name a sample\. Fix: make the ids unique, or pass another --id-column"),
-        (lambda d: (d / "labels.csv").write_text(""),
-         r"the labels file \S+labels\.csv is empty\. Fix: point at the file that holds them"),
-        (lambda d: (d / "labels.csv").write_text("photo,animal\n"),
-         r"the labels file \S+labels\.csv holds no rows\. Fix: one row per sample, under a header"),
-        (lambda d: (d / "labels.csv").write_bytes(b'photo,animal\n"img000.jpg,ant\n'),
-         r"the labels file \S+labels\.csv is unreadable \(ParserError: .*\)\. Fix: write it again as .npy, "
-         r".parquet or .csv"),
+        (
+            with_repeated_ids,
+            r"labels\.csv: the ids in --id-column photo repeat \('img001\.jpg' on rows 1, 5, 9; "
+            r"'img007\.jpg' on rows 7, 42; rows 0-based in sample order, header not counted\), so "
+            r"they cannot name a sample\. Fix: make the ids unique, or pass another --id-column",
+        ),
+        (
+            lambda d: (d / "labels.csv").write_text(""),
+            r"the labels file \S+labels\.csv is empty\. Fix: point at the file that holds them",
+        ),
+        (
+            lambda d: (d / "labels.csv").write_text("photo,animal\n"),
+            r"the labels file \S+labels\.csv holds no rows\. Fix: one row per sample, under a header",
+        ),
+        (
+            lambda d: (d / "labels.csv").write_bytes(b'photo,animal\n"img000.jpg,ant\n'),
+            r"the labels file \S+labels\.csv is unreadable \(ParserError: .*\)\. Fix: write it again as .npy, "
+            r".parquet or .csv",
+        ),
     ],
     ids=["repeated ids", "empty", "header only", "unreadable"],
 )
 def test_bad_labels_files_name_the_file_and_the_fix_and_write_nothing(tmp_path, planted, capsys, change, message):
     change(tmp_path)
-    code = main(["find-issues", "--probabilities", str(tmp_path / "oof.npy"), "--labels", str(tmp_path / "labels.csv"),
-                 "--label-column", "animal", "--id-column", "photo", "--out", str(tmp_path / "out" / "issues.csv")])
+    code = main(
+        [
+            "find-issues",
+            "--probabilities",
+            str(tmp_path / "oof.npy"),
+            "--labels",
+            str(tmp_path / "labels.csv"),
+            "--label-column",
+            "animal",
+            "--id-column",
+            "photo",
+            "--out",
+            str(tmp_path / "out" / "issues.csv"),
+        ]
+    )
     assert code == 2
     error = capsys.readouterr().err
     assert error.startswith("enkcvs find-issues: error: ") and re.search(message, error), error
@@ -131,8 +204,11 @@ def test_bad_labels_files_name_the_file_and_the_fix_and_write_nothing(tmp_path, 
 
 def test_usage_errors_and_help():
     command = [sys.executable, "-m", "enkcvs.labelissues.cli", "find-issues"]
-    bad_suffix = subprocess.run([*command, "--probabilities", "a.npy", "--labels", "b.csv", "--out", "issues.txt"],
-                                capture_output=True, text=True)
+    bad_suffix = subprocess.run(
+        [*command, "--probabilities", "a.npy", "--labels", "b.csv", "--out", "issues.txt"],
+        capture_output=True,
+        text=True,
+    )
     assert bad_suffix.returncode == 2 and "unknown extension '.txt'" in bad_suffix.stderr
     missing = subprocess.run(command, capture_output=True, text=True)
     assert missing.returncode == 2 and "--probabilities" in missing.stderr
@@ -157,15 +233,29 @@ def test_probabilities_off_by_rounding_are_accepted_and_further_off_refused_in_o
     np.save(tmp_path / "oof.npy", probabilities)
     assert main(find_issues_args(tmp_path)) == 2
     error = capsys.readouterr().err
-    assert re.search(r"error: probabilities hold 1 entries above 1 \(maximum 1\.005; the first in row 8 of repetition "
-                     r"3 \(0-based in sample order\)\): pass class probabilities", error), error
+    assert re.search(
+        r"error: probabilities hold 1 entries above 1 \(maximum 1\.005; the first in row 8 of repetition "
+        r"3 \(0-based in sample order\)\): pass class probabilities",
+        error,
+    ), error
     assert "Values in pred_probs" not in error
 
 
 def find_issues_args(directory, *extra):
-    return ["find-issues", "--probabilities", str(directory / "oof.npy"), "--labels", str(directory / "labels.csv"),
-            "--label-column", "animal", "--class-names", ",".join(NAMES),
-            "--out", str(directory / "out" / "issues.csv"), *extra]
+    return [
+        "find-issues",
+        "--probabilities",
+        str(directory / "oof.npy"),
+        "--labels",
+        str(directory / "labels.csv"),
+        "--label-column",
+        "animal",
+        "--class-names",
+        ",".join(NAMES),
+        "--out",
+        str(directory / "out" / "issues.csv"),
+        *extra,
+    ]
 
 
 @pytest.fixture
@@ -180,8 +270,9 @@ def reviewable(tmp_path, planted):
         colour = tuple(int(c) for c in rng.integers(0, 256, size=3))
         Image.new("RGB", (5, 6), colour).save(tmp_path / f"pictures/{i}.png")
     labels = pd.read_csv(tmp_path / "labels.csv")
-    labels.assign(file=files, note=[f"note {i} | of\nrow {i}" for i in range(200)]).to_csv(tmp_path / "labels.csv",
-                                                                                          index=False)
+    labels.assign(file=files, note=[f"note {i} | of\nrow {i}" for i in range(200)]).to_csv(
+        tmp_path / "labels.csv", index=False
+    )
     return planted
 
 
@@ -225,21 +316,39 @@ def with_unreadable_picture(directory):
 @pytest.mark.parametrize(
     "option, change, message",
     [
-        (["--images", "images.npy"], lambda d: np.save(d / "images.npy", np.zeros((150, 6, 5, 3))),
-         "150 images for 200 labelled samples. Fix: give one per labelled sample"),
-        (["--images", "images.npy"], lambda d: np.save(d / "images.npy", np.zeros((200, 30))),
-         r"an image batch is \(N, H, W\), \(N, H, W, C\) or \(N, C, H, W\) .* got shape \(200, 30\)"),
-        (["--image-column", "file"], with_missing_picture,
-         r"1 of 200 image files do not exist \(row 17: \S+pictures/17\.png; rows 0-based"),
-        (["--image-column", "file"], with_unreadable_picture,
-         r"the image file \S+pictures/\d+\.png \(row \d+, 0-based in sample order\) is unreadable"),
+        (
+            ["--images", "images.npy"],
+            lambda d: np.save(d / "images.npy", np.zeros((150, 6, 5, 3))),
+            "150 images for 200 labelled samples. Fix: give one per labelled sample",
+        ),
+        (
+            ["--images", "images.npy"],
+            lambda d: np.save(d / "images.npy", np.zeros((200, 30))),
+            r"an image batch is \(N, H, W\), \(N, H, W, C\) or \(N, C, H, W\) .* got shape \(200, 30\)",
+        ),
+        (
+            ["--image-column", "file"],
+            with_missing_picture,
+            r"1 of 200 image files do not exist \(row 17: \S+pictures/17\.png; rows 0-based",
+        ),
+        (
+            ["--image-column", "file"],
+            with_unreadable_picture,
+            r"the image file \S+pictures/\d+\.png \(row \d+, 0-based in sample order\) is unreadable",
+        ),
         (["--text-column", "note", "--review-top", "0"], None, "--review-top 0: a review sheet shows N >= 1 samples"),
-        (["--images", "images.npy", "--text-column", "note"], None,
-         "--images and --text-column each choose what the review sheet shows; pass only one of them"),
+        (
+            ["--images", "images.npy", "--text-column", "note"],
+            None,
+            "--images and --text-column each choose what the review sheet shows; pass only one of them",
+        ),
         (["--review-top", "3"], None, "pass --images, --image-column or --text-column too"),
-        (["--text-column", "notes"], None,
-         r"--labels \S+labels\.csv has no column 'notes' for --text-column; its columns are \['photo', 'animal', "
-         r"'file', 'note'\]\. Fix: pass --text-column with one of them"),
+        (
+            ["--text-column", "notes"],
+            None,
+            r"--labels \S+labels\.csv has no column 'notes' for --text-column; its columns are \['photo', 'animal', "
+            r"'file', 'note'\]\. Fix: pass --text-column with one of them",
+        ),
     ],
     ids=["count", "shape", "missing", "unreadable", "top", "both", "top alone", "no column"],
 )
@@ -254,20 +363,35 @@ def test_bad_review_inputs_exit_2_and_write_nothing(tmp_path, reviewable, capsys
     assert not (tmp_path / "out").exists()
 
 
-def run(directory, capsys, *options, labels="labels.csv", probabilities="oof.npy", label_column=("--label-column",
-                                                                                                  "animal")):
+def run(
+    directory, capsys, *options, labels="labels.csv", probabilities="oof.npy", label_column=("--label-column", "animal")
+):
     """(exit status, stderr, the output table or None) of ``enkcvs find-issues`` on the planted files."""
-    code = main(["find-issues", "--probabilities", str(directory / probabilities), "--labels", str(directory / labels),
-                 *label_column, "--out", str(directory / "out" / "issues.csv"), *options])
+    code = main(
+        [
+            "find-issues",
+            "--probabilities",
+            str(directory / probabilities),
+            "--labels",
+            str(directory / labels),
+            *label_column,
+            "--out",
+            str(directory / "out" / "issues.csv"),
+            *options,
+        ]
+    )
     written = directory / "out" / "issues.csv"
     return code, capsys.readouterr().err, pd.read_csv(written) if written.exists() else None
 
 
 def named_columns(directory, probabilities, *, order, prefix):
     """The planted probabilities as a long .csv whose class columns are named (``prefix`` + name) in ``order``."""
-    rows = [pd.DataFrame({"iteration": m, "sample": np.arange(p.shape[0]),
-                          **{f"{prefix}{NAMES[c]}": p[:, c] for c in order}})
-            for m, p in enumerate(probabilities, start=1)]
+    rows = [
+        pd.DataFrame(
+            {"iteration": m, "sample": np.arange(p.shape[0]), **{f"{prefix}{NAMES[c]}": p[:, c] for c in order}}
+        )
+        for m, p in enumerate(probabilities, start=1)
+    ]
     pd.concat(rows).to_csv(directory / "named.csv", index=False)
 
 
@@ -285,10 +409,13 @@ def test_string_labels_match_named_probability_columns_by_name_in_any_order(tmp_
 def test_string_labels_and_unnamed_columns_are_refused_naming_the_fix(tmp_path, planted, capsys):
     code, error, frame = run(tmp_path, capsys)
     assert code == 2 and frame is None and not (tmp_path / "out").exists()
-    assert re.search(r"^enkcvs find-issues: error: --labels \S+labels\.csv holds class names \(ant, bee, cat, dog\) "
-                     r"but the columns of --probabilities \S+oof\.npy are not named, so which column is which class "
-                     r"is unknown\. Fix: pass --class-names A,B,\.\.\. naming the probability columns in order .*or "
-                     r"--classes-in-sorted-order if the columns follow the names' sorted order$", error), error
+    assert re.search(
+        r"^enkcvs find-issues: error: --labels \S+labels\.csv holds class names \(ant, bee, cat, dog\) "
+        r"but the columns of --probabilities \S+oof\.npy are not named, so which column is which class "
+        r"is unknown\. Fix: pass --class-names A,B,\.\.\. naming the probability columns in order .*or "
+        r"--classes-in-sorted-order if the columns follow the names' sorted order$",
+        error,
+    ), error
     code, error, sorted_order = run(tmp_path, capsys, "--classes-in-sorted-order")  # said explicitly: sorted order
     _, _, reference = run(tmp_path, capsys, "--class-names", ",".join(NAMES))
     assert code == 0 and error == "" and sorted_order.equals(reference)
@@ -297,9 +424,11 @@ def test_string_labels_and_unnamed_columns_are_refused_naming_the_fix(tmp_path, 
 @pytest.mark.parametrize(
     "options, message",
     [
-        (["--class-names", "bee,ant,cat,dog"],
-         r"--class-names contradicts the column names of --probabilities \S+named\.csv \(cat, ant, dog, bee\), which "
-         r"name the classes already\. Fix: drop --class-names"),
+        (
+            ["--class-names", "bee,ant,cat,dog"],
+            r"--class-names contradicts the column names of --probabilities \S+named\.csv \(cat, ant, dog, bee\), which "
+            r"name the classes already\. Fix: drop --class-names",
+        ),
         (["--classes-in-sorted-order"], r"--classes-in-sorted-order contradicts the column names of --probabilities"),
     ],
     ids=["class names", "sorted order"],
@@ -320,9 +449,12 @@ def test_a_missing_label_names_its_line_and_id(tmp_path, planted, capsys):
     with_blank_label(tmp_path)
     code, error, frame = run(tmp_path, capsys, "--id-column", "photo", "--class-names", ",".join(NAMES))
     assert code == 2 and frame is None and not (tmp_path / "out").exists()
-    assert re.search(r"error: \S+labels\.csv: 1 empty cell in the label column 'animal': line 5 \(photo "
-                     r"'img003\.jpg'\); lines of the file, the header is line 1\. Fix: give every sample its "
-                     r"value, or drop the sample from both files$", error), error
+    assert re.search(
+        r"error: \S+labels\.csv: 1 empty cell in the label column 'animal': line 5 \(photo "
+        r"'img003\.jpg'\); lines of the file, the header is line 1\. Fix: give every sample its "
+        r"value, or drop the sample from both files$",
+        error,
+    ), error
 
 
 def test_missing_labels_are_named_by_line_past_multiline_cells_and_by_parquet_row(tmp_path, reviewable, capsys):
@@ -345,10 +477,25 @@ def test_over_half_flagged_warns_with_the_likely_cause_without_a_source_line(tmp
         r"iterations\)\. Over half usually means the probabilities do not fit the labels: classes matched to the wrong "
         r"probability columns \(matched here by --class-names\), the rows of the two files in different sample "
         r"orders, or probabilities that are not out-of-fold predictions for these labels\. Check these before trusting "
-        r"the ranking\n", error)
-    command = [sys.executable, "-m", "enkcvs.labelissues.cli", "find-issues", "--probabilities",
-               str(tmp_path / "oof.npy"), "--labels", str(tmp_path / "labels.csv"), "--label-column", "animal",
-               "--class-names", "bee,cat,dog,ant", "--out", str(tmp_path / "again.csv")]
+        r"the ranking\n",
+        error,
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "enkcvs.labelissues.cli",
+        "find-issues",
+        "--probabilities",
+        str(tmp_path / "oof.npy"),
+        "--labels",
+        str(tmp_path / "labels.csv"),
+        "--label-column",
+        "animal",
+        "--class-names",
+        "bee,cat,dog,ant",
+        "--out",
+        str(tmp_path / "again.csv"),
+    ]
     shown = subprocess.run(command, capture_output=True, text=True)
     assert shown.returncode == 0 and shown.stderr.startswith("enkcvs find-issues: warning: ")
     assert "cli.py" not in shown.stderr and "warnings.warn" not in shown.stderr and len(shown.stderr.splitlines()) == 1
@@ -357,18 +504,35 @@ def test_over_half_flagged_warns_with_the_likely_cause_without_a_source_line(tmp
 @pytest.mark.parametrize(
     "change, options, message",
     [
-        (None, [], r"--labels \S+labels\.csv has columns \['photo', 'animal'\]: pass --label-column naming the one "
-                   r"that holds the labels$"),
-        (None, ["--label-column", "animals"], r"--labels \S+labels\.csv has no column 'animals' for --label-column; "
-                                              r"its columns are \['photo', 'animal'\]\. Fix: pass --label-column"),
-        (lambda d: np.save(d / "labels.npy", np.arange(200) % 4), ["--label-column", "animal"],
-         r"--label-column animal: --labels \S+labels\.npy is a \.npy array, which has no columns\. Fix: drop "
-         r"--label-column"),
-        (None, ["--label-column", "animal", "--class-names", "ant,bee,cat"],
-         r"--class-names ant,bee,cat: expected Q = 4 distinct names, one per probability column, in column order"),
-        (None, ["--label-column", "animal", "--class-names", ",".join(NAMES), "-t", "5"],
-         r"--threshold 5: a sample gets at most one vote from each of the M = 3 repetitions, so t lies in 1\.\.3\. "
-         r"Fix: pass --threshold between 1 and 3"),
+        (
+            None,
+            [],
+            r"--labels \S+labels\.csv has columns \['photo', 'animal'\]: pass --label-column naming the one "
+            r"that holds the labels$",
+        ),
+        (
+            None,
+            ["--label-column", "animals"],
+            r"--labels \S+labels\.csv has no column 'animals' for --label-column; "
+            r"its columns are \['photo', 'animal'\]\. Fix: pass --label-column",
+        ),
+        (
+            lambda d: np.save(d / "labels.npy", np.arange(200) % 4),
+            ["--label-column", "animal"],
+            r"--label-column animal: --labels \S+labels\.npy is a \.npy array, which has no columns\. Fix: drop "
+            r"--label-column",
+        ),
+        (
+            None,
+            ["--label-column", "animal", "--class-names", "ant,bee,cat"],
+            r"--class-names ant,bee,cat: expected Q = 4 distinct names, one per probability column, in column order",
+        ),
+        (
+            None,
+            ["--label-column", "animal", "--class-names", ",".join(NAMES), "-t", "5"],
+            r"--threshold 5: a sample gets at most one vote from each of the M = 3 repetitions, so t lies in 1\.\.3\. "
+            r"Fix: pass --threshold between 1 and 3",
+        ),
     ],
     ids=["no label column", "wrong label column", "npy has no columns", "class count", "threshold"],
 )
@@ -384,20 +548,41 @@ def test_messages_speak_the_command_s_options(tmp_path, planted, capsys, change,
 @pytest.mark.parametrize(
     "option, message",
     [
-        ("--labels", r"--labels points to a folder, give the CSV file \(or a \.parquet / \.npy\) of the labels: "
-                     r"\S+ is a folder; it holds labels\.csv, oof\.npy$"),
-        ("--probabilities", r"--probabilities points to a folder, give the \.npy, \.csv or \.parquet file of the "
-                            r"probabilities: \S+ is a folder; it holds labels\.csv, oof\.npy$"),
-        ("--out", r"--out points to a folder, give the file to write: \S+ is a folder\. Fix: e\.g\. --out "
-                  r"\S+/issues\.csv$"),
+        (
+            "--labels",
+            r"--labels points to a folder, give the CSV file \(or a \.parquet / \.npy\) of the labels: "
+            r"\S+ is a folder; it holds labels\.csv, oof\.npy$",
+        ),
+        (
+            "--probabilities",
+            r"--probabilities points to a folder, give the \.npy, \.csv or \.parquet file of the "
+            r"probabilities: \S+ is a folder; it holds labels\.csv, oof\.npy$",
+        ),
+        (
+            "--out",
+            r"--out points to a folder, give the file to write: \S+ is a folder\. Fix: e\.g\. --out "
+            r"\S+/issues\.csv$",
+        ),
     ],
     ids=["labels", "probabilities", "out"],
 )
 def test_a_folder_where_a_file_belongs_says_so(tmp_path, planted, capsys, option, message):
-    arguments = {"--probabilities": str(tmp_path / "oof.npy"), "--labels": str(tmp_path / "labels.csv"),
-                 "--out": str(tmp_path / "out" / "issues.csv"), option: str(tmp_path)}
-    code = main(["find-issues", "--label-column", "animal", "--class-names", ",".join(NAMES),
-                 *[item for pair in arguments.items() for item in pair]])
+    arguments = {
+        "--probabilities": str(tmp_path / "oof.npy"),
+        "--labels": str(tmp_path / "labels.csv"),
+        "--out": str(tmp_path / "out" / "issues.csv"),
+        option: str(tmp_path),
+    }
+    code = main(
+        [
+            "find-issues",
+            "--label-column",
+            "animal",
+            "--class-names",
+            ",".join(NAMES),
+            *[item for pair in arguments.items() for item in pair],
+        ]
+    )
     error = capsys.readouterr().err.strip()
     assert code == 2 and re.search(message, error), error
     assert not (tmp_path / "out").exists() and not (tmp_path / "issues.csv").exists()

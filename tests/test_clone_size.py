@@ -10,14 +10,19 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@example.org"}
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.org",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.org",
+}
 
 
 def _commit(repository: Path, message: str) -> None:
     subprocess.run(["git", "add", "-A"], cwd=repository, check=True)
-    subprocess.run(["git", "commit", "--quiet", "-m", message], cwd=repository, check=True,
-                   env={**os.environ, **IDENTITY})
+    subprocess.run(
+        ["git", "commit", "--quiet", "-m", message], cwd=repository, check=True, env={**os.environ, **IDENTITY}
+    )
 
 
 def test_clone_size_counts_what_history_keeps_and_a_last_commit_clone_leaves_out(tmp_path):
@@ -32,9 +37,22 @@ def test_clone_size_counts_what_history_keeps_and_a_last_commit_clone_leaves_out
     (repository / "results" / "carried" / "epoch.pt").unlink()
     _commit(repository, "the run leaves the repository")
     out = tmp_path / "clone.json"
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "clone_size.py"), "--repository", str(repository),
-                           "--prefix", "results/carried/", "--prefix", "src/", "--out", str(out)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "clone_size.py"),
+            "--repository",
+            str(repository),
+            "--prefix",
+            "results/carried/",
+            "--prefix",
+            "src/",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(out.read_text())
     head = subprocess.run(["git", "rev-parse", "main"], cwd=repository, capture_output=True, text=True).stdout.strip()

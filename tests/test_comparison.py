@@ -36,8 +36,9 @@ def reproduced() -> pd.DataFrame:
 
 
 def _cell(frame: pd.DataFrame, **key) -> pd.Series:
-    mask = np.logical_and.reduce([np.isclose(frame[k], v) if k == "noise_rate" else frame[k] == v
-                                  for k, v in key.items()])
+    mask = np.logical_and.reduce(
+        [np.isclose(frame[k], v) if k == "noise_rate" else frame[k] == v for k, v in key.items()]
+    )
     assert mask.sum() == 1, key
     return frame[mask].iloc[0]
 
@@ -99,18 +100,34 @@ def test_format_table2_is_laid_out_as_the_paper(reproduced):
     # a column per noise setting, sym before asym, rates ascending; the paper's cell and the difference only where the
     # paper has that setting (MNIST sym 0.2 and asym 0.4; it has no 0.5 column)
     assert list(wide.columns) == [
-        ("", "dataset"), ("", "method"),
-        ("symmetric", "0.2"), ("symmetric", "0.2 paper"), ("symmetric", "0.2 Δ"), ("symmetric", "0.5"),
-        ("asymmetric", "0.4"), ("asymmetric", "0.4 paper"), ("asymmetric", "0.4 Δ"),
+        ("", "dataset"),
+        ("", "method"),
+        ("symmetric", "0.2"),
+        ("symmetric", "0.2 paper"),
+        ("symmetric", "0.2 Δ"),
+        ("symmetric", "0.5"),
+        ("asymmetric", "0.4"),
+        ("asymmetric", "0.4 paper"),
+        ("asymmetric", "0.4 Δ"),
     ]
     # rows: the paper's datasets first (MNIST), then the others; methods in the paper's order, E-NKCVS last
     assert list(zip(wide[("", "dataset")], wide[("", "method")])) == [
-        ("mnist5k (MNIST)", "CE"), ("mnist5k (MNIST)", "E-NKCVS"), ("digits", "CE"), ("digits", "E-NKCVS")]
+        ("mnist5k (MNIST)", "CE"),
+        ("mnist5k (MNIST)", "E-NKCVS"),
+        ("digits", "CE"),
+        ("digits", "E-NKCVS"),
+    ]
     ce = _row(wide, "mnist5k (MNIST)", "CE")
     assert (ce[("symmetric", "0.2")], ce[("symmetric", "0.2 paper")], ce[("symmetric", "0.2 Δ")]) == (
-        "97.25 ± 0.50", "98.6 ± 0.1", "-1.35")
+        "97.25 ± 0.50",
+        "98.6 ± 0.1",
+        "-1.35",
+    )
     assert (ce[("asymmetric", "0.4")], ce[("asymmetric", "0.4 paper")], ce[("asymmetric", "0.4 Δ")]) == (
-        "missing", "81.1 ± 0.5", "—")
+        "missing",
+        "81.1 ± 0.5",
+        "—",
+    )
     assert _row(wide, "mnist5k (MNIST)", "E-NKCVS")[("symmetric", "0.2")] == "**98.00 ± n/a**"
     digits = _row(wide, "digits", "CE")
     assert (digits[("symmetric", "0.2 paper")], digits[("symmetric", "0.2 Δ")]) == ("—", "—")
@@ -118,15 +135,21 @@ def test_format_table2_is_laid_out_as_the_paper(reproduced):
 
 
 def test_format_table2_orders_methods_as_the_paper_with_others_before_enkcvs():
-    frame = _table2([("digits", "sym", 0.2, m, 90.0, 1.0, 2) for m in ("enkcvs", "gce", "sl", "ss_only", "coteaching",
-                                                                        "ce")])
+    frame = _table2(
+        [("digits", "sym", 0.2, m, 90.0, 1.0, 2) for m in ("enkcvs", "gce", "sl", "ss_only", "coteaching", "ce")]
+    )
     wide = format_table2(compare_table2(frame, paper_names=NAMES), decimals=1)
     assert wide[("", "method")].tolist() == ["CE", "Co-teaching", "SL", "GCE (not in the paper)", "SS only", "E-NKCVS"]
 
 
 def test_format_table2_bold_marks_the_best_and_ties(reproduced):
-    tied = _table2([("digits", "sym", 0.2, "ce", 91.004, 1.0, 2), ("digits", "sym", 0.2, "sl", 90.996, 1.0, 2),
-                    ("digits", "sym", 0.2, "enkcvs", 90.0, 1.0, 2)])
+    tied = _table2(
+        [
+            ("digits", "sym", 0.2, "ce", 91.004, 1.0, 2),
+            ("digits", "sym", 0.2, "sl", 90.996, 1.0, 2),
+            ("digits", "sym", 0.2, "enkcvs", 90.0, 1.0, 2),
+        ]
+    )
     wide = format_table2(compare_table2(tied, paper_names=NAMES), decimals=2, bold="latex")
     assert wide[("symmetric", "0.2")].tolist() == ["\\textbf{91.00 ± 1.00}", "\\textbf{91.00 ± 1.00}", "90.00 ± 1.00"]
     plain = format_table2(compare_table2(reproduced, paper_names=NAMES), decimals=1, bold=None)
@@ -142,14 +165,25 @@ def _table1(rows: list[tuple]) -> pd.DataFrame:
     """report.table1-shaped frame from (dataset, rate, K, M, t, CS, SS, CSS)."""
     frame = pd.DataFrame(rows, columns=["dataset", "noise_rate", "K", "M", "t", "CS", "SS", "CSS"])
     return frame.assign(
-        noise_kind="sym", seeds=2, precision=100 * frame["CSS"] / frame["SS"], recall=100 * frame["CSS"] / frame["CS"],
-        theorem1_precision=np.nan, theorem1_recall=np.nan, sources="metrics.json",
+        noise_kind="sym",
+        seeds=2,
+        precision=100 * frame["CSS"] / frame["SS"],
+        recall=100 * frame["CSS"] / frame["CS"],
+        theorem1_precision=np.nan,
+        theorem1_recall=np.nan,
+        sources="metrics.json",
     )
 
 
 def test_compare_table1_and_format():
-    reproduced = _table1([("cifar", 0.8, 10, 5, 2, 10000, 9000, 6600), ("cifar", 0.8, 4, 3, 2, 10000, 8000, 6000),
-                          ("cifar", 0.5, 10, 5, 2, 25000, 24000, 23000), ("digits", 0.8, 10, 5, 2, 300, 250, 200)])
+    reproduced = _table1(
+        [
+            ("cifar", 0.8, 10, 5, 2, 10000, 9000, 6600),
+            ("cifar", 0.8, 4, 3, 2, 10000, 8000, 6000),
+            ("cifar", 0.5, 10, 5, 2, 25000, 24000, 23000),
+            ("digits", 0.8, 10, 5, 2, 300, 250, 200),
+        ]
+    )
     names = {"cifar": "CIFAR-10", "digits": None}
     frame = compare_table1(reproduced, paper_names=names)
     ss = _cell(frame, dataset="cifar", noise_rate=0.8, K=10, metric="SS")
@@ -168,13 +202,29 @@ def test_compare_table1_and_format():
 
     wide = format_table1(frame, decimals=2)
     assert [c for c in wide.columns if c[0]] == [
-        ("CS", "ours"), ("CS", "paper"), ("CS", "Δ"), ("SS", "ours"), ("SS", "paper"), ("SS", "Δ"),
-        ("CSS", "ours"), ("CSS", "paper"), ("CSS", "Δ"), ("precision", "ours"), ("precision", "paper"),
-        ("precision", "Δ"), ("recall", "ours"), ("recall", "paper"), ("recall", "Δ")]  # no Theorem 1 values here
+        ("CS", "ours"),
+        ("CS", "paper"),
+        ("CS", "Δ"),
+        ("SS", "ours"),
+        ("SS", "paper"),
+        ("SS", "Δ"),
+        ("CSS", "ours"),
+        ("CSS", "paper"),
+        ("CSS", "Δ"),
+        ("precision", "ours"),
+        ("precision", "paper"),
+        ("precision", "Δ"),
+        ("recall", "ours"),
+        ("recall", "paper"),
+        ("recall", "Δ"),
+    ]  # no Theorem 1 values here
     # rows: the paper's dataset first, rates ascending, then K, M, t
     assert list(zip(wide[("", "dataset")], wide[("", "noise")], wide[("", "K")])) == [
-        ("cifar (CIFAR-10)", "sym 0.5", 10), ("cifar (CIFAR-10)", "sym 0.8", 4), ("cifar (CIFAR-10)", "sym 0.8", 10),
-        ("digits", "sym 0.8", 10)]
+        ("cifar (CIFAR-10)", "sym 0.5", 10),
+        ("cifar (CIFAR-10)", "sym 0.8", 4),
+        ("cifar (CIFAR-10)", "sym 0.8", 10),
+        ("digits", "sym 0.8", 10),
+    ]
     row = wide.iloc[2]
     assert (row[("SS", "ours")], row[("SS", "paper")], row[("SS", "Δ")]) == ("9000", "9070", "-70")
     assert (row[("recall", "ours")], row[("recall", "paper")], row[("recall", "Δ")]) == ("66.00", "66.02", "-0.02")
@@ -182,21 +232,45 @@ def test_compare_table1_and_format():
 
 
 def test_format_table1_shows_theorem1_beside_the_measured_values_and_only_columns_with_values():
-    reproduced = _table1([("digits", 0.2, 4, 3, 2, 1200, 1170, 1169)]).assign(theorem1_precision=99.99,
-                                                                               theorem1_recall=99.21)
+    reproduced = _table1([("digits", 0.2, 4, 3, 2, 1200, 1170, 1169)]).assign(
+        theorem1_precision=99.99, theorem1_recall=99.21
+    )
     wide = format_table1(compare_table1(reproduced, paper_names={"digits": None}), decimals=2)
     assert list(wide.columns) == [
-        ("", "dataset"), ("", "noise"), ("", "K"), ("", "M"), ("", "t"), ("", "seeds"), ("", "CS"), ("", "SS"),
-        ("", "CSS"), ("precision", "ours"), ("precision", "Theorem 1"), ("recall", "ours"), ("recall", "Theorem 1")]
+        ("", "dataset"),
+        ("", "noise"),
+        ("", "K"),
+        ("", "M"),
+        ("", "t"),
+        ("", "seeds"),
+        ("", "CS"),
+        ("", "SS"),
+        ("", "CSS"),
+        ("precision", "ours"),
+        ("precision", "Theorem 1"),
+        ("recall", "ours"),
+        ("recall", "Theorem 1"),
+    ]
     row = wide.iloc[0]
-    assert (row[("precision", "Theorem 1")], row[("recall", "Theorem 1")], row[("", "CSS")]) == ("99.99", "99.21",
-                                                                                                  "1169")
+    assert (row[("precision", "Theorem 1")], row[("recall", "Theorem 1")], row[("", "CSS")]) == (
+        "99.99",
+        "99.21",
+        "1169",
+    )
 
 
 def test_table3_marks_quoted_rows_and_not_run():
     table = table3(None, decimals=1)
-    assert table["method"].tolist() == ["CE", "MentorNet", "SL", "DMI", "Co-teaching", "MentorMix", "DivideMix",
-                                        "E-NKCVS"]
+    assert table["method"].tolist() == [
+        "CE",
+        "MentorNet",
+        "SL",
+        "DMI",
+        "Co-teaching",
+        "MentorMix",
+        "DivideMix",
+        "E-NKCVS",
+    ]
     by = table.set_index("method")
     assert by.loc["DivideMix", "Clothing-1M source"] == "quoted from li2020dividemix"
     assert by.loc["DMI", "Clothing-1M source"] == "quoted from Xu2019L_DMIAI"
@@ -207,8 +281,13 @@ def test_table3_marks_quoted_rows_and_not_run():
 
 def test_table3_with_reproduced_values():
     reproduced = pd.DataFrame(
-        {"dataset": ["c1m", "c1m", "c1m", "digits"], "method": ["enkcvs", "ce", "gce", "ce"],
-         "mean": [70.04, np.nan, 65.0, 90.0], "std": [0.2, np.nan, 0.1, 1.0], "runs": [3, 0, 1, 1]}
+        {
+            "dataset": ["c1m", "c1m", "c1m", "digits"],
+            "method": ["enkcvs", "ce", "gce", "ce"],
+            "mean": [70.04, np.nan, 65.0, 90.0],
+            "std": [0.2, np.nan, 0.1, 1.0],
+            "runs": [3, 0, 1, 1],
+        }
     )
     table = table3(reproduced, decimals=1, paper_names={"c1m": "Clothing-1M", "digits": None}).set_index("method")
     assert table.loc["E-NKCVS", "Clothing-1M reproduced"] == "70.0 ± 0.2"
@@ -221,14 +300,29 @@ def test_table3_with_reproduced_values():
 
 def test_dataset_summary():
     names = tuple("abcdefghij")
-    images = Dataset(np.zeros((6, 1, 8, 8), np.float32), np.zeros(6, np.int64), np.zeros((3, 1, 8, 8), np.float32),
-                     np.zeros(3, np.int64), names)
-    text = Dataset(np.array(["q"] * 5), np.zeros(5, np.int64), np.array(["q"]), np.zeros(1, np.int64), names[:6],
-                   modality="text")
-    files = Dataset(np.array(["a.jpg"] * 4), np.zeros(4, np.int64), np.array(["b.jpg"] * 2), np.zeros(2, np.int64),
-                    names[:2], modality="image_files", image_root="/data", image_transform={"resize": 256, "crop": 224})
-    summary = dataset_summary({"digits": describe_dataset(images), "trec": describe_dataset(text),
-                               "clothing": describe_dataset(files)})
+    images = Dataset(
+        np.zeros((6, 1, 8, 8), np.float32),
+        np.zeros(6, np.int64),
+        np.zeros((3, 1, 8, 8), np.float32),
+        np.zeros(3, np.int64),
+        names,
+    )
+    text = Dataset(
+        np.array(["q"] * 5), np.zeros(5, np.int64), np.array(["q"]), np.zeros(1, np.int64), names[:6], modality="text"
+    )
+    files = Dataset(
+        np.array(["a.jpg"] * 4),
+        np.zeros(4, np.int64),
+        np.array(["b.jpg"] * 2),
+        np.zeros(2, np.int64),
+        names[:2],
+        modality="image_files",
+        image_root="/data",
+        image_transform={"resize": 256, "crop": 224},
+    )
+    summary = dataset_summary(
+        {"digits": describe_dataset(images), "trec": describe_dataset(text), "clothing": describe_dataset(files)}
+    )
     assert summary.columns.tolist() == ["dataset", "train", "test", "classes", "input shape"]
     assert summary.iloc[0].tolist() == ["digits", 6, 3, 10, "1 × 8 × 8"]
     assert summary.iloc[1].tolist() == ["trec", 5, 1, 6, "—"]

@@ -24,8 +24,14 @@ def test_kept_and_flagged_scores_hand_checked():
     flagged = np.array([False, True, True, False, True, False])
     scores = kept_and_flagged_scores(flagged=flagged, given=given, true=true)
     assert scores == pytest.approx(
-        {"kept": 3, "flagged": 3, "kept_precision": 1.0, "kept_recall": 0.75, "flagged_precision": 2 / 3,
-         "flagged_recall": 1.0}
+        {
+            "kept": 3,
+            "flagged": 3,
+            "kept_precision": 1.0,
+            "kept_recall": 0.75,
+            "flagged_precision": 2 / 3,
+            "flagged_recall": 1.0,
+        }
     )
     clean = kept_and_flagged_scores(flagged=np.zeros(6, bool), given=given, true=given)
     assert math.isnan(clean["flagged_precision"]) and math.isnan(clean["flagged_recall"])
@@ -82,8 +88,9 @@ def test_agreement_on_real_labels_counts_each_methods_flags_and_the_shared_top_k
     assert frame["set"].tolist() == ["flagged", "top 20", "top 100"]  # 500 > N = 200: left out
     ours = ~select(probabilities=probabilities, labels=given, threshold=2).selected
     mean = probabilities.mean(axis=0)
-    theirs = cleanlab_flags(probabilities=mean / mean.sum(axis=1, keepdims=True), labels=given,
-                            method=CLEANLAB_DEFAULT_FILTER)
+    theirs = cleanlab_flags(
+        probabilities=mean / mean.sum(axis=1, keepdims=True), labels=given, method=CLEANLAB_DEFAULT_FILTER
+    )
     assert frame.iloc[0, 1:].tolist() == [ours.sum(), theirs.sum(), (ours & theirs).sum()]
     ranked = select(probabilities=probabilities, labels=given, threshold=2).label_quality.argsort(kind="stable")
     cleanlab_ranked = get_label_quality_scores(labels=given, pred_probs=mean / mean.sum(axis=1, keepdims=True))

@@ -27,8 +27,9 @@ def test_snakefmt_finds_nothing_to_change_in_any_workflow_file():
     """What `make lint` runs: the Snakefile and the whole rules folder, nothing excluded (each file counted)."""
     makefile = (REPO / "Makefile").read_text()
     assert "$(BIN)/snakefmt --check workflow/\n" in makefile.split("\nlint:", 1)[1].split("\n\n")[0]
-    done = subprocess.run([sys.executable, "-m", "snakefmt", "--check", "workflow/"],
-                          capture_output=True, text=True, cwd=REPO)
+    done = subprocess.run(
+        [sys.executable, "-m", "snakefmt", "--check", "workflow/"], capture_output=True, text=True, cwd=REPO
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"All {1 + len(RULES)} file(s) would be left unchanged" in done.stdout + done.stderr
 
@@ -57,9 +58,16 @@ def test_every_report_output_has_a_category_and_the_papers_sort_first():
     ordered = sorted(set(categories), key=str.casefold)
     paper = [category for category in ordered if category.startswith(PAPER_PREFIX)]
     assert ordered[: len(paper)] == paper
-    assert {f"{PAPER_PREFIX}{name}" for name in ("Table 1 (selection)", "Table 2 (test accuracy)",
-                                                 "Table 3 (real-world data)", "Figure 1 (sensitivity)",
-                                                 "Theorem 1")} == set(paper)
+    assert {
+        f"{PAPER_PREFIX}{name}"
+        for name in (
+            "Table 1 (selection)",
+            "Table 2 (test accuracy)",
+            "Table 3 (real-world data)",
+            "Figure 1 (sensitivity)",
+            "Theorem 1",
+        )
+    } == set(paper)
     # a colon would end the name of the link target Snakemake defines for each category in the captions' reST
     assert not [category for category in categories if ":" in category]
     description = (REPO / "workflow" / "report" / "workflow.rst").read_text()

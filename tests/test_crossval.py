@@ -7,19 +7,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from test_steps import RECIPE, run_fold
 
 from enkcvs.data.datasets import load_dataset
 from enkcvs.io import read_table
 from enkcvs.training.crossval import out_of_fold_probabilities
-from test_steps import RECIPE, run_fold
 
 
 def test_the_stack_equals_the_workflows_fold_files(tiny_inputs, single_thread):  # the fold step runs 1 thread
     data = load_dataset(tiny_inputs / "data.npz")
     labels, meta = read_table(tiny_inputs / "labels.parquet")
     given = labels["given"].to_numpy()
-    stack = out_of_fold_probabilities(x=data.x_train, labels=given, recipe=RECIPE, num_folds=2, iterations=2, seed=3,
-                                      num_classes=3)
+    stack = out_of_fold_probabilities(
+        x=data.x_train, labels=given, recipe=RECIPE, num_folds=2, iterations=2, seed=3, num_classes=3
+    )
     assert stack.shape == (2, 60, 3) and np.allclose(stack.sum(axis=2), 1.0, atol=1e-5)
     for m in (1, 2):
         for k in (1, 2):
@@ -34,8 +35,9 @@ def test_a_dataset_of_pairs_is_stacked_and_labels_are_checked(tiny_inputs):
     data = load_dataset(tiny_inputs / "data.npz")
     pairs = torch.utils.data.TensorDataset(torch.from_numpy(data.x_train), torch.from_numpy(data.y_train))
     from_pairs = out_of_fold_probabilities(x=pairs, recipe=RECIPE, num_folds=2, iterations=1, seed=3)
-    from_arrays = out_of_fold_probabilities(x=data.x_train, labels=data.y_train, recipe=RECIPE, num_folds=2,
-                                            iterations=1, seed=3)
+    from_arrays = out_of_fold_probabilities(
+        x=data.x_train, labels=data.y_train, recipe=RECIPE, num_folds=2, iterations=1, seed=3
+    )
     np.testing.assert_array_equal(from_pairs, from_arrays)
     with pytest.raises(ValueError, match="labels are needed"):
         out_of_fold_probabilities(x=data.x_train, recipe=RECIPE)
@@ -46,25 +48,37 @@ def test_a_dataset_of_pairs_is_stacked_and_labels_are_checked(tiny_inputs):
 def test_the_docs_example_runs():
     """docs/your-data.md's out-of-fold example, verbatim."""
     readme = (Path(__file__).parents[1] / "docs" / "your-data.md").read_text()
-    (code,) = [block for block in re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL)
-               if "out_of_fold_probabilities(" in block]
+    (code,) = [
+        block
+        for block in re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL)
+        if "out_of_fold_probabilities(" in block
+    ]
     namespace = {}
     exec(compile(code, "docs/your-data.md", "exec"), namespace)
     assert namespace["oof"].shape == (3, 1797, 10) and namespace["issues"]["rank"].tolist()[:3] == [1, 2, 3]
 
 
-@pytest.mark.parametrize("progress, terminal", [(True, False), (False, False), (True, True)],
-                         ids=["to a file", "not asked", "to a terminal"])
+@pytest.mark.parametrize(
+    "progress, terminal", [(True, False), (False, False), (True, True)], ids=["to a file", "not asked", "to a terminal"]
+)
 @pytest.mark.parametrize("stacked", [False, True], ids=["one by one", "stacked"])
-def test_progress_outside_a_terminal_is_a_line_per_unit_with_the_time_left(progress, terminal, stacked, tiny_inputs,
-                                                                           capsys, monkeypatch):
+def test_progress_outside_a_terminal_is_a_line_per_unit_with_the_time_left(
+    progress, terminal, stacked, tiny_inputs, capsys, monkeypatch
+):
     """Where stderr is a file (a log, a cluster job's output) a bar would be lost: a line per fold model (stacked:
     per epoch of them all) instead; in a terminal, tqdm's bar alone."""
     monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal, raising=False)
     data = load_dataset(tiny_inputs / "data.npz")
     recipe = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 3, "batch_size": 16, "bf16": False}
-    out_of_fold_probabilities(x=data.x_train, labels=data.y_train, recipe=recipe, num_folds=2, iterations=2,
-                              progress=progress, stacked=stacked)
+    out_of_fold_probabilities(
+        x=data.x_train,
+        labels=data.y_train,
+        recipe=recipe,
+        num_folds=2,
+        iterations=2,
+        progress=progress,
+        stacked=stacked,
+    )
     err = capsys.readouterr().err
     what = "epochs of the 4 fold models, trained together" if stacked else "fold models"
     lines = [line for line in re.split(r"[\r\n]", err) if re.match(f"{what}: \\d+ of \\d+ done", line)]
@@ -91,10 +105,26 @@ def test_stacked_fold_models_give_the_probabilities_of_those_trained_one_by_one(
     rng = np.random.default_rng(5)
     labels = rng.integers(0, 3, 90)
     x = (rng.normal(size=(90, 1, 1, 6)) + labels[:, None, None, None] * [3.0, 0, 0, 0, 0, 0]) * [1, 1, 1, 1, 50, 0.1]
-    recipe = {"model": "mlp", "optimizer": "adam", "lr": 1e-3, "weight_decay": 5e-4, "epochs": 3, "batch_size": 16,
-              "mixup_alpha": 0.3, "bf16": bf16}
-    common = {"x": x.astype(np.float32), "labels": labels, "recipe": recipe, "num_folds": 3, "iterations": 2,
-              "seed": 4, "num_classes": 3, "standardize": standardize}
+    recipe = {
+        "model": "mlp",
+        "optimizer": "adam",
+        "lr": 1e-3,
+        "weight_decay": 5e-4,
+        "epochs": 3,
+        "batch_size": 16,
+        "mixup_alpha": 0.3,
+        "bf16": bf16,
+    }
+    common = {
+        "x": x.astype(np.float32),
+        "labels": labels,
+        "recipe": recipe,
+        "num_folds": 3,
+        "iterations": 2,
+        "seed": 4,
+        "num_classes": 3,
+        "standardize": standardize,
+    }
     one_by_one = out_of_fold_probabilities(**common)
     stacked = out_of_fold_probabilities(**common, stacked=True)
     assert stacked.shape == (2, 90, 3) and np.allclose(stacked.sum(axis=2), 1.0, atol=1e-5)
@@ -105,8 +135,13 @@ def test_stacked_fold_models_give_the_probabilities_of_those_trained_one_by_one(
 def test_stacking_images_streamed_from_their_files_is_refused_before_training():
     from enkcvs.data.datasets import Dataset
 
-    files = Dataset(x_train=np.array(["a.png", "b.png", "c.png", "d.png"]), y_train=np.array([0, 1, 0, 1]),
-                    x_test=np.array([]), y_test=np.array([], dtype=np.int64), class_names=("a", "b"),
-                    modality="image_files")
-    with pytest.raises(ValueError, match="these images are streamed from their files: pass stacked=False"):
+    files = Dataset(
+        x_train=np.array(["a.png", "b.png", "c.png", "d.png"]),
+        y_train=np.array([0, 1, 0, 1]),
+        x_test=np.array([]),
+        y_test=np.array([], dtype=np.int64),
+        class_names=("a", "b"),
+        modality="image_files",
+    )
+    with pytest.raises(ValueError, match="not images streamed from files: stacked=False"):
         out_of_fold_probabilities(x=files, recipe=RECIPE, num_folds=2, iterations=1, stacked=True)

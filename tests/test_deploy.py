@@ -20,32 +20,38 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 def _fresh_caches(folder: Path) -> dict[str, str]:
     """The environment of a run whose caches (the library's, torch.compile's) start empty, in ``folder``."""
-    return {**os.environ, "ENKCVS_CACHE_DIR": str(folder / "cache"),
-            "TORCHINDUCTOR_CACHE_DIR": str(folder / "cache" / "torchinductor")}
+    return {
+        **os.environ,
+        "ENKCVS_CACHE_DIR": str(folder / "cache"),
+        "TORCHINDUCTOR_CACHE_DIR": str(folder / "cache" / "torchinductor"),
+    }
 
 
 def _report_tables(workdir: Path) -> dict[str, bytes]:
     """Every report table (Markdown, CSV, LaTeX) but the training jobs' measured time and memory."""
-    return {path.name: path.read_bytes() for path in sorted((workdir / "results" / "report").iterdir())
-            if path.suffix in {".md", ".csv", ".tex"} and path.stem != "resources"}
+    return {
+        path.name: path.read_bytes()
+        for path in sorted((workdir / "results" / "report").iterdir())
+        if path.suffix in {".md", ".csv", ".tex"} and path.stem != "resources"
+    }
 
 
-def test_a_module_deployment_runs_the_tiny_config_to_the_tables_of_the_repositorys_run(tiny_run, tiny_config,
-                                                                                       tmp_path):
+def test_a_module_deployment_runs_the_tiny_config_to_the_tables_of_the_repositorys_run(tiny_run, tiny_config, tmp_path):
     deployed = tmp_path / "deployed"
     deployed.mkdir()
     shutil.copy(tiny_config, deployed / "config.yaml")
     (deployed / "Snakefile").write_text(
         'configfile: "config.yaml"\n\n\n'
         f'module enkcvs:\n    snakefile:\n        "{REPO / "workflow" / "Snakefile"}"\n    config:\n        config\n\n\n'
-        "use rule * from enkcvs\n")
+        "use rule * from enkcvs\n"
+    )
     environment = _fresh_caches(tmp_path)
-    dry = subprocess.run([*SNAKEMAKE, "-n", "--cores", "2"], cwd=deployed, capture_output=True, text=True,
-                         env=environment)
+    dry = subprocess.run(
+        [*SNAKEMAKE, "-n", "--cores", "2"], cwd=deployed, capture_output=True, text=True, env=environment
+    )
     assert dry.returncode == 0, dry.stderr[-3000:]
     assert re.search(r"^train_fold +\d+$", dry.stdout, flags=re.MULTILINE)
-    done = subprocess.run([*SNAKEMAKE, "--cores", "2"], cwd=deployed, capture_output=True, text=True,
-                          env=environment)
+    done = subprocess.run([*SNAKEMAKE, "--cores", "2"], cwd=deployed, capture_output=True, text=True, env=environment)
     assert done.returncode == 0, done.stderr[-3000:]
     expected, got = _report_tables(tiny_run), _report_tables(deployed)
     assert len(expected) > 15 and sorted(got) == sorted(expected)
@@ -63,8 +69,20 @@ def test_snakedeploy_deploys_the_workflow_at_a_tag_from_a_local_clone(tiny_confi
     subprocess.run(["git", "-C", str(clone), "tag", "deployed"], check=True)
     subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", "deployed"], check=True)
     dest = tmp_path / "dest"
-    deployed = subprocess.run([str(Path(sys.executable).with_name("snakedeploy")), "deploy-workflow", str(clone), str(dest),
-                               "--tag", "deployed", "--name", "enkcvs"], capture_output=True, text=True)
+    deployed = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("snakedeploy")),
+            "deploy-workflow",
+            str(clone),
+            str(dest),
+            "--tag",
+            "deployed",
+            "--name",
+            "enkcvs",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert deployed.returncode == 0, deployed.stderr[-3000:]
     assert (dest / "config" / "config.yaml").is_file() and (dest / "profiles" / "slurm" / "config.yaml").is_file()
     snakefile = (dest / "workflow" / "Snakefile").read_text()
@@ -74,10 +92,10 @@ def test_snakedeploy_deploys_the_workflow_at_a_tag_from_a_local_clone(tiny_confi
     (dest / "workflow" / "Snakefile").write_text(declared)
     shutil.copy(tiny_config, dest / "config" / "config.yaml")
     environment = _fresh_caches(tmp_path)
-    dry = subprocess.run([*SNAKEMAKE, "-n", "--cores", "2"], cwd=dest, capture_output=True, text=True,
-                         env=environment)
+    dry = subprocess.run([*SNAKEMAKE, "-n", "--cores", "2"], cwd=dest, capture_output=True, text=True, env=environment)
     assert dry.returncode == 0, dry.stderr[-3000:]
-    done = subprocess.run([*SNAKEMAKE, "--cores", "2", "--until", "table1"], cwd=dest, capture_output=True, text=True,
-                          env=environment)
+    done = subprocess.run(
+        [*SNAKEMAKE, "--cores", "2", "--until", "table1"], cwd=dest, capture_output=True, text=True, env=environment
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert (dest / "results" / "report" / "table1.csv").is_file()

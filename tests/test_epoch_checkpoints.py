@@ -46,18 +46,25 @@ def _data(make_separable_images, *, n=96):
 
 
 TRAININGS = {
-    "sgd, mixup": (Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=4, batch_size=16, milestones=(2,),
-                          mixup_alpha=0.3), {}),
-    "adam": (Recipe(model="mlp", optimizer="adam", lr=0.01, epochs=4, batch_size=16, milestones=(3,),
-                    mixup_alpha=None), {}),
-    "co-teaching": (Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=4, batch_size=16, mixup_alpha=None),
-                    {"co_teaching": CoTeaching(forget_rate=0.2, warmup_epochs=2)}),
+    "sgd, mixup": (
+        Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=4, batch_size=16, milestones=(2,), mixup_alpha=0.3),
+        {},
+    ),
+    "adam": (
+        Recipe(model="mlp", optimizer="adam", lr=0.01, epochs=4, batch_size=16, milestones=(3,), mixup_alpha=None),
+        {},
+    ),
+    "co-teaching": (
+        Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=4, batch_size=16, mixup_alpha=None),
+        {"co_teaching": CoTeaching(forget_rate=0.2, warmup_epochs=2)},
+    ),
 }
 
 
 @pytest.mark.parametrize("name", TRAININGS)
-def test_a_killed_training_resumes_after_its_last_epoch_bit_identical(name, tmp_path, make_separable_images,
-                                                                      kill_after_epoch, caplog):
+def test_a_killed_training_resumes_after_its_last_epoch_bit_identical(
+    name, tmp_path, make_separable_images, kill_after_epoch, caplog
+):
     recipe, extra = TRAININGS[name]
     x, targets, validation = _data(make_separable_images)
     arguments = dict(recipe=recipe, x=x, targets=targets, seed=5, validation=validation, device=CPU, **extra)
@@ -85,8 +92,9 @@ def test_a_killed_training_resumes_after_its_last_epoch_bit_identical(name, tmp_
 
 
 @pytest.mark.parametrize("name", ["sgd, mixup", "co-teaching"])
-def test_a_curve_changes_no_weight_and_resumes_with_its_history(name, tmp_path, make_separable_images,
-                                                                 kill_after_epoch):
+def test_a_curve_changes_no_weight_and_resumes_with_its_history(
+    name, tmp_path, make_separable_images, kill_after_epoch
+):
     recipe, extra = TRAININGS[name]
     x, targets, validation = _data(make_separable_images)
     arguments = dict(recipe=recipe, x=x, targets=targets, seed=5, validation=validation, device=CPU, **extra)
@@ -110,8 +118,10 @@ def test_a_curve_changes_no_weight_and_resumes_with_its_history(name, tmp_path, 
     with pytest.raises(Killed):
         train_model(**arguments, resume=tmp_path / "plain.resume.pt")
     disarm()
-    assert train_model(**arguments, curve=curve_data, resume=tmp_path / "plain.resume.pt").curve_accuracy == \
-        with_curve.curve_accuracy
+    assert (
+        train_model(**arguments, curve=curve_data, resume=tmp_path / "plain.resume.pt").curve_accuracy
+        == with_curve.curve_accuracy
+    )
 
 
 def test_a_checkpoint_of_another_training_is_not_resumed(tmp_path, make_separable_images, kill_after_epoch, caplog):
@@ -124,8 +134,9 @@ def test_a_checkpoint_of_another_training_is_not_resumed(tmp_path, make_separabl
     disarm()
     changed = targets[::-1].copy()  # other labels, as after a change of the noise config
     with caplog.at_level(logging.INFO, logger="enkcvs"):
-        got = train_model(recipe=recipe, x=x, targets=changed, seed=5, validation=validation, device=CPU,
-                          resume=checkpoint)
+        got = train_model(
+            recipe=recipe, x=x, targets=changed, seed=5, validation=validation, device=CPU, resume=checkpoint
+        )
     expected = train_model(recipe=recipe, x=x, targets=changed, seed=5, validation=validation, device=CPU)
     assert "was made for another training" in caplog.text and "resuming" not in caplog.text
     assert got.train_loss == expected.train_loss and len(got.train_loss) == recipe.epochs
@@ -136,8 +147,14 @@ def test_streamed_inputs_write_no_checkpoint(tmp_path, make_separable_images, ca
     streamed = torch.utils.data.TensorDataset(torch.as_tensor(x), torch.arange(len(x)))
     recipe = Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=2, batch_size=16)
     with caplog.at_level(logging.INFO, logger="enkcvs"):
-        train_model(recipe=recipe, x=streamed, targets=targets, seed=1, resume=tmp_path / "x.resume.pt",
-                    execution=Execution(device=CPU, loader_workers=0))
+        train_model(
+            recipe=recipe,
+            x=streamed,
+            targets=targets,
+            seed=1,
+            resume=tmp_path / "x.resume.pt",
+            execution=Execution(device=CPU, loader_workers=0),
+        )
     saved = list(tmp_path.iterdir())
     assert saved == [] and "no epoch checkpoints: the inputs are streamed" in caplog.text
 
@@ -146,8 +163,17 @@ def test_a_killed_fold_job_resumes_to_the_same_table(tiny_inputs, kill_after_epo
     from enkcvs.pipeline.steps.folds import train_fold
 
     recipe = {"model": "cnn4", "optimizer": "sgd", "lr": 0.05, "epochs": 3, "batch_size": 8, "mixup_alpha": 0.3}
-    job = dict(dataset=tiny_inputs / "data.npz", labels=tiny_inputs / "labels.parquet", recipe=recipe, seed=1,
-               num_folds=2, iteration=1, fold=2, execution=Execution(device=CPU), provenance_fields={})
+    job = dict(
+        dataset=tiny_inputs / "data.npz",
+        labels=tiny_inputs / "labels.parquet",
+        recipe=recipe,
+        seed=1,
+        num_folds=2,
+        iteration=1,
+        fold=2,
+        execution=Execution(device=CPU),
+        provenance_fields={},
+    )
     train_fold(**job, output=tiny_inputs / "reference.parquet")
     output = tiny_inputs / "k2.parquet"
     disarm = kill_after_epoch(1)
@@ -170,7 +196,8 @@ def test_an_unreadable_checkpoint_and_a_save_cut_short_are_cleared(tmp_path, mak
     checkpoint.write_bytes(b"not a checkpoint")
     (tmp_path / ".ce.resume.pt.abc123.tmp").write_bytes(b"half a checkpoint")
     with caplog.at_level(logging.INFO, logger="enkcvs"):
-        got = train_model(recipe=recipe, x=x, targets=targets, seed=5, validation=validation, device=CPU,
-                          resume=checkpoint)
+        got = train_model(
+            recipe=recipe, x=x, targets=targets, seed=5, validation=validation, device=CPU, resume=checkpoint
+        )
     assert "cannot be read" in caplog.text and len(got.train_loss) == recipe.epochs
     assert list(tmp_path.iterdir()) == []

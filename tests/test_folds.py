@@ -77,11 +77,7 @@ def test_validation_split_is_seeded():
 def test_derived_seeds_are_deterministic_and_separate_streams():
     """Jobs rebuild their seeds alone; purposes and keys must not collide (noise vs folds vs init)."""
     assert derive_seed(1, Purpose.FOLDS, 10, 2) == derive_seed(1, Purpose.FOLDS, 10, 2)
-    seeds = {
-        derive_seed(1, purpose, *keys)
-        for purpose in Purpose
-        for keys in [(), (10,), (10, 1), (10, 2), (5, 1)]
-    }
+    seeds = {derive_seed(1, purpose, *keys) for purpose in Purpose for keys in [(), (10,), (10, 1), (10, 2), (5, 1)]}
     assert len(seeds) == len(Purpose) * 5
     assert derive_seed(2, Purpose.NOISE) != derive_seed(1, Purpose.NOISE)
     assert 0 <= derive_seed(1, Purpose.INIT, 3) < 2**32

@@ -5,11 +5,11 @@ weights are fetched here: the plumbing runs on randomly initialised backbones.""
 
 import numpy as np
 import pytest
+from test_find_issues_from_files import COLUMNS, read, run, write_images
 
 from enkcvs.data import image_embeddings
 from enkcvs.io import CACHE_VARIABLE
 from enkcvs.labelissues.example import write_example
-from test_find_issues_from_files import COLUMNS, read, run, write_images
 
 FAST = ["--folds", "2", "--repetitions", "2", "--epochs", "2"]
 SMALL = "mobilenet_v3_small"  # the smallest torchvision classifier: quick on a CPU
@@ -52,10 +52,23 @@ def test_an_unknown_encoder_is_refused_with_the_names_to_choose_from(photos, cap
 
 def test_an_encoder_for_a_table_is_refused(tmp_path, capsys):
     write_example(out=tmp_path / "animals.csv", samples=40, seed=1)
-    assert run("--data", tmp_path / "animals.csv", "--label-column", "animal", "--encoder", SMALL, *FAST, "--out",
-               tmp_path / "issues.csv") == 2
+    assert (
+        run(
+            "--data",
+            tmp_path / "animals.csv",
+            "--label-column",
+            "animal",
+            "--encoder",
+            SMALL,
+            *FAST,
+            "--out",
+            tmp_path / "issues.csv",
+        )
+        == 2
+    )
     assert f"--encoder {SMALL} encodes images, and --data {tmp_path / 'animals.csv'} is read as table" in (
-        capsys.readouterr().err)
+        capsys.readouterr().err
+    )
 
 
 def test_images_are_encoded_once_and_ranked_by_heads_on_their_embeddings(photos, random_weights, monkeypatch):
@@ -89,6 +102,12 @@ def test_an_embedding_is_the_backbones_features_before_its_classifier(photos, ra
 
     with torch.inference_mode():
         images = torch.stack([preset(Image.open(photos / path).convert("RGB")) for path in paths])
-        features = torch.flatten(model.avgpool(model.layer4(model.layer3(model.layer2(model.layer1(
-            model.maxpool(model.relu(model.bn1(model.conv1(images))))))))), 1)
+        features = torch.flatten(
+            model.avgpool(
+                model.layer4(
+                    model.layer3(model.layer2(model.layer1(model.maxpool(model.relu(model.bn1(model.conv1(images)))))))
+                )
+            ),
+            1,
+        )
     np.testing.assert_allclose(vectors, features.numpy(), rtol=1e-4, atol=1e-5)

@@ -60,13 +60,32 @@ def test_at_its_lowest_versions_the_package_ranks_out_of_fold_probabilities(tmp_
     given[flipped] = (labels[flipped] + 1) % 3
     np.save(tmp_path / "oof.npy", probabilities)
     np.save(tmp_path / "labels.npy", given)
-    done = subprocess.run([str(environment / "bin" / "enkcvs"), "find-issues", "--probabilities",
-                           str(tmp_path / "oof.npy"), "--labels", str(tmp_path / "labels.npy"), "--out",
-                           str(tmp_path / "issues.csv")], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            str(environment / "bin" / "enkcvs"),
+            "find-issues",
+            "--probabilities",
+            str(tmp_path / "oof.npy"),
+            "--labels",
+            str(tmp_path / "labels.npy"),
+            "--out",
+            str(tmp_path / "issues.csv"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     issues = pd.read_csv(tmp_path / "issues.csv")
     assert sorted(issues.loc[issues["is_label_issue"], "sample"]) == flipped.tolist()
-    versions = subprocess.run([str(python), "-c", "import numpy, pandas, pyarrow, cleanlab; print(numpy.__version__, "
-                               "pandas.__version__, pyarrow.__version__, cleanlab.__version__)"],
-                              capture_output=True, text=True, check=True).stdout.split()
+    versions = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import numpy, pandas, pyarrow, cleanlab; print(numpy.__version__, "
+            "pandas.__version__, pyarrow.__version__, cleanlab.__version__)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert [Version(found) for found in versions] == [Version(pin.split("==")[1]) for pin in lower_bounds()]

@@ -12,7 +12,16 @@ import pytest
 
 from enkcvs.data.datasets import Dataset, load_dataset, save_dataset
 from enkcvs.data.sources import load_source
-from enkcvs.io import atomic_path, git_state, install_command, provenance, read_json, read_table, write_json, write_table
+from enkcvs.io import (
+    atomic_path,
+    git_state,
+    install_command,
+    provenance,
+    read_json,
+    read_table,
+    write_json,
+    write_table,
+)
 
 
 def _frame():
@@ -145,19 +154,33 @@ def test_a_copy_without_git_names_the_commit_it_is_told(tmp_path):
     """A copy of the working tree without .git (rsync, a tarball on a cluster node): ENKCVS_GIT_COMMIT names the
     commit it is a copy of, its state unknown."""
     probe = "from pathlib import Path; from enkcvs.io import git_state; print(git_state(root=Path('.')))"
-    told = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True,
-                          env={**os.environ, "ENKCVS_GIT_COMMIT": "abc1234"}).stdout
+    told = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "ENKCVS_GIT_COMMIT": "abc1234"},
+    ).stdout
     assert told.strip() == "{'commit': 'abc1234', 'dirty': None}"
     assert git_state(root=tmp_path) == {"commit": "unknown"}
 
 
-@pytest.mark.parametrize(("recorded", "command"), [
-    ('{"dir_info": {"editable": true}, "url": "file:///home/me/enkcvs"}', "pip install -e '/home/me/enkcvs[train]'"),
-    ('{"dir_info": {}, "url": "file:///tmp/enkcvs-0.1.0.tar.gz"}', "pip install '/tmp/enkcvs-0.1.0.tar.gz[train]'"),
-    ('{"vcs_info": {"vcs": "git", "commit_id": "abc123"}, "url": "https://example.org/enkcvs.git"}',
-     "pip install 'enkcvs[train] @ git+https://example.org/enkcvs.git@abc123'"),
-    (None, "pip install 'enkcvs[train]'"),
-])
+@pytest.mark.parametrize(
+    ("recorded", "command"),
+    [
+        (
+            '{"dir_info": {"editable": true}, "url": "file:///home/me/enkcvs"}',
+            "pip install -e '/home/me/enkcvs[train]'",
+        ),
+        ('{"dir_info": {}, "url": "file:///tmp/enkcvs-0.1.0.tar.gz"}', "pip install '/tmp/enkcvs-0.1.0.tar.gz[train]'"),
+        (
+            '{"vcs_info": {"vcs": "git", "commit_id": "abc123"}, "url": "https://example.org/enkcvs.git"}',
+            "pip install 'enkcvs[train] @ git+https://example.org/enkcvs.git@abc123'",
+        ),
+        (None, "pip install 'enkcvs[train]'"),
+    ],
+)
 def test_the_install_command_adds_an_extra_from_where_the_package_came(recorded, command, monkeypatch):
     """A missing extra is fixed from the checkout, archive or repository pip installed the package from (PEP 610);
     the registry's name only where pip recorded no origin (a registry install)."""

@@ -49,9 +49,7 @@ def test_confusion_matrix_hand_checked_and_rows_sum_to_one():
     true = np.array([0, 0, 0, 0, 1, 1, 3])
     predicted = np.array([0, 0, 1, 3, 1, 0, 3])
     matrix = confusion_matrix(true=true, predicted=predicted, num_classes=4)
-    np.testing.assert_allclose(
-        matrix, [[0.5, 0.25, 0, 0.25], [0.5, 0.5, 0, 0], [0, 0, 0, 0], [0, 0, 0, 1]]
-    )
+    np.testing.assert_allclose(matrix, [[0.5, 0.25, 0, 0.25], [0.5, 0.5, 0, 0], [0, 0, 0, 0], [0, 0, 0, 1]])
     present = np.bincount(true, minlength=4) > 0
     np.testing.assert_allclose(matrix.sum(axis=1)[present], 1.0)
     np.testing.assert_array_equal(matrix[~present], 0.0)  # absent class 2: zero row, no NaN
@@ -158,9 +156,7 @@ def test_theorem1_matches_simulation_of_its_assumptions():
     rng = np.random.default_rng(2)
     num_classes, n, iterations, threshold = 4, 40_000, 5, 2
     prior = np.array([0.1, 0.2, 0.3, 0.4])
-    transition = np.array(
-        [[0.6, 0.4, 0.0, 0.0], [0.0, 0.8, 0.2, 0.0], [0.1, 0.1, 0.7, 0.1], [0.0, 0.0, 0.0, 1.0]]
-    )
+    transition = np.array([[0.6, 0.4, 0.0, 0.0], [0.0, 0.8, 0.2, 0.0], [0.1, 0.1, 0.7, 0.1], [0.0, 0.0, 0.0, 1.0]])
     confusion = rng.dirichlet(np.ones(num_classes), size=num_classes) * 0.5 + np.eye(num_classes) * 0.5
 
     def draw(rows):  # one categorical draw per row of probabilities
@@ -183,8 +179,13 @@ def test_pseudo_label_accuracy_splits_repaired_and_kept_labels():
     given = np.array([1, 1, 0, 3, 2, 1])  # wrong at 0, 2, 4
     pseudo = np.array([0, 2, 2, 3, 1, 1])  # repairs 0 and 2, not 4; keeps 3 and 5, breaks 1
     scores = pseudo_label_accuracy(pseudo=pseudo, given=given, true=true)
-    assert scores == {"samples": 6, "noisy": 3, "all": pytest.approx(4 / 6), "on_noisy": pytest.approx(2 / 3),
-                      "on_clean": pytest.approx(2 / 3)}
+    assert scores == {
+        "samples": 6,
+        "noisy": 3,
+        "all": pytest.approx(4 / 6),
+        "on_noisy": pytest.approx(2 / 3),
+        "on_clean": pytest.approx(2 / 3),
+    }
     empty = pseudo_label_accuracy(pseudo=pseudo[:0], given=given[:0], true=true[:0])
     assert empty["samples"] == 0 and math.isnan(empty["all"]) and math.isnan(empty["on_noisy"])
 
@@ -201,8 +202,9 @@ def test_iteration_dependence_tells_independent_from_repeated_mistakes():
     assert independent["all_wrong"] == pytest.approx(0.2**3, abs=0.003)
     assert independent["all_wrong_independent"] == pytest.approx(0.2**3, abs=0.003)
     assert independent["agreement"] == pytest.approx(independent["agreement_independent"], abs=0.01)
-    repeated = iteration_dependence(true=true, predicted=predictions(np.tile(rng.random(20000) < 0.2, (3, 1))),
-                                    num_classes=3)  # the same 20 % are missed by every iteration
+    repeated = iteration_dependence(
+        true=true, predicted=predictions(np.tile(rng.random(20000) < 0.2, (3, 1))), num_classes=3
+    )  # the same 20 % are missed by every iteration
     assert repeated["all_wrong"] == pytest.approx(0.2, abs=0.01)
     assert repeated["all_wrong_independent"] == pytest.approx(0.2**3, abs=0.003)
     with pytest.raises(ValueError, match="M >= 2"):

@@ -13,15 +13,15 @@ import torch.nn.functional as F
 import yaml
 
 from enkcvs.method.losses import soft_cross_entropy
+from enkcvs.method.methods import METHODS
 from enkcvs.method.mixup import mixup, mixup_lambdas, partner_index
 from enkcvs.method.weights import full_loss_sample_weights
 from enkcvs.training.device import Execution
 from enkcvs.training.evaluate import predict_proba
-from enkcvs.method.methods import METHODS
 from enkcvs.training.final import final_training_set
 from enkcvs.training.models import create_model
 from enkcvs.training.recipe import Recipe
-from enkcvs.training.train import log_epoch, epoch_device, train_model
+from enkcvs.training.train import epoch_device, log_epoch, train_model
 
 CPU = torch.device("cpu")
 RECIPE = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=5, batch_size=32)
@@ -81,8 +81,14 @@ def test_soft_cross_entropy_equals_cross_entropy_on_one_hot():
 
 def _train(x, labels, *, seed=0, recipe=RECIPE, validation=None, workers=4):
     targets = np.eye(labels.max() + 1, dtype=np.float32)[labels]
-    return train_model(recipe=recipe, x=x, targets=targets, seed=seed, validation=validation,
-                       execution=Execution(device=CPU, loader_workers=workers))
+    return train_model(
+        recipe=recipe,
+        x=x,
+        targets=targets,
+        seed=seed,
+        validation=validation,
+        execution=Execution(device=CPU, loader_workers=workers),
+    )
 
 
 def _state_equal(a, b):
@@ -138,8 +144,9 @@ def test_train_model_logs_one_line_per_epoch(make_separable_images, caplog, bf16
     lines = [record.getMessage() for record in caplog.records if record.name == "enkcvs.training.train"]
     assert len(lines) == RECIPE.epochs
     for epoch, (line, loss, accuracy) in enumerate(zip(lines, result.train_loss, result.validation_accuracy), 1):
-        assert line.startswith(f"epoch {epoch}/{RECIPE.epochs}  loss {loss:.4f}  noisy-validation accuracy "
-                               f"{accuracy:.4f}  ")
+        assert line.startswith(
+            f"epoch {epoch}/{RECIPE.epochs}  loss {loss:.4f}  noisy-validation accuracy {accuracy:.4f}  "
+        )
         assert line.endswith(" cpu bf16" if bf16 else " cpu") and " samples/s trained  " in line
         assert epoch_device(line) == "cpu"
 
@@ -148,8 +155,17 @@ def test_train_model_logs_one_line_per_epoch(make_separable_images, caplog, bf16
 def test_an_epoch_lines_device_is_read_back_from_it_as_a_job_log_writes_it(device, bf16, caplog):
     """The GPU check counts the epochs each device trained from the jobs' logs (benchmarks/gpu_check.py)."""
     with caplog.at_level(logging.INFO, logger="enkcvs.training.train"):
-        log_epoch(3, epochs=50, loss=0.5, accuracy=None, samples=1000, training_seconds=0.5, seconds=0.6,
-                   device=torch.device(device), bf16=bf16)
+        log_epoch(
+            3,
+            epochs=50,
+            loss=0.5,
+            accuracy=None,
+            samples=1000,
+            training_seconds=0.5,
+            seconds=0.6,
+            device=torch.device(device),
+            bf16=bf16,
+        )
     line = logging.Formatter("%(asctime)s %(message)s").format(caplog.records[-1])
     assert epoch_device(line) == device.partition(":")[0]
     assert epoch_device(line.replace("epoch 3/50", "fold 3 of 4")) is None
@@ -230,9 +246,7 @@ def test_final_training_set_ss_only_uses_selected_one_hot():
 def test_final_training_set_enkcvs_rows_carry_full_loss_weights(gamma):
     """Row sums are the weights w_i (soft targets sum to 1); selected rows point at the given label only."""
     selection = _selection_table()
-    indices, targets = final_training_set(
-        method="enkcvs", given=GIVEN, num_classes=4, selection=selection, gamma=gamma
-    )
+    indices, targets = final_training_set(method="enkcvs", given=GIVEN, num_classes=4, selection=selection, gamma=gamma)
     selected = selection["selected"].to_numpy()
     weights = full_loss_sample_weights(selected=selected, gamma=gamma)
     np.testing.assert_array_equal(indices, np.arange(30))
@@ -265,8 +279,9 @@ def test_uint8_images_train_as_their_scaled_floats(make_separable_images, single
     recipe = Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=2, batch_size=16, augment="shift_flip")
     from_raw, from_scaled = _train(raw, labels, recipe=recipe), _train(scaled, labels, recipe=recipe)
     assert _state_equal(from_raw.model, from_scaled.model)
-    np.testing.assert_array_equal(predict_proba(from_raw.model, raw, device=CPU),
-                                  predict_proba(from_scaled.model, scaled, device=CPU))
+    np.testing.assert_array_equal(
+        predict_proba(from_raw.model, raw, device=CPU), predict_proba(from_scaled.model, scaled, device=CPU)
+    )
 
 
 class _Streamed(torch.utils.data.Dataset):
@@ -327,15 +342,23 @@ def test_a_job_that_asked_for_a_gpu_and_sees_none_fails_unless_cpu_fallback_is_a
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert job_execution({}, threads=1).device == CPU
-    with pytest.raises(RuntimeError, match=r"asked for 1 GPU\(s\) \(its gpu resource\) but torch .* sees none: run it "
-                       r"where a GPU is visible, drop the gpu resource from the profile, or allow training on the CPU "
-                       r"with the resource cpu_fallback=1"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"asked for 1 GPU\(s\) \(its gpu resource\) but torch .* sees none: run it "
+        r"where a GPU is visible, drop the gpu resource from the profile, or allow training on the CPU "
+        r"with the resource cpu_fallback=1",
+    ):
         job_execution({"gpu": 1}, threads=1)
     with caplog.at_level(logging.WARNING, logger="enkcvs.training.device"):
-        execution = job_execution({"gpu": 2, "cpu_fallback": 1, "loader_workers": 0, "cuda_graphs": 1,
-                                   "checkpoint_every": 5}, threads=1)
+        execution = job_execution(
+            {"gpu": 2, "cpu_fallback": 1, "loader_workers": 0, "cuda_graphs": 1, "checkpoint_every": 5}, threads=1
+        )
     assert (execution.device, execution.loader_workers, execution.cuda_graphs, execution.checkpoint_every) == (
-        CPU, 0, True, 5)
+        CPU,
+        0,
+        True,
+        5,
+    )
     assert [record.getMessage() for record in caplog.records] == [
         f"this job asked for 2 GPU(s) (its gpu resource) but torch {torch.__version__} sees none: "
         "training on the CPU (resource cpu_fallback=1)"

@@ -141,11 +141,22 @@ def test_text_predictions_cut_each_batch_to_its_longest_text_and_equal_the_uncut
 def test_training_batches_of_texts_are_cut_to_their_longest_text_known_on_the_host():
     tokens = _padded_texts([5, 1, 2, 7, 3, 2, 4], width=11).numpy()
     recipe = Recipe(model="text_classifier", optimizer="adam", lr=1e-4, epochs=1, batch_size=3, mixup_alpha=None)
-    draws = epoch_draws(7, recipe=recipe, generator=torch.Generator().manual_seed(0), rng=np.random.default_rng(0),
-                        device=torch.device("cpu"))
-    batches = [xb for xb, _ in memory_batches(resident(tokens, torch.device("cpu")),
-                                              torch.as_tensor(np.eye(2, dtype=np.float32)[np.arange(7) % 2]),
-                                              draws=draws, lengths=token_lengths(tokens))]
+    draws = epoch_draws(
+        7,
+        recipe=recipe,
+        generator=torch.Generator().manual_seed(0),
+        rng=np.random.default_rng(0),
+        device=torch.device("cpu"),
+    )
+    batches = [
+        xb
+        for xb, _ in memory_batches(
+            resident(tokens, torch.device("cpu")),
+            torch.as_tensor(np.eye(2, dtype=np.float32)[np.arange(7) % 2]),
+            draws=draws,
+            lengths=token_lengths(tokens),
+        )
+    ]
     assert [len(xb) for xb in batches] == [3, 3]  # the last batch of one text is skipped (batch_sizes)
     for xb in batches:
         assert xb.shape[-1] == int(xb[:, 1].sum(dim=1).max()) < 11

@@ -70,31 +70,51 @@ def test_hand_example_votes_pseudo_labels_beta_and_rank():
     np.testing.assert_array_equal(issue_ranks(label_quality=result.label_quality), result.rank)
     assert result.kept_precision is None and result.theorem1 is None and result.class_names is None
     assert select(probabilities=HAND_PROBABILITIES, labels=HAND_GIVEN, threshold=1).selected.tolist() == [
-        True, True, False, False, False
+        True,
+        True,
+        False,
+        False,
+        False,
     ]
 
 
 def test_agrees_with_the_workflow_selection_step(tmp_path):
     """The same predictions through steps.select_samples (fold tables, K = 1) give the same table and metrics."""
     probabilities, given, true = make_planted(seed=2, num_samples=80, num_classes=3)
-    write_table(pd.DataFrame({"sample": np.arange(80), "true": true, "given": given}), tmp_path / "labels.parquet",
-                metadata={"num_classes": 3})
+    write_table(
+        pd.DataFrame({"sample": np.arange(80), "true": true, "given": given}),
+        tmp_path / "labels.parquet",
+        metadata={"num_classes": 3},
+    )
     paths = []
     for m, iteration in enumerate(probabilities, start=1):
         frame = pd.DataFrame({"sample": np.arange(80), "given": given, "predicted": iteration.argmax(axis=1)})
         frame[[f"prob_{c}" for c in range(3)]] = iteration
         paths.append(tmp_path / f"m{m}.parquet")
         write_table(frame, paths[-1], metadata={"m": m, "k": 1, "K": 1})
-    select_samples(predictions=paths, labels=tmp_path / "labels.parquet", threshold=2, table=tmp_path / "s.parquet",
-                   metrics=tmp_path / "s.json", provenance_fields={"noise": "sym0.15"})
+    select_samples(
+        predictions=paths,
+        labels=tmp_path / "labels.parquet",
+        threshold=2,
+        table=tmp_path / "s.parquet",
+        metrics=tmp_path / "s.json",
+        provenance_fields={"noise": "sym0.15"},
+    )
     expected, metrics = read_table(tmp_path / "s.parquet")[0], read_json(tmp_path / "s.json")
     result = select(probabilities=list(probabilities), labels=given, threshold=2, true_labels=true)
     frame = result.to_frame().sort_values("sample", ignore_index=True)
-    columns = {"given_label": "given", "votes": "votes", "suggested_label": "pseudo", "beta": "beta",
-               "prob_given": "prob_given", "label_quality": "label_quality"}
+    columns = {
+        "given_label": "given",
+        "votes": "votes",
+        "suggested_label": "pseudo",
+        "beta": "beta",
+        "prob_given": "prob_given",
+        "label_quality": "label_quality",
+    }
     for column, workflow_column in columns.items():
-        np.testing.assert_allclose(frame[column].to_numpy(float), expected[workflow_column].to_numpy(float),
-                                   err_msg=column)
+        np.testing.assert_allclose(
+            frame[column].to_numpy(float), expected[workflow_column].to_numpy(float), err_msg=column
+        )
     np.testing.assert_array_equal(frame["kept"], expected["selected"])
     np.testing.assert_array_equal(frame["in_review_list"], expected["in_review_list"])
     assert (result.kept_precision, result.kept_recall) == pytest.approx((metrics["precision"], metrics["recall"]))
@@ -104,13 +124,26 @@ def test_agrees_with_the_workflow_selection_step(tmp_path):
 def test_package_level_select_and_to_frame_order():
     assert enkcvs.select is select
     frame = enkcvs.select(probabilities=HAND_PROBABILITIES[0], labels=HAND_GIVEN).to_frame()
-    assert list(frame.columns) == ["sample", "given_label", "suggested_label", "in_review_list", "kept",
-                                   "label_quality", "votes", "iterations", "beta", "prob_given", "rank",
-                                   "is_label_issue", "label_score"]
+    assert list(frame.columns) == [
+        "sample",
+        "given_label",
+        "suggested_label",
+        "in_review_list",
+        "kept",
+        "label_quality",
+        "votes",
+        "iterations",
+        "beta",
+        "prob_given",
+        "rank",
+        "is_label_issue",
+        "label_score",
+    ]
     assert frame["rank"].tolist() == [1, 2, 3, 4, 5] and (frame["iterations"] == 1).all()
     # cleanlab's names beside ours: Datalab's get_issues("label") columns, higher label_score = cleaner
     assert frame["is_label_issue"].equals(frame["in_review_list"]) and frame["label_score"].equals(
-        frame["label_quality"])
+        frame["label_quality"]
+    )
 
 
 def test_string_labels_are_mapped_with_a_warning():
@@ -140,13 +173,17 @@ def _bad(probabilities=HAND_PROBABILITIES, labels=HAND_GIVEN, **kwargs):
         ({"probabilities": HAND_PROBABILITIES[0, 0]}, r"must be \(N, Q\) or \(M, N, Q\); got shape \(3,\)"),
         ({"probabilities": HAND_PROBABILITIES - 0.2}, r"negative entries .* apply softmax"),
         ({"probabilities": np.where(HAND_PROBABILITIES == 0.8, np.nan, HAND_PROBABILITIES)}, r"3 NaN or infinite"),
-        ({"probabilities": HAND_PROBABILITIES * [[[1.0], [1.0], [2.0], [1.0], [1.0]]]},
-         r"2 probability rows do not sum to 1 \(tolerance 0.01; worst sum 2; the first row 2 of repetition 1 "
-         r"\(0-based in sample order\)\): .*apply softmax"),
+        (
+            {"probabilities": HAND_PROBABILITIES * [[[1.0], [1.0], [2.0], [1.0], [1.0]]]},
+            r"2 probability rows do not sum to 1 \(tolerance 0.01; worst sum 2; the first row 2 of repetition 1 "
+            r"\(0-based in sample order\)\): .*apply softmax",
+        ),
         ({"labels": HAND_GIVEN[:4]}, r"labels must have shape \(N,\) = \(5,\) .*; got shape \(4,\)"),
         ({"true_labels": HAND_GIVEN[:4]}, r"true_labels must have shape \(N,\) = \(5,\)"),
-        ({"probabilities": [HAND_PROBABILITIES[0], HAND_PROBABILITIES[1][:, :2]]},
-         r"differ in Q \(classes\): \[3, 2\]"),
+        (
+            {"probabilities": [HAND_PROBABILITIES[0], HAND_PROBABILITIES[1][:, :2]]},
+            r"differ in Q \(classes\): \[3, 2\]",
+        ),
         ({"labels": [0, 1, 3, 0, -1]}, r"2 labels lie outside 0..2 .*e.g. \[3, -1\]"),
         ({"labels": list("abcdb")}, r"labels have 4 distinct values but the probabilities have Q = 3 columns"),
         ({"threshold": 3}, r"threshold t = 3 is not an integer in 1..M = 1..2 .*pass t between 1 and 2"),
@@ -194,7 +231,9 @@ def test_loader_errors(tmp_path):
     with pytest.raises(ValueError, match=r"expected columns prob_0..prob_\{Q-1\}.*found columns \['sample', 'p0'"):
         load_probabilities(tmp_path / "p.csv")
     pd.DataFrame({"sample": [0, 1], "given": [1, 0], "true": [1, 1]}).to_parquet(tmp_path / "l.parquet")
-    with pytest.raises(ValueError, match=r"no label column 'noisy'; the file has columns \['sample', 'given', 'true'\]"):
+    with pytest.raises(
+        ValueError, match=r"no label column 'noisy'; the file has columns \['sample', 'given', 'true'\]"
+    ):
         load_labels(tmp_path / "l.parquet", column="noisy")
     with pytest.raises(ValueError, match=r"no label column None"):
         load_labels(tmp_path / "l.parquet")
@@ -218,8 +257,11 @@ def test_float16_rows_are_renormalised_with_one_warning_and_a_row_summing_to_0_9
     assert np.array_equal(result.votes, reference.votes) and np.array_equal(result.selected, reference.selected)
     short = exact.copy()
     short[1, 5] *= 0.9
-    with pytest.raises(ValueError, match=r"1 probability rows do not sum to 1 \(tolerance 0.01; worst sum 0.9; the "
-                                         r"first row 5 of repetition 2 "):
+    with pytest.raises(
+        ValueError,
+        match=r"1 probability rows do not sum to 1 \(tolerance 0.01; worst sum 0.9; the "
+        r"first row 5 of repetition 2 ",
+    ):
         select(probabilities=short, labels=labels)
 
 
@@ -230,17 +272,22 @@ def test_probabilities_within_rounding_of_valid_are_clipped_and_any_further_refu
     rounded[1, 4, :2] += [-3e-5, 3e-5]  # a softmax's tiny negative
     result = select(probabilities=rounded, labels=given)
     reference = select(probabilities=np.clip(rounded, 0, 1), labels=given)
-    assert np.array_equal(result.votes, reference.votes) and np.allclose(result.label_quality,
-                                                                         reference.label_quality)
+    assert np.array_equal(result.votes, reference.votes) and np.allclose(result.label_quality, reference.label_quality)
     for change, message in (
-        (lambda p: p.__setitem__((2, 7, 0), -0.01),
-         r"1 negative entries \(minimum -0\.01; the first in row 7 of repetition 3 \(0-based in sample order\)\): .*"
-         r"apply softmax"),
-        (lambda p: p.__setitem__((1, 9), [1.005, 0, 0, 0]),
-         r"1 entries above 1 \(maximum 1\.005; the first in row 9 of repetition 2 .*\): pass class probabilities, "
-         r"each in \[0, 1\]"),
-        (lambda p: p.__setitem__((0, 11), p[0, 11] * 1.1),
-         r"1 probability rows do not sum to 1 \(tolerance 0\.01; worst sum 1\.1; the first row 11 of repetition 1"),
+        (
+            lambda p: p.__setitem__((2, 7, 0), -0.01),
+            r"1 negative entries \(minimum -0\.01; the first in row 7 of repetition 3 \(0-based in sample order\)\): .*"
+            r"apply softmax",
+        ),
+        (
+            lambda p: p.__setitem__((1, 9), [1.005, 0, 0, 0]),
+            r"1 entries above 1 \(maximum 1\.005; the first in row 9 of repetition 2 .*\): pass class probabilities, "
+            r"each in \[0, 1\]",
+        ),
+        (
+            lambda p: p.__setitem__((0, 11), p[0, 11] * 1.1),
+            r"1 probability rows do not sum to 1 \(tolerance 0\.01; worst sum 1\.1; the first row 11 of repetition 1",
+        ),
     ):
         bad = probabilities.copy()
         change(bad)
@@ -250,12 +297,20 @@ def test_probabilities_within_rounding_of_valid_are_clipped_and_any_further_refu
 
 def test_named_probability_columns_give_the_class_names_in_column_order(tmp_path):
     probabilities = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
-    pd.DataFrame({"sample": [0, 1], "prob_eel": probabilities[:, 0], "prob_cat": probabilities[:, 1],
-                  "prob_dog": probabilities[:, 2]}).to_csv(tmp_path / "prefixed.csv", index=False)
+    pd.DataFrame(
+        {
+            "sample": [0, 1],
+            "prob_eel": probabilities[:, 0],
+            "prob_cat": probabilities[:, 1],
+            "prob_dog": probabilities[:, 2],
+        }
+    ).to_csv(tmp_path / "prefixed.csv", index=False)
     pd.DataFrame({"eel": probabilities[:, 0], "cat": probabilities[:, 1], "dog": probabilities[:, 2]}).to_parquet(
-        tmp_path / "bare.parquet")
+        tmp_path / "bare.parquet"
+    )
     pd.DataFrame({"prob_2": probabilities[:, 2], "prob_0": probabilities[:, 0], "prob_1": probabilities[:, 1]}).to_csv(
-        tmp_path / "indexed.csv", index=False)
+        tmp_path / "indexed.csv", index=False
+    )
     for name in ("prefixed.csv", "bare.parquet"):
         values, names = load_named_probabilities(tmp_path / name)
         assert names == ("eel", "cat", "dog")
@@ -263,8 +318,11 @@ def test_named_probability_columns_give_the_class_names_in_column_order(tmp_path
     values, names = load_named_probabilities(tmp_path / "indexed.csv")
     assert names is None
     np.testing.assert_array_equal(values, probabilities)
-    with pytest.raises(ValueError, match=r"the probability columns name the classes \(eel, cat, dog\); load them "
-                                         r"with load_named_probabilities"):
+    with pytest.raises(
+        ValueError,
+        match=r"the probability columns name the classes \(eel, cat, dog\); load them "
+        r"with load_named_probabilities",
+    ):
         load_probabilities(tmp_path / "prefixed.csv")  # their names would be lost
     pd.DataFrame({"photo": ["a", "b"], "eel": [0.5, 0.5], "cat": [0.5, 0.5]}).to_csv(tmp_path / "text.csv", index=False)
     with pytest.raises(ValueError, match=r"the class columns \['photo', 'eel', 'cat'\] must all hold probabilities"):
@@ -273,10 +331,17 @@ def test_named_probability_columns_give_the_class_names_in_column_order(tmp_path
 
 def test_label_loader_names_empty_cells_missing_columns_and_folders(tmp_path):
     pd.DataFrame({"id": ["a", "b", "c"], "y": ["cat", " ", "dog"]}).to_csv(tmp_path / "l.csv", index=False)
-    with pytest.raises(ValueError, match=r"l\.csv: 1 empty cell in the label column 'y': line 3 \(id 'b'\); lines "
-                                         r"of the file, the header is line 1\. Fix: give every sample its value"):
+    with pytest.raises(
+        ValueError,
+        match=r"l\.csv: 1 empty cell in the label column 'y': line 3 \(id 'b'\); lines "
+        r"of the file, the header is line 1\. Fix: give every sample its value",
+    ):
         load_labels(tmp_path / "l.csv", column="y", id_column="id")
-    assert load_labels(tmp_path / "l.csv", column="y", what="text").tolist() == ["cat", " ", "dog"]  # texts may be blank
+    assert load_labels(tmp_path / "l.csv", column="y", what="text").tolist() == [
+        "cat",
+        " ",
+        "dog",
+    ]  # texts may be blank
     np.save(tmp_path / "l.npy", np.array([0.0, np.nan, 1.0]))
     with pytest.raises(ValueError, match=r"1 empty cell in the label array: index 1; indices 0-based"):
         load_labels(tmp_path / "l.npy")

@@ -35,13 +35,15 @@ def _train(model: torch.nn.Module, zero_grad, step, end_epoch, *, epochs: int, f
 def test_momentum_sgd_is_bit_identical_to_torch_sgd_with_multistep_lr(momentum, frozen):
     milestones, gamma = [2, 4, 4], 0.1  # 4 listed twice: decayed by gamma**2 there, as MultiStepLR does
     ours, reference = _model(0), _model(0)
-    sgd = MomentumSGD(ours.parameters(), lr=0.05, momentum=momentum, weight_decay=5e-4, milestones=milestones,
-                      gamma=gamma)
+    sgd = MomentumSGD(
+        ours.parameters(), lr=0.05, momentum=momentum, weight_decay=5e-4, milestones=milestones, gamma=gamma
+    )
     _train(ours, sgd.zero_grad, sgd.step, sgd.end_epoch, epochs=6, frozen=frozen)
     torch_sgd = torch.optim.SGD(reference.parameters(), lr=0.05, momentum=momentum, weight_decay=5e-4)
     schedule = torch.optim.lr_scheduler.MultiStepLR(torch_sgd, milestones, gamma=gamma)
-    _train(reference, lambda: torch_sgd.zero_grad(set_to_none=True), torch_sgd.step, schedule.step, epochs=6,
-           frozen=frozen)
+    _train(
+        reference, lambda: torch_sgd.zero_grad(set_to_none=True), torch_sgd.step, schedule.step, epochs=6, frozen=frozen
+    )
     assert sgd.schedule.lr == torch_sgd.param_groups[0]["lr"]
     for (name, mine), theirs in zip(ours.state_dict().items(), reference.state_dict().values()):
         assert torch.equal(mine, theirs), name
@@ -63,10 +65,12 @@ def test_multistep_decay_matches_multistep_lr_float_for_float():
 
 def test_recipe_optimizer_picks_the_recipe_optimizer():
     model = _model(0)
-    assert isinstance(recipe_optimizer(Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1), model.parameters()),
-                      MomentumSGD)
-    adam = recipe_optimizer(Recipe(model="mlp", optimizer="adam", lr=0.1, epochs=2, milestones=(1,), lr_decay=0.5),
-                            model.parameters())
+    assert isinstance(
+        recipe_optimizer(Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1), model.parameters()), MomentumSGD
+    )
+    adam = recipe_optimizer(
+        Recipe(model="mlp", optimizer="adam", lr=0.1, epochs=2, milestones=(1,), lr_decay=0.5), model.parameters()
+    )
     assert isinstance(adam, TorchOptimizer) and isinstance(adam.optimizer, torch.optim.Adam)
     _train(model, adam.zero_grad, adam.step, adam.end_epoch, epochs=1)
     assert adam.optimizer.param_groups[0]["lr"] == 0.05
@@ -90,8 +94,9 @@ def test_sgd_training_does_not_import_torch_dynamo():
 def test_the_time_based_decay_divides_each_steps_lr_by_one_plus_decay_times_the_steps_taken():
     """Keras' SGD(decay=d) inside the milestone schedule: step s of the whole run uses the epoch's lr / (1 + d s)."""
     decay, ours, reference = 5e-3, _model(0), _model(0)
-    sgd = MomentumSGD(ours.parameters(), lr=0.1, momentum=0.9, weight_decay=0.0, milestones=[2], gamma=0.1,
-                      step_decay=decay)
+    sgd = MomentumSGD(
+        ours.parameters(), lr=0.1, momentum=0.9, weight_decay=0.0, milestones=[2], gamma=0.1, step_decay=decay
+    )
     torch_sgd = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
     taken = {"steps": 0, "epochs": 0}
 
@@ -102,8 +107,13 @@ def test_the_time_based_decay_divides_each_steps_lr_by_one_plus_decay_times_the_
         taken["steps"] += 1
 
     _train(ours, sgd.zero_grad, sgd.step, sgd.end_epoch, epochs=4)
-    _train(reference, lambda: torch_sgd.zero_grad(set_to_none=True), reference_step,
-           lambda: taken.update(epochs=taken["epochs"] + 1), epochs=4)
+    _train(
+        reference,
+        lambda: torch_sgd.zero_grad(set_to_none=True),
+        reference_step,
+        lambda: taken.update(epochs=taken["epochs"] + 1),
+        epochs=4,
+    )
     assert sgd.steps == 12 and sgd.lr == 0.1 * 0.1 / (1.0 + decay * 12)
     for (name, mine), theirs in zip(ours.state_dict().items(), reference.state_dict().values()):
         assert torch.equal(mine, theirs), name
@@ -111,15 +121,21 @@ def test_the_time_based_decay_divides_each_steps_lr_by_one_plus_decay_times_the_
 
 def test_a_resumed_optimizer_goes_on_with_the_steps_it_had_taken():
     model = _model(0)
-    sgd = MomentumSGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.0, milestones=[], gamma=0.1,
-                      step_decay=0.01)
+    sgd = MomentumSGD(
+        model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.0, milestones=[], gamma=0.1, step_decay=0.01
+    )
     _train(model, sgd.zero_grad, sgd.step, sgd.end_epoch, epochs=2)
-    resumed = MomentumSGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.0, milestones=[], gamma=0.1,
-                          step_decay=0.01)
+    resumed = MomentumSGD(
+        model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.0, milestones=[], gamma=0.1, step_decay=0.01
+    )
     resumed.load_state_dict(sgd.state_dict())
     assert resumed.steps == 6 and resumed.lr == sgd.lr == 0.1 / 1.06
-    assert recipe_optimizer(Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1, lr_step_decay=0.01),
-                            model.parameters()).step_decay == 0.01
+    assert (
+        recipe_optimizer(
+            Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1, lr_step_decay=0.01), model.parameters()
+        ).step_decay
+        == 0.01
+    )
 
 
 def _authors_plan(epoch: int, *, lr: float, n_epoch: int, decay_start: int) -> tuple[float, float]:
@@ -133,8 +149,7 @@ def _authors_plan(epoch: int, *, lr: float, n_epoch: int, decay_start: int) -> t
 def test_the_linear_decay_gives_each_epoch_the_lr_and_beta1_of_coteachings_authors_plan():
     """Their 200 epochs, the first only evaluating, are 199 trained ones whose 1-based number is theirs."""
     model = _model(0)
-    recipe = Recipe(model="mlp", optimizer="adam", lr=0.001, epochs=199, lr_linear_decay_from=80,
-                    beta1_after_decay=0.1)
+    recipe = Recipe(model="mlp", optimizer="adam", lr=0.001, epochs=199, lr_linear_decay_from=80, beta1_after_decay=0.1)
     adam = recipe_optimizer(recipe, model.parameters())
     seen = []
     for epoch in range(1, 200):

@@ -41,20 +41,35 @@ def own_run(tmp_path_factory, run_snakemake):
     recipe = {"model": "mlp", "optimizer": "sgd", "lr": 0.05, "epochs": 8, "batch_size": 32}
     config = {
         "datasets": {
-            "animals": {"source": "table",
-                        "source_options": {"path": "animals.csv", "label_column": "animal", "id_column": "photo"},
-                        "noise": ["real"], "find_issues": True, "recipe": recipe},
-            "photos": {"source": "image_folder", "source_options": {"root": "photos", "resize": 10, "crop": 8},
-                       "noise": ["real"], "find_issues": True,
-                       "recipe": {**recipe, "model": "cnn4", "epochs": 1}},
+            "animals": {
+                "source": "table",
+                "source_options": {"path": "animals.csv", "label_column": "animal", "id_column": "photo"},
+                "noise": ["real"],
+                "find_issues": True,
+                "recipe": recipe,
+            },
+            "photos": {
+                "source": "image_folder",
+                "source_options": {"root": "photos", "resize": 10, "crop": 8},
+                "noise": ["real"],
+                "find_issues": True,
+                "recipe": {**recipe, "model": "cnn4", "epochs": 1},
+            },
         },
         "seeds": [1, 2],
         "selection": {"K": 3, "M": 2, "t": 2},
         "methods": ["ce", "enkcvs"],
         "compare_confident_learning": True,
-        "oof": {"mine": {"probabilities": "oof.npy", "labels": "labels.csv", "label_column": "label",
-                         "id_column": "uid",
-                         "true_labels": "true.npy", "threshold": 1}},
+        "oof": {
+            "mine": {
+                "probabilities": "oof.npy",
+                "labels": "labels.csv",
+                "label_column": "label",
+                "id_column": "uid",
+                "true_labels": "true.npy",
+                "threshold": 1,
+            }
+        },
     }
     (workdir / "own.yaml").write_text(yaml.safe_dump(config))
     # the photos are read in the fold jobs' own process (a profile's resource): no worker start on a small folder
@@ -72,15 +87,19 @@ def test_planted_label_errors_rank_first_in_each_seed_and_merged(own_run, where)
     assert set(issues["given_label"]) == set(CLASSES) and (issues["iterations"] == iterations).all()
     assert issues["label_quality"].is_monotonic_increasing and issues["kept"].equals(issues["votes"] >= needed)
     listed = issues["in_review_list"].to_numpy()
-    assert listed[:listed.sum()].all()  # a prefix of the ranking
+    assert listed[: listed.sum()].all()  # a prefix of the ranking
     assert list(issues.columns[:2]) == ["sample", "photo"]
     assert (issues["photo"] == issues["sample"].map("IMG_{:04d}".format)).all()
     flagged = set(issues.loc[~issues["kept"], "sample"])
     assert len(flagged & set(planted)) >= 0.8 * len(planted)  # most planted errors are found
     assert len(set(issues["sample"].head(30)) & set(planted)) >= 20  # and ranked first
     summary = (workdir / "results" / "issues" / "animals" / where / "summary.md").read_text()
-    assert f"Review list (likely label errors to check, as many as confident learning estimates): {listed.sum()} of " \
-           "300 samples" in summary and f"Kept (the paper's selection, to train on): {issues['kept'].sum()} " in summary
+    assert (
+        f"Review list (likely label errors to check, as many as confident learning estimates): {listed.sum()} of "
+        "300 samples"
+        in summary
+        and f"Kept (the paper's selection, to train on): {issues['kept'].sum()} " in summary
+    )
     assert "| rank" not in summary.split("\n")[0]
 
 
@@ -99,17 +118,38 @@ def test_table_issues_come_with_a_markdown_review_sheet_of_ids_labels_and_featur
     merged = workdir / "results" / "issues" / "animals" / "real"
     issues = pd.read_parquet(merged / "label_issues.parquet")
     sheet = (merged / "review.md").read_text()
-    assert sheet.startswith("# animals, noise real: E-NKCVS ranking merged over seeds 1, 2 (K = 3; M = 2 iterations "
-                            "per seed, 4 in all; t = 2 per seed)")
+    assert sheet.startswith(
+        "# animals, noise real: E-NKCVS ranking merged over seeds 1, 2 (K = 3; M = 2 iterations "
+        "per seed, 4 in all; t = 2 per seed)"
+    )
     lines = [line for line in sheet.splitlines() if line.startswith("|")]
     header = [cell.strip() for cell in lines[0].strip("|").split("|")]
-    assert header == ["rank", "photo", "given", "suggested", "votes", "label quality", "review list", "kept",
-                      "x0", "x1", "x2", "x3", "x4"]
+    assert header == [
+        "rank",
+        "photo",
+        "given",
+        "suggested",
+        "votes",
+        "label quality",
+        "review list",
+        "kept",
+        "x0",
+        "x1",
+        "x2",
+        "x3",
+        "x4",
+    ]
     assert len(lines) - 2 == 36  # report.review_top's default
     for line, row in zip(lines[2:], issues.to_dict("records")):
         cells = [cell.strip() for cell in line.strip("|").split("|")]
-        assert cells[:6] == [str(row["rank"]), row["photo"], row["given_label"], row["suggested_label"],
-                             f"{row['votes']} of 4", f"{row['label_quality']:.3f}"]
+        assert cells[:6] == [
+            str(row["rank"]),
+            row["photo"],
+            row["given_label"],
+            row["suggested_label"],
+            f"{row['votes']} of 4",
+            f"{row['label_quality']:.3f}",
+        ]
         assert cells[6:8] == ["yes" if row["in_review_list"] else "no", "yes" if row["kept"] else "no"]
     assert f"{issues['in_review_list'].sum()} in the review list, {issues['kept'].sum()} kept." in sheet
     assert not (merged / "review.png").exists()
@@ -147,10 +187,20 @@ def test_own_out_of_fold_probabilities_are_selected_without_training(own_run):
 
 def test_a_label_column_that_does_not_exist_is_named(tmp_path, run_snakemake):
     pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "y": [0, 1, 0, 1]}).to_csv(tmp_path / "t.csv", index=False)
-    config = {"datasets": {"t": {"source": "table", "source_options": {"path": "t.csv", "label_column": "label"},
-                                 "noise": ["real"], "find_issues": True,
-                                 "recipe": {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 1}}},
-              "seeds": [1], "selection": {"K": 2, "M": 1, "t": 1}, "methods": ["ce"]}
+    config = {
+        "datasets": {
+            "t": {
+                "source": "table",
+                "source_options": {"path": "t.csv", "label_column": "label"},
+                "noise": ["real"],
+                "find_issues": True,
+                "recipe": {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 1},
+            }
+        },
+        "seeds": [1],
+        "selection": {"K": 2, "M": 1, "t": 1},
+        "methods": ["ce"],
+    }
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
     done = run_snakemake(tmp_path, config=tmp_path / "c.yaml")
     assert done.returncode != 0
@@ -167,17 +217,21 @@ def test_the_docs_own_data_config_plans_each_seed_and_the_merged_ranking(tmp_pat
     rng = np.random.default_rng(0)
     table = pd.DataFrame(rng.normal(size=(40, 3)), columns=["x0", "x1", "x2"])
     table.assign(animal=CLASSES[np.arange(40) % 3], photo=[f"p{i}" for i in range(40)]).to_csv(
-        tmp_path / "animals.csv", index=False)
+        tmp_path / "animals.csv", index=False
+    )
     done = run_snakemake(tmp_path, "-n", config=tmp_path / "mine.yaml")
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
-    for planned in ("results/issues/animals/real/seed1/label_issues.parquet",
-                    "results/issues/animals/real/seed2/label_issues.parquet",
-                    "results/issues/animals/real/label_issues.parquet"):
+    for planned in (
+        "results/issues/animals/real/seed1/label_issues.parquet",
+        "results/issues/animals/real/seed2/label_issues.parquet",
+        "results/issues/animals/real/label_issues.parquet",
+    ):
         assert planned in done.stdout
 
 
 def test_texts_and_a_table_of_image_paths_need_no_recipe_key_beyond_the_model_and_render_no_paper_table(
-        tmp_path, run_snakemake):
+    tmp_path, run_snakemake
+):
     """A text dataset's recipe trains without mixup when it leaves mixup_alpha out (token ids cannot be mixed), the
     image_table source takes a CSV of path,label, and a run on the user's own data alone renders no paper table."""
     questions = {"question": ["Who wrote Hamlet ?", "Where is Denver ?"] * 4, "topic": ["person", "place"] * 4}
@@ -186,25 +240,38 @@ def test_texts_and_a_table_of_image_paths_need_no_recipe_key_beyond_the_model_an
     for i in range(6):
         Image.new("RGB", (10, 9), (40 * i, 0, 0)).save(tmp_path / "photos" / f"{i}.png")
     pd.DataFrame({"path": [f"photos/{i}.png" for i in range(6)], "label": CLASSES[np.arange(6) % 3]}).to_csv(
-        tmp_path / "photos.csv", index=False)
+        tmp_path / "photos.csv", index=False
+    )
     recipe = {"optimizer": "sgd", "lr": 0.05, "epochs": 1}
     config = {
         "datasets": {
-            "questions": {"source": "text_table", "noise": ["real"], "find_issues": True,
-                          "source_options": {"path": "questions.csv", "text_column": "question",
-                                             "label_column": "topic"},
-                          "recipe": {**recipe, "model": "text_classifier", "optimizer": "adam"}},
-            "photos": {"source": "image_table", "noise": ["real"], "find_issues": True,
-                       "source_options": {"path": "photos.csv", "image_column": "path", "label_column": "label"},
-                       "recipe": {**recipe, "model": "cnn4"}},
+            "questions": {
+                "source": "text_table",
+                "noise": ["real"],
+                "find_issues": True,
+                "source_options": {"path": "questions.csv", "text_column": "question", "label_column": "topic"},
+                "recipe": {**recipe, "model": "text_classifier", "optimizer": "adam"},
+            },
+            "photos": {
+                "source": "image_table",
+                "noise": ["real"],
+                "find_issues": True,
+                "source_options": {"path": "photos.csv", "image_column": "path", "label_column": "label"},
+                "recipe": {**recipe, "model": "cnn4"},
+            },
         },
-        "seeds": [1], "selection": {"K": 2, "M": 1, "t": 1}, "methods": ["ce"],
+        "seeds": [1],
+        "selection": {"K": 2, "M": 1, "t": 1},
+        "methods": ["ce"],
     }
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
     done = run_snakemake(tmp_path, "-n", config=tmp_path / "c.yaml")
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
-    for planned in ("results/issues/questions/real/review.md", "results/issues/photos/real/review.png",
-                    "results/report/datasets.md"):
+    for planned in (
+        "results/issues/questions/real/review.md",
+        "results/issues/photos/real/review.png",
+        "results/report/datasets.md",
+    ):
         assert planned in done.stdout
     assert "results/report/table" not in done.stdout  # no Table 1, 2 or 3
     config["datasets"]["questions"]["recipe"]["mixup_alpha"] = 0.3  # said outright: refused, as before

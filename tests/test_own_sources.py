@@ -16,12 +16,14 @@ IMAGE_CLASSES = ("cat", "dog", "fox")
 def make_table(*, seed: int, n: int = 12) -> pd.DataFrame:
     """Two float features, one integer feature and integer labels 0..2 (every class present)."""
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "a": rng.normal(size=n),
-        "label": np.arange(n) % 3,
-        "b": rng.normal(size=n) * 100,
-        "count": rng.integers(0, 9, size=n),
-    })
+    return pd.DataFrame(
+        {
+            "a": rng.normal(size=n),
+            "label": np.arange(n) % 3,
+            "b": rng.normal(size=n) * 100,
+            "count": rng.integers(0, 9, size=n),
+        }
+    )
 
 
 def write_table(frame: pd.DataFrame, path) -> str:
@@ -43,7 +45,8 @@ def write_image_folder(root, *, seed: int) -> list[str]:
         (root / name / "more").mkdir(parents=True)
         for relative in (f"{name}/a.JPG", f"{name}/more/b.png"):
             Image.fromarray(rng.integers(0, 256, size=(9, 7, 3), dtype=np.uint8)).save(
-                root / relative, format="JPEG" if relative.endswith(".JPG") else "PNG")
+                root / relative, format="JPEG" if relative.endswith(".JPG") else "PNG"
+            )
             written.append(relative)
         (root / name / "notes.txt").write_text("not an image")
     return written
@@ -80,10 +83,13 @@ def test_parquet_table_ignores_a_saved_dataframe_index(tmp_path):
     assert dataset.x_train.shape == (10, 1, 1, 3) and dataset.feature_names == ("a", "b", "count")
 
 
-@pytest.mark.parametrize("labels, class_names, expected, mapping", [
-    (["dog", "cat", "emu", "cat"], ("cat", "dog", "emu"), [1, 0, 2, 0], "'cat' -> 0, 'dog' -> 1, 'emu' -> 2"),
-    ([3, 1, 1, 3], ("1", "3"), [1, 0, 0, 1], "1 -> 0, 3 -> 1"),  # integers that are not 0..Q-1
-])
+@pytest.mark.parametrize(
+    "labels, class_names, expected, mapping",
+    [
+        (["dog", "cat", "emu", "cat"], ("cat", "dog", "emu"), [1, 0, 2, 0], "'cat' -> 0, 'dog' -> 1, 'emu' -> 2"),
+        ([3, 1, 1, 3], ("1", "3"), [1, 0, 0, 1], "1 -> 0, 3 -> 1"),  # integers that are not 0..Q-1
+    ],
+)
 def test_other_labels_are_numbered_in_sorted_order_with_a_warning(tmp_path, labels, class_names, expected, mapping):
     path = write_table(pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "y": labels}), tmp_path / "data.csv")
     with pytest.warns(UserWarning, match="not the integers 0..") as record:
@@ -133,18 +139,22 @@ def test_image_folder_paths_are_read_by_the_training_reader(tmp_path):
 
     write_image_folder(tmp_path / "images", seed=5)
     dataset = own.load_image_folder(root=str(tmp_path / "images"), resize=8, crop=6)
-    reader = image_files_dataset(root=dataset.image_root, paths=dataset.x_train, transform=dataset.image_transform,
-                                 train=True)
+    reader = image_files_dataset(
+        root=dataset.image_root, paths=dataset.x_train, transform=dataset.image_transform, train=True
+    )
     assert len(reader) == 6
     image, index = reader[3]
     assert tuple(image.shape) == (3, 6, 6) and index == 3
 
 
-@pytest.mark.parametrize("source, options", [
-    ("table", {"label_column": "label", "feature_columns": ["a", "b", "count"]}),
-    ("text_table", {"text_column": "text", "label_column": "label"}),
-    ("image_folder", {}),
-])
+@pytest.mark.parametrize(
+    "source, options",
+    [
+        ("table", {"label_column": "label", "feature_columns": ["a", "b", "count"]}),
+        ("text_table", {"text_column": "text", "label_column": "label"}),
+        ("image_folder", {}),
+    ],
+)
 def test_datasets_round_trip_with_an_empty_test_split(tmp_path, source, options):
     if source == "image_folder":
         write_image_folder(tmp_path / "images", seed=6)
@@ -160,14 +170,21 @@ def test_datasets_round_trip_with_an_empty_test_split(tmp_path, source, options)
         assert actual.dtype == expected.dtype and actual.shape == expected.shape
         np.testing.assert_array_equal(actual, expected)
     assert (loaded.class_names, loaded.modality, loaded.image_root, loaded.image_transform) == (
-        dataset.class_names, dataset.modality, dataset.image_root, dataset.image_transform)
+        dataset.class_names,
+        dataset.modality,
+        dataset.image_root,
+        dataset.image_transform,
+    )
 
 
 @pytest.mark.parametrize("ids", [[10 + i for i in range(12)], [f"row-{i}" for i in range(12)]])
-@pytest.mark.parametrize("load, options", [
-    (own.load_table, {"label_column": "label"}),
-    (own.load_text_table, {"text_column": "text", "label_column": "label"}),
-])
+@pytest.mark.parametrize(
+    "load, options",
+    [
+        (own.load_table, {"label_column": "label"}),
+        (own.load_text_table, {"text_column": "text", "label_column": "label"}),
+    ],
+)
 def test_an_id_column_is_carried_not_learned_and_round_trips(tmp_path, ids, load, options):
     frame = make_table(seed=5).assign(text=lambda f: [f"text {i}" for i in range(len(f))], row=ids)
     if load is own.load_table:
@@ -185,10 +202,13 @@ def test_an_id_column_is_carried_not_learned_and_round_trips(tmp_path, ids, load
 # --- errors -----------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("load, options", [
-    (own.load_table, {"label_column": "label"}),
-    (own.load_text_table, {"text_column": "text", "label_column": "label"}),
-])
+@pytest.mark.parametrize(
+    "load, options",
+    [
+        (own.load_table, {"label_column": "label"}),
+        (own.load_text_table, {"text_column": "text", "label_column": "label"}),
+    ],
+)
 def test_tables_name_a_missing_file_and_an_unknown_format(tmp_path, load, options):
     with pytest.raises(FileNotFoundError, match=r"missing\.csv not found\. Fix: point source_options\.path"):
         load(path=str(tmp_path / "missing.csv"), **options)
@@ -228,21 +248,29 @@ def test_table_feature_errors(tmp_path):
 def test_id_column_errors(tmp_path):
     frame = make_table(seed=9).assign(row=[0, 1, 2, 3, 1, 5, 6, 7, 8, 9, 10, 1])
     path = write_table(frame, tmp_path / "data.csv")
-    with pytest.raises(ValueError, match=r"ids in column 'row' repeat \(1 on rows 1, 4, 11; rows 0-based, header not counted\)"):
+    with pytest.raises(
+        ValueError, match=r"ids in column 'row' repeat \(1 on rows 1, 4, 11; rows 0-based, header not counted\)"
+    ):
         own.load_table(path=path, label_column="label", id_column="row")
     with pytest.raises(ValueError, match="the id column 'row' is also a feature column"):
         own.load_table(path=path, label_column="label", feature_columns=["a", "row"], id_column="row")
     with pytest.raises(ValueError, match=r"1 of 12 rows have no id in column 'row' \(rows 3;"):
-        own.load_table(path=write_table(frame.assign(row=frame["row"].where(frame.index != 3)), tmp_path / "gap.csv"),
-                       label_column="label", id_column="row")
+        own.load_table(
+            path=write_table(frame.assign(row=frame["row"].where(frame.index != 3)), tmp_path / "gap.csv"),
+            label_column="label",
+            id_column="row",
+        )
     with pytest.raises(ValueError, match="has no column 'id'"):
         own.load_table(path=path, label_column="label", id_column="id")
 
 
-@pytest.mark.parametrize("load, options", [
-    (own.load_table, {"label_column": "label"}),
-    (own.load_text_table, {"text_column": "text", "label_column": "label"}),
-])
+@pytest.mark.parametrize(
+    "load, options",
+    [
+        (own.load_table, {"label_column": "label"}),
+        (own.load_text_table, {"text_column": "text", "label_column": "label"}),
+    ],
+)
 def test_label_errors(tmp_path, load, options):
     frame = pd.DataFrame({"text": [f"t{i}" for i in range(8)], "x": np.arange(8.0), "label": [0, 1] * 4})
     if load is own.load_table:
@@ -274,8 +302,11 @@ def test_image_folder_errors(tmp_path):
     (tmp_path / "flat" / "other").mkdir()
     (tmp_path / "flat" / "other" / "b.png").write_bytes(b"")
     (tmp_path / "flat" / "only" / "c.gif").write_bytes(b"")
-    with pytest.raises(FileNotFoundError, match=r"no images in the class folders \['only'\]; images are files ending "
-                                                r"in \.jpg, \.jpeg, \.png"):
+    with pytest.raises(
+        FileNotFoundError,
+        match=r"no images in the class folders \['only'\]; images are files ending "
+        r"in \.jpg, \.jpeg, \.png",
+    ):
         own.load_image_folder(root=str(tmp_path / "flat"))
 
 
@@ -285,17 +316,30 @@ def test_image_table_reads_paths_relative_to_its_folder_or_absolute(tmp_path):
     written = write_image_folder(tmp_path / "images", seed=6)
     paths = [f"images/{path}" for path in written]
     paths[2] = str(tmp_path / paths[2])
-    frame = pd.DataFrame({"file": paths, "animal": [path.split("/")[-2 if "more" not in path else -3]
-                                                    for path in paths], "uid": range(10, 16)})
+    frame = pd.DataFrame(
+        {
+            "file": paths,
+            "animal": [path.split("/")[-2 if "more" not in path else -3] for path in paths],
+            "uid": range(10, 16),
+        }
+    )
     with pytest.warns(UserWarning, match="'cat' -> 0"):
-        dataset = load_source("image_table", path=write_table(frame, tmp_path / "photos.csv"), image_column="file",
-                              label_column="animal", id_column="uid", resize=8, crop=6)
+        dataset = load_source(
+            "image_table",
+            path=write_table(frame, tmp_path / "photos.csv"),
+            image_column="file",
+            label_column="animal",
+            id_column="uid",
+            resize=8,
+            crop=6,
+        )
     assert dataset.modality == "image_files" and get_source("image_table").modality == "image_files"
     assert dataset.x_train.tolist() == paths and dataset.image_root == str(tmp_path)
     assert dataset.class_names == IMAGE_CLASSES and dataset.y_train.tolist() == [0, 0, 1, 1, 2, 2]
     assert dataset.sample_ids.tolist() == list(range(10, 16)) and dataset.x_test.shape == (0,)
-    reader = image_files_dataset(root=dataset.image_root, paths=dataset.x_train, transform=dataset.image_transform,
-                                 train=False)
+    reader = image_files_dataset(
+        root=dataset.image_root, paths=dataset.x_train, transform=dataset.image_transform, train=False
+    )
     assert tuple(reader[2][0].shape) == (3, 6, 6)  # the absolute path is read as it is
 
 
@@ -303,11 +347,15 @@ def test_image_table_names_the_rows_without_an_image_file(tmp_path):
     written = write_image_folder(tmp_path / "images", seed=7)
     frame = pd.DataFrame({"path": [f"images/{path}" for path in written], "label": [0, 0, 1, 1, 2, 2]})
     frame.loc[[1, 4], "path"] = ["images/cat/gone.png", None]
-    with pytest.raises(FileNotFoundError, match=r"2 of 6 images in column 'path' are not files \(rows 1, 4; .*; the "
-                                                r"first: \S+images/cat/gone\.png\)\. Fix: give paths relative to the "
-                                                r"table's folder or absolute"):
-        own.load_image_table(path=write_table(frame, tmp_path / "photos.csv"), image_column="path",
-                             label_column="label")
+    with pytest.raises(
+        FileNotFoundError,
+        match=r"2 of 6 images in column 'path' are not files \(rows 1, 4; .*; the "
+        r"first: \S+images/cat/gone\.png\)\. Fix: give paths relative to the "
+        r"table's folder or absolute",
+    ):
+        own.load_image_table(
+            path=write_table(frame, tmp_path / "photos.csv"), image_column="path", label_column="label"
+        )
 
 
 @pytest.mark.parametrize("content", [b"not an image", "half"], ids=["garbage", "truncated"])
@@ -316,24 +364,38 @@ def test_a_damaged_image_is_named_with_the_fix_before_anything_reads_it(tmp_path
     damaged = tmp_path / "images" / written[3]  # dog/more/b.png
     damaged.write_bytes(damaged.read_bytes()[:40] if content == "half" else content)
     fix = r"\. Fix: re-save that file as PNG or JPEG, or remove it"
-    with pytest.raises(ValueError, match=rf"1 of 6 image files are damaged or no images; the first: "
-                                         rf"\S+images/dog/more/b\.png \(\w+Error: .*\){fix}$"):
+    with pytest.raises(
+        ValueError,
+        match=rf"1 of 6 image files are damaged or no images; the first: "
+        rf"\S+images/dog/more/b\.png \(\w+Error: .*\){fix}$",
+    ):
         own.load_image_folder(root=str(tmp_path / "images"))
     frame = pd.DataFrame({"path": [f"images/{path}" for path in written], "label": [0, 0, 1, 1, 2, 2]})
-    with pytest.raises(ValueError, match=rf"the first: \S+images/dog/more/b\.png \(row 3 of \S+photos\.csv, "
-                                         rf"0-based, header not counted; .*{fix} and its row$"):
-        own.load_image_table(path=write_table(frame, tmp_path / "photos.csv"), image_column="path",
-                             label_column="label")
+    with pytest.raises(
+        ValueError,
+        match=rf"the first: \S+images/dog/more/b\.png \(row 3 of \S+photos\.csv, "
+        rf"0-based, header not counted; .*{fix} and its row$",
+    ):
+        own.load_image_table(
+            path=write_table(frame, tmp_path / "photos.csv"), image_column="path", label_column="label"
+        )
 
 
-@pytest.mark.parametrize("text, message", [
-    ("", r"t\.csv is an empty file\. Fix: give the table itself"),
-    ("a,b,label\n", r"t\.csv is an empty table: a header \(a, b, label\) and no rows\. Fix: one row per sample"),
-    ("a;b;label\n1;2;0\n3;4;1\n", r"t\.csv reads as one column 'a;b;label': CSV files here are comma-separated, and "
-                                  r"this one's separator looks like ';'\. Fix: save it comma-separated, e\.g\. "
-                                  r"pandas\.read_csv\(path, sep=';'\)\.to_csv\(path, index=False\)"),
-    ("a\tb\tlabel\n1\t2\t0\n", r"separator looks like '\\t'"),
-], ids=["empty file", "header only", "semicolons", "tabs"])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", r"t\.csv is an empty file\. Fix: give the table itself"),
+        ("a,b,label\n", r"t\.csv is an empty table: a header \(a, b, label\) and no rows\. Fix: one row per sample"),
+        (
+            "a;b;label\n1;2;0\n3;4;1\n",
+            r"t\.csv reads as one column 'a;b;label': CSV files here are comma-separated, and "
+            r"this one's separator looks like ';'\. Fix: save it comma-separated, e\.g\. "
+            r"pandas\.read_csv\(path, sep=';'\)\.to_csv\(path, index=False\)",
+        ),
+        ("a\tb\tlabel\n1\t2\t0\n", r"separator looks like '\\t'"),
+    ],
+    ids=["empty file", "header only", "semicolons", "tabs"],
+)
 def test_an_empty_table_and_a_wrong_separator_are_named(tmp_path, text, message):
     (tmp_path / "t.csv").write_text(text)
     for load, options in ((own.load_table, {}), (own.load_text_table, {"text_column": "a"})):

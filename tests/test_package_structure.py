@@ -21,13 +21,22 @@ INIT_MODULES = {"enkcvs", "enkcvs.data.sources"}
 #: them, except in the modules below, which only training and its benchmarks import.
 HEAVY = {"torch", "torchvision", "transformers", "timm", "cleanlab", "matplotlib", "sklearn", "mlxtend", "PIL", "tqdm"}
 HEAVY_AT_IMPORT = {
-    "enkcvs.method.losses", "enkcvs.method.mixup", "enkcvs.training.augment", "enkcvs.training.batches",
-    "enkcvs.training.device", "enkcvs.training.evaluate", "enkcvs.training.graphs", "enkcvs.training.models",
-    "enkcvs.training.optimizer", "enkcvs.training.precision", "enkcvs.training.stacked", "enkcvs.training.state",
+    "enkcvs.method.losses",
+    "enkcvs.method.mixup",
+    "enkcvs.training.augment",
+    "enkcvs.training.batches",
+    "enkcvs.training.device",
+    "enkcvs.training.evaluate",
+    "enkcvs.training.graphs",
+    "enkcvs.training.models",
+    "enkcvs.training.optimizer",
+    "enkcvs.training.precision",
+    "enkcvs.training.stacked",
+    "enkcvs.training.state",
     "enkcvs.training.train",
 }
-MAX_MODULE_LINES = 450
-MAX_FUNCTION_LINES = 80  # the def through its last line, docstring included
+MAX_MODULE_LINES = 600  # as ruff formats code (one argument a line where a call does not fit one)
+MAX_FUNCTION_LINES = 120  # the def through its last line, docstring included, as ruff formats it
 
 
 def _modules() -> dict[str, Path]:
@@ -54,7 +63,9 @@ def _imports(name: str) -> Iterator[tuple[str, int, bool]]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join([*package.split(".")[:len(package.split(".")) - node.level + 1], *filter(None, [base])])
+                base = ".".join(
+                    [*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])]
+                )
             targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
         else:
             continue
@@ -78,8 +89,11 @@ def _third_party(name: str) -> Iterator[tuple[str, bool]]:
 
 def _layer(name: str) -> str:
     parts = name.split(".")
-    return parts[1] if len(parts) > 2 or (len(parts) == 2 and name in MODULES and
-                                           MODULES[name].name == "__init__.py") else ""
+    return (
+        parts[1]
+        if len(parts) > 2 or (len(parts) == 2 and name in MODULES and MODULES[name].name == "__init__.py")
+        else ""
+    )
 
 
 def _package(name: str) -> str:
@@ -94,10 +108,13 @@ def test_every_sub_package_is_a_layer_and_the_package_docstring_lists_them_in_or
 
 
 def test_imports_point_down_only():
-    upward = [f"{name} (layer {_layer(name) or 'top'}), line {line}: imports {target} (layer {_layer(target)})"
-              for name in MODULES if name != "enkcvs"  # the face hands on enkcvs.select, imported on first use
-              for target, line, _ in _imports(name)
-              if LAYERS.index(_layer(target)) > LAYERS.index(_layer(name))]
+    upward = [
+        f"{name} (layer {_layer(name) or 'top'}), line {line}: imports {target} (layer {_layer(target)})"
+        for name in MODULES
+        if name != "enkcvs"  # the face hands on enkcvs.select, imported on first use
+        for target, line, _ in _imports(name)
+        if LAYERS.index(_layer(target)) > LAYERS.index(_layer(name))
+    ]
     assert upward == []
 
 
@@ -133,19 +150,26 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_cycle_between_modules_or_packages():
-    modules = {name: {target for target, _, _ in _imports(name) if target != name} for name in MODULES
-               if name != "enkcvs"}
+    modules = {
+        name: {target for target, _, _ in _imports(name) if target != name} for name in MODULES if name != "enkcvs"
+    }
     packages: dict[str, set[str]] = {}
     for name, targets in modules.items():
-        packages.setdefault(_package(name), set()).update(_package(target) for target in targets
-                                                          if _package(target) != _package(name))
+        packages.setdefault(_package(name), set()).update(
+            _package(target) for target in targets if _package(target) != _package(name)
+        )
     assert _cycles(modules) == []
     assert _cycles(packages) == []
 
 
 def test_package_inits_hold_a_docstring_only():
-    busy = [name for name in MODULES if MODULES[name].name == "__init__.py" and name not in INIT_MODULES
-            and any(not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) for node in TREES[name].body)]
+    busy = [
+        name
+        for name in MODULES
+        if MODULES[name].name == "__init__.py"
+        and name not in INIT_MODULES
+        and any(not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) for node in TREES[name].body)
+    ]
     assert busy == []
 
 
@@ -155,8 +179,13 @@ def test_heavy_packages_are_imported_where_they_are_used():
     module level."""
     heavy = {name for name in MODULES if any(top and package in HEAVY for package, top in _third_party(name))}
     assert heavy == HEAVY_AT_IMPORT
-    light_importing_heavy = [f"{name}, line {line}: {target}" for name in MODULES if name not in heavy
-                             for target, line, top in _imports(name) if top and target in heavy]
+    light_importing_heavy = [
+        f"{name}, line {line}: {target}"
+        for name in MODULES
+        if name not in heavy
+        for target, line, top in _imports(name)
+        if top and target in heavy
+    ]
     assert light_importing_heavy == []
 
 
@@ -166,17 +195,34 @@ def test_no_module_is_too_long():
 
 
 def test_no_function_is_too_long():
-    long = [f"{name}.{node.name} (line {node.lineno}): {node.end_lineno - node.lineno + 1} lines"
-            for name in MODULES for node in ast.walk(TREES[name])
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    long = [
+        f"{name}.{node.name} (line {node.lineno}): {node.end_lineno - node.lineno + 1} lines"
+        for name in MODULES
+        for node in ast.walk(TREES[name])
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
     assert long == []
 
 
 #: Files that name the library's modules: its code, tests, workflow, benchmarks, configs and pages.
-NAMING = ["src/**/*.py", "tests/*.py", "workflow/**/*.py", "workflow/**/*.smk", "workflow/**/*.yaml",
-          "benchmarks/*.py", "*.md", "docs/*.md", "benchmarks/*.md", "config/*.md", "results/*.md", "config/*.yaml",
-          "envs/*.yaml", "Makefile", "pyproject.toml"]
+NAMING = [
+    "src/**/*.py",
+    "tests/*.py",
+    "workflow/**/*.py",
+    "workflow/**/*.smk",
+    "workflow/**/*.yaml",
+    "benchmarks/*.py",
+    "*.md",
+    "docs/*.md",
+    "benchmarks/*.md",
+    "config/*.md",
+    "results/*.md",
+    "config/*.yaml",
+    "envs/*.yaml",
+    "Makefile",
+    "pyproject.toml",
+]
 #: ``enkcvs.json``: the file of method ``enkcvs``, no module.
 FILE_SUFFIXES = {"json", "csv", "md", "tex", "png", "pdf", "parquet", "npz"}
 DOTTED = re.compile(r"(?<![\w./-])enkcvs((?:\.[A-Za-z_]\w*)+)")
@@ -226,8 +272,14 @@ def _prose(path: Path) -> str:
 
 def test_every_module_path_the_repository_names_exists():
     """Docstrings, comments, pages and configs follow the modules when they move."""
-    named = sorted({(str(path.relative_to(REPO)), match[1][1:])
-                    for pattern in NAMING for path in REPO.glob(pattern) if path.is_file()
-                    for match in DOTTED.finditer(_prose(path))})
+    named = sorted(
+        {
+            (str(path.relative_to(REPO)), match[1][1:])
+            for pattern in NAMING
+            for path in REPO.glob(pattern)
+            if path.is_file()
+            for match in DOTTED.finditer(_prose(path))
+        }
+    )
     assert len(named) > 100
     assert [f"{file}: enkcvs.{path}: {why}" for file, path in named if (why := _unknown(path))] == []

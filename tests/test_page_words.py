@@ -16,16 +16,20 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-
 from test_page_numbers import BOUND, PAGES, REPO, unbound
 
 #: A quantity in words: counts, multiples and fractions, and the superlatives that rank values.
 WORD_QUANTITY = re.compile(
     r"(?<![\w-])(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twice|thrice|double[sd]?|triple[sd]?"
-    r"|halve[sd]?|half|a third|a quarter|largest|smallest|highest|lowest)(?![\w-])", re.IGNORECASE)
+    r"|halve[sd]?|half|a third|a quarter|largest|smallest|highest|lowest)(?![\w-])",
+    re.IGNORECASE,
+)
 #: A direction between two bound values of one sentence.
-DIRECTION = re.compile(rf"{BOUND}[^.;:]*?(?<![\w-])(?:above|below|rises?|falls?|higher|lower|exceeds?)(?![\w-])"
-                       rf"[^.;:]*?{BOUND}", re.IGNORECASE)
+DIRECTION = re.compile(
+    rf"{BOUND}[^.;:]*?(?<![\w-])(?:above|below|rises?|falls?|higher|lower|exceeds?)(?![\w-])"
+    rf"[^.;:]*?{BOUND}",
+    re.IGNORECASE,
+)
 #: The unbound word claims the pages still hold, one per line: the page, a tab, the claim as :func:`word_claims`
 #: words it. Only ever shortened.
 BASELINE = Path(__file__).with_name("page_words_baseline.txt")
@@ -34,8 +38,12 @@ BASELINE = Path(__file__).with_name("page_words_baseline.txt")
 @cache
 def word_claims(text: str) -> tuple[str, ...]:
     """Every unbound quantity in words and direction between two bound values of a page's prose."""
-    return tuple(problem for claims in (WORD_QUANTITY, DIRECTION) for problem in unbound(text, claims=claims)
-            if " in '..." in problem)  # unbound's other lines (a bound value off its field) are test_page_numbers'
+    return tuple(
+        problem
+        for claims in (WORD_QUANTITY, DIRECTION)
+        for problem in unbound(text, claims=claims)
+        if " in '..." in problem
+    )  # unbound's other lines (a bound value off its field) are test_page_numbers'
 
 
 def baseline() -> dict[str, list[str]]:
@@ -51,15 +59,20 @@ def test_no_page_states_a_new_result_in_words_unbound(page):
     name = str(page.relative_to(REPO))
     found, listed = word_claims(page.read_text()), baseline().get(name, [])
     new = [claim for claim in found if claim not in listed]
-    assert new == [], (f"{name}: {len(new)} quantities or directions in words bound to nothing (bind a count with "
-                       "<!--v:SOURCE#FIELD|words-->, state a gap as a bound number, or generate the sentence):\n"
-                       + "\n".join(new))
+    assert new == [], (
+        f"{name}: {len(new)} quantities or directions in words bound to nothing (bind a count with "
+        "<!--v:SOURCE#FIELD|words-->, state a gap as a bound number, or generate the sentence):\n" + "\n".join(new)
+    )
 
 
 def test_the_baseline_lists_only_claims_still_on_their_page():
     """A claim bound or rephrased leaves the list with it: the list only shrinks."""
-    stale = [f"{page}\t{claim}" for page, claims in baseline().items()
-             for claim in claims if claim not in word_claims((REPO / page).read_text())]
+    stale = [
+        f"{page}\t{claim}"
+        for page, claims in baseline().items()
+        for claim in claims
+        if claim not in word_claims((REPO / page).read_text())
+    ]
     assert stale == [], f"{BASELINE.name}: remove these lines, no longer on their pages:\n" + "\n".join(stale)
 
 

@@ -64,8 +64,12 @@ def test_table3_spot_values(dataset, method, value, source):
 def test_table3_dashes_have_no_rows():
     table3 = published_results().query("table == 3")
     have = set(zip(table3["dataset"], table3["method"]))
-    for absent in [("Clothing-1M", "mentornet"), ("Clothing-1M", "coteaching"), ("WebVision", "sl"),
-                   ("WebVision", "dmi")]:
+    for absent in [
+        ("Clothing-1M", "mentornet"),
+        ("Clothing-1M", "coteaching"),
+        ("WebVision", "sl"),
+        ("WebVision", "dmi"),
+    ]:
         assert absent not in have
 
 

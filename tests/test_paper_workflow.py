@@ -50,22 +50,34 @@ def test_paper_dag_builds_without_data_and_counts_every_job(tmp_path, run_snakem
     assert {"table1", "table2", "table3", "sensitivity_figure", "theory_figure", "dataset_summary"} <= set(counts)
     # what the docs say of this DAG: every rule's jobs, in parts that add up to the total
     finals = counts["train_final_baseline"] + counts["train_final_selected"]
-    report_rules = set(re.findall(r"^rule (\w+):", (REPO / "workflow" / "rules" / "report.smk").read_text(),
-                                  flags=re.M)) | {rule for rule in counts if rule.endswith("_report")}
+    report_rules = set(
+        re.findall(r"^rule (\w+):", (REPO / "workflow" / "rules" / "report.smk").read_text(), flags=re.M)
+    ) | {rule for rule in counts if rule.endswith("_report")}
     reports = sum(count for rule, count in counts.items() if rule in report_rules)
-    parts = [counts["train_fold"], counts["inject_noise"], counts["select_samples"],
-             counts["compare_confident_learning"], finals, counts["prepare_dataset"], counts["tokenize"], reports,
-             counts["all"]]
+    parts = [
+        counts["train_fold"],
+        counts["inject_noise"],
+        counts["select_samples"],
+        counts["compare_confident_learning"],
+        finals,
+        counts["prepare_dataset"],
+        counts["tokenize"],
+        reports,
+        counts["all"],
+    ]
     assert sum(parts) == counts["total"]
     readme = " ".join((REPO / "docs" / "paper-scale.md").read_text().split())
-    assert (f"**{counts['total']:,} jobs**, of them {counts['train_fold']:,} fold models (`train_fold`), "
-            f"{counts['inject_noise']} noise draws, {counts['select_samples']} selections (`select_samples`), "
-            f"{counts['compare_confident_learning']} comparisons with confident learning, {finals} final models "
-            f"({counts['train_final_baseline']} `train_final_baseline`, {counts['train_final_selected']} "
-            f"`train_final_selected`), {counts['prepare_dataset']} data rules, {counts['tokenize']} tokenisation, "
-            f"{reports} report rules and `all`") in readme
+    assert (
+        f"**{counts['total']:,} jobs**, of them {counts['train_fold']:,} fold models (`train_fold`), "
+        f"{counts['inject_noise']} noise draws, {counts['select_samples']} selections (`select_samples`), "
+        f"{counts['compare_confident_learning']} comparisons with confident learning, {finals} final models "
+        f"({counts['train_final_baseline']} `train_final_baseline`, {counts['train_final_selected']} "
+        f"`train_final_selected`), {counts['prepare_dataset']} data rules, {counts['tokenize']} tokenisation, "
+        f"{reports} report rules and `all`"
+    ) in readme
     assert f"builds its DAG ({counts['total']:,} jobs, {counts['train_fold']:,} of them fold models)" in " ".join(
-        (REPO / "config" / "README.md").read_text().split())
+        (REPO / "config" / "README.md").read_text().split()
+    )
 
 
 def test_enabling_clothing1m_without_its_folder_is_a_config_error(tmp_path, run_snakemake):
@@ -74,7 +86,9 @@ def test_enabling_clothing1m_without_its_folder_is_a_config_error(tmp_path, run_
     del config["datasets"]["clothing1m"]["source_options"]["root"]
     done = run_snakemake(tmp_path, "-n", config=_write_config(tmp_path / "paper.yaml", config))
     assert done.returncode != 0
-    assert "set datasets.clothing1m.source_options.root to your copy in the official layout" in done.stdout + done.stderr
+    assert (
+        "set datasets.clothing1m.source_options.root to your copy in the official layout" in done.stdout + done.stderr
+    )
 
 
 def _clothing_config(root: Path) -> dict:
@@ -107,8 +121,11 @@ def test_clothing1m_runs_from_a_user_folder_through_table3(tmp_path, run_snakema
     assert metrics["true_labels_known"] is False and "precision" not in metrics
     table3 = pd.read_csv(tmp_path / "results" / "report" / "table3.csv")
     ours = table3.set_index("method").loc["E-NKCVS", "Clothing-1M reproduced"]
-    result = json.loads((tmp_path / "results" / "final" / "clothing" / "real" / "seed1" / "K2" / "M2" / "t1"
-                         / "enkcvs.json").read_text())
+    result = json.loads(
+        (
+            tmp_path / "results" / "final" / "clothing" / "real" / "seed1" / "K2" / "M2" / "t1" / "enkcvs.json"
+        ).read_text()
+    )
     assert ours.startswith(f"{100 * result['test_accuracy']:.1f}")
     assert table3.set_index("method").loc["DivideMix", "Clothing-1M reproduced"] == "not run"
 
@@ -120,7 +137,9 @@ def test_a_broken_clothing1m_layout_stops_before_any_training(tmp_path, run_snak
     assert done.returncode != 0
     log = (tmp_path / "logs" / "data" / "clothing.layout.log").read_text()
     assert "clean_test_key_list.txt" in log
-    assert not (tmp_path / "results" / "folds").exists() and not (tmp_path / "results" / "data" / "clothing.npz").exists()
+    assert (
+        not (tmp_path / "results" / "folds").exists() and not (tmp_path / "results" / "data" / "clothing.npz").exists()
+    )
 
 
 def test_trec_runs_through_the_tokenise_rule_with_the_shipped_minilm(tmp_path, run_snakemake, monkeypatch):
@@ -130,14 +149,23 @@ def test_trec_runs_through_the_tokenise_rule_with_the_shipped_minilm(tmp_path, r
     # The fixture is not the official file, so its md5 differs: accept it here, in-process only, to write the
     # prepared dataset that the workflow then takes as given (the data rule's checksum path is tested elsewhere).
     monkeypatch.setattr(trec, "MD5", written.md5)
-    save_dataset(load_source("trec", root=str(tmp_path / "trec"), download=False),
-                 tmp_path / "results" / "data" / "trec.npz")
+    save_dataset(
+        load_source("trec", root=str(tmp_path / "trec"), download=False), tmp_path / "results" / "data" / "trec.npz"
+    )
     paper_trec = PAPER["datasets"]["trec"]
-    entry = {**paper_trec, "source_options": {"root": str(tmp_path / "trec"), "download": False},
-             "noise": ["sym0.4"], "max_length": 16,
-             "recipe": {**paper_trec["recipe"], "model_options": {}, "epochs": 1, "batch_size": 12}}
-    config = {"datasets": {"trec": entry}, "seeds": [1], "selection": {"K": 2, "M": 1, "t": 1},
-              "methods": ["ce", "enkcvs"]}
+    entry = {
+        **paper_trec,
+        "source_options": {"root": str(tmp_path / "trec"), "download": False},
+        "noise": ["sym0.4"],
+        "max_length": 16,
+        "recipe": {**paper_trec["recipe"], "model_options": {}, "epochs": 1, "batch_size": 12},
+    }
+    config = {
+        "datasets": {"trec": entry},
+        "seeds": [1],
+        "selection": {"K": 2, "M": 1, "t": 1},
+        "methods": ["ce", "enkcvs"],
+    }
     done = run_snakemake(tmp_path, config=_write_config(tmp_path / "t.yaml", config))
     assert done.returncode == 0, done.stderr[-4000:]
     assert not re.search(r"rule prepare_dataset", done.stderr)  # the prepared file was taken as given

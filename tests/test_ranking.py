@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 from cleanlab.rank import get_label_quality_scores
+from test_oof import make_planted
 
 from enkcvs.labelissues.confident import CLEANLAB_SCORES, compare_rankings
 from enkcvs.labelissues.oof import select
 from enkcvs.method.ranking import issue_ranks, label_quality, ranking_quality
-from test_oof import make_planted
 
 
 def test_rival_is_the_pseudo_label_not_the_most_probable_class():
@@ -35,18 +35,23 @@ def test_m1_order_is_cleanlabs_normalized_margin():
 def test_planted_errors_come_first_and_more_iterations_rank_better():
     probabilities, given, true = make_planted(seed=5, iterations=5)
     planted = given != true
-    single = ranking_quality(label_quality=select(probabilities=probabilities[0], labels=given).label_quality,
-                             is_error=planted)
-    ensemble = ranking_quality(label_quality=select(probabilities=probabilities, labels=given).label_quality,
-                               is_error=planted)
+    single = ranking_quality(
+        label_quality=select(probabilities=probabilities[0], labels=given).label_quality, is_error=planted
+    )
+    ensemble = ranking_quality(
+        label_quality=select(probabilities=probabilities, labels=given).label_quality, is_error=planted
+    )
     assert ensemble["precision_at_errors"] > 0.85 and ensemble["auprc"] > 0.9
     assert ensemble["auprc"] > single["auprc"] and ensemble["precision_at_errors"] > single["precision_at_errors"]
 
 
 def test_ranking_quality_by_hand():
     # Lowest score first: rows 3, 0, 2, 1, 4; errors are rows 0 and 1.
-    scores = ranking_quality(label_quality=np.array([0.2, 0.7, 0.4, 0.1, 0.9]),
-                             is_error=np.array([True, True, False, False, False]), top=(1, 2, 9))
+    scores = ranking_quality(
+        label_quality=np.array([0.2, 0.7, 0.4, 0.1, 0.9]),
+        is_error=np.array([True, True, False, False, False]),
+        top=(1, 2, 9),
+    )
     assert scores["errors"] == 2
     assert (scores["precision_at_1"], scores["precision_at_2"], scores["precision_at_errors"]) == (0.0, 0.5, 0.5)
     assert np.isnan(scores["precision_at_9"])  # fewer rows than k
@@ -58,8 +63,11 @@ def test_ranking_quality_by_hand():
 def test_compare_rankings_rows_and_m1_parity():
     probabilities, given, true = make_planted(seed=6, num_samples=300, iterations=1)
     frame = compare_rankings(probabilities=probabilities[0], given=given, true=true).set_index("method")
-    assert list(frame.index) == ["E-NKCVS label quality", "E-NKCVS votes, then P(given)",
-                                 *(f"cleanlab {m}" for m in CLEANLAB_SCORES)]
+    assert list(frame.index) == [
+        "E-NKCVS label quality",
+        "E-NKCVS votes, then P(given)",
+        *(f"cleanlab {m}" for m in CLEANLAB_SCORES),
+    ]
     assert (frame["errors"] == (given != true).sum()).all()
     ours, theirs = frame.loc["E-NKCVS label quality"], frame.loc["cleanlab normalized_margin"]
     assert ours.to_dict() == pytest.approx(theirs.to_dict())

@@ -43,13 +43,25 @@ def test_every_recipe_default_is_the_schemas_default_and_vice_versa():
 def test_the_authors_schedule_replaces_the_dataset_recipes_schedule_only_where_the_authors_give_one():
     from enkcvs.training.recipe import AUTHORS_SCHEDULES, baseline_recipe
 
-    dataset = {"model": "cnn4", "optimizer": "sgd", "lr": 0.01, "epochs": 50, "milestones": [10, 30],
-               "weight_decay": 1e-4, "mixup_alpha": 0.3, "bf16": "auto"}
+    dataset = {
+        "model": "cnn4",
+        "optimizer": "sgd",
+        "lr": 0.01,
+        "epochs": 50,
+        "milestones": [10, 30],
+        "weight_decay": 1e-4,
+        "mixup_alpha": 0.3,
+        "bf16": "auto",
+    }
     assert baseline_recipe(dataset, baseline="sl", schedule="dataset", paper_name="MNIST") is dataset
     authors = baseline_recipe(dataset, baseline="sl", schedule="authors", paper_name="MNIST")
     assert authors == {**dataset, **AUTHORS_SCHEDULES["sl"]["MNIST"]}
     assert (authors["lr"], authors["milestones"], authors["lr_step_decay"], authors["weight_decay"]) == (
-        0.1, [11, 31], 5e-3, 0.0)
+        0.1,
+        [11, 31],
+        5e-3,
+        0.0,
+    )
     assert (authors["model"], authors["bf16"], authors["mixup_alpha"]) == ("cnn4", "auto", None)
     Recipe.from_dict(authors)  # a valid recipe
     for paper_name, baseline in [(None, "sl"), ("TREC", "sl"), ("MNIST", "gce"), ("TREC", "coteaching")]:
@@ -60,11 +72,19 @@ def test_the_authors_schedule_replaces_the_dataset_recipes_schedule_only_where_t
         assert baseline_recipe(dataset, baseline=baseline, schedule=None, paper_name=paper_name) is dataset
     # Co-teaching's authors' model and schedule, asked for only: the default stays the dataset's recipe
     assert baseline_recipe(dataset, baseline="coteaching", schedule=None, paper_name="MNIST") is dataset
-    coteaching = Recipe.from_dict(baseline_recipe(dataset, baseline="coteaching", schedule="authors",
-                                                  paper_name="MNIST"))
-    assert (coteaching.model, coteaching.optimizer, coteaching.lr, coteaching.epochs, coteaching.steps_per_epoch,
-            coteaching.lr_linear_decay_from, coteaching.beta1_after_decay, coteaching.mixup_alpha) == (
-        "coteaching_cnn9", "adam", 0.001, 199, 401, 80, 0.1, None)
+    coteaching = Recipe.from_dict(
+        baseline_recipe(dataset, baseline="coteaching", schedule="authors", paper_name="MNIST")
+    )
+    assert (
+        coteaching.model,
+        coteaching.optimizer,
+        coteaching.lr,
+        coteaching.epochs,
+        coteaching.steps_per_epoch,
+        coteaching.lr_linear_decay_from,
+        coteaching.beta1_after_decay,
+        coteaching.mixup_alpha,
+    ) == ("coteaching_cnn9", "adam", 0.001, 199, 401, 80, 0.1, None)
     with pytest.raises(ValueError, match="unknown schedule"):
         baseline_recipe(dataset, baseline="sl", schedule="theirs", paper_name="MNIST")
 

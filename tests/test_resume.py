@@ -21,8 +21,15 @@ ENVIRONMENT = {**os.environ, "SNAKEMAKE": SNAKEMAKE}
 
 def run_command(workdir: Path, cores: int) -> list[str]:
     """What `make run` executes (workflow/run.sh), pointed at this test's config and working directory."""
-    return [str(REPO / "workflow" / "run.sh"), "-s", str(REPO / "workflow" / "Snakefile"), "--configfile", str(CONFIG),
-            "--cores", str(cores)]
+    return [
+        str(REPO / "workflow" / "run.sh"),
+        "-s",
+        str(REPO / "workflow" / "Snakefile"),
+        "--configfile",
+        str(CONFIG),
+        "--cores",
+        str(cores),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -35,10 +42,17 @@ def reference(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["killed", "stopped"])
-def test_a_run_stopped_mid_training_resumes_from_its_checkpoints_to_byte_identical_results(reference, tmp_path,
-                                                                                          result_files, stop):
-    run = subprocess.Popen(run_command(tmp_path, 2), cwd=tmp_path, env=ENVIRONMENT, start_new_session=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def test_a_run_stopped_mid_training_resumes_from_its_checkpoints_to_byte_identical_results(
+    reference, tmp_path, result_files, stop
+):
+    run = subprocess.Popen(
+        run_command(tmp_path, 2),
+        cwd=tmp_path,
+        env=ENVIRONMENT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     folds = tmp_path / "results" / "folds"
     deadline = time.monotonic() + 300
     while not any(folds.rglob("*.resume.pt")) and run.poll() is None and time.monotonic() < deadline:
@@ -64,7 +78,8 @@ def test_a_second_run_while_one_is_alive_is_refused(tmp_path):
     (tmp_path / ".snakemake").mkdir()
     with open(tmp_path / ".snakemake" / "run.flock", "w") as handle:
         subprocess.run(["flock", "--nonblock", str(handle.fileno())], pass_fds=[handle.fileno()], check=True)
-        refused = subprocess.run(run_command(tmp_path, 1), cwd=tmp_path, env=ENVIRONMENT, capture_output=True,
-                                 text=True)
+        refused = subprocess.run(
+            run_command(tmp_path, 1), cwd=tmp_path, env=ENVIRONMENT, capture_output=True, text=True
+        )
     assert refused.returncode == 1
     assert "another run of this workflow is still going" in refused.stderr

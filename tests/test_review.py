@@ -25,10 +25,18 @@ def make_ranking(*, seed: int, num_samples: int = 12, iterations: int = 4, ids: 
     rng = np.random.default_rng(seed)
     votes = rng.integers(0, iterations + 1, size=num_samples)
     return label_issue_table(
-        given=rng.integers(0, 3, size=num_samples), pseudo=rng.integers(0, 3, size=num_samples), votes=votes,
-        iterations=iterations, beta=rng.random(num_samples), prob_given=rng.random(num_samples),
-        label_quality=rng.random(num_samples), selected=votes >= 2, in_review_list=votes == 0, class_names=NAMES,
-        ids=np.array([f"ID-{i:03d}" for i in range(num_samples)]) if ids else None, id_column="photo" if ids else None,
+        given=rng.integers(0, 3, size=num_samples),
+        pseudo=rng.integers(0, 3, size=num_samples),
+        votes=votes,
+        iterations=iterations,
+        beta=rng.random(num_samples),
+        prob_given=rng.random(num_samples),
+        label_quality=rng.random(num_samples),
+        selected=votes >= 2,
+        in_review_list=votes == 0,
+        class_names=NAMES,
+        ids=np.array([f"ID-{i:03d}" for i in range(num_samples)]) if ids else None,
+        id_column="photo" if ids else None,
     )
 
 
@@ -43,8 +51,9 @@ def test_image_sheet_titles_every_shown_sample_with_class_names_votes_and_id(tmp
     ranking = make_ranking(seed=1, ids=True)
     images = np.random.default_rng(2).random(shape).astype(np.float32)
     assert image_layout(shape) == layout
-    figure = draw_review_sheet(issues=ranking, images=images, caption="toy, merged over seeds 1, 2", top=5,
-                               id_column="photo")
+    figure = draw_review_sheet(
+        issues=ranking, images=images, caption="toy, merged over seeds 1, 2", top=5, id_column="photo"
+    )
     titles = [axis.get_title(loc="left") for axis in figure.axes if axis.get_images()]
     assert len(titles) == 5
     for title, row in zip(titles, ranking.head(5).to_dict("records")):
@@ -58,8 +67,9 @@ def test_image_sheet_titles_every_shown_sample_with_class_names_votes_and_id(tmp
     assert "toy, merged over seeds 1, 2" in figure._suptitle.get_text()
     pictures = [axis.get_images()[0].get_array() for axis in figure.axes if axis.get_images()]
     assert all(picture.ndim == (3 if layout == "NHWC" else 2) for picture in pictures)  # grey shown as grey, not RGB
-    write_review_sheet(issues=ranking, images=images, caption="toy", top=5, png=tmp_path / "r.png",
-                       pdf=tmp_path / "r.pdf", dpi=50)
+    write_review_sheet(
+        issues=ranking, images=images, caption="toy", top=5, png=tmp_path / "r.png", pdf=tmp_path / "r.pdf", dpi=50
+    )
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "r.pdf").read_bytes()[:5] == b"%PDF-"
 
@@ -72,14 +82,16 @@ def test_image_sheet_reads_files_and_names_samples_by_row_without_ids(tmp_path):
         Image.new("L" if i % 2 else "RGB", (6, 5), 100).save(tmp_path / f"{i}.png")
     figure = draw_review_sheet(issues=ranking, images=[f"{i}.png" for i in range(4)], caption="files", root=tmp_path)
     titles = [axis.get_title(loc="left") for axis in figure.axes if axis.get_images()]
-    assert [title.splitlines()[0] for title in titles] == [f"#{r}  row {s}" for r, s in
-                                                          zip(ranking["rank"], ranking["sample"])]
+    assert [title.splitlines()[0] for title in titles] == [
+        f"#{r}  row {s}" for r, s in zip(ranking["rank"], ranking["sample"])
+    ]
     shapes = {s: axis.get_images()[0].get_array().shape for s, axis in zip(ranking["sample"], figure.axes)}
     assert {shape for s, shape in shapes.items() if s % 2} == {(5, 6)}  # grey files stay one channel
     assert {shape for s, shape in shapes.items() if not s % 2} == {(5, 6, 3)}
     deep = ranking.assign(path=[f"some/deep/folder/of/class/pictures/{i}.png" for i in ranking["sample"]])
-    deeper = draw_review_sheet(issues=deep, images=[f"{i}.png" for i in range(4)], caption="c", root=tmp_path,
-                               id_column="path", top=1)
+    deeper = draw_review_sheet(
+        issues=deep, images=[f"{i}.png" for i in range(4)], caption="c", root=tmp_path, id_column="path", top=1
+    )
     head = deeper.axes[0].get_title(loc="left").splitlines()[0]  # a long id keeps its end, the file's name
     assert head.startswith("#1  path …") and head.endswith(f"/pictures/{deep['sample'][0]}.png") and len(head) == 30
 
@@ -93,8 +105,12 @@ def test_text_sheet_holds_one_row_per_shown_sample_with_escaped_shortened_text(t
     assert len(rows) == 7
     for cells, row in zip(rows, ranking.head(7).to_dict("records")):
         rank, photo, text, given, suggested, votes, quality, listed, kept = cells
-        assert (rank, photo, given, suggested) == (str(row["rank"]), row["photo"], row["given_label"],
-                                                   row["suggested_label"])
+        assert (rank, photo, given, suggested) == (
+            str(row["rank"]),
+            row["photo"],
+            row["given_label"],
+            row["suggested_label"],
+        )
         assert votes == f"{row['votes']} of 4" and quality == f"{row['label_quality']:.3f}"
         assert (listed, kept) == tuple("yes" if row[key] else "no" for key in ("in_review_list", "kept"))
         assert text.startswith(f"text {row['sample']} \0 with a pipe ↵ and a second line x") and text.endswith("…")
@@ -109,13 +125,30 @@ def test_table_sheet_shows_feature_values_under_their_names():
     sheet = table_sheet(issues=ranking, features=features, caption="toy table", feature_names=["a", "b", "c"], top=4)
     first = next(line for line in sheet.splitlines() if line.startswith("|"))
     header = [cell.strip() for cell in first.strip("|").split("|")]
-    assert header == ["rank", "row", "given", "suggested", "votes", "label quality", "review list", "kept", "a",
-                      "b", "c"]
+    assert header == [
+        "rank",
+        "row",
+        "given",
+        "suggested",
+        "votes",
+        "label quality",
+        "review list",
+        "kept",
+        "a",
+        "b",
+        "c",
+    ]
     rows = entries(sheet)
     assert len(rows) == 4
     for cells, row in zip(rows, ranking.head(4).to_dict("records")):
-        assert cells[:6] == [str(row["rank"]), str(row["sample"]), row["given_label"], row["suggested_label"],
-                             f"{row['votes']} of 4", f"{row['label_quality']:.3f}"]
+        assert cells[:6] == [
+            str(row["rank"]),
+            str(row["sample"]),
+            row["given_label"],
+            row["suggested_label"],
+            f"{row['votes']} of 4",
+            f"{row['label_quality']:.3f}",
+        ]
         assert cells[8:] == [f"{value:.4g}" for value in features[row["sample"], 0, 0]]
     unnamed = table_sheet(issues=ranking, features=features[:, 0, 0], caption="toy", top=1)
     assert "x[0] |   x[1] |   x[2] |" in unnamed and len(entries(unnamed)) == 1
@@ -128,8 +161,10 @@ def test_table_sheet_shows_feature_values_under_their_names():
         (lambda r: text_sheet(issues=r, texts=["a"] * 12, caption="c", top=0), "N >= 1 samples; got N = 0"),
         (lambda r: draw_review_sheet(issues=r, images=np.zeros((12, 5)), caption="c"), r"got shape \(12, 5\)"),
         (lambda r: draw_review_sheet(issues=r, images=np.zeros((12, 2, 8, 8)), caption="c"), r"\(12, 2, 8, 8\)"),
-        (lambda r: table_sheet(issues=r, features=np.zeros((12, 2)), feature_names=["a"], caption="c"),
-         "1 feature names for 2 features"),
+        (
+            lambda r: table_sheet(issues=r, features=np.zeros((12, 2)), feature_names=["a"], caption="c"),
+            "1 feature names for 2 features",
+        ),
     ],
     ids=["count", "top", "flat", "channels", "names"],
 )
@@ -169,8 +204,17 @@ def saved_ranking(tmp_path):
 def save_toy_dataset(path, x, *, modality):
     from enkcvs.data.datasets import Dataset, save_dataset
 
-    save_dataset(Dataset(x_train=x, y_train=np.zeros(len(x), np.int64), x_test=x[:0], y_test=np.zeros(0, np.int64),
-                         class_names=NAMES, modality=modality), path)
+    save_dataset(
+        Dataset(
+            x_train=x,
+            y_train=np.zeros(len(x), np.int64),
+            x_test=x[:0],
+            y_test=np.zeros(0, np.int64),
+            class_names=NAMES,
+            modality=modality,
+        ),
+        path,
+    )
 
 
 def test_the_workflow_renders_a_text_datasets_sheet_with_its_ranking_named(tmp_path, saved_ranking):
@@ -190,8 +234,17 @@ def test_the_workflow_shows_a_tables_features_under_their_names(tmp_path, saved_
 
     _, table = saved_ranking
     x = np.ones((6, 1, 1, 2), np.float32)
-    save_dataset(Dataset(x_train=x, y_train=np.zeros(6, np.int64), x_test=x[:0], y_test=np.zeros(0, np.int64),
-                         class_names=NAMES, feature_names=("a", "b")), tmp_path / "d.npz")
+    save_dataset(
+        Dataset(
+            x_train=x,
+            y_train=np.zeros(6, np.int64),
+            x_test=x[:0],
+            y_test=np.zeros(0, np.int64),
+            class_names=NAMES,
+            feature_names=("a", "b"),
+        ),
+        tmp_path / "d.npz",
+    )
     render_review_sheet(dataset=tmp_path / "d.npz", table=table, top=2, markdown=tmp_path / "review.md")
     sheet = (tmp_path / "review.md").read_text()
     assert "kept   |   a |   b |" in sheet and len(entries(sheet)) == 2
@@ -206,16 +259,29 @@ def test_a_group_sheet_shows_only_the_samples_of_its_group_with_their_rank_among
 
     ids = np.array([f"{'train' if i % 3 else 'test'} {i}" for i in range(12)])
     ranking = make_ranking(seed=4, ids=True).assign(photo=lambda frame: ids[frame["sample"]])
-    write_table(ranking, tmp_path / "issues.parquet",
-                metadata={"dataset": "toy", "noise": "real", "seeds": [1], "K": 2, "M": 4, "threshold": 2})
+    write_table(
+        ranking,
+        tmp_path / "issues.parquet",
+        metadata={"dataset": "toy", "noise": "real", "seeds": [1], "K": 2, "M": 4, "threshold": 2},
+    )
     images = np.zeros((12, 1, 4, 4), np.uint8)
-    save_dataset(Dataset(x_train=images, y_train=np.zeros(12, np.int64), x_test=images[:0],
-                         y_test=np.zeros(0, np.int64), class_names=NAMES, sample_ids=ids, id_column="photo"),
-                 tmp_path / "d.npz")
+    save_dataset(
+        Dataset(
+            x_train=images,
+            y_train=np.zeros(12, np.int64),
+            x_test=images[:0],
+            y_test=np.zeros(0, np.int64),
+            class_names=NAMES,
+            sample_ids=ids,
+            id_column="photo",
+        ),
+        tmp_path / "d.npz",
+    )
     drawn = {}
     monkeypatch.setattr(enkcvs.labelissues.review, "write_review_sheet", lambda **sheet: drawn.update(sheet))
-    render_review_sheet(dataset=tmp_path / "d.npz", table=tmp_path / "issues.parquet", top=36, png="p", pdf="q",
-                        group="test")
+    render_review_sheet(
+        dataset=tmp_path / "d.npz", table=tmp_path / "issues.parquet", top=36, png="p", pdf="q", group="test"
+    )
     assert drawn["issues"]["photo"].tolist() == ranking["photo"].tolist()  # the whole ranking, one image each
     assert drawn["subset"].tolist() == ranking["photo"].str.startswith("test ").tolist()
     assert drawn["caption"].endswith("; its test samples only, ranked among all 12")

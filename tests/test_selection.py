@@ -69,8 +69,16 @@ def test_ensemble_outcome_hand_checked():
     """Votes and SS as above; the majority label, its entropy and beta = H(P) / log Q from the 3 predictions."""
     mean_probabilities = np.full((5, 3), 1 / 3)
     outcome = ensemble_outcome(predicted=PREDICTED, mean_probabilities=mean_probabilities, given=GIVEN, threshold=2)
-    assert list(outcome) == ["votes", "selected", "pseudo", "entropy", "beta", "prob_given", "label_quality",
-                             "in_review_list"]
+    assert list(outcome) == [
+        "votes",
+        "selected",
+        "pseudo",
+        "entropy",
+        "beta",
+        "prob_given",
+        "label_quality",
+        "in_review_list",
+    ]
     np.testing.assert_array_equal(outcome["votes"], VOTES)
     np.testing.assert_array_equal(outcome["selected"], VOTES >= 2)
     np.testing.assert_array_equal(outcome["pseudo"], [0, 1, 1, 1, 2])

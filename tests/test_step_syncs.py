@@ -19,12 +19,27 @@ pytestmark = pytest.mark.usefixtures("single_thread")
 
 #: Trainings covering every per-step path: mixup, augmentation, SGD, Adam and co-teaching's exchange.
 TRAININGS = {
-    "sgd, mixup, shift_flip": (Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=2, batch_size=16, milestones=(1,),
-                                      mixup_alpha=0.3, augment="shift_flip"), {}),
-    "adam, sl": (Recipe(model="mlp", optimizer="adam", lr=0.01, epochs=2, batch_size=16, mixup_alpha=None),
-                 {"loss": "sl", "loss_params": {"alpha": 0.1, "beta": 1.0}}),
-    "co-teaching": (Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=2, batch_size=16, mixup_alpha=None),
-                    {"co_teaching": CoTeaching(forget_rate=0.2, warmup_epochs=1)}),
+    "sgd, mixup, shift_flip": (
+        Recipe(
+            model="cnn4",
+            optimizer="sgd",
+            lr=0.05,
+            epochs=2,
+            batch_size=16,
+            milestones=(1,),
+            mixup_alpha=0.3,
+            augment="shift_flip",
+        ),
+        {},
+    ),
+    "adam, sl": (
+        Recipe(model="mlp", optimizer="adam", lr=0.01, epochs=2, batch_size=16, mixup_alpha=None),
+        {"loss": "sl", "loss_params": {"alpha": 0.1, "beta": 1.0}},
+    ),
+    "co-teaching": (
+        Recipe(model="cnn4", optimizer="sgd", lr=0.05, epochs=2, batch_size=16, mixup_alpha=None),
+        {"co_teaching": CoTeaching(forget_rate=0.2, warmup_epochs=1)},
+    ),
     "text": (Recipe(model="text_classifier", optimizer="sgd", lr=0.01, epochs=2, batch_size=16, mixup_alpha=None), {}),
 }
 
@@ -39,8 +54,16 @@ def _train(name, make_separable_images, *, device=CPU, **options):
     if recipe.model == "text_classifier":  # token ids (N, 2, 9) of texts of 3 to 9 tokens, padded on the right
         mask = (np.arange(9) < 3 + np.arange(72)[:, None] % 7).astype(np.int64)
         x = np.stack([(1000 + 7 * labels[:, None] + np.arange(9)) * mask, mask], axis=1)
-    return train_model(recipe=recipe, x=x, targets=np.eye(3, dtype=np.float32)[labels], seed=2,
-                       validation=(x[:24], labels[:24]), device=device, **extra, **options)
+    return train_model(
+        recipe=recipe,
+        x=x,
+        targets=np.eye(3, dtype=np.float32)[labels],
+        seed=2,
+        validation=(x[:24], labels[:24]),
+        device=device,
+        **extra,
+        **options,
+    )
 
 
 @pytest.mark.parametrize("name", ["sgd, mixup, shift_flip", "co-teaching", "text"])  # Adam reads its step counts
@@ -96,8 +119,10 @@ def test_training_ends_as_the_loop_that_checked_every_step(name, make_separable_
     assert kept.best_epoch == before.best_epoch
     for network, reference in [(kept.model, before.model), (kept.peer, before.peer)]:
         if reference is not None:
-            assert all(torch.equal(a, b) for a, b in zip(network.state_dict().values(),
-                                                          reference.state_dict().values(), strict=True))
+            assert all(
+                torch.equal(a, b)
+                for a, b in zip(network.state_dict().values(), reference.state_dict().values(), strict=True)
+            )
 
 
 def test_a_stacks_steps_read_nothing_back_from_the_device(make_separable_images, monkeypatch):
@@ -135,8 +160,14 @@ def test_a_stacks_steps_read_nothing_back_from_the_device(make_separable_images,
     x, labels = make_separable_images(seed=0, num_samples=150, num_classes=3, shape=(3, 8, 8))
     recipe, _ = TRAININGS["sgd, mixup, shift_flip"]
     targets = np.eye(3, dtype=np.float32)[labels]
-    results = stacked.train_stacked(recipe=recipe, xs=[x[:64], x[64:133]], targets=[targets[:64], targets[64:133]],
-                                    seeds=[1, 2], validations=[(x[133:], labels[133:])] * 2, device=CPU)
+    results = stacked.train_stacked(
+        recipe=recipe,
+        xs=[x[:64], x[64:133]],
+        targets=[targets[:64], targets[64:133]],
+        seeds=[1, 2],
+        validations=[(x[133:], labels[133:])] * 2,
+        device=CPU,
+    )
     assert all(len(result.train_loss) == 2 for result in results)
     assert reads == [], f"the steps read {len(reads)} values back: {sorted(set(reads))}"
 
@@ -162,10 +193,20 @@ def test_a_non_finite_loss_stops_training_at_its_epochs_end_before_it_is_scored_
     targets = np.eye(2, dtype=np.float32)[np.arange(40) % 2]
     recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=3, batch_size=8, mixup_alpha=None)
     checkpoint = tmp_path / "model.pt.epoch"
-    with pytest.raises(FloatingPointError, match=r"^non-finite loss nan at epoch 2, batch 3: lower recipe.lr or check "
-                                                 r"the inputs for NaN/inf$"):
-        train_model(recipe=recipe, x=x, targets=targets, seed=0, validation=(x[:8], np.arange(8) % 2), device=CPU,
-                    resume=checkpoint)
+    with pytest.raises(
+        FloatingPointError,
+        match=r"^non-finite loss nan at epoch 2, batch 3: lower recipe.lr or check "
+        r"the inputs for NaN/inf$",
+    ):
+        train_model(
+            recipe=recipe,
+            x=x,
+            targets=targets,
+            seed=0,
+            validation=(x[:8], np.arange(8) % 2),
+            device=CPU,
+            resume=checkpoint,
+        )
     assert len(calls) == 10, "the losses were read before epoch 2 ended"
     assert scored == [1], "the diverged epoch was scored for the best epoch"
     saved = torch.load(checkpoint, weights_only=True)
@@ -207,7 +248,12 @@ def test_a_stacks_epochs_of_steps_never_synchronise_with_the_gpu(make_separable_
     x, labels = make_separable_images(seed=0, num_samples=150, num_classes=3, shape=(3, 8, 8))
     recipe, _ = TRAININGS["sgd, mixup, shift_flip"]
     targets = np.eye(3, dtype=np.float32)[labels]
-    results = stacked.train_stacked(recipe=replace(recipe, bf16=False), xs=[x[:64], x[64:133]],
-                                    targets=[targets[:64], targets[64:133]], seeds=[1, 2],
-                                    validations=[None, None], device=torch.device("cuda"))
+    results = stacked.train_stacked(
+        recipe=replace(recipe, bf16=False),
+        xs=[x[:64], x[64:133]],
+        targets=[targets[:64], targets[64:133]],
+        seeds=[1, 2],
+        validations=[None, None],
+        device=torch.device("cuda"),
+    )
     assert all(np.isfinite(result.train_loss).all() for result in results)

@@ -15,23 +15,30 @@ import enkcvs.pipeline.steps
 from enkcvs.data.datasets import load_dataset
 from enkcvs.io import read_table, write_table
 from enkcvs.labelissues.oof import select
-from enkcvs.training.device import Execution
-from enkcvs.training.recipe import Recipe
-from enkcvs.training.train import train_model
 from enkcvs.pipeline.steps.final import train_final
 from enkcvs.pipeline.steps.folds import train_fold
 from enkcvs.pipeline.steps.issues import merge_label_issues
 from enkcvs.pipeline.steps.select import select_samples
+from enkcvs.training.device import Execution
+from enkcvs.training.recipe import Recipe
+from enkcvs.training.train import train_model
 
 RECIPE = {"model": "mlp", "optimizer": "sgd", "lr": 0.1, "epochs": 2, "batch_size": 32}
 
 
-
-
 def run_fold(base, iteration, fold, output):
-    train_fold(dataset=base / "data.npz", labels=base / "labels.parquet", recipe=RECIPE, seed=3, num_folds=2,
-               iteration=iteration, fold=fold, execution=Execution(device=torch.device("cpu")), output=output,
-               provenance_fields={"K": "2", "m": str(iteration), "k": str(fold)})
+    train_fold(
+        dataset=base / "data.npz",
+        labels=base / "labels.parquet",
+        recipe=RECIPE,
+        seed=3,
+        num_folds=2,
+        iteration=iteration,
+        fold=fold,
+        execution=Execution(device=torch.device("cpu")),
+        output=output,
+        provenance_fields={"K": "2", "m": str(iteration), "k": str(fold)},
+    )
 
 
 def test_same_seed_gives_byte_identical_prediction_files(tiny_inputs):
@@ -47,8 +54,12 @@ def one_iteration(tiny_inputs):
     for fold, path in enumerate(paths, start=1):
         run_fold(tiny_inputs, 1, fold, path)
     outputs = {"table": tiny_inputs / "out" / "selection.parquet", "metrics": tiny_inputs / "out" / "metrics.json"}
-    arguments = {"labels": tiny_inputs / "labels.parquet", "threshold": 1,
-                 "provenance_fields": {"noise": "sym0.2"}, **outputs}
+    arguments = {
+        "labels": tiny_inputs / "labels.parquet",
+        "threshold": 1,
+        "provenance_fields": {"noise": "sym0.2"},
+        **outputs,
+    }
     return paths, arguments
 
 
@@ -108,21 +119,41 @@ def two_seeds(base, *, shift_second=0):
         write_table(frame.assign(given=(frame["given"] + shift) % 3), labels[-1], metadata={**meta, "seed": seed})
         for fold in (1, 2):
             predictions.append(base / f"s{seed}k{fold}.parquet")
-            train_fold(dataset=base / "data.npz", labels=labels[-1], recipe=RECIPE, seed=seed, num_folds=2,
-                       iteration=1, fold=fold, execution=Execution(device=torch.device("cpu")), output=predictions[-1],
-                       provenance_fields={"seed": str(seed), "K": "2", "m": "1", "k": str(fold)})
+            train_fold(
+                dataset=base / "data.npz",
+                labels=labels[-1],
+                recipe=RECIPE,
+                seed=seed,
+                num_folds=2,
+                iteration=1,
+                fold=fold,
+                execution=Execution(device=torch.device("cpu")),
+                output=predictions[-1],
+                provenance_fields={"seed": str(seed), "K": "2", "m": "1", "k": str(fold)},
+            )
     return predictions, labels
 
 
 def test_merged_label_issues_are_one_ensemble_of_every_seeds_iterations(tiny_inputs):
     predictions, labels = two_seeds(tiny_inputs)
     out = {"table": tiny_inputs / "merged.parquet", "summary": tiny_inputs / "merged.md"}
-    merge_label_issues(dataset=tiny_inputs / "data.npz", predictions=predictions, labels=labels, threshold=1, top=5,
-                       provenance_fields={"dataset": "tiny", "noise": "sym0.2"}, **out)
+    merge_label_issues(
+        dataset=tiny_inputs / "data.npz",
+        predictions=predictions,
+        labels=labels,
+        threshold=1,
+        top=5,
+        provenance_fields={"dataset": "tiny", "noise": "sym0.2"},
+        **out,
+    )
     merged, meta = read_table(out["table"])
     stack = [pd.concat([read_table(p)[0] for p in predictions[i : i + 2]]).sort_values("sample") for i in (0, 2)]
-    expected = select(probabilities=[s[["prob_0", "prob_1", "prob_2"]].to_numpy() for s in stack],
-                      labels=read_table(labels[0])[0]["given"].to_numpy(), threshold=2, class_names=["a", "b", "c"])
+    expected = select(
+        probabilities=[s[["prob_0", "prob_1", "prob_2"]].to_numpy() for s in stack],
+        labels=read_table(labels[0])[0]["given"].to_numpy(),
+        threshold=2,
+        class_names=["a", "b", "c"],
+    )
     merged = merged.sort_values("sample")
     assert (merged["iterations"] == 2).all() and meta["seeds"] == [3, 4] and meta["threshold"] == 1
     assert np.array_equal(merged["kept"], expected.selected)
@@ -136,8 +167,15 @@ def test_seeds_with_other_given_labels_are_not_merged(tiny_inputs):
     predictions, labels = two_seeds(tiny_inputs, shift_second=1)
     out = {"table": tiny_inputs / "merged.parquet", "summary": tiny_inputs / "merged.md"}
     with pytest.raises(ValueError, match="given labels differ from seed 3's"):
-        merge_label_issues(dataset=tiny_inputs / "data.npz", predictions=predictions, labels=labels, threshold=1,
-                           top=5, provenance_fields={"dataset": "tiny", "noise": "sym0.2"}, **out)
+        merge_label_issues(
+            dataset=tiny_inputs / "data.npz",
+            predictions=predictions,
+            labels=labels,
+            threshold=1,
+            top=5,
+            provenance_fields={"dataset": "tiny", "noise": "sym0.2"},
+            **out,
+        )
     assert not out["table"].exists() and not out["summary"].exists()
 
 
@@ -156,8 +194,18 @@ def test_labels_out_of_range_fail_naming_the_file(tiny_inputs):
     frame, meta = read_table(labels)
     write_table(frame.assign(given=frame["given"] + 5), labels, metadata=meta)
     with pytest.raises(ValueError, match=r"labels.parquet: 'given' labels outside 0..2"):
-        train_final(dataset=tiny_inputs / "data.npz", labels=labels, selection=None, method="ce", recipe=RECIPE,
-                    gamma=0.2, seed=1, execution=Execution(device=torch.device("cpu")), output=tiny_inputs / "never.json", provenance_fields={})
+        train_final(
+            dataset=tiny_inputs / "data.npz",
+            labels=labels,
+            selection=None,
+            method="ce",
+            recipe=RECIPE,
+            gamma=0.2,
+            seed=1,
+            execution=Execution(device=torch.device("cpu")),
+            output=tiny_inputs / "never.json",
+            provenance_fields={},
+        )
     assert not (tiny_inputs / "never.json").exists()
 
 
@@ -177,7 +225,9 @@ def test_out_of_memory_names_the_batch_size_to_lower(monkeypatch):
     monkeypatch.setattr("enkcvs.method.losses.soft_cross_entropy", exhausted)  # train_model looks its loss up there
     recipe = Recipe(model="mlp", optimizer="sgd", lr=0.1, epochs=1, batch_size=16)
     x, targets = np.zeros((32, 1, 4, 4), dtype=np.float32), np.eye(2, dtype=np.float32)[np.arange(32) % 2]
-    with pytest.raises(MemoryError, match=r"epoch 1, batch 1 with batch_size 16: lower recipe.batch_size \(e.g. to 8\)"):
+    with pytest.raises(
+        MemoryError, match=r"epoch 1, batch 1 with batch_size 16: lower recipe.batch_size \(e.g. to 8\)"
+    ):
         train_model(recipe=recipe, x=x, targets=targets, seed=0)
 
 
@@ -185,10 +235,17 @@ def test_selection_and_report_steps_never_import_torch():
     """Hundreds of aggregation and report jobs each start a process: they must not pay torch's import (the training
     steps import it inside the step)."""
     steps = [f"enkcvs.pipeline.steps.{step.name}" for step in pkgutil.iter_modules(enkcvs.pipeline.steps.__path__)]
-    modules = [*steps, "enkcvs.report.render", "enkcvs.method.selection", "enkcvs.method.weights",
-               "enkcvs.method.theory"]
-    probe = (f"import sys, {', '.join(modules)}; "
-             "print(sorted(m for m in sys.modules if m.split('.')[0] in {'torch', 'torchvision', 'transformers'}))")
+    modules = [
+        *steps,
+        "enkcvs.report.render",
+        "enkcvs.method.selection",
+        "enkcvs.method.weights",
+        "enkcvs.method.theory",
+    ]
+    probe = (
+        f"import sys, {', '.join(modules)}; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'torch', 'torchvision', 'transformers'}))"
+    )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
@@ -197,16 +254,22 @@ def test_real_noise_keeps_the_labels_and_selection_scores_nothing(tiny_inputs):
     from enkcvs.pipeline.steps.noise import make_noisy_labels
 
     tmp_path = tiny_inputs
-    make_noisy_labels(dataset=tmp_path / "data.npz", noise="real", seed=3, asymmetric_map=None,
-                      output=tmp_path / "labels.parquet")
+    make_noisy_labels(
+        dataset=tmp_path / "data.npz", noise="real", seed=3, asymmetric_map=None, output=tmp_path / "labels.parquet"
+    )
     labels = read_table(tmp_path / "labels.parquet")[0]
     assert (labels["true"] == -1).all() and (labels["given"] == load_dataset(tmp_path / "data.npz").y_train).all()
     paths = [tmp_path / f"k{fold}.parquet" for fold in (1, 2)]
     for fold, path in enumerate(paths, start=1):
         run_fold(tmp_path, 1, fold, path)
-    select_samples(predictions=paths, labels=tmp_path / "labels.parquet", threshold=1,
-                   table=tmp_path / "selection.parquet", metrics=tmp_path / "metrics.json",
-                   provenance_fields={"noise": "real"})
+    select_samples(
+        predictions=paths,
+        labels=tmp_path / "labels.parquet",
+        threshold=1,
+        table=tmp_path / "selection.parquet",
+        metrics=tmp_path / "metrics.json",
+        provenance_fields={"noise": "real"},
+    )
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert metrics["true_labels_known"] is False and "precision" not in metrics and "theorem1" not in metrics
     assert metrics["selected"] == int(read_table(tmp_path / "selection.parquet")[0]["selected"].sum())
@@ -221,8 +284,13 @@ def test_superclass_noise_stays_inside_superclasses_and_is_recorded(tmp_path):
     y = np.repeat(np.arange(6), 10)
     x = np.zeros((60, 1, 2, 2), np.uint8)
     save_dataset(Dataset(x, y, x[:6], y[:6], tuple("abcdef"), superclasses=superclasses), tmp_path / "data.npz")
-    make_noisy_labels(dataset=tmp_path / "data.npz", noise="asym0.4", seed=1, asymmetric_map="cifar100_pairs",
-                      output=tmp_path / "labels.parquet")
+    make_noisy_labels(
+        dataset=tmp_path / "data.npz",
+        noise="asym0.4",
+        seed=1,
+        asymmetric_map="cifar100_pairs",
+        output=tmp_path / "labels.parquet",
+    )
     labels = read_table(tmp_path / "labels.parquet")[0]
     flipped = labels[labels["true"] != labels["given"]]
     assert len(flipped) == 4 * 4  # two pairs (super-classes 0 and 1; 2 has one class), 4 of 10 flipped each

@@ -11,12 +11,28 @@ from enkcvs.report.tables import format_noise_table, noise_records, noise_table,
 
 def _sweep_records(seeds=(1, 2)) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Selection metrics and SS-only results of Figure 1's points at the main K = 4, M = 3, t = 2."""
-    points = sorted({(K, 1, 1) for K in (2, 3, 4)} | {(K, 3, 2) for K in (2, 3, 4)} | {(4, M, M - 1) for M in (2, 3, 4)}
-                    | {(4, 3, t) for t in (1, 2, 3)})
+    points = sorted(
+        {(K, 1, 1) for K in (2, 3, 4)}
+        | {(K, 3, 2) for K in (2, 3, 4)}
+        | {(4, M, M - 1) for M in (2, 3, 4)}
+        | {(4, 3, t) for t in (1, 2, 3)}
+    )
     rng = np.random.default_rng(0)
-    rows = [{"noise": noise, "seed": seed, "K": K, "M": M, "t": t, "precision": rng.uniform(0.9, 1.0),
-             "recall": rng.uniform(0.8, 1.0), "test_accuracy": rng.uniform(0.8, 0.95)}
-            for noise in ("sym0.2", "sym0.8") for seed in seeds for K, M, t in points]
+    rows = [
+        {
+            "noise": noise,
+            "seed": seed,
+            "K": K,
+            "M": M,
+            "t": t,
+            "precision": rng.uniform(0.9, 1.0),
+            "recall": rng.uniform(0.8, 1.0),
+            "test_accuracy": rng.uniform(0.8, 0.95),
+        }
+        for noise in ("sym0.2", "sym0.8")
+        for seed in seeds
+        for K, M, t in points
+    ]
     frame = pd.DataFrame(rows)
     return frame.drop(columns="test_accuracy"), frame.drop(columns=["precision", "recall"])
 
@@ -38,12 +54,17 @@ def test_resource_table_sums_and_ranges_the_benchmark_files(tmp_path):
     for name, (seconds, rss, cpu) in {"a": (2.0, 300.5, 1.5), "b": (4.0, "NA", 3.5), "c": (1.0, 100.0, 0.9)}.items():
         files[name] = tmp_path / f"{name}.tsv"
         files[name].write_text(header + f"{seconds}\t0:00:0{int(seconds)}\t{rss}\t1\t1\t1\t0\t0\t50\t{cpu}\n")
-    table = resource_table({"train_fold": [files["a"], files["b"]], "train_final_selected": [files["c"]],
-                            "train_final_baseline": []})
+    table = resource_table(
+        {"train_fold": [files["a"], files["b"]], "train_final_selected": [files["c"]], "train_final_baseline": []}
+    )
     assert table["rule"].tolist() == ["train_fold", "train_final_selected"]  # a rule without jobs is left out
     fold = table.iloc[0]
     assert (fold["jobs"], fold["wall_s_total"], fold["wall_s_mean"], fold["wall_s_max"]) == (2, 6.0, 3.0, 4.0)
-    assert (fold["max_rss_mb_mean"], fold["max_rss_mb_max"], fold["cpu_s_total"]) == (300.5, 300.5, 5.0)  # NA: unsampled
+    assert (fold["max_rss_mb_mean"], fold["max_rss_mb_max"], fold["cpu_s_total"]) == (
+        300.5,
+        300.5,
+        5.0,
+    )  # NA: unsampled
 
 
 #: Uneven class sizes, so that round(eps * n_c) rounds differently from class to class.
@@ -59,8 +80,13 @@ def _label_file(path, *, true, noise, seed, asymmetric_map=None, mapping=None, g
     if spec.kind == "real":
         true = np.full_like(true, -1)
     frame = pd.DataFrame({"sample": np.arange(len(true)), "true": true, "given": given})
-    meta = {"noise": noise, "seed": seed, "asymmetric_map": asymmetric_map, "num_classes": 10,
-            "mapping": {str(source): target for source, target in sorted((mapping or {}).items())}}
+    meta = {
+        "noise": noise,
+        "seed": seed,
+        "asymmetric_map": asymmetric_map,
+        "num_classes": 10,
+        "mapping": {str(source): target for source, target in sorted((mapping or {}).items())},
+    }
     write_table(frame, path, metadata=meta)
     return path
 
@@ -71,8 +97,16 @@ def test_noise_table_shares_of_wrong_labels_and_forget_rates(tmp_path, make_labe
     files, datasets = [], []
     for noise in ("asym0.3", "sym0.3", "real"):  # asym first: the table puts sym first all the same
         for seed in (1, 2):
-            files.append(_label_file(tmp_path / f"{noise}-{seed}.parquet", true=true, noise=noise, seed=seed,
-                                     asymmetric_map="mnist", mapping=mapping if noise == "asym0.3" else None))
+            files.append(
+                _label_file(
+                    tmp_path / f"{noise}-{seed}.parquet",
+                    true=true,
+                    noise=noise,
+                    seed=seed,
+                    asymmetric_map="mnist",
+                    mapping=mapping if noise == "asym0.3" else None,
+                )
+            )
             datasets.append("digits")
     records = noise_records(labels=files, datasets=datasets)
     assert len(records) == 4  # real noise left out: its true labels are unknown
@@ -104,8 +138,10 @@ def test_noise_table_shows_the_range_where_the_seeds_differ(tmp_path, make_label
     given = [true.copy(), true.copy()]
     given[0][:10] = (true[:10] + 1) % 10  # seed 1: 10 of 100 wrong; seed 2: 20
     given[1][:20] = (true[:20] + 1) % 10
-    files = [_label_file(tmp_path / f"seed{seed}.parquet", true=true, given=given[seed - 1], noise="sym0.2",
-                         seed=seed) for seed in (1, 2)]
+    files = [
+        _label_file(tmp_path / f"seed{seed}.parquet", true=true, given=given[seed - 1], noise="sym0.2", seed=seed)
+        for seed in (1, 2)
+    ]
     table = noise_table(noise_records(labels=files, datasets=["a", "a"]))
     row = format_noise_table(table, decimals=1).iloc[0]
     assert row["wrong labels %"] == "15.0 (10.0-20.0)" and row["forget rate actual"] == "0.150 (0.100-0.200)"

@@ -39,7 +39,13 @@ def test_fold_predictions_cover_each_sample_once_per_iteration(tiny_run):
         samples = np.concatenate([frame["sample"].to_numpy() for frame, _ in folds])
         assert np.array_equal(np.sort(samples), labels["sample"].to_numpy())
         for frame, meta in folds:
-            assert {meta[key] for key in ("dataset", "noise", "seed", "K", "m")} == {"digits", "sym0.4", "1", "2", str(m)}
+            assert {meta[key] for key in ("dataset", "noise", "seed", "K", "m")} == {
+                "digits",
+                "sym0.4",
+                "1",
+                "2",
+                str(m),
+            }
             assert meta["recipe"]["model"] == "cnn4" and "torch" in meta["versions"]
             probabilities = frame[[f"prob_{c}" for c in range(10)]].to_numpy()
             np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=1e-5)
@@ -78,9 +84,10 @@ def test_table2_cells_are_mean_and_std_of_the_seed_results(tiny_run):
         assert row["mean"] == pytest.approx(np.mean(accuracies))
         assert row["std"] == pytest.approx(np.std(accuracies, ddof=1))
         assert row["runs"] == 2
-        assert f"{np.mean(accuracies):.3f} ± {np.std(accuracies, ddof=1):.3f}" in (
-            tiny_run / "results/report/table2.md"
-        ).read_text()
+        assert (
+            f"{np.mean(accuracies):.3f} ± {np.std(accuracies, ddof=1):.3f}"
+            in (tiny_run / "results/report/table2.md").read_text()
+        )
     assert "\\toprule" in (tiny_run / "results/report/table2.tex").read_text()
 
 
@@ -112,9 +119,17 @@ def test_final_models_mix_as_their_method_says_and_prune_and_retrain_trains_on_c
     """tiny.yaml's recipe mixes (alpha 0.3, the default): the baselines train without it, CE + mixup and E-NKCVS
     with it; prune-and-retrain trains on the samples confident learning does not flag."""
     base = tiny_run / "results/final/digits/sym0.4/seed1"
-    mixup = {method: read_json(base / path)["trained_with"]["mixup_alpha"] for method, path in
-             (("ce", "ce.json"), ("sl", "sl.json"), ("coteaching", "coteaching.json"), ("ce_mixup", "ce_mixup.json"),
-              ("enkcvs", "K2/M2/t1/enkcvs.json"), ("cl_prune", "K2/M2/t1/cl_prune.json"))}
+    mixup = {
+        method: read_json(base / path)["trained_with"]["mixup_alpha"]
+        for method, path in (
+            ("ce", "ce.json"),
+            ("sl", "sl.json"),
+            ("coteaching", "coteaching.json"),
+            ("ce_mixup", "ce_mixup.json"),
+            ("enkcvs", "K2/M2/t1/enkcvs.json"),
+            ("cl_prune", "K2/M2/t1/cl_prune.json"),
+        )
+    }
     assert mixup == {"ce": None, "sl": None, "coteaching": None, "ce_mixup": 0.3, "enkcvs": 0.3, "cl_prune": 0.3}
     kept, meta = read_table(tiny_run / "results/comparison/digits/sym0.4/seed1/K2/M2/cl_selection.parquet")
     assert meta["filter_by"] == "prune_by_noise_rate" and len(kept) == 1500
@@ -141,8 +156,12 @@ def test_noise_table_gives_the_share_of_wrong_labels_and_both_forget_rates(tiny_
     table = pd.read_csv(tiny_run / "results/report/noise.csv").set_index("noise_kind")
     assert table.index.tolist() == ["sym", "asym"]  # tests/config/tiny.yaml: digits sym0.4, asym0.3
     for kind, noise in (("sym", "sym0.4"), ("asym", "asym0.3")):
-        shares = [100 * np.mean(labels["given"] != labels["true"]) for labels, _ in
-                  (read_table(tiny_run / f"results/noise/digits/{noise}/seed{seed}.parquet") for seed in (1, 2))]
+        shares = [
+            100 * np.mean(labels["given"] != labels["true"])
+            for labels, _ in (
+                read_table(tiny_run / f"results/noise/digits/{noise}/seed{seed}.parquet") for seed in (1, 2)
+            )
+        ]
         assert table.loc[kind, "wrong_share_mean"] == pytest.approx(np.mean(shares))
         assert table.loc[kind, "forget_rate_actual"] == pytest.approx(np.mean(shares) / 100)
     asym = table.loc["asym"]
@@ -153,8 +172,11 @@ def test_noise_table_gives_the_share_of_wrong_labels_and_both_forget_rates(tiny_
     labels, _ = read_table(tiny_run / "results/noise/digits/asym0.3/seed1.parquet")  # by the job on its labels
     assert trained == pytest.approx(np.mean(labels["given"] != labels["true"])) and trained < 0.3
     shown = (tiny_run / "results/report/noise.md").read_text()
-    assert "| 5 of 10 " in shown and "forget rate actual" in shown and "\\toprule" in (
-        tiny_run / "results/report/noise.tex").read_text()
+    assert (
+        "| 5 of 10 " in shown
+        and "forget rate actual" in shown
+        and "\\toprule" in (tiny_run / "results/report/noise.tex").read_text()
+    )
 
 
 def test_figures_are_rendered(tiny_run):
@@ -171,9 +193,11 @@ def test_the_test_curves_end_at_the_test_accuracy_of_the_model_kept(tiny_run):
     for (kind, rate, seed), curve in curves.groupby(["noise_kind", "noise_rate", "seed"]):
         result = read_json(tiny_run / f"results/final/digits/{kind}{rate:g}/seed{seed}/ce.json")
         assert curve.sort_values("epoch")["test_accuracy"].tolist() == pytest.approx(
-            [100 * accuracy for accuracy in result["test_accuracy_by_epoch"]])
+            [100 * accuracy for accuracy in result["test_accuracy_by_epoch"]]
+        )
         assert curve["epoch"].max() == 3 and curve.sort_values("epoch")["test_accuracy"].iloc[-1] == pytest.approx(
-            100 * result["test_accuracy"])
+            100 * result["test_accuracy"]
+        )
     assert "test_accuracy_by_epoch" not in read_json(tiny_run / "results/final/digits/sym0.4/seed1/sl.json")
     assert "| digits " in (tiny_run / "results/report/test_curves.md").read_text()
     assert (tiny_run / "results/report/test_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -186,8 +210,11 @@ def test_resource_table_counts_every_training_job_from_its_benchmark_file(tiny_r
     assert len(folds) == len(list((tiny_run / "results/folds").rglob("*.parquet"))) > 0  # one per fold job
     assert table.loc["train_fold", "jobs"] == len(folds)
     finals = list((benchmarks / "final").rglob("*.tsv"))
-    assert table.loc["train_final_baseline", "jobs"] + table.loc["train_final_selected", "jobs"] == len(finals) == len(
-        list((tiny_run / "results/final").rglob("*.json")))
+    assert (
+        table.loc["train_final_baseline", "jobs"] + table.loc["train_final_selected", "jobs"]
+        == len(finals)
+        == len(list((tiny_run / "results/final").rglob("*.json")))
+    )
     wall = [pd.read_csv(path, sep="\t")["s"].iloc[0] for path in folds]
     assert table.loc["train_fold", "wall_s_total"] == pytest.approx(sum(wall))
     assert (table["max_rss_mb_max"] > 50).all()  # torch alone takes more
@@ -198,12 +225,18 @@ def test_training_logs_show_what_was_read_every_epoch_and_what_was_written(tiny_
     for log, written in [
         ("logs/folds/digits/sym0.4/seed1/K2/m1/k1.log", "results/folds/digits/sym0.4/seed1/K2/m1/k1.parquet"),
         ("logs/final/digits/sym0.4/seed1/ce.log", "results/final/digits/sym0.4/seed1/ce.json"),
-        ("logs/final/digits/sym0.4/seed1/K2/M2/t1/enkcvs.log", "results/final/digits/sym0.4/seed1/K2/M2/t1/enkcvs.json"),
+        (
+            "logs/final/digits/sym0.4/seed1/K2/M2/t1/enkcvs.log",
+            "results/final/digits/sym0.4/seed1/K2/M2/t1/enkcvs.json",
+        ),
     ]:
         # the job that probes bf16 first on this machine also logs the probe (enkcvs.training.precision), and CPU
         # training logs its malloc setting (enkcvs.training.allocator)
-        lines = [line for line in (tiny_run / log).read_text().splitlines()
-                 if "bf16 probe of" not in line and "glibc malloc" not in line]
+        lines = [
+            line
+            for line in (tiny_run / log).read_text().splitlines()
+            if "bf16 probe of" not in line and "glibc malloc" not in line
+        ]
         curve = [line.split(": ")[0].split()[-1] for line in lines if "curve accuracy after epoch" in line]
         lines = [line for line in lines if "curve accuracy after epoch" not in line]
         # CE asks for its clean test curve in the tiny config: a line after each epoch's
@@ -290,18 +323,27 @@ def test_changing_one_datasets_epochs_reruns_only_its_jobs(tiny_run, tmp_path, r
     # safe_dump sorts keys: reordering a config's keys must not rerun anything either.
     base = tmp_path / "base.yaml"
     base.write_text(yaml.safe_dump(config))
-    added = [(rule, w) for rule, w in planned_jobs(run_snakemake(tiny_run, "-n", config=base).stdout)
-             if rule.startswith("train")]
+    added = [
+        (rule, w)
+        for rule, w in planned_jobs(run_snakemake(tiny_run, "-n", config=base).stdout)
+        if rule.startswith("train")
+    ]
     assert added and all("dataset=other" in w for _, w in added)
     config["datasets"]["digits"]["recipe"]["epochs"] = 4
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
-    trained = [(rule, w) for rule, w in planned_jobs(run_snakemake(tiny_run, "-n", config=changed).stdout)
-               if rule.startswith("train")]
+    trained = [
+        (rule, w)
+        for rule, w in planned_jobs(run_snakemake(tiny_run, "-n", config=changed).stdout)
+        if rule.startswith("train")
+    ]
     fresh = tmp_path / "fresh"
     fresh.mkdir()
-    every_digits_job = [job for job in planned_jobs(run_snakemake(fresh, "-n", config=changed).stdout)
-                        if job[0].startswith("train") and "dataset=digits" in job[1]]
+    every_digits_job = [
+        job
+        for job in planned_jobs(run_snakemake(fresh, "-n", config=changed).stdout)
+        if job[0].startswith("train") and "dataset=digits" in job[1]
+    ]
     assert sorted(job for job in trained if "dataset=digits" in job[1]) == sorted(every_digits_job)
     assert sorted(job for job in trained if "dataset=other" in job[1]) == sorted(added)
     assert len(trained) == len(every_digits_job) + len(added)
@@ -318,12 +360,25 @@ def test_changing_a_report_setting_retrains_nothing(tiny_run, tmp_path, run_snak
     assert not any(rule.startswith("train") or rule == "select_samples" for rule in rules)
 
 
-@pytest.mark.parametrize("profile", [
-    ["--profile", str(REPO / "profiles" / "slurm")],
-    ["--profile", str(REPO / "profiles" / "gpu-node"), "--config", "stacked_folds=False"],
-    ["--set-resources", "train_fold:gpu=2", "train_fold:loader_workers=0", "train_fold:cuda_graphs=1",
-     "train_final_baseline:checkpoint_every=5", "--set-threads", "train_fold=4", "--resources", "gpu=3"],
-], ids=["slurm profile", "gpu-node profile, folds per job", "resources and threads"])
+@pytest.mark.parametrize(
+    "profile",
+    [
+        ["--profile", str(REPO / "profiles" / "slurm")],
+        ["--profile", str(REPO / "profiles" / "gpu-node"), "--config", "stacked_folds=False"],
+        [
+            "--set-resources",
+            "train_fold:gpu=2",
+            "train_fold:loader_workers=0",
+            "train_fold:cuda_graphs=1",
+            "train_final_baseline:checkpoint_every=5",
+            "--set-threads",
+            "train_fold=4",
+            "--resources",
+            "gpu=3",
+        ],
+    ],
+    ids=["slurm profile", "gpu-node profile, folds per job", "resources and threads"],
+)
 def test_a_profile_reruns_nothing(tiny_run, run_snakemake, profile):
     """Execution lives in profiles and on the command line (resources, threads, executors are no rerun trigger): a
     finished local run moves to a cluster or a GPU node without retraining."""
@@ -347,8 +402,9 @@ def planned_after(run_snakemake, tiny_run, tmp_path, tiny_config, edit) -> list[
 
 
 def test_raising_m_trains_only_the_new_iteration(tiny_run, tmp_path, run_snakemake, tiny_config):
-    planned = planned_after(run_snakemake, tiny_run, tmp_path, tiny_config,
-                            lambda config: config["selection"].update(M=3))
+    planned = planned_after(
+        run_snakemake, tiny_run, tmp_path, tiny_config, lambda config: config["selection"].update(M=3)
+    )
     folds = [w for rule, w in planned if rule == "train_fold"]
     assert folds and all("m=3," in w for w in folds)
     assert len(folds) == 2 * 2 * 2  # K = 2 folds x 2 noise settings x 2 seeds
@@ -356,8 +412,9 @@ def test_raising_m_trains_only_the_new_iteration(tiny_run, tmp_path, run_snakema
 
 
 def test_adding_a_seed_adds_only_its_jobs(tiny_run, tmp_path, run_snakemake, tiny_config):
-    planned = planned_after(run_snakemake, tiny_run, tmp_path, tiny_config,
-                            lambda config: config.update(seeds=[1, 2, 3]))
+    planned = planned_after(
+        run_snakemake, tiny_run, tmp_path, tiny_config, lambda config: config.update(seeds=[1, 2, 3])
+    )
     work = [w for rule, w in planned if rule not in {"table1", "table2", "theory_figure", "all"}]
     assert work and all("seed=3" in w for w in work)
 
@@ -386,8 +443,15 @@ def test_table2_sets_reproduced_beside_published(tiny_run):
     header = [cell.strip() for cell in lines[0].split("|")[1:-1]]
     assert header == ["dataset", "method", "symmetric 0.4", "symmetric 0.4 paper", "symmetric 0.4 Δ", "asymmetric 0.3"]
     rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in lines[2:] if line.startswith("|")]
-    assert [row[1] for row in rows] == ["CE", "Co-teaching", "SL", "CE + mixup (not in the paper)",  # the paper's
-                                        "CL prune + retrain (not in the paper)", "GCE (not in the paper)", "E-NKCVS"]
+    assert [row[1] for row in rows] == [
+        "CE",
+        "Co-teaching",
+        "SL",
+        "CE + mixup (not in the paper)",  # the paper's
+        "CL prune + retrain (not in the paper)",
+        "GCE (not in the paper)",
+        "E-NKCVS",
+    ]
     sl = rows[2]
     assert sl[0] == "digits (MNIST)" and sl[3] == "99.0 ± 0.1" and sl[4] == f"{row['difference']:+.3f}"
     assert any("**" in cell for row in rows for cell in row)
@@ -400,8 +464,11 @@ def test_baseline_results_record_their_options(tiny_run):
     assert coteaching["options"] == {"forget_rate": "actual", "warmup_epochs": 10, "ramp": "auto", "mixup": False}
     labels, _ = read_table(tiny_run / "results/noise/digits/sym0.4/seed1.parquet")
     assert coteaching["trained_with"]["co_teaching"] == {
-        "forget_rate": pytest.approx(np.mean(labels["given"] != labels["true"])), "warmup_epochs": 10, "ramp": "auto",
-        "per_step": False}
+        "forget_rate": pytest.approx(np.mean(labels["given"] != labels["true"])),
+        "warmup_epochs": 10,
+        "ramp": "auto",
+        "per_step": False,
+    }
     sl = read_json(tiny_run / "results/final/digits/sym0.4/seed1/sl.json")
     assert sl["options"] == {"alpha": 0.01, "beta": 1.0, "mixup": False}
     assert sl["trained_with"]["loss"] == {"name": "sl", "alpha": 0.01, "beta": 1.0}
@@ -410,7 +477,9 @@ def test_baseline_results_record_their_options(tiny_run):
 def test_table3_and_dataset_summary(tiny_run):
     table3 = pd.read_csv(tiny_run / "results/report/table3.csv")
     divide_mix = table3[table3["method"] == "DivideMix"].iloc[0]
-    assert divide_mix["Clothing-1M source"].startswith("quoted from") and divide_mix["Clothing-1M reproduced"] == "not run"
+    assert (
+        divide_mix["Clothing-1M source"].startswith("quoted from") and divide_mix["Clothing-1M reproduced"] == "not run"
+    )
     summary = pd.read_csv(tiny_run / "results/report/datasets.csv")
     assert summary.set_index("dataset").loc["digits", ["train", "test", "classes"]].tolist() == [1500, 297, 10]
 
@@ -444,23 +513,37 @@ def test_snakemake_report_gathers_tables_and_figures(tiny_run, run_snakemake, tm
     done = run_snakemake(tiny_run, "--report", str(report))
     assert done.returncode == 0, done.stderr[-3000:]
     html = report.read_text(errors="replace")
-    for name in ("table1.csv", "table2.csv", "table3.csv", "datasets.csv", "noise.csv", "sensitivity.png",
-                 "theory.png"):
+    for name in (
+        "table1.csv",
+        "table2.csv",
+        "table3.csv",
+        "datasets.csv",
+        "noise.csv",
+        "sensitivity.png",
+        "theory.png",
+    ):
         assert name in html
     # the paper's results under their own categories, which the report's menu lists first (tests/test_conventions.py)
-    for category in ("Paper - Table 1 (selection)", "Paper - Table 2 (test accuracy)", "Paper - Figure 1 (sensitivity)",
-                     "Paper - Theorem 1", "Supplement - Datasets and noise"):
+    for category in (
+        "Paper - Table 1 (selection)",
+        "Paper - Table 2 (test accuracy)",
+        "Paper - Figure 1 (sensitivity)",
+        "Paper - Theorem 1",
+        "Supplement - Datasets and noise",
+    ):
         assert json.dumps(category) in html, category
     assert "System Message" not in html  # the workflow description and captions render as reST without a warning
 
 
-def test_a_run_of_baselines_alone_trains_no_fold_model_and_sl_trains_on_its_authors_schedule(tmp_path, run_snakemake,
-                                                                                              tiny_config):
+def test_a_run_of_baselines_alone_trains_no_fold_model_and_sl_trains_on_its_authors_schedule(
+    tmp_path, run_snakemake, tiny_config
+):
     config = yaml.safe_load(tiny_config.read_text())
     digits = config["datasets"]["digits"]
     digits["noise"], digits["baselines"]["sl"]["schedule"] = ["sym0.4"], "authors"
-    config.update(seeds=[1], methods=["sl"], ablation=False, compare_confident_learning=False,
-                  sensitivity={"enabled": False})
+    config.update(
+        seeds=[1], methods=["sl"], ablation=False, compare_confident_learning=False, sensitivity={"enabled": False}
+    )
     baselines = tmp_path / "baselines.yaml"
     baselines.write_text(yaml.safe_dump(config))
     done = run_snakemake(tmp_path, config=baselines)
@@ -469,7 +552,12 @@ def test_a_run_of_baselines_alone_trains_no_fold_model_and_sl_trains_on_its_auth
     sl = read_json(tmp_path / "results/final/digits/sym0.4/seed1/sl.json")
     assert sl["options"] == {"alpha": 0.01, "beta": 1.0, "mixup": False}  # the schedule went into the recipe
     assert {key: sl["recipe"][key] for key in ("lr", "lr_step_decay", "milestones", "epochs", "weight_decay")} == {
-        "lr": 0.1, "lr_step_decay": 5e-3, "milestones": [11, 31], "epochs": 50, "weight_decay": 0.0}
+        "lr": 0.1,
+        "lr_step_decay": 5e-3,
+        "milestones": [11, 31],
+        "epochs": 50,
+        "weight_decay": 0.0,
+    }
     assert sl["recipe"]["model"] == "cnn4" and sl["trained_with"]["mixup_alpha"] is None
     table2 = pd.read_csv(tmp_path / "results/report/table2.csv")
     assert table2[["method", "runs"]].values.tolist() == [["sl", 1]]
@@ -492,7 +580,7 @@ def test_folds_trained_stacked_write_the_fold_tables_a_job_per_fold_writes(tiny_
             fold = f"results/folds/digits/sym0.4/seed1/K2/m{m}/k{k}.parquet"
             (got, got_meta), (expected, expected_meta) = read_table(tmp_path / fold), read_table(tiny_run / fold)
             assert got_meta["stacked"] is True and got_meta["stack"].endswith("stacks/digits/sym0.4/seed1/K2.parquet")
-            assert (got_meta["m"], got_meta["k"]) == (str(m), str(k))
+            assert (got_meta["m"], got_meta["k"]) == (str(m), str(k)) and got_meta["recipe"] == expected_meta["recipe"]
             assert got[["sample", "given"]].equals(expected[["sample", "given"]])
             assert got.columns.tolist() == expected.columns.tolist()
     assert read_json(tmp_path / selection)["SS"] > 0

@@ -86,17 +86,29 @@ def git_state(*, root: PathLike | None = None) -> dict[str, Any]:
     root = Path(root) if root is not None else Path(__file__).resolve().parents[2]
     if not (root / ".git").exists():
         # an install from a repository's commit (pip's VCS URL) knows it, for the library's own files
-        told = os.environ.get(COMMIT_VARIABLE) or (_installed_origin().get("vcs_info", {}).get("commit_id")
-                                                   if library else None)
+        told = os.environ.get(COMMIT_VARIABLE) or (
+            _installed_origin().get("vcs_info", {}).get("commit_id") if library else None
+        )
         return {"commit": told, "dirty": None} if told else {"commit": "unknown"}
     try:
         commit = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
         ).stdout.strip()
         changes = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", ".",
-             *(f":(exclude){folder}" for folder in DATA_FOLDERS)],
-            capture_output=True, text=True, check=True,
+            [
+                "git",
+                "-C",
+                str(root),
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ".",
+                *(f":(exclude){folder}" for folder in DATA_FOLDERS),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
     except (OSError, subprocess.CalledProcessError):
         return {"commit": "unknown"}

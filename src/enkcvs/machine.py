@@ -43,8 +43,13 @@ def gpu_names() -> list[str]:
     if shutil.which("nvidia-smi") is None:
         return []
     try:
-        listed = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
-                                text=True, timeout=60, check=True).stdout
+        listed = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return []
     return [line.strip() for line in listed.splitlines() if line.strip()]
@@ -54,8 +59,11 @@ def machine_description() -> dict:
     """The machine a run is recorded on: CPU model, logical cores, memory, the instruction sets in
     :data:`CPU_FLAGS` it has, the operating system, and its GPUs (``gpus``, only where it has some: a run's training
     jobs use the first when present)."""
-    memory = re.search(r"^MemTotal:\s*(\d+) kB", Path("/proc/meminfo").read_text() if Path("/proc/meminfo").exists()
-                       else "", re.MULTILINE)
+    memory = re.search(
+        r"^MemTotal:\s*(\d+) kB",
+        Path("/proc/meminfo").read_text() if Path("/proc/meminfo").exists() else "",
+        re.MULTILINE,
+    )
     return {
         "cpu": cpu_model(),
         "cores": os.cpu_count(),

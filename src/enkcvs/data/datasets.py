@@ -95,7 +95,8 @@ def load_dataset(path: str | Path) -> Dataset:
                 image_transform=json.loads(str(arrays["image_transform"])),
                 sample_ids=arrays.get("sample_ids", None),
                 id_column=str(arrays.get("id_column", "")),
-                feature_names=tuple(str(name) for name in arrays["feature_names"]) if "feature_names" in arrays
+                feature_names=tuple(str(name) for name in arrays["feature_names"])
+                if "feature_names" in arrays
                 else None,
             )
     except (zipfile.BadZipFile, EOFError, KeyError, ValueError, OSError) as error:

@@ -53,13 +53,23 @@ def embed_texts(
     """
     keys = [hashlib.sha256(text.encode()).hexdigest() for text in texts]
     folder = cache_dir() / "embeddings" / f"{checkpoint_slug(checkpoint)}-{max_tokens}"
-    return cached_vectors(keys, texts, folder=folder, encode=lambda missing: encode_texts(
-        missing, checkpoint=checkpoint, max_tokens=max_tokens, batch_size=batch_size,
-        local_files_only=local_files_only))
+    return cached_vectors(
+        keys,
+        texts,
+        folder=folder,
+        encode=lambda missing: encode_texts(
+            missing,
+            checkpoint=checkpoint,
+            max_tokens=max_tokens,
+            batch_size=batch_size,
+            local_files_only=local_files_only,
+        ),
+    )
 
 
-def cached_vectors(keys: Sequence[str], items: Sequence, *, folder: Path,
-                   encode: Callable[[list], np.ndarray]) -> np.ndarray:
+def cached_vectors(
+    keys: Sequence[str], items: Sequence, *, folder: Path, encode: Callable[[list], np.ndarray]
+) -> np.ndarray:
     """The vectors of ``items`` (N,), each keyed by its content's digest in ``keys`` (N,): from the cache in
     ``folder`` where it holds them, the others passed to ``encode`` (each distinct key once; it returns (n, D)) and
     added to the cache as one new shard. Returns (N, D) float32 in the order of ``items``."""
@@ -73,8 +83,12 @@ def cached_vectors(keys: Sequence[str], items: Sequence, *, folder: Path,
 
 
 def encode_texts(
-    texts: Sequence[str], *, checkpoint: str, max_tokens: int, batch_size: int = ENCODE_BATCH,
-    local_files_only: bool = True
+    texts: Sequence[str],
+    *,
+    checkpoint: str,
+    max_tokens: int,
+    batch_size: int = ENCODE_BATCH,
+    local_files_only: bool = True,
 ) -> np.ndarray:
     """Encode ``texts`` with the frozen ``checkpoint``: token states (B, L, D) averaged over each text's attention
     mask, then L2-normalised. The texts are tokenised at once (:func:`enkcvs.data.text.tokenize`), sorted by length
@@ -101,8 +115,8 @@ def encode_texts(
     vectors = np.empty((len(texts), model.config.hidden_size), dtype=np.float32)
     with torch.inference_mode():
         for start in range(0, len(texts), batch_size):
-            rows = order[start:start + batch_size]
-            batch = torch.from_numpy(tokens[rows, :, :lengths[rows].max()])  # (B, 2, L)
+            rows = order[start : start + batch_size]
+            batch = torch.from_numpy(tokens[rows, :, : lengths[rows].max()])  # (B, 2, L)
             states = model(input_ids=batch[:, 0], attention_mask=batch[:, 1]).last_hidden_state  # (B, L, D)
             mask = batch[:, 1, :, None].to(states.dtype)  # (B, L, 1)
             mean = (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)  # (B, D)

@@ -40,15 +40,19 @@ def default_weights(encoder: str):
 
     known = torchvision.models.list_models(module=torchvision.models)
     if encoder not in known:
-        raise ValueError(f"--encoder {encoder}: torchvision has no classification model of that name. Fix: pass one "
-                         f"of {', '.join(known)} (e.g. resnet18, mobilenet_v3_small)")
+        raise ValueError(
+            f"--encoder {encoder}: torchvision has no classification model of that name. Fix: pass one "
+            f"of {', '.join(known)} (e.g. resnet18, mobilenet_v3_small)"
+        )
     return torchvision.models.get_model_weights(encoder).DEFAULT
 
 
 def fetch_command(encoder: str) -> str:
     """The command that fetches ``encoder``'s weights into torchvision's cache, run on a connected machine."""
-    return (f"python -c \"import torchvision; torchvision.models.get_model_weights('{encoder}').DEFAULT"
-            ".get_state_dict(progress=True)\"")
+    return (
+        f"python -c \"import torchvision; torchvision.models.get_model_weights('{encoder}').DEFAULT"
+        '.get_state_dict(progress=True)"'
+    )
 
 
 def weights_file(encoder: str) -> Path:
@@ -67,9 +71,11 @@ def weights_problem(encoder: str) -> str | None:
         return str(error)
     if path.is_file():
         return None
-    return (f"--encoder {encoder}: its ImageNet weights are not in torchvision's cache ({path}), and this command "
-            f"never trains on random weights. Fix: on a machine with network access run {fetch_command(encoder)} "
-            f"and copy {path.name} into {path.parent} here (or run it here where the network is reachable)")
+    return (
+        f"--encoder {encoder}: its ImageNet weights are not in torchvision's cache ({path}), and this command "
+        f"never trains on random weights. Fix: on a machine with network access run {fetch_command(encoder)} "
+        f"and copy {path.name} into {path.parent} here (or run it here where the network is reachable)"
+    )
 
 
 def load_encoder(encoder: str, *, pretrained: bool = True):
@@ -103,13 +109,19 @@ def embed_images(
     """
     keys = [hashlib.sha256(Path(root, path).read_bytes()).hexdigest() for path in paths]
     weights = default_weights(encoder).name if pretrained else "random"
-    return cached_vectors(keys, paths, folder=cache_dir() / "embeddings" / f"{encoder}-{weights}",
-                          encode=lambda missing: encode_images(missing, root=root, encoder=encoder,
-                                                               batch_size=batch_size, pretrained=pretrained))
+    return cached_vectors(
+        keys,
+        paths,
+        folder=cache_dir() / "embeddings" / f"{encoder}-{weights}",
+        encode=lambda missing: encode_images(
+            missing, root=root, encoder=encoder, batch_size=batch_size, pretrained=pretrained
+        ),
+    )
 
 
-def encode_images(paths: Sequence[str], *, root: str | Path, encoder: str, batch_size: int = ENCODE_BATCH,
-                  pretrained: bool = True) -> np.ndarray:
+def encode_images(
+    paths: Sequence[str], *, root: str | Path, encoder: str, batch_size: int = ENCODE_BATCH, pretrained: bool = True
+) -> np.ndarray:
     """Encode the image files ``paths`` (relative to ``root``) with the frozen ``encoder`` (:func:`load_encoder`), in
     batches of ``batch_size`` under ``torch.inference_mode``. Returns (N, D) float32."""
     import torch
@@ -120,7 +132,7 @@ def encode_images(paths: Sequence[str], *, root: str | Path, encoder: str, batch
     with torch.inference_mode():
         for start in range(0, len(paths), batch_size):
             images = []
-            for path in paths[start:start + batch_size]:
+            for path in paths[start : start + batch_size]:
                 with Image.open(Path(root, path)) as image:
                     images.append(preset(image.convert("RGB")))
             batches.append(model(torch.stack(images)).float().numpy())

@@ -131,12 +131,14 @@ def compare_rankings(*, probabilities: np.ndarray, given: np.ndarray, true: np.n
         **{f"cleanlab {m}": get_label_quality_scores(labels=given, pred_probs=mean, method=m) for m in CLEANLAB_SCORES},
     }
     is_error = np.asarray(given) != np.asarray(true)
-    return pd.DataFrame([{"method": name, **ranking_quality(label_quality=score, is_error=is_error)}
-                         for name, score in scores.items()])
+    return pd.DataFrame(
+        [{"method": name, **ranking_quality(label_quality=score, is_error=is_error)} for name, score in scores.items()]
+    )
 
 
-def agreement_on_real_labels(*, probabilities: np.ndarray, given: np.ndarray, threshold: int,
-                             tops: tuple[int, ...] = AGREEMENT_TOPS) -> pd.DataFrame:
+def agreement_on_real_labels(
+    *, probabilities: np.ndarray, given: np.ndarray, threshold: int, tops: tuple[int, ...] = AGREEMENT_TOPS
+) -> pd.DataFrame:
     """E-NKCVS beside cleanlab's defaults on the same out-of-fold probabilities where no true labels exist to score
     either (``real`` noise): how many samples each flags and both flag, and how many of each one's k most likely
     mislabelled samples the other ranks in its top k too.
@@ -163,12 +165,21 @@ def agreement_on_real_labels(*, probabilities: np.ndarray, given: np.ndarray, th
     ensemble = select(probabilities=probabilities, labels=given, threshold=threshold)  # checks all inputs
     mean = np.asarray(probabilities, dtype=float).mean(axis=0)
     mean = mean / mean.sum(axis=1, keepdims=True)  # float16-stored rows, as select() accepts them
-    flags = {"E-NKCVS": ~ensemble.selected,
-             "cleanlab": cleanlab_flags(probabilities=mean, labels=given, method=CLEANLAB_DEFAULT_FILTER)}
-    orders = {"E-NKCVS": np.argsort(ensemble.label_quality, kind="stable"),
-              "cleanlab": np.argsort(get_label_quality_scores(labels=given, pred_probs=mean), kind="stable")}
-    rows = [{"set": "flagged", **{name: int(flag.sum()) for name, flag in flags.items()},
-             "both": int((flags["E-NKCVS"] & flags["cleanlab"]).sum())}]
+    flags = {
+        "E-NKCVS": ~ensemble.selected,
+        "cleanlab": cleanlab_flags(probabilities=mean, labels=given, method=CLEANLAB_DEFAULT_FILTER),
+    }
+    orders = {
+        "E-NKCVS": np.argsort(ensemble.label_quality, kind="stable"),
+        "cleanlab": np.argsort(get_label_quality_scores(labels=given, pred_probs=mean), kind="stable"),
+    }
+    rows = [
+        {
+            "set": "flagged",
+            **{name: int(flag.sum()) for name, flag in flags.items()},
+            "both": int((flags["E-NKCVS"] & flags["cleanlab"]).sum()),
+        }
+    ]
     for k in (k for k in tops if k <= len(given)):
         shared = np.intersect1d(orders["E-NKCVS"][:k], orders["cleanlab"][:k]).size
         rows.append({"set": f"top {k}", "E-NKCVS": k, "cleanlab": k, "both": shared})

@@ -36,8 +36,10 @@ def write_example(*, out: Path, samples: int = 300, flipped: float = 0.1, seed: 
     if out.suffix.lower() != ".csv":
         raise ValueError(f"--out {out}: the example is a CSV file. Fix: e.g. --out {out.with_suffix('.csv')}")
     if samples < 3 * len(CLASSES) or not 0 <= flipped < 1:
-        raise ValueError(f"--samples {samples}, --flipped {flipped}: the example needs at least "
-                         f"{3 * len(CLASSES)} rows and a share in [0, 1) of them flipped")
+        raise ValueError(
+            f"--samples {samples}, --flipped {flipped}: the example needs at least "
+            f"{3 * len(CLASSES)} rows and a share in [0, 1) of them flipped"
+        )
     rng = np.random.default_rng(seed)
     true = rng.permutation(np.arange(samples) % len(CLASSES))  # (N,)
     centres = SEPARATION * np.eye(len(CLASSES), FEATURES)  # (Q, F)
@@ -50,12 +52,15 @@ def write_example(*, out: Path, samples: int = 300, flipped: float = 0.1, seed: 
     table = pd.DataFrame(features.round(3), columns=[f"x{j}" for j in range(FEATURES)])
     table.insert(0, "id", ids)
     table["animal"] = names[given]
-    flips = pd.DataFrame({"id": ids[np.sort(rows)], "given_label": names[given[np.sort(rows)]],
-                          "true_label": names[true[np.sort(rows)]]})
+    flips = pd.DataFrame(
+        {"id": ids[np.sort(rows)], "given_label": names[given[np.sort(rows)]], "true_label": names[true[np.sort(rows)]]}
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     truth = out.with_name(f"{out.stem}.flipped.csv")
     for frame, path in ((table, out), (flips, truth)):
         with atomic_path(path) as tmp:
             frame.to_csv(tmp, index=False)
-    return (f"{samples} rows, {len(rows)} labels flipped to another class, in {out} (the flipped rows in {truth}). "
-            f"Next: enkcvs find-issues --data {out} --label-column animal --id-column id --out issues.csv")
+    return (
+        f"{samples} rows, {len(rows)} labels flipped to another class, in {out} (the flipped rows in {truth}). "
+        f"Next: enkcvs find-issues --data {out} --label-column animal --id-column id --out issues.csv"
+    )

@@ -74,9 +74,11 @@ def two_sets_sentence(issues: pd.DataFrame) -> str:
     """Both sets of a label-issue table in one sentence: the review list's length and the kept set's, each with what
     it is for."""
     total, listed, kept = len(issues), int(issues["in_review_list"].sum()), int(issues["kept"].sum())
-    return (f"Review list (likely label errors to check, as many as confident learning estimates): {listed} of {total} "
-            f"samples ({100 * listed / total:.1f}%), the lowest label quality first. Kept (the paper's selection, to "
-            f"train on): {kept} ({100 * kept / total:.1f}%); the other {total - kept} were selected too few times.")
+    return (
+        f"Review list (likely label errors to check, as many as confident learning estimates): {listed} of {total} "
+        f"samples ({100 * listed / total:.1f}%), the lowest label quality first. Kept (the paper's selection, to "
+        f"train on): {kept} ({100 * kept / total:.1f}%); the other {total - kept} were selected too few times."
+    )
 
 
 def write_issue_files(
@@ -105,9 +107,14 @@ def write_issue_files(
     top : the number of most likely mislabelled rows the summary shows.
     table, summary : the parquet and Markdown files written.
     """
-    issues = label_issue_table(given=given, iterations=iterations, class_names=dataset.class_names,
-                               ids=dataset.sample_ids, id_column=dataset.id_column,
-                               **{column: outcome[column] for column in ISSUE_OUTCOME})
+    issues = label_issue_table(
+        given=given,
+        iterations=iterations,
+        class_names=dataset.class_names,
+        ids=dataset.sample_ids,
+        id_column=dataset.id_column,
+        **{column: outcome[column] for column in ISSUE_OUTCOME},
+    )
     issues = with_sample_column(issues, dataset=dataset)
     write_table(issues, table, metadata=metadata)
     lines = [

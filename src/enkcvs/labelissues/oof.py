@@ -145,8 +145,11 @@ def select(
     if true is not None:
         kept = precision_recall(sizes=selection_set_sizes(selected=outcome["selected"], given=given, true=true))
         listed = error_list_scores(listed=outcome["in_review_list"], given=given, true=true)
-        scores = {f"{name}_{key}": value for name, values in (("kept", kept), ("review", listed))
-                  for key, value in values.items()}
+        scores = {
+            f"{name}_{key}": value
+            for name, values in (("kept", kept), ("review", listed))
+            for key, value in values.items()
+        }
         scores["theorem1"] = empirical_theorem1(
             true=true, given=given, predicted=predicted, threshold=threshold, num_classes=num_classes
         )
@@ -172,48 +175,65 @@ def _checked_probabilities(probabilities) -> np.ndarray:
     if isinstance(probabilities, list | tuple):
         arrays = [np.asarray(p, dtype=float) for p in probabilities]
         if not arrays or any(a.ndim != 2 for a in arrays):
-            raise ValueError(f"probabilities as a list must hold M >= 1 arrays of shape (N, Q); got shapes "
-                             f"{[a.shape for a in arrays]}: pass one (N, Q) array per repetition of the "
-                             "cross-validation")
+            raise ValueError(
+                f"probabilities as a list must hold M >= 1 arrays of shape (N, Q); got shapes "
+                f"{[a.shape for a in arrays]}: pass one (N, Q) array per repetition of the "
+                "cross-validation"
+            )
         for name, axis in (("Q (classes)", 1), ("N (samples)", 0)):
             sizes = [a.shape[axis] for a in arrays]
             if len(set(sizes)) > 1:
-                raise ValueError(f"the repetitions' probabilities differ in {name}: {sizes}; every repetition must "
-                                 "predict the same samples over the same classes, in the same order")
+                raise ValueError(
+                    f"the repetitions' probabilities differ in {name}: {sizes}; every repetition must "
+                    "predict the same samples over the same classes, in the same order"
+                )
         stack = np.stack(arrays)
     else:
         stack = np.asarray(probabilities, dtype=float)
         if stack.ndim not in (2, 3):
-            raise ValueError(f"probabilities must be (N, Q) or (M, N, Q); got shape {stack.shape}: pass one row of "
-                             "class probabilities per sample, stacked over the M repetitions if there are several")
+            raise ValueError(
+                f"probabilities must be (N, Q) or (M, N, Q); got shape {stack.shape}: pass one row of "
+                "class probabilities per sample, stacked over the M repetitions if there are several"
+            )
         stack = stack[None] if stack.ndim == 2 else stack
     if stack.shape[2] < 2 or stack.shape[1] == 0:
         raise ValueError(f"probabilities need N >= 1 samples and Q >= 2 classes; got (M, N, Q) = {stack.shape}")
     if not np.isfinite(stack).all():
-        raise ValueError(f"probabilities hold {int((~np.isfinite(stack)).sum())} NaN or infinite entries (the first in "
-                         f"{_first_row(~np.isfinite(stack).all(axis=2))}): check the model's outputs and drop or "
-                         "re-predict those samples")
+        raise ValueError(
+            f"probabilities hold {int((~np.isfinite(stack)).sum())} NaN or infinite entries (the first in "
+            f"{_first_row(~np.isfinite(stack).all(axis=2))}): check the model's outputs and drop or "
+            "re-predict those samples"
+        )
     below, above = stack < -ENTRY_TOLERANCE, stack > 1 + ENTRY_TOLERANCE
     if below.any():
-        raise ValueError(f"probabilities hold {int(below.sum())} negative entries (minimum {stack.min():.4g}; the "
-                         f"first in {_first_row(below.any(axis=2))}): these look like logits or log-probabilities; "
-                         "apply softmax (or exp) first")
+        raise ValueError(
+            f"probabilities hold {int(below.sum())} negative entries (minimum {stack.min():.4g}; the "
+            f"first in {_first_row(below.any(axis=2))}): these look like logits or log-probabilities; "
+            "apply softmax (or exp) first"
+        )
     sums = stack.sum(axis=2)
     if (off := np.abs(sums - 1.0) > ROW_SUM_TOLERANCE).any():
         worst = sums.flat[np.abs(sums - 1.0).argmax()]
-        raise ValueError(f"{int(off.sum())} probability rows do not sum to 1 (tolerance {ROW_SUM_TOLERANCE}; worst "
-                         f"sum {worst:.4g}; the first {_first_row(off)}): pass class probabilities, e.g. apply "
-                         "softmax to logits")
+        raise ValueError(
+            f"{int(off.sum())} probability rows do not sum to 1 (tolerance {ROW_SUM_TOLERANCE}; worst "
+            f"sum {worst:.4g}; the first {_first_row(off)}): pass class probabilities, e.g. apply "
+            "softmax to logits"
+        )
     if above.any():
-        raise ValueError(f"probabilities hold {int(above.sum())} entries above 1 (maximum {stack.max():.4g}; the "
-                         f"first in {_first_row(above.any(axis=2))}): pass class probabilities, each in [0, 1], e.g. "
-                         "apply softmax to logits")
+        raise ValueError(
+            f"probabilities hold {int(above.sum())} entries above 1 (maximum {stack.max():.4g}; the "
+            f"first in {_first_row(above.any(axis=2))}): pass class probabilities, each in [0, 1], e.g. "
+            "apply softmax to logits"
+        )
     stack = np.clip(stack, 0.0, 1.0)
     sums = stack.sum(axis=2)
     rescaled = np.abs(sums - 1.0) > RENORMALISED_ABOVE
     if rescaled.any():
-        warnings.warn(f"{int(rescaled.sum())} probability rows sum to 1 only within {ROW_SUM_TOLERANCE} (e.g. stored "
-                      "as float16): renormalised to sum 1", stacklevel=3)
+        warnings.warn(
+            f"{int(rescaled.sum())} probability rows sum to 1 only within {ROW_SUM_TOLERANCE} (e.g. stored "
+            "as float16): renormalised to sum 1",
+            stacklevel=3,
+        )
     return np.where(rescaled[..., None], stack / sums[..., None], stack)
 
 
@@ -228,8 +248,9 @@ def _checked_class_names(class_names, *, num_classes: int) -> tuple[Hashable, ..
         return None
     names = tuple(np.asarray(class_names, dtype=object).tolist())
     if len(names) != num_classes or len(set(names)) != num_classes:
-        raise ValueError(f"class_names must be Q = {num_classes} distinct names, one per probability column; got "
-                         f"{names!r}")
+        raise ValueError(
+            f"class_names must be Q = {num_classes} distinct names, one per probability column; got {names!r}"
+        )
     return names
 
 
@@ -310,8 +331,10 @@ def _read_file(path: PathLike, *, what: str) -> pd.DataFrame | np.ndarray:
             return np.load(path, allow_pickle=False)
         table = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
     except (ValueError, OSError, EOFError) as error:  # pandas' and pyarrow's parser errors are ValueErrors
-        raise ValueError(f"the {what} file {path} is unreadable ({type(error).__name__}: {error}). Fix: write it "
-                         "again as .npy, .parquet or .csv") from error
+        raise ValueError(
+            f"the {what} file {path} is unreadable ({type(error).__name__}: {error}). Fix: write it "
+            "again as .npy, .parquet or .csv"
+        ) from error
     if table.empty:
         raise ValueError(f"the {what} file {path} holds no rows. Fix: one row per sample, under a header")
     return table
@@ -326,8 +349,10 @@ def load_probabilities(path: PathLike) -> np.ndarray:
     """
     values, names = load_named_probabilities(path)
     if names is not None:
-        raise ValueError(f"{path}: the probability columns name the classes ({', '.join(names)}); load them with "
-                         "load_named_probabilities, which returns those names to pass to select as class_names")
+        raise ValueError(
+            f"{path}: the probability columns name the classes ({', '.join(names)}); load them with "
+            "load_named_probabilities, which returns those names to pass to select as class_names"
+        )
     return values
 
 
@@ -343,9 +368,10 @@ def load_named_probabilities(path: PathLike) -> tuple[np.ndarray, tuple[str, ...
     try:
         values = frame[columns].to_numpy(dtype=float)  # (M * N, Q)
     except (ValueError, TypeError):
-        raise ValueError(f"{path}: the class columns {columns} must all hold probabilities; some hold text. Fix: "
-                         "keep only the probability columns (besides iteration and sample), or name them prob_<class>"
-                         ) from None
+        raise ValueError(
+            f"{path}: the class columns {columns} must all hold probabilities; some hold text. Fix: "
+            "keep only the probability columns (besides iteration and sample), or name them prob_<class>"
+        ) from None
     if "iteration" not in frame.columns:
         return values, names
     sizes = frame.groupby("iteration").size()
@@ -368,8 +394,10 @@ def _class_columns(frame: pd.DataFrame, *, path: PathLike) -> tuple[list, tuple[
         return columns, tuple(names)
     order = sorted(range(len(names)), key=lambda i: int(names[i]))
     if not columns or [int(names[i]) for i in order] != list(range(len(names))):
-        raise ValueError(f"{path}: expected columns prob_0..prob_{{Q-1}} (one per class) or one column per class "
-                         f"named prob_<class> or <class>; found columns {list(frame.columns)}")
+        raise ValueError(
+            f"{path}: expected columns prob_0..prob_{{Q-1}} (one per class) or one column per class "
+            f"named prob_<class> or <class>; found columns {list(frame.columns)}"
+        )
     return [columns[i] for i in order], None
 
 
@@ -394,8 +422,9 @@ def load_labels(
     frame = _read_file(path, what="labels")
     if isinstance(frame, np.ndarray):
         if column is not None:
-            raise ColumnError(f"{path}: column={column!r} applies to .csv and .parquet tables, not .npy arrays",
-                              columns=None)
+            raise ColumnError(
+                f"{path}: column={column!r} applies to .csv and .parquet tables, not .npy arrays", columns=None
+            )
         if frame.ndim == 1 and frame.dtype.kind == "f":
             _refuse_empty_cells(pd.Series(frame), path=Path(path), what=f"{what} array")
         return frame
@@ -403,8 +432,11 @@ def load_labels(
     if column is None and len(candidates) == 1:
         column = candidates[0]
     if column not in frame.columns:
-        raise ColumnError(f"{path}: no {what} column {column!r}; the file has columns {list(frame.columns)}: pass "
-                          "column=<one of them>", columns=list(frame.columns))
+        raise ColumnError(
+            f"{path}: no {what} column {column!r}; the file has columns {list(frame.columns)}: pass "
+            "column=<one of them>",
+            columns=list(frame.columns),
+        )
     if what != "text":
         ids = frame[id_column] if id_column in frame.columns and id_column != column else None
         _refuse_empty_cells(frame[column], path=Path(path), what=f"{what} column {column!r}", ids=ids)
@@ -433,8 +465,10 @@ def _refuse_empty_cells(values: pd.Series, *, path: Path, what: str, ids: pd.Ser
         places = [f"{place} ({ids.name} {named[p]!r})" for place, p in zip(places, positions)]
     shown = ", ".join(places[:5]) + (f" and {len(places) - 5} more" if len(places) > 5 else "")
     cells = "cell" if len(places) == 1 else "cells"
-    raise ValueError(f"{path}: {len(places)} empty {cells} in the {what}: {shown}; {scheme}. Fix: give every "
-                     "sample its value, or drop the sample from both files")
+    raise ValueError(
+        f"{path}: {len(places)} empty {cells} in the {what}: {shown}; {scheme}. Fix: give every "
+        "sample its value, or drop the sample from both files"
+    )
 
 
 def _csv_record_lines(path: Path) -> list[int]:

@@ -28,8 +28,9 @@ def review_paths(out: Path) -> dict[str, Path]:
 def checked_out(out: Path):
     """The writer of ``--out``'s format; ValueError for a folder or an unknown extension."""
     if out.is_dir():
-        raise ValueError(f"--out points to a folder, give the file to write: {out} is a folder. Fix: e.g. --out "
-                         f"{out / 'issues.csv'}")
+        raise ValueError(
+            f"--out points to a folder, give the file to write: {out} is a folder. Fix: e.g. --out {out / 'issues.csv'}"
+        )
     writer = WRITERS.get(out.suffix.lower())
     if writer is None:
         raise ValueError(f"--out {out}: unknown extension {out.suffix!r}; use one of {sorted(WRITERS)}")
@@ -39,16 +40,20 @@ def checked_out(out: Path):
 def checked_threshold(threshold: int | None, *, iterations: int | None) -> None:
     """ValueError, worded in ``--threshold``, for a t outside 1..M."""
     if threshold is not None and iterations is not None and not 1 <= threshold <= iterations:
-        raise ValueError(f"--threshold {threshold}: a sample gets at most one vote from each of the M = {iterations} "
-                         f"repetitions, so t lies in 1..{iterations}. Fix: pass --threshold between 1 and "
-                         f"{iterations}")
+        raise ValueError(
+            f"--threshold {threshold}: a sample gets at most one vote from each of the M = {iterations} "
+            f"repetitions, so t lies in 1..{iterations}. Fix: pass --threshold between 1 and "
+            f"{iterations}"
+        )
 
 
 def checked_review_top(review_top: int | None) -> None:
     """ValueError, worded in ``--review-top``, for a sheet of fewer than one sample."""
     if review_top is not None and review_top < 1:
-        raise ValueError(f"--review-top {review_top}: a review sheet shows N >= 1 samples. Fix: pass --review-top 1 "
-                         f"or more (default {DEFAULT_TOP})")
+        raise ValueError(
+            f"--review-top {review_top}: a review sheet shows N >= 1 samples. Fix: pass --review-top 1 "
+            f"or more (default {DEFAULT_TOP})"
+        )
 
 
 def write_ranking(frame: pd.DataFrame, *, result: SelectionResult, sheet, out: Path) -> str:
@@ -59,9 +64,11 @@ def write_ranking(frame: pd.DataFrame, *, result: SelectionResult, sheet, out: P
         checked_out(out)(frame, tmp)
     written = "" if sheet is None else f"; review sheet {_write_sheet(sheet, out=out)}"
     listed, kept = int(frame["in_review_list"].sum()), int(frame["kept"].sum())
-    return (f"{listed} of {len(frame)} samples in the review list (likely label errors, as many as estimated); "
-            f"{kept} kept for training (selected in at least t = {result.threshold} of M = {result.iterations} "
-            f"iterations); every sample ranked in {out}{written}")
+    return (
+        f"{listed} of {len(frame)} samples in the review list (likely label errors, as many as estimated); "
+        f"{kept} kept for training (selected in at least t = {result.threshold} of M = {result.iterations} "
+        f"iterations); every sample ranked in {out}{written}"
+    )
 
 
 def _write_sheet(sheet, *, out: Path) -> str:
@@ -84,5 +91,8 @@ def warn_when_most_are_not_kept(flags: np.ndarray, *, causes: str) -> None:
     kept (``flags``), pointing at the caller's caller: the function of the command that ranked them."""
     flagged = int(flags.sum())
     if flagged > len(flags) / 2:
-        warnings.warn(f"{flagged} of {len(flags)} samples ({100 * flagged / len(flags):.0f}%) are not kept "
-                      f"(selected in fewer than t iterations){causes}", stacklevel=3)
+        warnings.warn(
+            f"{flagged} of {len(flags)} samples ({100 * flagged / len(flags):.0f}%) are not kept "
+            f"(selected in fewer than t iterations){causes}",
+            stacklevel=3,
+        )

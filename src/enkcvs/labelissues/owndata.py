@@ -22,16 +22,21 @@ from typing import Any
 
 import numpy as np
 
-from enkcvs.data.datasets import Dataset
 from enkcvs.data import image_embeddings
+from enkcvs.data.datasets import Dataset
 from enkcvs.data.embeddings import POOLING, embed_texts
 from enkcvs.data.sources import own
 from enkcvs.data.text import DEFAULT_CHECKPOINT
 from enkcvs.io import install_command, provenance, write_json
 from enkcvs.labelissues.issues import with_sample_column
-from enkcvs.labelissues.ownkind import KINDS, infer_kind
-from enkcvs.labelissues.outputs import (checked_out, checked_review_top, checked_threshold, warn_when_most_are_not_kept,
-                                        write_ranking)
+from enkcvs.labelissues.outputs import (
+    checked_out,
+    checked_review_top,
+    checked_threshold,
+    warn_when_most_are_not_kept,
+    write_ranking,
+)
+from enkcvs.labelissues.ownkind import infer_kind
 from enkcvs.labelissues.review import DEFAULT_TOP
 from enkcvs.training.recipe import Recipe
 
@@ -47,12 +52,36 @@ DEFAULT_SEED = 1
 #: Images are read in the main process (no DataLoader workers: no worker start per epoch on small folders). Images
 #: with an ``encoder`` train the texts' heads recipe on its embeddings (``HEADS``).
 DEFAULT_RECIPES: dict[str, dict[str, Any]] = {
-    "table": {"model": "mlp", "optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "epochs": 20,
-              "batch_size": 64, "mixup_alpha": 0.3},
-    "images": {"model": "cnn4", "optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "epochs": 15,
-               "batch_size": 64, "mixup_alpha": 0.3},
-    "texts": {"model": "mlp", "optimizer": "adam", "lr": 1e-3, "momentum": 0.9, "weight_decay": 5e-4, "epochs": 10,
-              "batch_size": 128, "mixup_alpha": 0.3},
+    "table": {
+        "model": "mlp",
+        "optimizer": "sgd",
+        "lr": 0.05,
+        "momentum": 0.9,
+        "weight_decay": 5e-4,
+        "epochs": 20,
+        "batch_size": 64,
+        "mixup_alpha": 0.3,
+    },
+    "images": {
+        "model": "cnn4",
+        "optimizer": "sgd",
+        "lr": 0.05,
+        "momentum": 0.9,
+        "weight_decay": 5e-4,
+        "epochs": 15,
+        "batch_size": 64,
+        "mixup_alpha": 0.3,
+    },
+    "texts": {
+        "model": "mlp",
+        "optimizer": "adam",
+        "lr": 1e-3,
+        "momentum": 0.9,
+        "weight_decay": 5e-4,
+        "epochs": 10,
+        "batch_size": 128,
+        "mixup_alpha": 0.3,
+    },
 }
 HEADS = "texts"  # the recipe of light heads on frozen embeddings, images' with an encoder too
 #: How texts train (``--text-recipe``): ``frozen``, heads on the frozen checkpoint's embeddings
@@ -61,8 +90,14 @@ HEADS = "texts"  # the recipe of light heads on frozen embeddings, images' with 
 TEXT_RECIPES = ("frozen", "finetune")
 #: The workflow's text recipe (``config/experiments/trec-minilm.yaml``): the checkpoint fine-tuned without mixup
 #: (token ids cannot be mixed).
-FINETUNE_RECIPE: dict[str, Any] = {"model": "text_classifier", "optimizer": "adam", "lr": 1e-4, "epochs": 2,
-                                   "batch_size": 32, "mixup_alpha": None}
+FINETUNE_RECIPE: dict[str, Any] = {
+    "model": "text_classifier",
+    "optimizer": "adam",
+    "lr": 1e-4,
+    "epochs": 2,
+    "batch_size": 32,
+    "mixup_alpha": None,
+}
 IMAGE_SIZE = 64  # images: the shorter side resized to this many pixels, then the centre square cropped
 MAX_TOKENS = 64  # texts: tokens kept per text, as the workflow's datasets.<name>.max_length default
 #: The third-party packages each kind needs, with the extra of the ``enkcvs`` package that installs them: training,
@@ -107,14 +142,31 @@ class OwnData:
         """What the ranking was computed from, for its provenance record."""
         frozen = self.text_recipe == "frozen"
         encoder = {"encoder": {"checkpoint": DEFAULT_CHECKPOINT, "pooling": POOLING}} if frozen else {}
-        images = ({"encoder": {"torchvision": self.encoder, "weights": str(image_embeddings.default_weights(
-            self.encoder)), "pooling": image_embeddings.POOLING}} if self.encoder else {"image_size": IMAGE_SIZE})
-        size = {"images": images,
-                "texts": {"max_tokens": MAX_TOKENS, "text_recipe": self.text_recipe, **encoder},
-                "table": {"standardized": self.standardize}}.get(self.kind, {})
-        return {"data": str(self.path.resolve()), "kind": self.kind, "columns": self.columns,
-                "samples": len(self.data.y_train), "classes": list(self.data.class_names),
-                "recipe": self.recipe.to_dict(), **size}
+        images = (
+            {
+                "encoder": {
+                    "torchvision": self.encoder,
+                    "weights": str(image_embeddings.default_weights(self.encoder)),
+                    "pooling": image_embeddings.POOLING,
+                }
+            }
+            if self.encoder
+            else {"image_size": IMAGE_SIZE}
+        )
+        size = {
+            "images": images,
+            "texts": {"max_tokens": MAX_TOKENS, "text_recipe": self.text_recipe, **encoder},
+            "table": {"standardized": self.standardize},
+        }.get(self.kind, {})
+        return {
+            "data": str(self.path.resolve()),
+            "kind": self.kind,
+            "columns": self.columns,
+            "samples": len(self.data.y_train),
+            "classes": list(self.data.class_names),
+            "recipe": self.recipe.to_dict(),
+            **size,
+        }
 
 
 def find_issues_in_data(
@@ -165,28 +217,45 @@ def find_issues_in_data(
         if value is not None and value < least:
             raise ValueError(f"--{option} {value}: pass --{option} {least} or more")
     checked_threshold(threshold, iterations=repetitions)
-    own_data = read_own_data(path=data, kind=kind, label_column=label_column, id_column=id_column,
-                             image_column=image_column, text_column=text_column, feature_columns=feature_columns,
-                             standardize=standardize, text_recipe=text_recipe, encoder=encoder, epochs=epochs)
+    own_data = read_own_data(
+        path=data,
+        kind=kind,
+        label_column=label_column,
+        id_column=id_column,
+        image_column=image_column,
+        text_column=text_column,
+        feature_columns=feature_columns,
+        standardize=standardize,
+        text_recipe=text_recipe,
+        encoder=encoder,
+        epochs=epochs,
+    )
     samples = own_data.data
     if folds > len(samples.y_train):
-        raise ValueError(f"--folds {folds}: --data {data} holds {len(samples.y_train)} samples, too few for {folds} "
-                         "folds. Fix: pass fewer --folds")
+        raise ValueError(
+            f"--folds {folds}: --data {data} holds {len(samples.y_train)} samples, too few for {folds} "
+            "folds. Fix: pass fewer --folds"
+        )
     _check_class_sizes(samples, folds=folds, path=data)
     stack = own_probabilities(own_data, folds=folds, repetitions=repetitions, seed=seed)
     result = select(probabilities=stack, labels=samples.y_train, threshold=threshold, class_names=samples.class_names)
     ids = samples.id_column or None
     frame = with_sample_column(result.to_frame(ids=samples.sample_ids, id_column=ids), dataset=samples)
     _warn_when_most_are_not_kept(~frame["kept"].to_numpy())
-    caption = (f"E-NKCVS ranking of {data.name}: K = {folds}, M = {repetitions} iterations, a sample kept when "
-               f"selected in at least t = {result.threshold}; {own_data.model}, seed {seed}")
+    caption = (
+        f"E-NKCVS ranking of {data.name}: K = {folds}, M = {repetitions} iterations, a sample kept when "
+        f"selected in at least t = {result.threshold}; {own_data.model}, seed {seed}"
+    )
     sheet = own_review_sheet(own_data, issues=frame, caption=caption, top=review_top or DEFAULT_TOP, id_column=ids)
     summary = write_ranking(frame, result=result, sheet=sheet, out=out)
-    record = provenance(command="enkcvs find-issues", seed=seed, K=folds, M=repetitions, t=result.threshold,
-                        **own_data.provenance())
+    record = provenance(
+        command="enkcvs find-issues", seed=seed, K=folds, M=repetitions, t=result.threshold, **own_data.provenance()
+    )
     write_json(record, provenance_path(out))
-    return (f"{repetitions} x {folds} fold models trained ({own_data.model}, {own_data.recipe.epochs} epochs, "
-            f"seed {seed}); {summary}; how it was made in {provenance_path(out)}")
+    return (
+        f"{repetitions} x {folds} fold models trained ({own_data.model}, {own_data.recipe.epochs} epochs, "
+        f"seed {seed}); {summary}; how it was made in {provenance_path(out)}"
+    )
 
 
 def provenance_path(out: Path) -> Path:
@@ -239,16 +308,29 @@ def read_own_data(
     ------
     ValueError, FileNotFoundError : bad input, the message worded in the command's options with the fix.
     """
-    kind, columns = infer_kind(path=path, kind=kind, label_column=label_column, id_column=id_column,
-                               image_column=image_column, text_column=text_column)
-    _check_kind_options(path=path, kind=kind, feature_columns=feature_columns, standardize=standardize,
-                        text_recipe=text_recipe, encoder=encoder)
+    kind, columns = infer_kind(
+        path=path,
+        kind=kind,
+        label_column=label_column,
+        id_column=id_column,
+        image_column=image_column,
+        text_column=text_column,
+    )
+    _check_kind_options(
+        path=path,
+        kind=kind,
+        feature_columns=feature_columns,
+        standardize=standardize,
+        text_recipe=text_recipe,
+        encoder=encoder,
+    )
     _check_packages(kind)
     if encoder is not None and (problem := image_embeddings.weights_problem(encoder)) is not None:
         raise ValueError(problem)
     text_recipe = (text_recipe or "frozen") if kind == "texts" else None
-    recipe = (FINETUNE_RECIPE if text_recipe == "finetune" else DEFAULT_RECIPES[HEADS] if encoder else
-              DEFAULT_RECIPES[kind])
+    recipe = (
+        FINETUNE_RECIPE if text_recipe == "finetune" else DEFAULT_RECIPES[HEADS] if encoder else DEFAULT_RECIPES[kind]
+    )
     recipe = Recipe.from_dict({**recipe, **({} if epochs is None else {"epochs": epochs})})
     try:
         with warnings.catch_warnings():  # the class names are kept in the output: their numbering is no news here
@@ -259,11 +341,28 @@ def read_own_data(
         for workflow_words, command_words in COMMAND_WORDS.items():
             message = message.replace(workflow_words, command_words)
         raise type(error)(message) from None
-    inputs = (_embeddings(data) if text_recipe == "frozen" else _tokens(data, recipe=recipe) if text_recipe else
-              _image_embeddings(data, encoder=encoder) if encoder else
-              data.x_train if kind == "table" else data)  # a table's features are in memory, images are files
-    return OwnData(path=path, kind=kind, columns=columns, data=data, recipe=recipe, inputs=inputs,
-                   standardize=standardize, text_recipe=text_recipe, encoder=encoder)
+    inputs = (
+        _embeddings(data)
+        if text_recipe == "frozen"
+        else _tokens(data, recipe=recipe)
+        if text_recipe
+        else _image_embeddings(data, encoder=encoder)
+        if encoder
+        else data.x_train
+        if kind == "table"
+        else data
+    )  # a table's features are in memory, images are files
+    return OwnData(
+        path=path,
+        kind=kind,
+        columns=columns,
+        data=data,
+        recipe=recipe,
+        inputs=inputs,
+        standardize=standardize,
+        text_recipe=text_recipe,
+        encoder=encoder,
+    )
 
 
 def recipe_text(kind: str, *, text_recipe: str = "frozen") -> str:
@@ -271,10 +370,14 @@ def recipe_text(kind: str, *, text_recipe: str = "frozen") -> str:
     recipe = FINETUNE_RECIPE if kind == "texts" and text_recipe == "finetune" else DEFAULT_RECIPES[kind]
     mixup = "no mixup" if recipe["mixup_alpha"] is None else f"mixup alpha {recipe['mixup_alpha']}"
     encoder = "frozen embeddings by " * (text_recipe == "frozen")
-    size = {"images": f" on {IMAGE_SIZE} x {IMAGE_SIZE} centre crops",
-            "texts": f" ({encoder}{DEFAULT_CHECKPOINT}, {MAX_TOKENS} tokens a text)"}.get(kind, "")
-    return (f"{recipe['model']}{size}, {recipe['optimizer']} lr {recipe['lr']:g}, {recipe['epochs']} epochs of "
-            f"batches of {recipe['batch_size']}, {mixup}")
+    size = {
+        "images": f" on {IMAGE_SIZE} x {IMAGE_SIZE} centre crops",
+        "texts": f" ({encoder}{DEFAULT_CHECKPOINT}, {MAX_TOKENS} tokens a text)",
+    }.get(kind, "")
+    return (
+        f"{recipe['model']}{size}, {recipe['optimizer']} lr {recipe['lr']:g}, {recipe['epochs']} epochs of "
+        f"batches of {recipe['batch_size']}, {mixup}"
+    )
 
 
 def own_probabilities(own_data: OwnData, *, folds: int, repetitions: int, seed: int) -> np.ndarray:
@@ -287,12 +390,19 @@ def own_probabilities(own_data: OwnData, *, folds: int, repetitions: int, seed: 
     from enkcvs.training.device import Execution, default_device
 
     data, inputs = own_data.data, own_data.inputs
-    return out_of_fold_probabilities(x=inputs, labels=data.y_train, recipe=own_data.recipe,
-                                     execution=Execution(device=default_device(), loader_workers=0),
-                                     num_folds=folds, iterations=repetitions, seed=seed,
-                                     num_classes=data.num_classes, progress=True,
-                                     standardize=own_data.kind == "table" and own_data.standardize,
-                                     stacked=isinstance(inputs, np.ndarray) and inputs.dtype.kind == "f")
+    return out_of_fold_probabilities(
+        x=inputs,
+        labels=data.y_train,
+        recipe=own_data.recipe,
+        execution=Execution(device=default_device(), loader_workers=0),
+        num_folds=folds,
+        iterations=repetitions,
+        seed=seed,
+        num_classes=data.num_classes,
+        progress=True,
+        standardize=own_data.kind == "table" and own_data.standardize,
+        stacked=isinstance(inputs, np.ndarray) and inputs.dtype.kind == "f",
+    )
 
 
 def own_review_sheet(own_data: OwnData, **sheet):
@@ -309,22 +419,36 @@ def own_review_sheet(own_data: OwnData, **sheet):
     return table_sheet(features=data.x_train, feature_names=data.feature_names, **sheet)
 
 
-def _check_kind_options(*, path: Path, kind: str, feature_columns: list[str] | None, standardize: bool,
-                        text_recipe: str | None, encoder: str | None) -> None:
+def _check_kind_options(
+    *,
+    path: Path,
+    kind: str,
+    feature_columns: list[str] | None,
+    standardize: bool,
+    text_recipe: str | None,
+    encoder: str | None,
+) -> None:
     """ValueError with the fix for an option that does not fit the data's ``kind`` (or is unknown)."""
     if feature_columns is not None and kind != "table":
-        raise ValueError(f"--feature-columns chooses a table's features, but --data {path} is read as {kind}. Fix: "
-                         "drop --feature-columns, or pass --kind table")
+        raise ValueError(
+            f"--feature-columns chooses a table's features, but --data {path} is read as {kind}. Fix: "
+            "drop --feature-columns, or pass --kind table"
+        )
     if not standardize and kind != "table":
-        raise ValueError(f"--no-standardize keeps a table's features as they are, but --data {path} is read as {kind}. "
-                         "Fix: drop --no-standardize, or pass --kind table")
+        raise ValueError(
+            f"--no-standardize keeps a table's features as they are, but --data {path} is read as {kind}. "
+            "Fix: drop --no-standardize, or pass --kind table"
+        )
     if text_recipe not in (None, *TEXT_RECIPES) or text_recipe is not None and kind != "texts":
         fix = f"use one of {', '.join(TEXT_RECIPES)}" if kind == "texts" else "drop --text-recipe, or pass --kind texts"
-        raise ValueError(f"--text-recipe {text_recipe} chooses how texts train, and --data {path} is read as {kind}. "
-                         f"Fix: {fix}")
+        raise ValueError(
+            f"--text-recipe {text_recipe} chooses how texts train, and --data {path} is read as {kind}. Fix: {fix}"
+        )
     if encoder is not None and kind != "images":
-        raise ValueError(f"--encoder {encoder} encodes images, and --data {path} is read as {kind}. Fix: drop "
-                         "--encoder, or pass --kind images")
+        raise ValueError(
+            f"--encoder {encoder} encodes images, and --data {path} is read as {kind}. Fix: drop "
+            "--encoder, or pass --kind images"
+        )
 
 
 def _check_class_sizes(data: Dataset, *, folds: int, path: Path) -> None:
@@ -337,11 +461,16 @@ def _check_class_sizes(data: Dataset, *, folds: int, path: Path) -> None:
     count, name = int(counts[smallest]), data.class_names[smallest]
     if count >= folds:
         return
-    fix = (f"pass --folds {count} or fewer, or add samples of class {name!r}" if count >= 2 else
-           f"add samples of class {name!r} (a class needs at least 2), or drop its row")
-    raise ValueError(f"--folds {folds}: class {name!r} of --data {path} has {count} sample{'s' * (count != 1)}, fewer "
-                     f"than the {folds} folds, so the fold models that predict them learn too few of that class and "
-                     f"flag them whatever their labels. Fix: {fix}")
+    fix = (
+        f"pass --folds {count} or fewer, or add samples of class {name!r}"
+        if count >= 2
+        else f"add samples of class {name!r} (a class needs at least 2), or drop its row"
+    )
+    raise ValueError(
+        f"--folds {folds}: class {name!r} of --data {path} has {count} sample{'s' * (count != 1)}, fewer "
+        f"than the {folds} folds, so the fold models that predict them learn too few of that class and "
+        f"flag them whatever their labels. Fix: {fix}"
+    )
 
 
 def _check_packages(kind: str) -> None:
@@ -350,8 +479,10 @@ def _check_packages(kind: str) -> None:
     missing = {package: extra for package, extra in NEEDED[kind].items() if importlib.util.find_spec(package) is None}
     if missing:
         extras = ",".join(sorted(set(missing.values())))
-        raise ValueError(f"--data of kind {kind} needs {', '.join(missing)}, not installed here. Fix: "
-                         f"{install_command(extras=extras)} (or pass --probabilities from a model of your own)")
+        raise ValueError(
+            f"--data of kind {kind} needs {', '.join(missing)}, not installed here. Fix: "
+            f"{install_command(extras=extras)} (or pass --probabilities from a model of your own)"
+        )
 
 
 def _load(path: Path, *, kind: str, columns: dict[str, str | None], feature_columns: list[str] | None) -> Dataset:
@@ -386,15 +517,22 @@ def _tokens(data: Dataset, *, recipe: Recipe) -> np.ndarray:
     from enkcvs.data.text import tokenize
 
     try:
-        return tokenize(list(data.x_train), checkpoint=recipe.model_options.get("checkpoint", DEFAULT_CHECKPOINT),
-                        max_length=MAX_TOKENS)
+        return tokenize(
+            list(data.x_train),
+            checkpoint=recipe.model_options.get("checkpoint", DEFAULT_CHECKPOINT),
+            max_length=MAX_TOKENS,
+        )
     except (RuntimeError, ImportError) as error:
         raise ValueError(str(error)) from None
 
 
 def _warn_when_most_are_not_kept(flags: np.ndarray) -> None:
     """A warning with the likely causes when over half of the (N,) samples are not kept (``flags``)."""
-    warn_when_most_are_not_kept(flags, causes=(
-        ": the fold models predict fewer than half of the given labels. Likely the recipe is too short for this data "
-        "(raise --epochs) or the data too small to learn from, rarely that many labels are wrong. Check these before "
-        "trusting the ranking"))
+    warn_when_most_are_not_kept(
+        flags,
+        causes=(
+            ": the fold models predict fewer than half of the given labels. Likely the recipe is too short for this data "
+            "(raise --epochs) or the data too small to learn from, rarely that many labels are wrong. Check these before "
+            "trusting the ranking"
+        ),
+    )

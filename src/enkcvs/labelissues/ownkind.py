@@ -12,8 +12,13 @@ DEFAULT_LABEL_COLUMN = "label"  # taken when --label-column is not given and the
 
 
 def infer_kind(
-    *, path: Path, kind: str | None, label_column: str | None, id_column: str | None, image_column: str | None,
-    text_column: str | None
+    *,
+    path: Path,
+    kind: str | None,
+    label_column: str | None,
+    id_column: str | None,
+    image_column: str | None,
+    text_column: str | None,
 ) -> tuple[str, dict[str, str | None]]:
     """The kind of the data at ``path`` and the columns it is read from (label, id, image, text): a folder holds
     images; a file holds texts given ``text_column``, images given ``image_column`` or with a column named as in
@@ -21,37 +26,51 @@ def infer_kind(
     if kind is not None and kind not in KINDS:
         raise ValueError(f"--kind {kind}: unknown kind of data; use one of {', '.join(KINDS)}")
     if not path.exists():
-        raise FileNotFoundError(f"--data {path}: no such file or folder. Fix: give a folder with one sub-folder of "
-                                "images per class, or a CSV or parquet file")
+        raise FileNotFoundError(
+            f"--data {path}: no such file or folder. Fix: give a folder with one sub-folder of "
+            "images per class, or a CSV or parquet file"
+        )
     if path.is_dir():
-        given = {"--label-column": label_column, "--id-column": id_column, "--image-column": image_column,
-                 "--text-column": text_column}
+        given = {
+            "--label-column": label_column,
+            "--id-column": id_column,
+            "--image-column": image_column,
+            "--text-column": text_column,
+        }
         passed = [option for option, value in given.items() if value is not None]
         if kind not in (None, "images") or passed:
             what = f"--kind {kind}" if kind not in (None, "images") else " and ".join(passed)
-            raise ValueError(f"--data {path} is a folder, read as images with one sub-folder per class (the class "
-                             f"names), which takes no {what}. Fix: drop {what}, or give a CSV file")
+            raise ValueError(
+                f"--data {path} is a folder, read as images with one sub-folder per class (the class "
+                f"names), which takes no {what}. Fix: drop {what}, or give a CSV file"
+            )
         return "images", {"label": None, "id": None, "image": None, "text": None}
     header = own.table_header(str(path))
     label_column = label_column_of(label_column, header=header, path=path)
     if kind is None:
         kind = "texts" if text_column else "images" if image_column or image_column_of(header) else "table"
     if kind == "texts" and text_column is None:
-        raise ValueError(f"--kind texts: say which column of --data {path} holds the texts. Fix: pass --text-column "
-                         f"(its columns are {header})")
+        raise ValueError(
+            f"--kind texts: say which column of --data {path} holds the texts. Fix: pass --text-column "
+            f"(its columns are {header})"
+        )
     if kind == "images":
         image_column = image_column or image_column_of(header)
         if image_column is None:
-            raise ValueError(f"--kind images: --data {path} has no column of image paths named "
-                             f"{'/'.join(IMAGE_COLUMNS)}. Fix: pass --image-column (its columns are {header})")
+            raise ValueError(
+                f"--kind images: --data {path} has no column of image paths named "
+                f"{'/'.join(IMAGE_COLUMNS)}. Fix: pass --image-column (its columns are {header})"
+            )
     if kind == "table" and image_column or kind != "texts" and text_column:
         option = "--image-column" if kind == "table" and image_column else "--text-column"
         raise ValueError(f"{option} does not fit --kind {kind}. Fix: drop {option}, or the --kind")
     columns = {"label": label_column, "id": id_column, "image": image_column, "text": text_column}
     for name, column in columns.items():
         if column is not None and column not in header:
-            raise ValueError(f"--{name}-column {column}: --data {path} has no such column; its columns are {header}. "
-                             f"Fix: pass --{name}-column with one of them")
+            raise ValueError(
+                f"--{name}-column {column}: --data {path} has no such column; its columns are {header}. "
+                f"Fix: pass --{name}-column with one of them"
+            )
     return kind, columns
 
 
@@ -61,8 +80,10 @@ def label_column_of(label_column: str | None, *, header: list[str], path: Path) 
         return label_column
     if DEFAULT_LABEL_COLUMN in header:
         return DEFAULT_LABEL_COLUMN
-    raise ValueError(f"--data {path} has no column named {DEFAULT_LABEL_COLUMN!r} for the labels; its columns are "
-                     f"{header}. Fix: pass --label-column naming the one that holds the labels")
+    raise ValueError(
+        f"--data {path} has no column named {DEFAULT_LABEL_COLUMN!r} for the labels; its columns are "
+        f"{header}. Fix: pass --label-column naming the one that holds the labels"
+    )
 
 
 def image_column_of(header: list[str]) -> str | None:

@@ -51,8 +51,10 @@ def image_layout(shape: Sequence[int]) -> str:
             return "NHWC"
         if shape[1] in CHANNELS:
             return "NCHW"
-    raise ValueError(f"an image batch is (N, H, W), (N, H, W, C) or (N, C, H, W) with C in {CHANNELS}; got shape "
-                     f"{shape}. Fix: save the images as one such array (np.save), one image per labelled sample")
+    raise ValueError(
+        f"an image batch is (N, H, W), (N, H, W, C) or (N, C, H, W) with C in {CHANNELS}; got shape "
+        f"{shape}. Fix: save the images as one such array (np.save), one image per labelled sample"
+    )
 
 
 def display_image(image: np.ndarray, *, channels_first: bool = False) -> np.ndarray:
@@ -87,8 +89,10 @@ def read_image(path: PathLike, *, row: int) -> np.ndarray:
     except FileNotFoundError as error:
         raise FileNotFoundError(f"no image file at {path} (row {row}, 0-based in sample order). {fix}") from error
     except (UnidentifiedImageError, OSError, ValueError) as error:
-        raise ValueError(f"the image file {path} (row {row}, 0-based in sample order) is unreadable "
-                         f"({type(error).__name__}: {error}). {fix}") from error
+        raise ValueError(
+            f"the image file {path} (row {row}, 0-based in sample order) is unreadable "
+            f"({type(error).__name__}: {error}). {fix}"
+        ) from error
 
 
 def draw_review_sheet(
@@ -130,16 +134,26 @@ def draw_review_sheet(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    shown = _shown(issues if subset is None else issues[_checked_subset(subset, issues)], top=top,
-                   count=len(images), total=len(issues), what="images")
+    shown = _shown(
+        issues if subset is None else issues[_checked_subset(subset, issues)],
+        top=top,
+        count=len(images),
+        total=len(issues),
+        what="images",
+    )
     pictures = _images(images, samples=shown["sample"].to_numpy(), layout=layout, root=root)
     columns = min(max(len(shown), 3), 6)  # a sheet of one or two tiles keeps room for its caption and legend
     rows = -(-len(shown) // columns)
     titles = [_tile_title(row, id_column=id_column) for row in shown.to_dict("records")]
     title_inches = max(title.count("\n") + 1 for title in titles) * TITLE_POINTS * 1.25 / 72
-    figure, axes = plt.subplots(rows, columns, figsize=(TILE_INCHES * columns, (TILE_INCHES + title_inches) * rows),
-                                squeeze=False, layout="constrained")
-    for axis in axes.flat[len(shown):]:
+    figure, axes = plt.subplots(
+        rows,
+        columns,
+        figsize=(TILE_INCHES * columns, (TILE_INCHES + title_inches) * rows),
+        squeeze=False,
+        layout="constrained",
+    )
+    for axis in axes.flat[len(shown) :]:
         axis.axis("off")
     for axis, picture, title, flagged in zip(axes.flat, pictures, titles, shown["in_review_list"]):
         axis.imshow(picture, cmap="gray" if picture.ndim == 2 else None, vmin=0.0, vmax=1.0, interpolation="nearest")
@@ -152,8 +166,9 @@ def draw_review_sheet(
     figure.get_layout_engine().set(h_pad=0.12, w_pad=0.08)  # inches between tiles: a title never meets the image above
     of = len(issues) if subset is None else f"{int(np.sum(subset)):,} of the {len(issues):,}"
     legend = f"{_top_of(len(shown), of)} {_set_sizes(issues)} {LEGEND} (red frame)."
-    figure.suptitle(textwrap.fill(caption, width=int(LINE_CHARS * 1.2 * columns)), fontsize=TITLE_POINTS + 3,
-                    fontweight="bold")
+    figure.suptitle(
+        textwrap.fill(caption, width=int(LINE_CHARS * 1.2 * columns)), fontsize=TITLE_POINTS + 3, fontweight="bold"
+    )
     figure.supxlabel(textwrap.fill(legend, width=int(LINE_CHARS * 1.4 * columns)), fontsize=TITLE_POINTS)
     return figure
 
@@ -218,8 +233,10 @@ def table_sheet(
     features = np.asarray(features).reshape(len(features), -1)
     names = [f"x[{j}]" for j in range(features.shape[1])] if feature_names is None else list(feature_names)
     if len(names) != features.shape[1]:
-        raise ValueError(f"{len(names)} feature names for {features.shape[1]} features. Fix: name every feature "
-                         "column once, in order")
+        raise ValueError(
+            f"{len(names)} feature names for {features.shape[1]} features. Fix: name every feature "
+            "column once, in order"
+        )
     shown = _shown(issues, top=top, count=len(features), what="feature rows")
     fields = _fields(shown, id_column=id_column)
     values = features[shown["sample"].to_numpy(), :SHOWN_FEATURES]
@@ -240,8 +257,10 @@ def write_markdown(sheet: str, *, path: PathLike) -> None:
 def _checked_subset(subset: np.ndarray, issues: pd.DataFrame) -> np.ndarray:
     subset = np.asarray(subset)
     if subset.dtype != bool or subset.shape != (len(issues),):
-        raise ValueError(f"a review sheet's subset is a (N,) bool mask over the {len(issues)} ranked samples; got "
-                         f"{subset.dtype} {subset.shape}")
+        raise ValueError(
+            f"a review sheet's subset is a (N,) bool mask over the {len(issues)} ranked samples; got "
+            f"{subset.dtype} {subset.shape}"
+        )
     return subset
 
 
@@ -249,12 +268,15 @@ def _shown(issues: pd.DataFrame, *, top: int, count: int, what: str, total: int 
     """The first ``top`` rows of the ranking ``issues`` after checking ``top`` and that ``count`` (the number of
     images, texts or feature rows) matches its N samples (``total``, where ``issues`` holds only some of them)."""
     if isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 1:
-        raise ValueError(f"a review sheet shows N >= 1 samples; got N = {top!r}. Fix: pass a whole number of 1 or "
-                         "more (enkcvs find-issues: --review-top; the workflow: report.review_top)")
+        raise ValueError(
+            f"a review sheet shows N >= 1 samples; got N = {top!r}. Fix: pass a whole number of 1 or "
+            "more (enkcvs find-issues: --review-top; the workflow: report.review_top)"
+        )
     total = len(issues) if total is None else total
     if count != total:
-        raise ValueError(f"{count} {what} for {total} labelled samples. Fix: give one per labelled sample, in "
-                         "the labels' order")
+        raise ValueError(
+            f"{count} {what} for {total} labelled samples. Fix: give one per labelled sample, in the labels' order"
+        )
     return issues.head(int(top))
 
 
@@ -267,25 +289,29 @@ def _images(images, *, samples: np.ndarray, layout: str | None, root: PathLike) 
     missing = [row for row, path in enumerate(paths) if not os.path.isfile(path)]
     if missing:
         named = "; ".join(f"row {row}: {paths[row]}" for row in missing[:SHOWN_ROWS])
-        raise FileNotFoundError(f"{len(missing)} of {len(paths)} image files do not exist ({named}"
-                                f"{'; ...' if len(missing) > SHOWN_ROWS else ''}; rows 0-based in sample order). Fix: "
-                                "correct the paths (relative ones are read from the labels file's folder)")
+        raise FileNotFoundError(
+            f"{len(missing)} of {len(paths)} image files do not exist ({named}"
+            f"{'; ...' if len(missing) > SHOWN_ROWS else ''}; rows 0-based in sample order). Fix: "
+            "correct the paths (relative ones are read from the labels file's folder)"
+        )
     return [display_image(read_image(paths[sample], row=int(sample))) for sample in samples]
 
 
 def _fields(shown: pd.DataFrame, *, id_column: str | None) -> pd.DataFrame:
     """The fields every sheet gives a sample, as text: rank, id (or row), given, suggested, votes, label quality,
     review list, kept."""
-    return pd.DataFrame({
-        "rank": shown["rank"].astype(str).to_numpy(),
-        id_column or "row": (shown[id_column] if id_column else shown["sample"]).astype(str).to_numpy(),
-        "given": shown["given_label"].astype(str).to_numpy(),
-        "suggested": shown["suggested_label"].astype(str).to_numpy(),
-        "votes": [f"{votes} of {iterations}" for votes, iterations in zip(shown["votes"], shown["iterations"])],
-        "label quality": [f"{quality:.3f}" for quality in shown["label_quality"]],
-        "review list": np.where(shown["in_review_list"], "yes", "no"),
-        "kept": np.where(shown["kept"], "yes", "no"),
-    })
+    return pd.DataFrame(
+        {
+            "rank": shown["rank"].astype(str).to_numpy(),
+            id_column or "row": (shown[id_column] if id_column else shown["sample"]).astype(str).to_numpy(),
+            "given": shown["given_label"].astype(str).to_numpy(),
+            "suggested": shown["suggested_label"].astype(str).to_numpy(),
+            "votes": [f"{votes} of {iterations}" for votes, iterations in zip(shown["votes"], shown["iterations"])],
+            "label quality": [f"{quality:.3f}" for quality in shown["label_quality"]],
+            "review list": np.where(shown["in_review_list"], "yes", "no"),
+            "kept": np.where(shown["kept"], "yes", "no"),
+        }
+    )
 
 
 def _markdown(fields: pd.DataFrame, *, caption: str, issues: pd.DataFrame, note: str = "") -> str:
@@ -293,7 +319,7 @@ def _markdown(fields: pd.DataFrame, *, caption: str, issues: pd.DataFrame, note:
     ``fields`` as a table (cells escaped)."""
     cells = fields.rename(columns=_cell).map(_cell)
     intro = f"{_top_of(len(fields), len(issues))}{note} {_set_sizes(issues)} {LEGEND}."
-    features = list(fields.columns)[list(fields.columns).index("kept") + 1:]
+    features = list(fields.columns)[list(fields.columns).index("kept") + 1 :]
     align = ["right" if column in ("rank", "votes", "label quality", *features) else "left" for column in fields]
     table = cells.to_markdown(index=False, disable_numparse=True, colalign=align)  # ids such as 007 stay text
     return f"# {caption}\n\n{textwrap.fill(intro, width=120)}\n\n{table}\n"
@@ -332,9 +358,11 @@ def _tile_title(row: dict, *, id_column: str | None) -> str:
     head = f"#{row['rank']}  {id_column or 'row'} "
     sample_id = str(row[id_column] if id_column else row["sample"])
     room = max(LINE_CHARS - len(head), 12)
-    lines = [head + (sample_id if len(sample_id) <= room else "…" + sample_id[len(sample_id) - room + 1:])]
-    lines += [_fitted(f"given: {row['given_label']}", lines=NAME_LINES),
-              _fitted(f"suggested: {row['suggested_label']}", lines=NAME_LINES)]
+    lines = [head + (sample_id if len(sample_id) <= room else "…" + sample_id[len(sample_id) - room + 1 :])]
+    lines += [
+        _fitted(f"given: {row['given_label']}", lines=NAME_LINES),
+        _fitted(f"suggested: {row['suggested_label']}", lines=NAME_LINES),
+    ]
     lines.append(f"votes {row['votes']} of {row['iterations']} · quality {row['label_quality']:.2f}")
     return "\n".join(lines)
 

@@ -15,8 +15,21 @@ report read them without the training package (:mod:`enkcvs.training.final` says
 #: normalisation and gamma (beta = 0). ``enkcvs``: SS plus the re-weighted non-selected samples (Eq. full-loss). Two
 #: oracle rungs use the true labels to locate losses (injected noise only): ``cs_only`` trains on the clean samples CS
 #: (a perfect selection), ``css_only`` on the clean selected ones CSS (SS minus its wrong labels).
-METHODS = ("ce", "ce_mixup", "ce_true", "sl", "gce", "coteaching", "cs_only", "ss_only", "css_only", "cl_prune",
-           "ss_pseudo", "ss_pseudo_weighted", "enkcvs")
+METHODS = (
+    "ce",
+    "ce_mixup",
+    "ce_true",
+    "sl",
+    "gce",
+    "coteaching",
+    "cs_only",
+    "ss_only",
+    "css_only",
+    "cl_prune",
+    "ss_pseudo",
+    "ss_pseudo_weighted",
+    "enkcvs",
+)
 #: Methods without a selection (PAPER-NOTES, Baselines): they train on every sample with a one-hot label.
 BASELINE_METHODS = ("ce", "ce_mixup", "ce_true", "sl", "gce", "coteaching", "cs_only")
 #: Methods that need a selection (K, M, t) before training (``cl_prune``: confident learning's, on the same folds).
@@ -25,8 +38,17 @@ SELECTION_METHODS = ("ss_only", "css_only", "cl_prune", "ss_pseudo", "ss_pseudo_
 #: rung: the clean ceiling, CE on the noisy labels, CE with mixup, then the selection with and without its wrong
 #: labels and a perfect selection (the oracles show what the selection's precision and recall cost), then the
 #: ingredients of E-NKCVS one by one: the pseudo-labelled rest, Eq. full-loss's normalisation and gamma, beta.
-ABLATION_LADDER = ("ce_true", "ce", "ce_mixup", "cs_only", "css_only", "ss_only", "ss_pseudo", "ss_pseudo_weighted",
-                   "enkcvs")
+ABLATION_LADDER = (
+    "ce_true",
+    "ce",
+    "ce_mixup",
+    "cs_only",
+    "css_only",
+    "ss_only",
+    "ss_pseudo",
+    "ss_pseudo_weighted",
+    "enkcvs",
+)
 #: Methods that train on the true labels (the ceiling and the oracles): injected noise only.
 ORACLE_METHODS = ("ce_true", "cs_only", "css_only")
 #: Methods whose final loss weighs the non-selected samples by gamma (Eq. full-loss).

@@ -24,8 +24,10 @@ def error_list_scores(*, listed: np.ndarray, given: np.ndarray, true: np.ndarray
     listed / listed, ``recall`` = wrong labels listed / wrong labels (NaN where a denominator is 0). (N,) arrays."""
     listed, wrong = np.asarray(listed, dtype=bool), np.asarray(given) != np.asarray(true)
     hits = int((listed & wrong).sum())
-    return {"precision": hits / listed.sum() if listed.any() else float("nan"),
-            "recall": hits / wrong.sum() if wrong.any() else float("nan")}
+    return {
+        "precision": hits / listed.sum() if listed.any() else float("nan"),
+        "recall": hits / wrong.sum() if wrong.any() else float("nan"),
+    }
 
 
 def confusion_matrix(*, true: np.ndarray, predicted: np.ndarray, num_classes: int) -> np.ndarray:
@@ -79,6 +81,5 @@ def precision_by_given_class(*, selected: np.ndarray, given: np.ndarray, true: n
     Keys are the classes as text (JSON)."""
     selected, given, true = np.asarray(selected, dtype=bool), np.asarray(given), np.asarray(true)
     return {
-        str(label): float((true[selected & (given == label)] == label).mean())
-        for label in np.unique(given[selected])
+        str(label): float((true[selected & (given == label)] == label).mean()) for label in np.unique(given[selected])
     }

@@ -19,8 +19,9 @@ def partner_index(draws: torch.Tensor, *, size: int) -> torch.Tensor:
     return (torch.arange(size, device=draws.device) + offsets) % size
 
 
-def mixup(x: torch.Tensor, targets: torch.Tensor, *, lam: torch.Tensor | float,
-          partner: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def mixup(
+    x: torch.Tensor, targets: torch.Tensor, *, lam: torch.Tensor | float, partner: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Eq. mixup, last two lines: x' = lam x_1 + (1 - lam) x_2 and y' = lam y_1 + (1 - lam) y_2.
 
     Parameters

@@ -14,9 +14,7 @@ def selection_probability(c: np.ndarray, *, iterations: int, threshold: int) -> 
     ``c`` is the per-iteration selection probability (C_ij for true class i, given label j); any shape.
     """
     c = np.asarray(c, dtype=float)
-    return sum(
-        comb(iterations, k) * c**k * (1.0 - c) ** (iterations - k) for k in range(threshold, iterations + 1)
-    )
+    return sum(comb(iterations, k) * c**k * (1.0 - c) ** (iterations - k) for k in range(threshold, iterations + 1))
 
 
 def theorem1_precision_recall(

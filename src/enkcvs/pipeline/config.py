@@ -7,8 +7,8 @@ from typing import Any
 import yaml
 
 from enkcvs.data.sources import SOURCES
-from enkcvs.method.noise import ASYMMETRIC_MAPS, SUPERCLASS_MAPS, parse_noise
 from enkcvs.method.methods import ORACLE_METHODS
+from enkcvs.method.noise import ASYMMETRIC_MAPS, SUPERCLASS_MAPS, parse_noise
 from enkcvs.training.recipe import Recipe, baseline_recipe
 
 
@@ -60,8 +60,10 @@ def _baseline_problems(key: str, dataset: dict[str, Any], *, methods: list[str])
     """Problems of the baselines' settings for the ``methods`` a dataset trains final models of."""
     problems, baselines = [], dataset["baselines"]
     if "ce_mixup" in methods and dataset["recipe"]["mixup_alpha"] is None:
-        problems.append(f"methods has 'ce_mixup' but {key}.recipe.mixup_alpha is null, so it would train CE again: "
-                        "drop 'ce_mixup' from methods (the ablation ladder skips the rung there by itself)")
+        problems.append(
+            f"methods has 'ce_mixup' but {key}.recipe.mixup_alpha is null, so it would train CE again: "
+            "drop 'ce_mixup' from methods (the ablation ladder skips the rung there by itself)"
+        )
     sl = baselines["sl"]
     if "sl" in methods and not {"alpha", "beta"} <= set(sl):
         problems.append(
@@ -94,7 +96,8 @@ def _recipe_problems(key: str, dataset: dict[str, Any], *, methods: list[str]) -
         if baseline in methods and dataset["baselines"][baseline].get("schedule") == "authors":
             try:
                 recipes[f"{key}.baselines.{baseline} on its authors' schedule"] = baseline_recipe(
-                    dataset["recipe"], baseline=baseline, schedule="authors", paper_name=dataset["paper_name"])
+                    dataset["recipe"], baseline=baseline, schedule="authors", paper_name=dataset["paper_name"]
+                )
             except ValueError as error:
                 problems.append(f"{key}: {error}")
     for where, recipe in recipes.items():
@@ -162,8 +165,10 @@ def config_problems(config: dict[str, Any]) -> list[str]:
     if sensitivity["enabled"]:
         for key in ("noise", "seeds", "K", "M", "t"):
             if not sensitivity[key]:
-                problems.append(f"sensitivity.{key} is empty, so the sweep draws nothing: list at least one value "
-                                "or set sensitivity.enabled: false")
+                problems.append(
+                    f"sensitivity.{key} is empty, so the sweep draws nothing: list at least one value "
+                    "or set sensitivity.enabled: false"
+                )
         if sensitivity["dataset"] not in config["datasets"]:
             problems.append(
                 f"sensitivity.dataset {sensitivity['dataset']!r} is not under datasets: "
@@ -177,8 +182,10 @@ def config_problems(config: dict[str, Any]) -> list[str]:
             main_M = study.get("selection", config["selection"])["M"]
             too_large = sorted(t for t in sensitivity["t"] if t > main_M)
             if too_large:
-                problems.append(f"sensitivity.t {too_large} exceed the main M = {main_M} of {sensitivity['dataset']}, "
-                                "at which t is swept: choose 1 <= t <= M")
+                problems.append(
+                    f"sensitivity.t {too_large} exceed the main M = {main_M} of {sensitivity['dataset']}, "
+                    "at which t is swept: choose 1 <= t <= M"
+                )
     return problems
 
 
@@ -206,8 +213,9 @@ def duplicate_key_problems(path: str | Path) -> list[str]:
     return []
 
 
-def run_config_problems(config: dict[str, Any], *, config_files: Collection[str | Path],
-                        validate: Callable[[dict[str, Any]], None]) -> list[str]:
+def run_config_problems(
+    config: dict[str, Any], *, config_files: Collection[str | Path], validate: Callable[[dict[str, Any]], None]
+) -> list[str]:
     """Every problem of a run's ``config`` read from ``config_files``, as the workflow checks it before any job:
     keys given twice in a file; else the JSON schema, by ``validate(config)`` (Snakemake's
     ``snakemake.utils.validate`` with the workflow's schema, which fills its defaults into ``config``; text recipes'
@@ -215,8 +223,10 @@ def run_config_problems(config: dict[str, Any], *, config_files: Collection[str 
     from snakemake.exceptions import WorkflowError  # the workflow's own: jobs that import this module never call it
 
     if not config:
-        return ["no config was given: run with --configfile FILE (the repository's default profile, profiles/default, "
-                "gives config/config.yaml), or pass one to the module (config: in its module directive)"]
+        return [
+            "no config was given: run with --configfile FILE (the repository's default profile, profiles/default, "
+            "gives config/config.yaml), or pass one to the module (config: in its module directive)"
+        ]
     problems = [problem for path in config_files for problem in duplicate_key_problems(path)]
     if problems:
         return problems

@@ -12,4 +12,3 @@ SELECTION_METRICS = "results/selection/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{
 CL_SELECTION = "results/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/cl_selection.parquet"
 FINAL_BASELINE = "results/final/{dataset}/{noise}/seed{seed}/{baseline}.json"
 FINAL_SELECTED = "results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.json"
-

@@ -42,8 +42,13 @@ class Plan:
     def main_settings(self, *, real: bool) -> list[Setting]:
         """Every main setting of the enabled datasets: with injected noise (Tables 1-2) or, with ``real``, on labels
         that are noisy already (Table 3)."""
-        return [(name, noise, seed) for name, dataset in self.datasets.items() for noise in dataset["noise"]
-                if (noise == "real") == real for seed in self.config["seeds"]]
+        return [
+            (name, noise, seed)
+            for name, dataset in self.datasets.items()
+            for noise in dataset["noise"]
+            if (noise == "real") == real
+            for seed in self.config["seeds"]
+        ]
 
     def main_point(self, dataset: str) -> list[Point]:
         """The main (K, M, t) of a dataset: its own ``selection`` or the config's."""
@@ -63,8 +68,11 @@ class Plan:
     def sensitivity_settings(self) -> list[Setting]:
         if not self.sensitivity["enabled"]:
             return []
-        return [(self.sensitivity["dataset"], noise, seed) for noise in self.sensitivity["noise"]
-                for seed in self.sensitivity["seeds"]]
+        return [
+            (self.sensitivity["dataset"], noise, seed)
+            for noise in self.sensitivity["noise"]
+            for seed in self.sensitivity["seeds"]
+        ]
 
     @cached_property
     def selections(self) -> list[tuple[Setting, Point]]:
@@ -73,23 +81,28 @@ class Plan:
         studies = [(self.sensitivity_settings(), self.sensitivity_points)]
         if self.selects():
             studies.insert(0, (self.main_settings(real=False) + self.main_settings(real=True), self.main_point))
-        found = [(setting, point) for settings, points in studies for setting in settings
-                 for point in points(setting[0])]
+        found = [
+            (setting, point) for settings, points in studies for setting in settings for point in points(setting[0])
+        ]
         return list(dict.fromkeys(found))
 
     def evaluated(self, settings: list[Setting]) -> list[Setting]:
         """The settings whose dataset has a clean test set (a user's own data has none: no final models for it)."""
         return [setting for setting in settings if SOURCES[self.config["datasets"][setting[0]]["source"]].has_test]
 
-    def final_models(self, methods, settings: list[Setting],
-                     points: Callable[[str], list[Point]]) -> list[tuple[Setting, FinalModel]]:
+    def final_models(
+        self, methods, settings: list[Setting], points: Callable[[str], list[Point]]
+    ) -> list[tuple[Setting, FinalModel]]:
         """The final models ``methods`` on ``settings``: baselines once per setting, selection methods once per
         (K, M, t) of ``points(dataset)``. CE + mixup only where the dataset's recipe mixes (text datasets do not:
         there it would be CE again)."""
-        return [((dataset, noise, seed), FinalModel(method, point)) for method in methods
-                for dataset, noise, seed in settings
-                if method != "ce_mixup" or self.config["datasets"][dataset]["recipe"]["mixup_alpha"] is not None
-                for point in ([None] if method in BASELINE_METHODS else points(dataset))]
+        return [
+            ((dataset, noise, seed), FinalModel(method, point))
+            for method in methods
+            for dataset, noise, seed in settings
+            if method != "ce_mixup" or self.config["datasets"][dataset]["recipe"]["mixup_alpha"] is not None
+            for point in ([None] if method in BASELINE_METHODS else points(dataset))
+        ]
 
     def curve_methods(self, dataset: str) -> list[str]:
         """The configured methods of ``dataset`` whose options ask for a clean test curve."""
@@ -98,13 +111,16 @@ class Plan:
 
     def reported_final_models(self) -> list[tuple[Setting, FinalModel]]:
         """Every final model the report reads: Tables 2 and 3, Figure 1 and the ablation ladder (once each)."""
-        models = self.final_models(self.config["methods"],
-                                   self.evaluated(self.main_settings(real=False) + self.main_settings(real=True)),
-                                   self.main_point)
+        models = self.final_models(
+            self.config["methods"],
+            self.evaluated(self.main_settings(real=False) + self.main_settings(real=True)),
+            self.main_point,
+        )
         models += self.final_models(["ss_only"], self.sensitivity_settings(), self.sensitivity_points)
         if self.config["ablation"]:
-            models += self.final_models(ABLATION_LADDER, self.evaluated(self.main_settings(real=False)),
-                                        self.main_point)
+            models += self.final_models(
+                ABLATION_LADDER, self.evaluated(self.main_settings(real=False)), self.main_point
+            )
         return list(dict.fromkeys(models))
 
     def selects(self) -> bool:
@@ -123,8 +139,7 @@ class Plan:
     def merged_issue_noise(self, dataset: str) -> list[str]:
         """The noise settings of ``dataset`` whose seeds share the given labels, so that one ranking merges them:
         the labels as they are (``real``), or any setting when there is one seed."""
-        return [noise for noise in self.datasets[dataset]["noise"]
-                if noise == "real" or len(self.config["seeds"]) == 1]
+        return [noise for noise in self.datasets[dataset]["noise"] if noise == "real" or len(self.config["seeds"]) == 1]
 
     def markdown_review(self, dataset: str) -> bool:
         """Whether a dataset's review sheet is Markdown (texts, and feature tables stored as (N, 1, 1, F) images)
@@ -138,8 +153,12 @@ class Plan:
         :data:`~enkcvs.training.recipe.STATIC_MODELS`, its lr on milestones (no time-based or linear decay)."""
         dataset = self.config["datasets"][dataset]
         recipe = dataset["recipe"]
-        return (SOURCES[dataset["source"]].modality not in ("text", "image_files") and recipe["model"] in STATIC_MODELS
-                and not recipe.get("lr_step_decay") and not recipe.get("lr_linear_decay_from"))
+        return (
+            SOURCES[dataset["source"]].modality not in ("text", "image_files")
+            and recipe["model"] in STATIC_MODELS
+            and not recipe.get("lr_step_decay")
+            and not recipe.get("lr_linear_decay_from")
+        )
 
     def stacked_datasets(self) -> list[str]:
         """The enabled datasets whose fold models train stacked: where ``stacked_folds`` (an execution choice a

@@ -30,11 +30,11 @@ from enkcvs.data.datasets import load_dataset
 from enkcvs.data.text import DEFAULT_CHECKPOINT, checkpoint_slug
 from enkcvs.io import PathLike, atomic_path, provenance, write_json
 from enkcvs.machine import machine_description
+from enkcvs.pipeline import layout
+from enkcvs.pipeline.predictions import read_label_table
 from enkcvs.training.final import final_recipe, final_training
 from enkcvs.training.inputs import split_inputs, subset_inputs
 from enkcvs.training.recipe import Recipe
-from enkcvs.pipeline import layout
-from enkcvs.pipeline.predictions import read_label_table
 
 log = logging.getLogger(__name__)
 
@@ -69,14 +69,31 @@ def symmetric_ce_validation_grid(
         _, _, result = fold_probabilities(
             recipe=final_recipe(Recipe.from_dict(recipe), training=training),
             inputs=lambda indices, train: subset_inputs(data, x_train, indices, train=train),
-            given=label_table["given"].to_numpy(), num_classes=num_classes, seed=seed, num_folds=num_folds,
-            iteration=1, fold=1, loss=training.loss, loss_params=training.loss_params,
+            given=label_table["given"].to_numpy(),
+            num_classes=num_classes,
+            seed=seed,
+            num_folds=num_folds,
+            iteration=1,
+            fold=1,
+            loss=training.loss,
+            loss_params=training.loss_params,
         )
-        rows.append({"alpha": alpha, "beta": beta, "best_epoch": result.best_epoch,
-                     "validation_accuracy": max(result.validation_accuracy),
-                     "per_epoch": " ".join(f"{value:.4f}" for value in result.validation_accuracy)})
-        log.info("SL alpha %g beta %g: noisy-validation accuracy %.4f (epoch %d)", alpha, beta,
-                 rows[-1]["validation_accuracy"], result.best_epoch)
+        rows.append(
+            {
+                "alpha": alpha,
+                "beta": beta,
+                "best_epoch": result.best_epoch,
+                "validation_accuracy": max(result.validation_accuracy),
+                "per_epoch": " ".join(f"{value:.4f}" for value in result.validation_accuracy),
+            }
+        )
+        log.info(
+            "SL alpha %g beta %g: noisy-validation accuracy %.4f (epoch %d)",
+            alpha,
+            beta,
+            rows[-1]["validation_accuracy"],
+            result.best_epoch,
+        )
     return pd.DataFrame(rows)
 
 
@@ -84,27 +101,34 @@ def grid_markdown(*, table: pd.DataFrame, mean: pd.DataFrame) -> str:
     """The grid as the pages show it: the pairs ranked by their mean noisy-validation accuracy (%), one column per noise
     setting, and the best epoch's accuracy per epoch below."""
     wide = table.pivot_table(index=["alpha", "beta"], columns="noise", values="validation_accuracy") * 100
-    ranked = mean.set_index(["alpha", "beta"])[["validation_accuracy"]].rename(
-        columns={"validation_accuracy": "mean"}) * 100
+    ranked = (
+        mean.set_index(["alpha", "beta"])[["validation_accuracy"]].rename(columns={"validation_accuracy": "mean"}) * 100
+    )
     frame = ranked.join(wide).reset_index()
-    return (frame.to_markdown(index=False, floatfmt=".2f") + "\n\nNoisy-validation accuracy (%) of fold 1, iteration 1, "
-            "at its best epoch, per pair of symmetric cross-entropy's (alpha, beta) and noise setting; pairs ranked "
-            "by the mean over the settings.\n")
+    return (
+        frame.to_markdown(index=False, floatfmt=".2f") + "\n\nNoisy-validation accuracy (%) of fold 1, iteration 1, "
+        "at its best epoch, per pair of symmetric cross-entropy's (alpha, beta) and noise setting; pairs ranked "
+        "by the mean over the settings.\n"
+    )
 
 
 def workflow_inputs(*, config: dict, dataset: str, noise: str, seed: int) -> dict[str, Path]:
     """The workflow's files a grid over ``dataset`` reads: the prepared data, the noisy labels of (noise, seed) and,
     for text, the tokens; a missing one raises ``FileNotFoundError`` naming the Snakemake command that builds it."""
     entry = config["datasets"][dataset]
-    paths = {"dataset": Path(layout.DATASET.format(dataset=dataset)),
-             "labels": Path(layout.NOISE_LABELS.format(dataset=dataset, noise=noise, seed=seed))}
+    paths = {
+        "dataset": Path(layout.DATASET.format(dataset=dataset)),
+        "labels": Path(layout.NOISE_LABELS.format(dataset=dataset, noise=noise, seed=seed)),
+    }
     if entry["recipe"]["model"] == "text_classifier":
         checkpoint = entry["recipe"].get("model_options", {}).get("checkpoint", DEFAULT_CHECKPOINT)
         paths["tokens"] = Path(layout.TOKENS.format(dataset=dataset, tokenizer=checkpoint_slug(checkpoint)))
     missing = [str(path) for path in paths.values() if not path.exists()]
     if missing:
-        raise FileNotFoundError(f"missing {missing}: build them first with snakemake --configfile <this config> "
-                                f"--cores all {' '.join(missing)}")
+        raise FileNotFoundError(
+            f"missing {missing}: build them first with snakemake --configfile <this config> "
+            f"--cores all {' '.join(missing)}"
+        )
     return paths
 
 
@@ -121,8 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     config = yaml.safe_load(args.configfile.read_text())
     if args.dataset not in config.get("datasets", {}):
-        parser.error(f"--dataset {args.dataset!r} is not under datasets of {args.configfile}: choose one of "
-                     f"{sorted(config.get('datasets', {}))}")
+        parser.error(
+            f"--dataset {args.dataset!r} is not under datasets of {args.configfile}: choose one of "
+            f"{sorted(config.get('datasets', {}))}"
+        )
     entry = config["datasets"][args.dataset]
     unknown = sorted(set(args.noise) - set(entry["noise"]))
     if unknown:
@@ -130,26 +156,41 @@ def main(argv: list[str] | None = None) -> int:
     seed = config["seeds"][0] if args.seed is None else args.seed
     num_folds = entry.get("selection", config["selection"])["K"]
     try:
-        inputs = {noise: workflow_inputs(config=config, dataset=args.dataset, noise=noise, seed=seed)
-                  for noise in args.noise}
+        inputs = {
+            noise: workflow_inputs(config=config, dataset=args.dataset, noise=noise, seed=seed) for noise in args.noise
+        }
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     grid = list(itertools.product(args.alpha, args.beta))
     mixup = bool(entry.get("baselines", {}).get("sl", {}).get("mixup", False))  # as SL's final model trains
     # what produced the grid, taken before it runs (the commit that trains it, not the one checked out at its end)
-    record = provenance(configfile=str(args.configfile), dataset=args.dataset, recipe=entry["recipe"], mixup=mixup,
-                        seed=seed, num_folds=num_folds, split="fold 1 of iteration 1, noisy validation share",
-                        grid=[list(pair) for pair in grid], noise=args.noise, machine=machine_description())
+    record = provenance(
+        configfile=str(args.configfile),
+        dataset=args.dataset,
+        recipe=entry["recipe"],
+        mixup=mixup,
+        seed=seed,
+        num_folds=num_folds,
+        split="fold 1 of iteration 1, noisy validation share",
+        grid=[list(pair) for pair in grid],
+        noise=args.noise,
+        machine=machine_description(),
+    )
     started, frames = time.perf_counter(), []
     for noise, paths in inputs.items():
-        frame = symmetric_ce_validation_grid(**paths, recipe=entry["recipe"], seed=seed, num_folds=num_folds,
-                                             grid=grid, mixup=mixup)
+        frame = symmetric_ce_validation_grid(
+            **paths, recipe=entry["recipe"], seed=seed, num_folds=num_folds, grid=grid, mixup=mixup
+        )
         frames.append(frame.assign(noise=noise))
-    table = pd.concat(frames, ignore_index=True)[["noise", "alpha", "beta", "best_epoch", "validation_accuracy",
-                                                  "per_epoch"]]
-    mean = (table.groupby(["alpha", "beta"], as_index=False)["validation_accuracy"].mean()
-            .sort_values("validation_accuracy", ascending=False, kind="stable"))
+    table = pd.concat(frames, ignore_index=True)[
+        ["noise", "alpha", "beta", "best_epoch", "validation_accuracy", "per_epoch"]
+    ]
+    mean = (
+        table.groupby(["alpha", "beta"], as_index=False)["validation_accuracy"]
+        .mean()
+        .sort_values("validation_accuracy", ascending=False, kind="stable")
+    )
     for name, frame in (("grid.csv", table), ("mean.csv", mean)):
         with atomic_path(args.output / name) as tmp:
             frame.to_csv(tmp, index=False)
@@ -157,8 +198,10 @@ def main(argv: list[str] | None = None) -> int:
         tmp.write_text(grid_markdown(table=table, mean=mean))
     write_json({**record, "wall_seconds": round(time.perf_counter() - started, 1)}, args.output / "provenance.json")
     best = mean.iloc[0]
-    print(f"best on noisy validation (mean over {args.noise}): alpha {best['alpha']:g}, beta {best['beta']:g} "
-          f"({best['validation_accuracy']:.4f})")
+    print(
+        f"best on noisy validation (mean over {args.noise}): alpha {best['alpha']:g}, beta {best['beta']:g} "
+        f"({best['validation_accuracy']:.4f})"
+    )
     return 0
 
 

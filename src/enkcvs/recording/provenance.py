@@ -8,7 +8,6 @@ import yaml
 
 from enkcvs.machine import CPU_FLAGS
 
-
 #: Where recorded runs live, relative to the repository root: the runs the pages cite as results, as evidence of
 #: reproducibility and as speed comparisons (a run only history cites is retired: :mod:`enkcvs.recording.retire`).
 RUN_HOME = "results/recorded"
@@ -53,8 +52,13 @@ def run_sentence(meta: dict, *, files: str) -> str:
     parts = len(meta.get("invocations") or [])
     # a run given targets to build first invokes Snakemake once per group and once for the rest, uninterrupted
     planned = len(meta.get("first") or []) + 1
-    over = (f" (over {parts} invocations, the run killed and resumed)" if parts > planned else
-            f" (in {parts} Snakemake invocations: the targets asked for first, then the rest)" if parts > 1 else "")
+    over = (
+        f" (over {parts} invocations, the run killed and resumed)"
+        if parts > planned
+        else f" (in {parts} Snakemake invocations: the targets asked for first, then the rest)"
+        if parts > 1
+        else ""
+    )
     command = meta.get("command") or []
     asked = command[command.index("--cores") + 1] if "--cores" in command[:-1] else "all"
     cores = f"{host['cores']} cores" if asked == "all" else f"{asked} of the {host['cores']} cores"
@@ -62,15 +66,25 @@ def run_sentence(meta: dict, *, files: str) -> str:
     if limits:
         flags += "; kernels limited by " + ", ".join(f"{key}={value}" for key, value in sorted(limits.items()))
     saves = meta.get("carried") or []
-    carried = (" Carried between machines: " + "; ".join(
-        f"{save['training_jobs']} training job{'s' * (save['training_jobs'] != 1)} done when saved {save['saved']} "
-        f"on an {save['machine']['cpu']} "
-        f"({', '.join(save['machine']['cpu_flags'])}){_gpus(save['machine'])}, commit {save['git'].get('commit', 'unknown')[:7]}"
-        for save in saves) + ".") if saves else ""
+    carried = (
+        (
+            " Carried between machines: "
+            + "; ".join(
+                f"{save['training_jobs']} training job{'s' * (save['training_jobs'] != 1)} done when saved {save['saved']} "
+                f"on an {save['machine']['cpu']} "
+                f"({', '.join(save['machine']['cpu_flags'])}){_gpus(save['machine'])}, commit {save['git'].get('commit', 'unknown')[:7]}"
+                for save in saves
+            )
+            + "."
+        )
+        if saves
+        else ""
+    )
     checked = "".join(
         f" Dataset `{name}` (source `{data['source']}`) checked against {data['check']['check']} it trained on: "
         + ("passed." if data["check"]["passed"] else f"FAILED ({'; '.join(data['check']['problems'])}).")
-        for name, data in (meta.get("data") or {}).items() if "check" in data
+        for name, data in (meta.get("data") or {}).items()
+        if "check" in data
     )
     return (
         f"Run `{meta['name']}` (`{meta['configfile']}`), recorded {meta['recorded']}: {jobs}"

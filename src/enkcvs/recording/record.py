@@ -40,10 +40,20 @@ def keep_label_issues(*, issues: PathLike, into: PathLike) -> None:
         ranking[flagged].to_csv(kept / "label_issues.csv", index=False)
 
 
-def record_run(*, name: str, configfile: PathLike, report: PathLike, wall_seconds: float, jobs: int | None,
-               command: list[str], root: PathLike = RUN_HOME, git: dict | None = None,
-               invocations: list[dict] | None = None, data: dict | None = None,
-               issues: PathLike | None = None) -> Path:
+def record_run(
+    *,
+    name: str,
+    configfile: PathLike,
+    report: PathLike,
+    wall_seconds: float,
+    jobs: int | None,
+    command: list[str],
+    root: PathLike = RUN_HOME,
+    git: dict | None = None,
+    invocations: list[dict] | None = None,
+    data: dict | None = None,
+    issues: PathLike | None = None,
+) -> Path:
     """Copy a finished run's rendered report into ``root/name/`` with its provenance, and with ``issues`` (a run's
     ``results/issues``) its merged label-issue rankings (:func:`keep_label_issues`), replacing an earlier record of
     that name as a whole (written beside it, then swapped in, so a failure leaves the old record). ``git`` is the
@@ -97,8 +107,12 @@ def data_provenance(*, configfile: PathLike) -> dict:
             digest = hashlib.file_digest(handle, "sha256").hexdigest()
         with np.load(path) as arrays:
             built = json.loads(str(arrays["provenance"]))
-        found[name] = {"file": str(path), "sha256": digest, "source": entry["source"],
-                       "built": {key: built.get(key) for key in ("source", "options", "git")}}
+        found[name] = {
+            "file": str(path),
+            "sha256": digest,
+            "source": entry["source"],
+            "built": {key: built.get(key) for key in ("source", "options", "git")},
+        }
         check = get_source(entry["source"]).check
         if check is not None:
             found[name]["check"] = check(load_dataset(path))

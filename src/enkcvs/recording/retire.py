@@ -24,8 +24,7 @@ TABLE2_COLUMNS = ("dataset", "noise_kind", "noise_rate", "method", "mean", "std"
 
 def _rows(frame: pd.DataFrame) -> list[dict]:
     """A frame's rows for JSON: a missing value as null."""
-    return [{key: None if pd.isna(value) else value for key, value in row.items()}
-            for row in frame.to_dict("records")]
+    return [{key: None if pd.isna(value) else value for key, value in row.items()} for row in frame.to_dict("records")]
 
 
 def retired_run(folder: PathLike) -> dict:
@@ -42,16 +41,21 @@ def retired_run(folder: PathLike) -> dict:
     return run
 
 
-def run_history(*, what: str, runs: Sequence[PathLike], differences: Sequence[tuple[PathLike, PathLike]] = (),
-                made_by: str = "") -> dict:
+def run_history(
+    *, what: str, runs: Sequence[PathLike], differences: Sequence[tuple[PathLike, PathLike]] = (), made_by: str = ""
+) -> dict:
     """A history: ``what`` it holds, the command that wrote it (``made_by``), each folder of ``runs`` by name
     (:func:`retired_run`), and for each ``(second, first)`` of ``differences`` how the second run's tables differ
     from the first's."""
     names = [Path(folder).name for folder in runs]
     if len(set(names)) != len(names):
         raise ValueError(f"a run named twice: {names}")
-    return {"what": what, "made_by": made_by, "runs": {name: retired_run(folder) for name, folder in zip(names, runs)},
-            "differences": [difference(Path(first), Path(second)) for second, first in differences]}
+    return {
+        "what": what,
+        "made_by": made_by,
+        "runs": {name: retired_run(folder) for name, folder in zip(names, runs)},
+        "differences": [difference(Path(first), Path(second)) for second, first in differences],
+    }
 
 
 def read_history(path: PathLike) -> dict:

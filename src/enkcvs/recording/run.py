@@ -41,8 +41,15 @@ def snakemake_invocations(*, log_dir: PathLike = ".snakemake/log", since: dateti
     return found
 
 
-def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: str, root: PathLike = RUN_HOME,
-                   profile: PathLike | None = None) -> Path:
+def run_and_record(
+    *,
+    name: str,
+    configfile: PathLike,
+    cores: str,
+    snakemake: str,
+    root: PathLike = RUN_HOME,
+    profile: PathLike | None = None,
+) -> Path:
     """Run the workflow on ``configfile`` through ``workflow/run.sh`` (resuming a killed run), count its jobs (the
     whole DAG's, by a forced dry run) and record the report into ``root/name/``. The wall time is the sum over the
     run's Snakemake invocations (:func:`snakemake_invocations`): the first one's start is kept in
@@ -52,11 +59,18 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
 
     Raises ``RuntimeError`` where the run fails (nothing is recorded), and ``ValueError`` where no job ran (the
     outputs were all there already: no run to time)."""
-    dry = subprocess.run([snakemake, "-n", "--forceall", "--configfile", str(configfile)], capture_output=True,
-                         text=True)
+    dry = subprocess.run(
+        [snakemake, "-n", "--forceall", "--configfile", str(configfile)], capture_output=True, text=True
+    )
     planned = re.search(r"^total\s+(\d+)$", dry.stdout, re.MULTILINE)
-    command = ["workflow/run.sh", "--cores", cores, *(["--profile", str(profile)] if profile else []),
-               "--configfile", str(configfile)]
+    command = [
+        "workflow/run.sh",
+        "--cores",
+        cores,
+        *(["--profile", str(profile)] if profile else []),
+        "--configfile",
+        str(configfile),
+    ]
     # the workflow that runs is the working directory's, as it is when the run starts
     git = git_state(root=Path.cwd())
     began = since_file(name)
@@ -66,15 +80,28 @@ def run_and_record(*, name: str, configfile: PathLike, cores: str, snakemake: st
     since = datetime.fromisoformat(began.read_text().strip())
     done = subprocess.run(command, env={**os.environ, "SNAKEMAKE": snakemake})
     if done.returncode != 0:
-        raise RuntimeError(f"the run of {configfile} failed (exit status {done.returncode}); the same command goes "
-                           "on from the jobs it finished")
+        raise RuntimeError(
+            f"the run of {configfile} failed (exit status {done.returncode}); the same command goes "
+            "on from the jobs it finished"
+        )
     runs = snakemake_invocations(since=since)
     if not runs:
-        raise ValueError(f"no job of {configfile} ran here since {since:%Y-%m-%d %H:%M}: its outputs in results/ are "
-                         "an earlier run's, which this record cannot time; `make clean` and record again")
-    record = record_run(name=name, configfile=configfile, report="results/report",
-                        wall_seconds=sum(invocation["seconds"] for invocation in runs),
-                        jobs=int(planned.group(1)) if planned else 0, command=command, git=git, invocations=runs,
-                        root=root, data=data_provenance(configfile=configfile), issues=ISSUES)
+        raise ValueError(
+            f"no job of {configfile} ran here since {since:%Y-%m-%d %H:%M}: its outputs in results/ are "
+            "an earlier run's, which this record cannot time; `make clean` and record again"
+        )
+    record = record_run(
+        name=name,
+        configfile=configfile,
+        report="results/report",
+        wall_seconds=sum(invocation["seconds"] for invocation in runs),
+        jobs=int(planned.group(1)) if planned else 0,
+        command=command,
+        git=git,
+        invocations=runs,
+        root=root,
+        data=data_provenance(configfile=configfile),
+        issues=ISSUES,
+    )
     began.unlink()
     return record

@@ -26,13 +26,13 @@ import math
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from enkcvs.report.tables import collect_records, table1, table2
 from enkcvs.method.methods import BASELINE_METHODS, SELECTION_METHODS
 from enkcvs.pipeline.layout import (
     CL_SELECTION,
@@ -43,6 +43,7 @@ from enkcvs.pipeline.layout import (
     SELECTION,
     SELECTION_METRICS,
 )
+from enkcvs.report.tables import collect_records, table1, table2
 
 REPORT = "results/report"
 TABLE1 = f"{REPORT}/table1.csv"
@@ -79,8 +80,10 @@ class Audit:
 
     def summary(self) -> str:
         """One line: how much was checked and how many problems were found."""
-        return (f"audit: {self.tables} tables, {self.rows} rows, {self.cells} cells traced to {len(self.files)} "
-                f"result files, {len(self.problems)} problems")
+        return (
+            f"audit: {self.tables} tables, {self.rows} rows, {self.cells} cells traced to {len(self.files)} "
+            f"result files, {len(self.problems)} problems"
+        )
 
 
 def _is_number(value: Any) -> bool:
@@ -191,18 +194,22 @@ def _recomputed_row(audit: Audit, where: str, recompute, records: pd.DataFrame) 
     return recomputed.iloc[0]
 
 
-def _compare_row(audit: Audit, where: str, row: pd.Series, recomputed: pd.Series, keys: Iterable[str],
-                 values: Iterable[str]) -> None:
+def _compare_row(
+    audit: Audit, where: str, row: pd.Series, recomputed: pd.Series, keys: Iterable[str], values: Iterable[str]
+) -> None:
     """Report each key and value of ``row`` that differs from the recomputation; count the values compared."""
     for key in keys:
         if not _same(row[key], recomputed[key]):
-            audit.problems.append(f"{where}, key {key!r}: table has {_show(row[key])}, its sources give "
-                                  f"{_show(recomputed[key])}")
+            audit.problems.append(
+                f"{where}, key {key!r}: table has {_show(row[key])}, its sources give {_show(recomputed[key])}"
+            )
     for column in values:
         audit.cells += 1
         if not _same(row[column], recomputed[column]):
-            audit.problems.append(f"{where}, column {column!r}: table has {_show(row[column])}, its sources give "
-                                  f"{_show(recomputed[column])}")
+            audit.problems.append(
+                f"{where}, column {column!r}: table has {_show(row[column])}, its sources give "
+                f"{_show(recomputed[column])}"
+            )
 
 
 def _require_files(audit: Audit, source: str, where: str, paths: Iterable[str]) -> None:
@@ -254,8 +261,9 @@ def _check_final_result(audit: Audit, where: str, row: pd.Series, record: dict[s
     if fields is None:
         audit.problems.append(f"{source} (source of {where}): lacks one of {', '.join(names)}")
         return
-    location = FINAL_SELECTED.format(**fields, method=method) if selected else FINAL_BASELINE.format(**fields,
-                                                                                                      baseline=method)
+    location = (
+        FINAL_SELECTED.format(**fields, method=method) if selected else FINAL_BASELINE.format(**fields, baseline=method)
+    )
     _check_location(audit, source, where, location)
     inputs = [NOISE_LABELS.format(**fields)]
     if selected:
@@ -305,8 +313,7 @@ def _audit_table2_row(audit: Audit, where: str, row: pd.Series) -> None:
     if listed != row["runs"]:
         audit.problems.append(f"{where}: lists {listed} sources for {int(row['runs'])} runs")
     if complete:
-        recompute = lambda frame: table2(frame, methods=[row["method"]])
-        recomputed = _recomputed_row(audit, where, recompute, records)
+        recomputed = _recomputed_row(audit, where, partial(table2, methods=[row["method"]]), records)
         if recomputed is not None:
             _compare_row(audit, where, row, recomputed, TABLE2_KEYS, TABLE2_VALUES)
 
@@ -355,8 +362,13 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m enkcvs.report.audit",
         description="Trace every cell of results/report/table{1,2}.csv back to result files that exist.",
     )
-    parser.add_argument("workdir", nargs="?", default=".", metavar="WORKDIR",
-                        help="the workflow's working directory, holding results/ (default: .)")
+    parser.add_argument(
+        "workdir",
+        nargs="?",
+        default=".",
+        metavar="WORKDIR",
+        help="the workflow's working directory, holding results/ (default: .)",
+    )
     args = parser.parse_args(argv)
     try:
         audit = run_audit(workdir=args.workdir)

@@ -88,8 +88,10 @@ def rate_label(rate: float) -> str:
 def dataset_titles(frame: pd.DataFrame) -> dict[str, str]:
     """How tables title each dataset: its name, with the paper dataset it is compared with ("mnist5k (MNIST)")."""
     pairs = frame[["dataset", "paper_dataset"]].drop_duplicates("dataset")
-    return {name: name if pd.isna(paper) or paper == name else f"{name} ({paper})"
-            for name, paper in zip(pairs["dataset"], pairs["paper_dataset"])}
+    return {
+        name: name if pd.isna(paper) or paper == name else f"{name} ({paper})"
+        for name, paper in zip(pairs["dataset"], pairs["paper_dataset"])
+    }
 
 
 def dataset_rank(frame: pd.DataFrame) -> dict[str, tuple]:
@@ -98,8 +100,10 @@ def dataset_rank(frame: pd.DataFrame) -> dict[str, tuple]:
     paper = published_results().sort_values("table", kind="stable").query("table > 1")
     order = {name: i for i, name in enumerate(dict.fromkeys(paper["dataset"]))}
     pairs = frame[["dataset", "paper_dataset"]].drop_duplicates("dataset").reset_index(drop=True)
-    return {name: (order.get(paper, len(order)), i) for i, (name, paper) in enumerate(zip(pairs["dataset"],
-                                                                                         pairs["paper_dataset"]))}
+    return {
+        name: (order.get(paper, len(order)), i)
+        for i, (name, paper) in enumerate(zip(pairs["dataset"], pairs["paper_dataset"]))
+    }
 
 
 def method_rank(frame: pd.DataFrame) -> dict[str, tuple]:
@@ -107,5 +111,6 @@ def method_rank(frame: pd.DataFrame) -> dict[str, tuple]:
     last."""
     paper = [m for m in dict.fromkeys(published_results().query("table == 2")["method"]) if m != OWN_SOURCE]
     methods = list(dict.fromkeys(frame["method"]))
-    return {m: (2, 0) if m == OWN_SOURCE else (0, paper.index(m)) if m in paper else (1, methods.index(m))
-            for m in methods}
+    return {
+        m: (2, 0) if m == OWN_SOURCE else (0, paper.index(m)) if m in paper else (1, methods.index(m)) for m in methods
+    }

@@ -16,10 +16,15 @@ def epoch_curves(records: pd.DataFrame) -> pd.DataFrame:
     """The curves of final-model records (:func:`enkcvs.report.tables.collect_records` rows with
     ``test_accuracy_by_epoch``), long: ``dataset``, ``noise_kind``, ``noise_rate``, ``seed``, ``method``, ``epoch``
     (1-based), ``test_accuracy`` (%), ``source``."""
-    rows = [{**{key: record[key] for key in [*SETTING, "seed", "method", "source"]}, "epoch": epoch,
-             "test_accuracy": 100.0 * accuracy}
-            for record in records.to_dict("records")
-            for epoch, accuracy in enumerate(record["test_accuracy_by_epoch"], start=1)]
+    rows = [
+        {
+            **{key: record[key] for key in [*SETTING, "seed", "method", "source"]},
+            "epoch": epoch,
+            "test_accuracy": 100.0 * accuracy,
+        }
+        for record in records.to_dict("records")
+        for epoch, accuracy in enumerate(record["test_accuracy_by_epoch"], start=1)
+    ]
     return pd.DataFrame(rows, columns=[*SETTING, "seed", "method", "epoch", "test_accuracy", "source"])
 
 
@@ -33,8 +38,15 @@ def curve_summary(curves: pd.DataFrame, *, paper_names: Mapping[str, str | None]
     for key, part in ordered.groupby(keys, sort=False):
         accuracy = part["test_accuracy"].to_numpy()
         peak = int(np.argmax(accuracy))
-        rows.append({**dict(zip(keys, key)), "epochs": len(accuracy), "peak": accuracy[peak],
-                     "peak_epoch": int(part["epoch"].iloc[peak]), "last": accuracy[-1]})
+        rows.append(
+            {
+                **dict(zip(keys, key)),
+                "epochs": len(accuracy),
+                "peak": accuracy[peak],
+                "peak_epoch": int(part["epoch"].iloc[peak]),
+                "last": accuracy[-1],
+            }
+        )
     summary = pd.DataFrame(rows, columns=[*keys, "epochs", "peak", "peak_epoch", "last"])
     methods = summary[[*SETTING, "method"]].drop_duplicates()
     cells = compare_table2(methods.assign(mean=np.nan, std=np.nan, runs=1, sources=""), paper_names=paper_names)

@@ -15,9 +15,7 @@ from enkcvs.report.curves import SETTING
 from enkcvs.report.paper import TABLE1_SELECTION
 
 
-def draw_sensitivity(
-    points: pd.DataFrame, *, K: int, M: int, t: int, published: pd.DataFrame | None = None
-):
+def draw_sensitivity(points: pd.DataFrame, *, K: int, M: int, t: int, published: pd.DataFrame | None = None):
     """Figure 1 as the paper draws it: one column of panels per swept parameter (K at M = t = 1 and at the main
     (M, t); M at the main K with t = M - 1; t at the main K and M), rows precision, recall and the test accuracy of a
     model trained on SS alone; one colour per noise setting, mean ± std over seeds as error bars, integer ticks.
@@ -41,16 +39,28 @@ def draw_sensitivity(
 
     paper = TABLE1_SELECTION
     sweeps = [  # (x, title, [(points on the line, line style, what is fixed, where the paper's point lies)])
-        ("K", "(a) varying K", [
-            ((points["M"] == 1) & (points["t"] == 1), ":", "M = t = 1", False),
-            ((points["M"] == M) & (points["t"] == t), "-", f"M = {M}, t = {t}", (M, t) == (paper["M"], paper["t"])),
-        ]),
-        ("M", f"(b) varying M (K = {K}, t = M - 1)", [
-            ((points["K"] == K) & (points["t"] == points["M"] - 1), "-", "", False),
-        ]),
-        ("t", f"(c) varying t (K = {K}, M = {M})", [
-            ((points["K"] == K) & (points["M"] == M), "-", "", (K, M) == (paper["K"], paper["M"])),
-        ]),
+        (
+            "K",
+            "(a) varying K",
+            [
+                ((points["M"] == 1) & (points["t"] == 1), ":", "M = t = 1", False),
+                ((points["M"] == M) & (points["t"] == t), "-", f"M = {M}, t = {t}", (M, t) == (paper["M"], paper["t"])),
+            ],
+        ),
+        (
+            "M",
+            f"(b) varying M (K = {K}, t = M - 1)",
+            [
+                ((points["K"] == K) & (points["t"] == points["M"] - 1), "-", "", False),
+            ],
+        ),
+        (
+            "t",
+            f"(c) varying t (K = {K}, M = {M})",
+            [
+                ((points["K"] == K) & (points["M"] == M), "-", "", (K, M) == (paper["K"], paper["M"])),
+            ],
+        ),
     ]
     rows = [("precision", "precision (%)"), ("recall", "recall (%)"), ("accuracy", "test accuracy, SS only (%)")]
     noises = list(dict.fromkeys(points.sort_values("noise")["noise"]))
@@ -64,38 +74,72 @@ def draw_sensitivity(
                 for noise, part in points[mask].groupby("noise"):
                     part = part.sort_values(x)
                     ticks |= set(part[x])
-                    ax.errorbar(part[x], part[f"{value}_mean"], yerr=part[f"{value}_std"].fillna(0.0),
-                                color=colours[noise], linestyle=style, marker="o", markersize=4, capsize=3)
+                    ax.errorbar(
+                        part[x],
+                        part[f"{value}_mean"],
+                        yerr=part[f"{value}_std"].fillna(0.0),
+                        color=colours[noise],
+                        linestyle=style,
+                        marker="o",
+                        markersize=4,
+                        capsize=3,
+                    )
                     star = published is not None and paper_line and value in ("precision", "recall")
                     cell = published[(published["noise"] == noise) & (published["metric"] == value)] if star else []
                     if len(cell):
                         at = paper[x]
                         ticks.add(at)
-                        ax.plot([at], cell["value"], marker="*", markersize=13, color=colours[noise],
-                                markeredgecolor="black", linestyle="none")
+                        ax.plot(
+                            [at],
+                            cell["value"],
+                            marker="*",
+                            markersize=13,
+                            color=colours[noise],
+                            markeredgecolor="black",
+                            linestyle="none",
+                        )
             ax.set_xticks(sorted(ticks))
             ax.set_xlabel(x)
             ax.set_ylabel(ylabel)
             ax.grid(alpha=0.3)
         axes[0, column].set_title(title)
     handles = [Line2D([], [], color=colours[noise], marker="o", label=noise) for noise in noises]
-    handles += [Line2D([], [], color="grey", linestyle=style, label=f"K sweep at {fixed}")
-                for _, style, fixed, _ in sweeps[0][2]]
+    handles += [
+        Line2D([], [], color="grey", linestyle=style, label=f"K sweep at {fixed}")
+        for _, style, fixed, _ in sweeps[0][2]
+    ]
     if published is not None and len(published):
-        handles.append(Line2D([], [], marker="*", markersize=13, color="white", markeredgecolor="black",
-                              linestyle="none", label=f"paper, Table 1 (K = {paper['K']}, M = {paper['M']}, "
-                                                        f"t = {paper['t']})"))
+        handles.append(
+            Line2D(
+                [],
+                [],
+                marker="*",
+                markersize=13,
+                color="white",
+                markeredgecolor="black",
+                linestyle="none",
+                label=f"paper, Table 1 (K = {paper['K']}, M = {paper['M']}, t = {paper['t']})",
+            )
+        )
     seeds = sorted(set(points["seeds"]))
     figure.suptitle(f"mean ± std over {' or '.join(map(str, seeds))} seeds", fontsize="small")
     figure.tight_layout()
-    figure.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(handles), 4),
-                  fontsize="small")
+    figure.legend(
+        handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(handles), 4), fontsize="small"
+    )
     return figure
 
 
 def sensitivity_figure(
-    points: pd.DataFrame, *, K: int, M: int, t: int, published: pd.DataFrame | None, png: PathLike, pdf: PathLike,
-    dpi: int
+    points: pd.DataFrame,
+    *,
+    K: int,
+    M: int,
+    t: int,
+    published: pd.DataFrame | None,
+    png: PathLike,
+    pdf: PathLike,
+    dpi: int,
 ) -> None:
     """:func:`draw_sensitivity`'s figure as PNG and PDF."""
     import matplotlib.pyplot as plt
@@ -127,8 +171,7 @@ def theory_figure(metrics: pd.DataFrame, *, png: PathLike, pdf: PathLike, dpi: i
     plt.close(figure)
 
 
-def test_curve_figure(curves: pd.DataFrame, summary: pd.DataFrame, *, png: PathLike, pdf: PathLike,
-                      dpi: int) -> None:
+def test_curve_figure(curves: pd.DataFrame, summary: pd.DataFrame, *, png: PathLike, pdf: PathLike, dpi: int) -> None:
     """Clean test accuracy per epoch of each final model with a curve (:func:`enkcvs.report.curves.epoch_curves`),
     a panel per dataset and noise setting, a line per method and seed, and the paper's cell of each method
     (``summary``'s ``published``, :func:`enkcvs.report.curves.curve_summary`) dashed in its colour."""
@@ -145,8 +188,13 @@ def test_curve_figure(curves: pd.DataFrame, summary: pd.DataFrame, *, png: PathL
         for (method, seed), line in panel.groupby(["method", "seed"], sort=True):
             ax.plot(line["epoch"], line["test_accuracy"], color=colours[method], label=f"{method}, seed {seed}")
         for cell in published[(dataset, kind, rate)].dropna(subset="published").itertuples():
-            ax.axhline(cell.published, color=colours[cell.method], linestyle="--", linewidth=1,
-                       label=f"{cell.method}, the paper's cell")
+            ax.axhline(
+                cell.published,
+                color=colours[cell.method],
+                linestyle="--",
+                linewidth=1,
+                label=f"{cell.method}, the paper's cell",
+            )
         ax.set_title(f"{dataset}, {kind} {rate:g}")
         ax.set_xlabel("epoch")
         ax.set_ylabel("clean test accuracy (%)")
@@ -207,8 +255,9 @@ def draw_comparison(frame: pd.DataFrame):
     for ax in axes.flat:
         handles.update(zip(*reversed(ax.get_legend_handles_labels())))  # one entry per method
     figure.tight_layout()
-    figure.legend(handles.values(), handles.keys(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
-                  fontsize="small")
+    figure.legend(
+        handles.values(), handles.keys(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize="small"
+    )
     return figure
 
 

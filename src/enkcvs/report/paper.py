@@ -15,7 +15,16 @@ import pandas as pd
 #: How many runs each of Table 2's cells averages ("mean ± std over 5 runs").
 TABLE2_RUNS = 5
 COLUMNS = (
-    "table", "dataset", "noise_kind", "noise_rate", "method", "metric", "value", "std", "source", "note",
+    "table",
+    "dataset",
+    "noise_kind",
+    "noise_rate",
+    "method",
+    "metric",
+    "value",
+    "std",
+    "source",
+    "note",
     "printed_decimals",
 )
 

@@ -56,8 +56,11 @@ def compare_table1(
     long = reproduced_table1[ids + theorem + list(TABLE1_METRICS)].melt(
         id_vars=ids + theorem, value_vars=list(TABLE1_METRICS), var_name="metric", value_name="reproduced"
     )
-    long["theorem1"] = np.select([long["metric"] == "precision", long["metric"] == "recall"],
-                                 [long["theorem1_precision"], long["theorem1_recall"]], np.nan)
+    long["theorem1"] = np.select(
+        [long["metric"] == "precision", long["metric"] == "recall"],
+        [long["theorem1_precision"], long["theorem1_recall"]],
+        np.nan,
+    )
     long["paper_dataset"] = check_names(long["dataset"], paper_names)
     long["_rate"] = rate_key(long["noise_rate"])
     paper = published_results().query("table == 1")
@@ -72,8 +75,9 @@ def compare_table1(
         }
     )
     long = long.astype({"noise_kind": object, "metric": object})
-    merged = long.merge(paper, how="left", on=["paper_dataset", "noise_kind", "_rate", "metric"],
-                        validate="many_to_one")
+    merged = long.merge(
+        paper, how="left", on=["paper_dataset", "noise_kind", "_rate", "metric"], validate="many_to_one"
+    )
     if match_selection:
         same = np.logical_and.reduce([merged[k] == v for k, v in TABLE1_SELECTION.items()])
         merged.loc[~same, "published"] = np.nan
@@ -81,8 +85,23 @@ def compare_table1(
     merged["difference"] = merged["reproduced"] - merged["published"]
     merged["published_note"] = merged["published_note"].fillna("")
     merged["metric"] = pd.Categorical(merged["metric"], categories=TABLE1_METRICS, ordered=True)
-    columns = ["dataset", "paper_dataset", "noise_kind", "noise_rate", "K", "M", "t", "seeds", "metric",
-               "reproduced", "theorem1", "published", "difference", "published_note", "sources"]
+    columns = [
+        "dataset",
+        "paper_dataset",
+        "noise_kind",
+        "noise_rate",
+        "K",
+        "M",
+        "t",
+        "seeds",
+        "metric",
+        "reproduced",
+        "theorem1",
+        "published",
+        "difference",
+        "published_note",
+        "sources",
+    ]
     merged = noise_sort(merged[columns], ["dataset", "noise_kind", "noise_rate", "K", "M", "t", "metric"])
     return merged.astype({"metric": object})
 
@@ -111,19 +130,26 @@ def format_table1(frame: pd.DataFrame, *, decimals: int) -> pd.DataFrame:
         PAPER: [cell(v, d, missing=NO_NUMBER) for v, d in zip(frame["published"], digits)],
         DELTA: [cell(v, d, sign=True, missing=NO_NUMBER) for v, d in zip(frame["difference"], digits)],
     }
-    has_values = {THEOREM: frame["theorem1"].notna(), PAPER: frame["published"].notna(),
-                  DELTA: frame["published"].notna()}
+    has_values = {
+        THEOREM: frame["theorem1"].notna(),
+        PAPER: frame["published"].notna(),
+        DELTA: frame["published"].notna(),
+    }
     keys = ["dataset", "noise_kind", "noise_rate", "K", "M", "t", "seeds"]
     titles = dataset_titles(frame)
     ranks = dataset_rank(frame)
     rows = noise_sort(frame[keys].drop_duplicates(), ["noise_kind", "noise_rate", "K", "M", "t"]).sort_values(
-        "dataset", key=lambda names: names.map(ranks), kind="stable", ignore_index=True)
-    table = pd.DataFrame({
-        ("", "dataset"): rows["dataset"].map(titles),
-        ("", "noise"): [f"{kind} {rate_label(rate)}".strip() for kind, rate in zip(rows["noise_kind"],
-                                                                                   rows["noise_rate"])],
-        **{("", key): rows[key] for key in ("K", "M", "t", "seeds")},
-    })
+        "dataset", key=lambda names: names.map(ranks), kind="stable", ignore_index=True
+    )
+    table = pd.DataFrame(
+        {
+            ("", "dataset"): rows["dataset"].map(titles),
+            ("", "noise"): [
+                f"{kind} {rate_label(rate)}".strip() for kind, rate in zip(rows["noise_kind"], rows["noise_rate"])
+            ],
+            **{("", key): rows[key] for key in ("K", "M", "t", "seeds")},
+        }
+    )
     row_of = {tuple(row): i for i, row in enumerate(rows[keys].itertuples(index=False))}
     position = [row_of[tuple(row)] for row in frame[keys].itertuples(index=False)]
     for metric in [m for m in TABLE1_METRICS if m in set(frame["metric"])]:

@@ -70,22 +70,41 @@ def compare_table2(
         frame = frame.drop_duplicates(["dataset", "noise_kind", "_rate", "method"], keep="first")
 
     # Complete the grid (every setting x every method), so a hole reads "missing" and never disappears.
-    settings = frame.drop_duplicates(["dataset", "noise_kind", "_rate"])[["dataset", "noise_kind", "_rate",
-                                                                          "noise_rate"]]
+    settings = frame.drop_duplicates(["dataset", "noise_kind", "_rate"])[
+        ["dataset", "noise_kind", "_rate", "noise_rate"]
+    ]
     methods = pd.DataFrame({"method": list(dict.fromkeys(frame["method"]))}, dtype=object)
     grid = settings.merge(methods, how="cross")
-    frame = grid.merge(frame.drop(columns="noise_rate"), how="left", on=["dataset", "noise_kind", "_rate", "method"],
-                       validate="one_to_one")
+    frame = grid.merge(
+        frame.drop(columns="noise_rate"),
+        how="left",
+        on=["dataset", "noise_kind", "_rate", "method"],
+        validate="one_to_one",
+    )
     frame["runs"] = frame["runs"].fillna(0).astype(int)
     frame["sources"] = frame["sources"].fillna("").astype(object)
     frame["paper_dataset"] = pd.Series([mapping[name] for name in frame["dataset"]], index=frame.index, dtype=object)
 
     # Unmapped rows (paper_dataset None) never match: the paper's keys are never null.
-    merged = frame.merge(paper, how="left", on=["paper_dataset", "noise_kind", "_rate", "method"],
-                         validate="many_to_one")
+    merged = frame.merge(
+        paper, how="left", on=["paper_dataset", "noise_kind", "_rate", "method"], validate="many_to_one"
+    )
     merged["difference"] = merged["mean"] - merged["published"]
-    columns = ["dataset", "paper_dataset", "noise_kind", "noise_rate", "method", "mean", "std", "runs", "published",
-               "published_std", "published_decimals", "difference", "sources"]
+    columns = [
+        "dataset",
+        "paper_dataset",
+        "noise_kind",
+        "noise_rate",
+        "method",
+        "mean",
+        "std",
+        "runs",
+        "published",
+        "published_std",
+        "published_decimals",
+        "difference",
+        "sources",
+    ]
     return noise_sort(merged[columns], ["dataset", "noise_kind", "noise_rate"])
 
 
@@ -150,8 +169,9 @@ def format_table2(frame: pd.DataFrame, *, decimals: int, bold: Bold = "markdown"
     for i in frame.index:
         dataset, method, kind = frame.at[i, "dataset"], frame.at[i, "method"], frame.at[i, "noise_kind"]
         group, label = NOISE_TITLES.get(kind, kind), labels[i]
-        record = records.setdefault((dataset, method), {("", "dataset"): titles[dataset],
-                                                        ("", "method"): METHOD_TITLES.get(method, method)})
+        record = records.setdefault(
+            (dataset, method), {("", "dataset"): titles[dataset], ("", "method"): METHOD_TITLES.get(method, method)}
+        )
         if has_run[i]:
             text = format_mean_std(frame.at[i, "mean"], frame.at[i, "std"], decimals)
             record[(group, label)] = embolden(text, bold) if rounded[i] == best[i] else text
@@ -160,10 +180,14 @@ def format_table2(frame: pd.DataFrame, *, decimals: int, bold: Bold = "markdown"
         if (kind, label) in compared:
             published, digits = frame.at[i, "published"], frame.at[i, "published_decimals"]
             difference = frame.at[i, "difference"]
-            record[(group, f"{label} {PAPER}".strip())] = NO_NUMBER if np.isnan(published) else format_mean_std(
-                published, frame.at[i, "published_std"], int(digits))
+            record[(group, f"{label} {PAPER}".strip())] = (
+                NO_NUMBER
+                if np.isnan(published)
+                else format_mean_std(published, frame.at[i, "published_std"], int(digits))
+            )
             record[(group, f"{label} {DELTA}".strip())] = (
-                NO_NUMBER if np.isnan(difference) else format_number(difference, decimals, sign=True))
+                NO_NUMBER if np.isnan(difference) else format_number(difference, decimals, sign=True)
+            )
     datasets, methods = dataset_rank(frame), method_rank(frame)
     order = sorted(records, key=lambda key: (datasets[key[0]], methods[key[1]]))
     table = pd.DataFrame([records[key] for key in order], columns=pd.MultiIndex.from_tuples(columns))

@@ -35,7 +35,6 @@ from enkcvs.report.tables import (
 )
 from enkcvs.report.tabular import write_table
 
-
 TABLE1_CAPTION = (
     "Selection quality at (K, M, t): sizes of the clean set CS, the selected set SS and their intersection CSS "
     "(means over seeds), precision = |CSS| / |SS| and recall = |CSS| / |CS| (%, means over seeds), each beside the "
@@ -60,31 +59,55 @@ NOISE_CAPTION = (
 
 
 def render_table1(
-    *, metrics: list[PathLike], paper_names: dict[str, str | None], markdown: PathLike, csv: PathLike,
-    latex: PathLike, decimals: int
+    *,
+    metrics: list[PathLike],
+    paper_names: dict[str, str | None],
+    markdown: PathLike,
+    csv: PathLike,
+    latex: PathLike,
+    decimals: int,
 ) -> None:
     """Table 1 from the selection metrics JSONs: CSV of the reproduced rows (with their sources); Markdown and LaTeX
     in the paper's layout (:func:`enkcvs.report.paper_table1.format_table1`): set sizes, precision and recall with the
     corrected Theorem 1's expectation and, where the paper has the row, its number and the difference."""
     reproduced = table1(collect_records(metrics))
     readable = format_table1(compare_table1(reproduced, paper_names=paper_names), decimals=decimals)
-    write_table(reproduced, markdown=markdown, csv=csv, latex=latex, decimals=decimals, readable=readable,
-                caption=TABLE1_CAPTION, group_rows=True)
+    write_table(
+        reproduced,
+        markdown=markdown,
+        csv=csv,
+        latex=latex,
+        decimals=decimals,
+        readable=readable,
+        caption=TABLE1_CAPTION,
+        group_rows=True,
+    )
 
 
 def render_table2(
-    *, results: list[PathLike], methods: list[str], paper_names: dict[str, str | None], markdown: PathLike,
-    csv: PathLike, latex: PathLike, decimals: int
+    *,
+    results: list[PathLike],
+    methods: list[str],
+    paper_names: dict[str, str | None],
+    markdown: PathLike,
+    csv: PathLike,
+    latex: PathLike,
+    decimals: int,
 ) -> None:
     """Table 2 from the final-model JSONs: long CSV (reproduced, published, difference, sources); Markdown and LaTeX
     in the paper's layout (:func:`enkcvs.report.paper_table2.format_table2`: a row per dataset and method, a column per
     noise setting, the paper's number and the difference beside each reproduced one, the best mean in bold)."""
     comparison = compare_table2(table2(collect_records(results), methods=methods), paper_names=paper_names)
     write_table(
-        comparison, markdown=markdown, csv=csv, latex=latex, decimals=decimals,
+        comparison,
+        markdown=markdown,
+        csv=csv,
+        latex=latex,
+        decimals=decimals,
         readable=format_table2(comparison, decimals=decimals),
         readable_latex=format_table2(comparison, decimals=decimals, bold="latex"),
-        caption=TABLE2_CAPTION, group_rows=True,
+        caption=TABLE2_CAPTION,
+        group_rows=True,
     )
 
 
@@ -97,8 +120,15 @@ TEST_CURVES_CAPTION = (
 
 
 def render_test_curves(
-    *, results: list[PathLike], paper_names: dict[str, str | None], markdown: PathLike, csv: PathLike,
-    png: PathLike, pdf: PathLike, dpi: int, decimals: int
+    *,
+    results: list[PathLike],
+    paper_names: dict[str, str | None],
+    markdown: PathLike,
+    csv: PathLike,
+    png: PathLike,
+    pdf: PathLike,
+    dpi: int,
+    decimals: int,
 ) -> None:
     """The clean test curves of the final models that record one (:mod:`enkcvs.report.curves`): every epoch as CSV,
     the peak and last epoch per model beside the paper's cell as Markdown, and the curves as a figure."""
@@ -113,21 +143,39 @@ def render_test_curves(
 
 
 def render_ablation(
-    *, results: list[PathLike], metrics: list[PathLike], rungs: list[str], markdown: PathLike, csv: PathLike,
-    latex: PathLike, decimals: int
+    *,
+    results: list[PathLike],
+    metrics: list[PathLike],
+    rungs: list[str],
+    markdown: PathLike,
+    csv: PathLike,
+    latex: PathLike,
+    decimals: int,
 ) -> None:
     """The ablation ladder from the main selections' metrics and the final models of every rung (a rung the workflow
     trains nowhere, CE + mixup on a recipe without mixup, is left out)."""
     records = collect_records(results)
     rungs = [rung for rung in rungs if rung in set(records["method"])]
     table = ablation_table(records, collect_records(metrics), rungs=rungs)
-    write_table(table, markdown=markdown, csv=csv, latex=latex, decimals=decimals,
-                readable=format_ablation(table, rungs=rungs, decimals=decimals))
+    write_table(
+        table,
+        markdown=markdown,
+        csv=csv,
+        latex=latex,
+        decimals=decimals,
+        readable=format_ablation(table, rungs=rungs, decimals=decimals),
+    )
 
 
 def render_table3(
-    *, results: list[PathLike], methods: list[str], paper_names: dict[str, str | None], markdown: PathLike,
-    csv: PathLike, latex: PathLike, decimals: int
+    *,
+    results: list[PathLike],
+    methods: list[str],
+    paper_names: dict[str, str | None],
+    markdown: PathLike,
+    csv: PathLike,
+    latex: PathLike,
+    decimals: int,
 ) -> None:
     """Table 3 (Clothing-1M, WebVision) as published, each row's source marked, beside the final-model JSONs of the
     real-noise runs (none until the user enables those datasets)."""
@@ -145,28 +193,49 @@ def render_dataset_summary(
 
 
 def render_noise_table(
-    *, labels: list[PathLike], datasets: list[str], markdown: PathLike, csv: PathLike, latex: PathLike,
-    decimals: int
+    *, labels: list[PathLike], datasets: list[str], markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int
 ) -> None:
     """The noise table from the noisy-label tables of the main settings with injected noise (``datasets``: the
     dataset of each file): the share of wrong labels and co-teaching's nominal and actual forget rates per dataset
     and setting (:func:`enkcvs.report.tables.noise_table`); CSV with the sources, Markdown and LaTeX readable
     (:func:`enkcvs.report.tables.format_noise_table`)."""
     table = noise_table(noise_records(labels=labels, datasets=datasets))
-    write_table(table, markdown=markdown, csv=csv, latex=latex, decimals=decimals,
-                readable=format_noise_table(table, decimals=decimals), caption=NOISE_CAPTION, group_rows=True)
+    write_table(
+        table,
+        markdown=markdown,
+        csv=csv,
+        latex=latex,
+        decimals=decimals,
+        readable=format_noise_table(table, decimals=decimals),
+        caption=NOISE_CAPTION,
+        group_rows=True,
+    )
 
 
 def render_sensitivity_figure(
-    *, metrics: list[PathLike], results: list[PathLike], selection: dict[str, int], paper_name: str | None,
-    png: PathLike, pdf: PathLike, dpi: int
+    *,
+    metrics: list[PathLike],
+    results: list[PathLike],
+    selection: dict[str, int],
+    paper_name: str | None,
+    png: PathLike,
+    pdf: PathLike,
+    dpi: int,
 ) -> None:
     """Figure 1 (:func:`enkcvs.report.figures.draw_sensitivity`) from the sensitivity selections and their SS-only final
     models, with the paper's Table 1 numbers of ``paper_name`` (the study's dataset as the paper names it, or None)."""
     records = collect_records(metrics)
     published = None if paper_name is None else published_table1(noises=records["noise"], paper_name=paper_name)
-    sensitivity_figure(sensitivity_table(records, collect_records(results)), K=selection["K"], M=selection["M"],
-                       t=selection["t"], published=published, png=png, pdf=pdf, dpi=dpi)
+    sensitivity_figure(
+        sensitivity_table(records, collect_records(results)),
+        K=selection["K"],
+        M=selection["M"],
+        t=selection["t"],
+        published=published,
+        png=png,
+        pdf=pdf,
+        dpi=dpi,
+    )
 
 
 RESOURCES_CAPTION = (
@@ -179,13 +248,18 @@ def render_resource_usage(
     *, benchmarks: dict[str, list[PathLike]], markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int
 ) -> None:
     """:func:`enkcvs.report.tables.resource_table` as Markdown (with a caption), CSV and LaTeX."""
-    write_table(resource_table(benchmarks), markdown=markdown, csv=csv, latex=latex, decimals=decimals,
-                caption=RESOURCES_CAPTION)
+    write_table(
+        resource_table(benchmarks),
+        markdown=markdown,
+        csv=csv,
+        latex=latex,
+        decimals=decimals,
+        caption=RESOURCES_CAPTION,
+    )
 
 
 def render_theory_figure(
-    *, metrics: list[PathLike], png: PathLike, pdf: PathLike, markdown: PathLike, csv: PathLike, dpi: int,
-    decimals: int
+    *, metrics: list[PathLike], png: PathLike, pdf: PathLike, markdown: PathLike, csv: PathLike, dpi: int, decimals: int
 ) -> None:
     """Theory-vs-measured figure and table (:func:`enkcvs.report.tables.theory_table`; Markdown and CSV) from every
     selection metrics JSON."""
@@ -199,8 +273,15 @@ def render_theory_figure(
 
 
 def render_confident_learning(
-    *, tables: list[PathLike], markdown: PathLike, csv: PathLike, latex: PathLike, png: PathLike, pdf: PathLike,
-    decimals: int, dpi: int
+    *,
+    tables: list[PathLike],
+    markdown: PathLike,
+    csv: PathLike,
+    latex: PathLike,
+    png: PathLike,
+    pdf: PathLike,
+    decimals: int,
+    dpi: int,
 ) -> None:
     """The comparison table (precision and recall in %; Markdown, CSV, LaTeX) and figure from every setting's
     comparison file."""
@@ -215,13 +296,25 @@ def render_ranking(
 ) -> None:
     """The ranking comparison (scores in %; Markdown, CSV, LaTeX) from every setting's ranking file."""
     table = ranking_table([read_table(path)[0] for path in tables])
-    write_table(table.assign(**{score: table[score] * 100.0 for score in [*RANKING_SCORES, *RANKING_GAPS]}),
-                markdown=markdown, csv=csv, latex=latex, decimals=decimals)
+    write_table(
+        table.assign(**{score: table[score] * 100.0 for score in [*RANKING_SCORES, *RANKING_GAPS]}),
+        markdown=markdown,
+        csv=csv,
+        latex=latex,
+        decimals=decimals,
+    )
 
 
 def render_review_sheet(
-    *, dataset: PathLike, table: PathLike, top: int, png: PathLike | None = None, pdf: PathLike | None = None,
-    dpi: int = 150, markdown: PathLike | None = None, group: str | None = None
+    *,
+    dataset: PathLike,
+    table: PathLike,
+    top: int,
+    png: PathLike | None = None,
+    pdf: PathLike | None = None,
+    dpi: int = 150,
+    markdown: PathLike | None = None,
+    group: str | None = None,
 ) -> None:
     """The review sheet of a dataset's label-issue ranking, its ``top`` samples most likely mislabelled first: a
     figure of the images (:func:`enkcvs.labelissues.review.draw_review_sheet`, in memory or read from their files) as
@@ -241,13 +334,24 @@ def render_review_sheet(
         if group is not None:
             sheet["subset"] = issues[data.id_column].astype(str).str.startswith(f"{group} ").to_numpy()
             sheet["caption"] = f"{caption}; its {group} samples only, ranked among all {len(data.y_train):,}"
-        write_review_sheet(images=data.x_train, layout=None if files else "NCHW",
-                           root=data.image_root if files else "", png=png, pdf=pdf, dpi=dpi, **sheet)
+        write_review_sheet(
+            images=data.x_train,
+            layout=None if files else "NCHW",
+            root=data.image_root if files else "",
+            png=png,
+            pdf=pdf,
+            dpi=dpi,
+            **sheet,
+        )
     elif data.modality == "text":
         write_markdown(text_sheet(texts=data.x_train, **sheet), path=markdown)
     else:  # a table's rows are stored as (N, 1, 1, F) images
-        write_markdown(table_sheet(features=data.x_train.reshape(len(data.x_train), -1),
-                                   feature_names=data.feature_names, **sheet), path=markdown)
+        write_markdown(
+            table_sheet(
+                features=data.x_train.reshape(len(data.x_train), -1), feature_names=data.feature_names, **sheet
+            ),
+            path=markdown,
+        )
 
 
 def ranking_caption(meta: dict) -> str:
@@ -257,5 +361,7 @@ def ranking_caption(meta: dict) -> str:
     ranking = f"{meta.get('dataset')}, noise {meta.get('noise')}: E-NKCVS ranking"
     if len(seeds) == 1:
         return f"{ranking} of seed {seeds[0]} (K = {K}, M = {M}, t = {t})"
-    return (f"{ranking} merged over seeds {', '.join(map(str, seeds))} (K = {K}; M = {M} iterations per seed, "
-            f"{len(seeds) * M} in all; t = {t} per seed)")
+    return (
+        f"{ranking} merged over seeds {', '.join(map(str, seeds))} (K = {K}; M = {M} iterations per seed, "
+        f"{len(seeds) * M} in all; t = {t} per seed)"
+    )

@@ -61,8 +61,12 @@ def table2(results: pd.DataFrame, *, methods: list[str]) -> pd.DataFrame:
     results = results.assign(accuracy=results["test_accuracy"] * 100.0)
     stats = (
         results.groupby(["dataset", "noise_kind", "noise_rate", "method"], dropna=False)  # real noise: rate NaN
-        .agg(mean=("accuracy", "mean"), std=("accuracy", "std"), runs=("accuracy", "count"),
-             sources=("source", _join_sources))
+        .agg(
+            mean=("accuracy", "mean"),
+            std=("accuracy", "std"),
+            runs=("accuracy", "count"),
+            sources=("source", _join_sources),
+        )
         .reset_index()
     )
     settings = results[["dataset", "noise_kind", "noise_rate"]].drop_duplicates()
@@ -112,25 +116,31 @@ def format_ablation(table: pd.DataFrame, *, rungs: list[str], decimals: int) -> 
     """Readable ablation ladder: the setting, out-of-fold accuracy, precision (lowest class) / recall, pseudo-label
     accuracy (all; on wrong labels; on right ones) and "mean ± std" per rung under its title
     (:data:`enkcvs.report.titles.RUNG_COLUMNS`)."""
+
     def pct(value: float) -> str:
         return "—" if pd.isna(value) else f"{value:.{decimals}f}"
 
-    readable = pd.DataFrame({
-        "dataset": table["dataset"],
-        "noise": [f"{kind} {rate:g}" for kind, rate in zip(table["noise_kind"], table["noise_rate"])],
-        "seeds": table["seeds"],
-        "out-of-fold acc. %": [pct(value) for value in table["oof_accuracy"]],
-        "precision (lowest class) / recall %": [
-            f"{pct(p)} ({pct(w)}) / {pct(r)}" for p, w, r in
-            zip(table["precision"], table["worst_class_precision"], table["recall"])
-        ],
-        "not selected (wrong label)": [f"{n:.0f} ({w:.0f})" for n, w in
-                                      zip(table["non_selected"], table["non_selected_noisy"])],
-        "pseudo label acc. % (on wrong / right labels)": [
-            f"{pct(a)} ({pct(w)} / {pct(r)})" for a, w, r in
-            zip(table["pseudo_accuracy"], table["pseudo_accuracy_noisy"], table["pseudo_accuracy_clean"])
-        ],
-    })
+    readable = pd.DataFrame(
+        {
+            "dataset": table["dataset"],
+            "noise": [f"{kind} {rate:g}" for kind, rate in zip(table["noise_kind"], table["noise_rate"])],
+            "seeds": table["seeds"],
+            "out-of-fold acc. %": [pct(value) for value in table["oof_accuracy"]],
+            "precision (lowest class) / recall %": [
+                f"{pct(p)} ({pct(w)}) / {pct(r)}"
+                for p, w, r in zip(table["precision"], table["worst_class_precision"], table["recall"])
+            ],
+            "not selected (wrong label)": [
+                f"{n:.0f} ({w:.0f})" for n, w in zip(table["non_selected"], table["non_selected_noisy"])
+            ],
+            "pseudo label acc. % (on wrong / right labels)": [
+                f"{pct(a)} ({pct(w)} / {pct(r)})"
+                for a, w, r in zip(
+                    table["pseudo_accuracy"], table["pseudo_accuracy_noisy"], table["pseudo_accuracy_clean"]
+                )
+            ],
+        }
+    )
     for method in rungs:
         readable[RUNG_COLUMNS[method]] = [
             "missing" if pd.isna(mean) else f"{mean:.{decimals}f} ± {'n/a' if pd.isna(std) else f'{std:.{decimals}f}'}"
@@ -138,13 +148,16 @@ def format_ablation(table: pd.DataFrame, *, rungs: list[str], decimals: int) -> 
         ]
     return readable
 
+
 def sensitivity_table(metrics: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     """Figure 1's points: per noise setting and (K, M, t), the mean and std over seeds (ddof=1; NaN for one seed) of
     precision, recall and the SS-only model's test accuracy (%), with the number of seeds."""
     keys = ["noise", "K", "M", "t"]
     frame = metrics[keys + ["seed", "precision", "recall"]].merge(
-        results[keys + ["seed", "test_accuracy"]].rename(columns={"test_accuracy": "accuracy"}), on=keys + ["seed"],
-        how="left", validate="one_to_one",
+        results[keys + ["seed", "test_accuracy"]].rename(columns={"test_accuracy": "accuracy"}),
+        on=keys + ["seed"],
+        how="left",
+        validate="one_to_one",
     )
     values = ["precision", "recall", "accuracy"]
     frame[values] *= 100.0
@@ -158,8 +171,10 @@ def published_table1(*, noises: list[str], paper_name: str) -> pd.DataFrame:
     (repeats ignored): columns ``noise``, ``metric`` and ``value`` (%), at the paper's K = 10, M = 5, t = 2."""
     paper = published_results().query("table == 1 and dataset == @paper_name")
     specs = {noise: parse_noise(noise) for noise in dict.fromkeys(noises)}
-    cells = [paper[(paper["noise_kind"] == spec.kind) & np.isclose(paper["noise_rate"], spec.rate)].assign(
-        noise=noise) for noise, spec in specs.items()]
+    cells = [
+        paper[(paper["noise_kind"] == spec.kind) & np.isclose(paper["noise_rate"], spec.rate)].assign(noise=noise)
+        for noise, spec in specs.items()
+    ]
     return pd.concat(cells)[["noise", "metric", "value"]]
 
 
@@ -184,21 +199,46 @@ def resource_table(benchmarks: dict[str, list[PathLike]]) -> pd.DataFrame:
             continue
         jobs = pd.concat([pd.read_csv(path, sep="\t") for path in paths], ignore_index=True)
         wall, rss = jobs["s"].astype(float), pd.to_numeric(jobs["max_rss"], errors="coerce")
-        rows.append({"rule": rule, "jobs": len(paths), "wall_s_total": wall.sum(), "wall_s_mean": wall.mean(),
-                     "wall_s_max": wall.max(), "max_rss_mb_mean": rss.mean(), "max_rss_mb_max": rss.max(),
-                     "cpu_s_total": pd.to_numeric(jobs["cpu_time"], errors="coerce").sum()})
-    return pd.DataFrame(rows, columns=["rule", "jobs", "wall_s_total", "wall_s_mean", "wall_s_max",
-                                       "max_rss_mb_mean", "max_rss_mb_max", "cpu_s_total"])
+        rows.append(
+            {
+                "rule": rule,
+                "jobs": len(paths),
+                "wall_s_total": wall.sum(),
+                "wall_s_mean": wall.mean(),
+                "wall_s_max": wall.max(),
+                "max_rss_mb_mean": rss.mean(),
+                "max_rss_mb_max": rss.max(),
+                "cpu_s_total": pd.to_numeric(jobs["cpu_time"], errors="coerce").sum(),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "rule",
+            "jobs",
+            "wall_s_total",
+            "wall_s_mean",
+            "wall_s_max",
+            "max_rss_mb_mean",
+            "max_rss_mb_max",
+            "cpu_s_total",
+        ],
+    )
+
 
 def theory_table(metrics: pd.DataFrame) -> pd.DataFrame:
     """One row per selection: measured precision and recall, the corrected Theorem 1's, the gaps (Theorem 1 minus
     measured) and how dependent the M iterations are (:func:`enkcvs.method.theory.iteration_dependence`; empty
     at M = 1), all in %."""
     percent = {
-        "precision": "precision", "recall": "recall", "theorem1_precision": "theorem1.precision",
+        "precision": "precision",
+        "recall": "recall",
+        "theorem1_precision": "theorem1.precision",
         "theorem1_recall": "theorem1.recall",
-        **{name: f"iteration_dependence.{name}" for name in
-           ("agreement", "agreement_independent", "all_wrong", "all_wrong_independent")},
+        **{
+            name: f"iteration_dependence.{name}"
+            for name in ("agreement", "agreement_independent", "all_wrong", "all_wrong_independent")
+        },
     }
     table = metrics[["dataset", "noise", "seed", "K", "M", "t"]].copy()
     for column, source in percent.items():
@@ -229,8 +269,12 @@ def _means_over_seeds(frames: list[pd.DataFrame], **aggregations: tuple[str, str
 def confident_learning_table(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """The E-NKCVS vs confident-learning comparison: per dataset, noise and method, the mean over seeds of the kept
     and flagged sets' sizes, precision and recall (fractions), with the number of seeds."""
-    return _means_over_seeds(frames, kept=("kept", "mean"), flagged=("flagged", "mean"),
-                             **{score: (score, "mean") for score in CONFIDENT_LEARNING_SCORES})
+    return _means_over_seeds(
+        frames,
+        kept=("kept", "mean"),
+        flagged=("flagged", "mean"),
+        **{score: (score, "mean") for score in CONFIDENT_LEARNING_SCORES},
+    )
 
 
 RANKING_SCORES = ["precision_at_20", "precision_at_100", "precision_at_errors", "auroc", "auprc"]
@@ -250,8 +294,9 @@ def ranking_table(frames: list[pd.DataFrame]) -> pd.DataFrame:
     reference = frame[frame["method"] == LABEL_QUALITY].set_index(setting)["auprc"]
     others = frame[frame["method"] != LABEL_QUALITY]
     gaps = others.assign(gap=reference.reindex(pd.MultiIndex.from_frame(others[setting])).to_numpy() - others["auprc"])
-    gaps = gaps.groupby(["dataset", "noise", "method"], sort=False)["gap"].agg(auprc_gap_mean="mean",
-                                                                               auprc_gap_std="std")
+    gaps = gaps.groupby(["dataset", "noise", "method"], sort=False)["gap"].agg(
+        auprc_gap_mean="mean", auprc_gap_std="std"
+    )
     table = _means_over_seeds([frame], errors=("errors", "mean"), **{s: (s, "mean") for s in RANKING_SCORES})
     return table.join(gaps, on=["dataset", "noise", "method"])
 
@@ -287,16 +332,39 @@ def noise_records(*, labels: list[PathLike], datasets: list[str]) -> pd.DataFram
             continue
         classes = int(meta["num_classes"])
         wrong = int((frame["given"] != frame["true"]).sum())
-        rows.append({
-            "dataset": dataset, "noise": meta["noise"], "noise_kind": spec.kind, "noise_rate": spec.rate,
-            "seed": int(meta["seed"]),
-            "asymmetric_map": meta["asymmetric_map"] if spec.kind == "asym" else "none", "classes": classes,
-            "flipped_classes": len(meta["mapping"]) if spec.kind == "asym" else classes, "samples": len(frame),
-            "wrong": wrong, "wrong_share": 100.0 * actual_noise_rate(given=frame["given"], true=frame["true"]),
-            "source": str(path),
-        })
-    return pd.DataFrame(rows, columns=["dataset", "noise", "noise_kind", "noise_rate", "seed", "asymmetric_map",
-                                       "classes", "flipped_classes", "samples", "wrong", "wrong_share", "source"])
+        rows.append(
+            {
+                "dataset": dataset,
+                "noise": meta["noise"],
+                "noise_kind": spec.kind,
+                "noise_rate": spec.rate,
+                "seed": int(meta["seed"]),
+                "asymmetric_map": meta["asymmetric_map"] if spec.kind == "asym" else "none",
+                "classes": classes,
+                "flipped_classes": len(meta["mapping"]) if spec.kind == "asym" else classes,
+                "samples": len(frame),
+                "wrong": wrong,
+                "wrong_share": 100.0 * actual_noise_rate(given=frame["given"], true=frame["true"]),
+                "source": str(path),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "dataset",
+            "noise",
+            "noise_kind",
+            "noise_rate",
+            "seed",
+            "asymmetric_map",
+            "classes",
+            "flipped_classes",
+            "samples",
+            "wrong",
+            "wrong_share",
+            "source",
+        ],
+    )
 
 
 def noise_table(records: pd.DataFrame) -> pd.DataFrame:
@@ -325,38 +393,60 @@ def noise_table(records: pd.DataFrame) -> pd.DataFrame:
     """
     table = (
         records.groupby(["dataset", "noise_kind", "noise_rate"], sort=False)
-        .agg(asymmetric_map=("asymmetric_map", "first"), flipped_classes=("flipped_classes", "max"),
-             classes=("classes", "first"), seeds=("seed", "nunique"), samples=("samples", "mean"),
-             wrong_share_mean=("wrong_share", "mean"), wrong_share_min=("wrong_share", "min"),
-             wrong_share_max=("wrong_share", "max"), sources=("source", _join_sources))
+        .agg(
+            asymmetric_map=("asymmetric_map", "first"),
+            flipped_classes=("flipped_classes", "max"),
+            classes=("classes", "first"),
+            seeds=("seed", "nunique"),
+            samples=("samples", "mean"),
+            wrong_share_mean=("wrong_share", "mean"),
+            wrong_share_min=("wrong_share", "min"),
+            wrong_share_max=("wrong_share", "max"),
+            sources=("source", _join_sources),
+        )
         .reset_index()
     )
     table.insert(table.columns.get_loc("sources"), "forget_rate_nominal", table["noise_rate"])
     table.insert(table.columns.get_loc("sources"), "forget_rate_actual", table["wrong_share_mean"] / 100.0)
     order = table["noise_kind"].map({"sym": 0, "asym": 1})
-    return (table.assign(_order=order).sort_values(["dataset", "_order", "noise_rate"], ignore_index=True)
-            .drop(columns="_order"))
+    return (
+        table.assign(_order=order)
+        .sort_values(["dataset", "_order", "noise_rate"], ignore_index=True)
+        .drop(columns="_order")
+    )
 
 
 def format_noise_table(table: pd.DataFrame, *, decimals: int) -> pd.DataFrame:
     """Readable :func:`noise_table`: the noise setting, the map and the classes it flips, the share of wrong labels
     (% to ``decimals`` digits; "mean (min-max)" where the seeds differ) and both forget rates (fractions, to
     ``decimals + 2`` digits, as precise as the share)."""
+
     def spread(mean: float, low: float, high: float, places: int) -> str:
         text = f"{mean:.{places}f}"
         return text if np.isclose(low, high) else f"{text} ({low:.{places}f}-{high:.{places}f})"
 
-    return pd.DataFrame({
-        "dataset": table["dataset"],
-        "noise": table["noise_kind"],
-        "rate": [f"{rate:g}" for rate in table["noise_rate"]],
-        "asymmetric map": table["asymmetric_map"],
-        "flipped classes": [f"{flipped} of {classes}" for flipped, classes in
-                            zip(table["flipped_classes"], table["classes"])],
-        "seeds": table["seeds"],
-        "wrong labels %": [spread(mean, low, high, decimals) for mean, low, high in
-                           zip(table["wrong_share_mean"], table["wrong_share_min"], table["wrong_share_max"])],
-        "forget rate nominal": [f"{rate:g}" for rate in table["forget_rate_nominal"]],
-        "forget rate actual": [spread(mean / 100, low / 100, high / 100, decimals + 2) for mean, low, high in
-                               zip(table["wrong_share_mean"], table["wrong_share_min"], table["wrong_share_max"])],
-    })
+    return pd.DataFrame(
+        {
+            "dataset": table["dataset"],
+            "noise": table["noise_kind"],
+            "rate": [f"{rate:g}" for rate in table["noise_rate"]],
+            "asymmetric map": table["asymmetric_map"],
+            "flipped classes": [
+                f"{flipped} of {classes}" for flipped, classes in zip(table["flipped_classes"], table["classes"])
+            ],
+            "seeds": table["seeds"],
+            "wrong labels %": [
+                spread(mean, low, high, decimals)
+                for mean, low, high in zip(
+                    table["wrong_share_mean"], table["wrong_share_min"], table["wrong_share_max"]
+                )
+            ],
+            "forget rate nominal": [f"{rate:g}" for rate in table["forget_rate_nominal"]],
+            "forget rate actual": [
+                spread(mean / 100, low / 100, high / 100, decimals + 2)
+                for mean, low, high in zip(
+                    table["wrong_share_mean"], table["wrong_share_min"], table["wrong_share_max"]
+                )
+            ],
+        }
+    )

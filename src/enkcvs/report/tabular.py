@@ -14,11 +14,23 @@ import pandas as pd
 
 from enkcvs.io import PathLike, atomic_path
 
-
-_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                   # outside pdfLaTeX's default input encoding
-                   "±": r"$\pm$", "Δ": r"$\Delta$", "—": "---", "×": r"$\times$"}
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    # outside pdfLaTeX's default input encoding
+    "±": r"$\pm$",
+    "Δ": r"$\Delta$",
+    "—": "---",
+    "×": r"$\times$",
+}
 _LATEX_BOLD = re.compile(r"\\textbf\{(.*)\}", re.DOTALL)
 
 
@@ -50,8 +62,9 @@ def latex_tabular(frame: pd.DataFrame, *, decimals: int, group_rows: bool = Fals
         first = escaped.iloc[:, 0]
         starts = [i for i in range(1, len(first)) if first.iloc[i] != first.iloc[i - 1]]
         escaped.iloc[:, 0] = first.where(first.ne(first.shift()), "")
-    text = escaped.to_latex(index=False, float_format=f"%.{decimals}f", escape=False, multicolumn=True,
-                            multicolumn_format="c")
+    text = escaped.to_latex(
+        index=False, float_format=f"%.{decimals}f", escape=False, multicolumn=True, multicolumn_format="c"
+    )
     lines = text.splitlines()
     top, middle = lines.index(r"\toprule"), lines.index(r"\midrule")
     if isinstance(frame.columns, pd.MultiIndex):
@@ -68,9 +81,18 @@ def latex_tabular(frame: pd.DataFrame, *, decimals: int, group_rows: bool = Fals
     return "\n".join(lines) + "\n"
 
 
-def write_table(frame: pd.DataFrame, *, markdown: PathLike, csv: PathLike, latex: PathLike, decimals: int,
-                readable: pd.DataFrame | None = None, readable_latex: pd.DataFrame | None = None,
-                caption: str = "", group_rows: bool = False) -> None:
+def write_table(
+    frame: pd.DataFrame,
+    *,
+    markdown: PathLike,
+    csv: PathLike,
+    latex: PathLike,
+    decimals: int,
+    readable: pd.DataFrame | None = None,
+    readable_latex: pd.DataFrame | None = None,
+    caption: str = "",
+    group_rows: bool = False,
+) -> None:
     """Write ``frame`` as CSV (full precision, with its ``sources``), ``readable`` (default: ``frame`` rounded,
     without sources) as Markdown with ``caption`` below it, and ``readable_latex`` (default: ``readable``, e.g. with
     LaTeX bold instead of Markdown's) as a booktabs tabular (:func:`latex_tabular`) with the caption as a comment."""
@@ -89,4 +111,3 @@ def write_table(frame: pd.DataFrame, *, markdown: PathLike, csv: PathLike, latex
         comment = "".join(f"% {line}\n" for line in textwrap.wrap(caption, 116))
         packages = "% needs \\usepackage{booktabs}\n"
         tmp.write_text(packages + comment + latex_tabular(readable_latex, decimals=decimals, group_rows=group_rows))
-

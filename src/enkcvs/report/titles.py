@@ -2,8 +2,8 @@
 ladder: the paper's names where it prints a method (:data:`enkcvs.report.paper.METHOD_NAMES`), else a short
 description."""
 
-from enkcvs.report.paper import METHOD_NAMES
 from enkcvs.method.methods import ABLATION_LADDER, METHODS
+from enkcvs.report.paper import METHOD_NAMES
 
 #: How tables and figures title each method: the paper's names where it prints the method, else a short description
 #: that says when the paper has no such row.
@@ -20,9 +20,21 @@ METHOD_TITLES = {
     "ss_pseudo_weighted": "SS + pseudo rest, full loss (beta = 0)",
 }
 #: How the ablation ladder's table heads its rungs: the methods' titles, with what tells the ladder's two ends apart.
-RUNG_COLUMNS = {**{method: METHOD_TITLES[method] for method in ABLATION_LADDER},
-                "ce": "CE, noisy labels", "ce_mixup": "CE + mixup, noisy labels", "enkcvs": "E-NKCVS (beta, gamma)"}
+RUNG_COLUMNS = {
+    **{method: METHOD_TITLES[method] for method in ABLATION_LADDER},
+    "ce": "CE, noisy labels",
+    "ce_mixup": "CE + mixup, noisy labels",
+    "enkcvs": "E-NKCVS (beta, gamma)",
+}
 #: The rungs' short names in the titles of the ladder's steps: ``mixup (CE + mixup - CE)``.
-RUNG_NAMES = {"ce_true": "CE true", "ce": "CE", "ce_mixup": "CE + mixup", "cs_only": "CS only", "css_only": "CSS only",
-              "ss_only": "SS only", "ss_pseudo": "SS + pseudo", "ss_pseudo_weighted": "SS + pseudo, full loss",
-              "enkcvs": "E-NKCVS"}
+RUNG_NAMES = {
+    "ce_true": "CE true",
+    "ce": "CE",
+    "ce_mixup": "CE + mixup",
+    "cs_only": "CS only",
+    "css_only": "CSS only",
+    "ss_only": "SS only",
+    "ss_pseudo": "SS + pseudo",
+    "ss_pseudo_weighted": "SS + pseudo, full loss",
+    "enkcvs": "E-NKCVS",
+}

@@ -26,9 +26,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", type=Path, help="a Snakemake profile to run with, e.g. profiles/slurm")
     readme = commands.add_parser("readme", help="regenerate the generated blocks of the Markdown pages")
     readme.add_argument("--check", action="store_true", help="only report blocks that differ (exit 1)")
-    readme.add_argument("pages", nargs="*", type=Path,
-                        help="pages to regenerate (default: README.md, docs/*.md, benchmarks/README.md, "
-                             "config/README.md)")
+    readme.add_argument(
+        "pages",
+        nargs="*",
+        type=Path,
+        help="pages to regenerate (default: README.md, docs/*.md, benchmarks/README.md, config/README.md)",
+    )
     compare = commands.add_parser("compare", help="how the tables of two runs' report folders differ")
     compare.add_argument("first", type=Path)
     compare.add_argument("second", type=Path)
@@ -38,8 +41,15 @@ def _parser() -> argparse.ArgumentParser:
 def _run(args: argparse.Namespace) -> int:
     """The ``run`` command: the record's path, or why there is none."""
     try:
-        print(run_and_record(name=args.name, configfile=args.configfile, cores=args.cores, snakemake=args.snakemake,
-                             profile=args.profile))
+        print(
+            run_and_record(
+                name=args.name,
+                configfile=args.configfile,
+                cores=args.cores,
+                snakemake=args.snakemake,
+                profile=args.profile,
+            )
+        )
     except (RuntimeError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

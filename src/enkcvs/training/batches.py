@@ -51,8 +51,9 @@ class EpochDraws:
     lambdas: torch.Tensor | None  # (steps,) float32: mixup's lambda' of each step
 
 
-def epoch_draws(num_samples: int, *, recipe: Recipe, generator: torch.Generator, rng: np.random.Generator,
-                device: torch.device) -> EpochDraws:
+def epoch_draws(
+    num_samples: int, *, recipe: Recipe, generator: torch.Generator, rng: np.random.Generator, device: torch.device
+) -> EpochDraws:
     """Every draw of one epoch of a training on ``num_samples``, in this order: the batch order from ``generator``,
     then the augmentation's draws, then the mixup partners; mixup's lambdas from ``rng``."""
     sizes = batch_sizes(num_samples, batch_size=recipe.batch_size, limit=recipe.steps_per_epoch)
@@ -66,23 +67,28 @@ def epoch_draws(num_samples: int, *, recipe: Recipe, generator: torch.Generator,
     if recipe.mixup_alpha:
         partners = torch.rand(steps, recipe.batch_size, generator=generator)
         lambdas = torch.from_numpy(mixup_lambdas(alpha=recipe.mixup_alpha, rng=rng, size=steps))
-    return EpochDraws(order=upload(order, device=device), host_order=order, sizes=sizes,
-                      augment={name: upload(draws, device=device) for name, draws in augment.items()},
-                      partners=None if partners is None else upload(partners, device=device),
-                      lambdas=None if lambdas is None else upload(lambdas, device=device))
+    return EpochDraws(
+        order=upload(order, device=device),
+        host_order=order,
+        sizes=sizes,
+        augment={name: upload(draws, device=device) for name, draws in augment.items()},
+        partners=None if partners is None else upload(partners, device=device),
+        lambdas=None if lambdas is None else upload(lambdas, device=device),
+    )
 
 
-def memory_batches(x: torch.Tensor, targets: torch.Tensor, *, draws: EpochDraws,
-                   lengths: np.ndarray | None = None) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+def memory_batches(
+    x: torch.Tensor, targets: torch.Tensor, *, draws: EpochDraws, lengths: np.ndarray | None = None
+) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """An epoch's batches of inputs held on the device (:func:`resident`) in the order its ``draws`` give: each as
     the model takes it (:func:`model_input`; token ids cut to the batch's longest text, by ``lengths``, the texts'
     token counts on the host: :func:`token_lengths`) with its (B, Q) ``targets``."""
     start = 0
     for size in draws.sizes:
-        batch = draws.order[start:start + size]
+        batch = draws.order[start : start + size]
         xb = x[batch]
         if lengths is not None:
-            xb = cut_to_longest(xb, lengths[draws.host_order[start:start + size].numpy()])
+            xb = cut_to_longest(xb, lengths[draws.host_order[start : start + size].numpy()])
         start += size
         yield model_input(xb), targets[batch]
 

@@ -74,36 +74,75 @@ def fold_probabilities(
     from enkcvs.training.train import train_model
 
     execution = execution or Execution(device=device or default_device())
-    held_out, training, inputs = _fold_training(recipe=recipe, inputs=inputs, given=given, num_classes=num_classes,
-                                                seed=seed, num_folds=num_folds, iteration=iteration, fold=fold,
-                                                standardize=standardize)
-    result = train_model(recipe=recipe, **training, execution=execution, loss=loss, loss_params=loss_params,
-                         resume=resume)
-    probabilities = predict_proba(result.model, inputs(held_out, False), device=execution.device,
-                                  workers=execution.loader_workers, bf16=result.bf16)
+    held_out, training, inputs = _fold_training(
+        recipe=recipe,
+        inputs=inputs,
+        given=given,
+        num_classes=num_classes,
+        seed=seed,
+        num_folds=num_folds,
+        iteration=iteration,
+        fold=fold,
+        standardize=standardize,
+    )
+    result = train_model(
+        recipe=recipe, **training, execution=execution, loss=loss, loss_params=loss_params, resume=resume
+    )
+    probabilities = predict_proba(
+        result.model,
+        inputs(held_out, False),
+        device=execution.device,
+        workers=execution.loader_workers,
+        bf16=result.bf16,
+    )
     return held_out, probabilities, result
 
 
-def _fold_training(*, recipe: Recipe, inputs: Callable[[np.ndarray, bool], Any], given: np.ndarray, num_classes: int,
-                   seed: int, num_folds: int, iteration: int, fold: int,
-                   standardize: bool) -> tuple[np.ndarray, dict[str, Any], Callable[[np.ndarray, bool], Any]]:
+def _fold_training(
+    *,
+    recipe: Recipe,
+    inputs: Callable[[np.ndarray, bool], Any],
+    given: np.ndarray,
+    num_classes: int,
+    seed: int,
+    num_folds: int,
+    iteration: int,
+    fold: int,
+    standardize: bool,
+) -> tuple[np.ndarray, dict[str, Any], Callable[[np.ndarray, bool], Any]]:
     """Fold k of iteration m's held-out samples (n_k,), what its model trains on (``x``, ``targets``, ``seed`` and
     ``validation`` as :func:`enkcvs.training.train.train_model` takes them), and the fold's ``inputs`` (with
     ``standardize``: z-scored by its training part, D minus D_k)."""
-    train, validation, held_out = fold_indices(num_samples=len(given), num_folds=num_folds, seed=seed,
-                                               iteration=iteration, fold=fold,
-                                               validation_fraction=recipe.validation_fraction)
+    train, validation, held_out = fold_indices(
+        num_samples=len(given),
+        num_folds=num_folds,
+        seed=seed,
+        iteration=iteration,
+        fold=fold,
+        validation_fraction=recipe.validation_fraction,
+    )
     if standardize:
         scaled = standardized(inputs(np.arange(len(given)), False), training=np.concatenate([train, validation]))
         inputs = lambda indices, _train: scaled[indices]  # noqa: E731
-    log.info("fold %d of %d, iteration %d: training on %d samples, %d held out for the best epoch, predicting %d",
-             fold, num_folds, iteration, len(train), len(validation), len(held_out))
-    return held_out, {
-        "x": inputs(train, True),
-        "targets": np.eye(num_classes, dtype=np.float32)[given[train]],
-        "seed": derive_seed(seed, Purpose.INIT, num_folds, iteration, fold),
-        "validation": (inputs(validation, False), given[validation]) if len(validation) else None,
-    }, inputs
+    log.info(
+        "fold %d of %d, iteration %d: training on %d samples, %d held out for the best epoch, predicting %d",
+        fold,
+        num_folds,
+        iteration,
+        len(train),
+        len(validation),
+        len(held_out),
+    )
+    return (
+        held_out,
+        {
+            "x": inputs(train, True),
+            "targets": np.eye(num_classes, dtype=np.float32)[given[train]],
+            "seed": derive_seed(seed, Purpose.INIT, num_folds, iteration, fold),
+            "validation": (inputs(validation, False), given[validation]) if len(validation) else None,
+        },
+        inputs,
+    )
 
 
 def selection_probabilities(
@@ -137,18 +176,46 @@ def selection_probabilities(
     from enkcvs.training.stacked import train_stacked
 
     execution = execution or Execution(device=device or default_device())
-    folds = [_fold_training(recipe=recipe, inputs=inputs, given=given, num_classes=num_classes, seed=seed,
-                            num_folds=num_folds, iteration=iteration, fold=fold, standardize=standardize)
-             for iteration in iterations for fold in range(1, num_folds + 1)]
+    folds = [
+        _fold_training(
+            recipe=recipe,
+            inputs=inputs,
+            given=given,
+            num_classes=num_classes,
+            seed=seed,
+            num_folds=num_folds,
+            iteration=iteration,
+            fold=fold,
+            standardize=standardize,
+        )
+        for iteration in iterations
+        for fold in range(1, num_folds + 1)
+    ]
     trainings = [training for _, training, _ in folds]
-    results = train_stacked(recipe=recipe, xs=[training["x"] for training in trainings],
-                            targets=[training["targets"] for training in trainings],
-                            seeds=[training["seed"] for training in trainings],
-                            validations=[training["validation"] for training in trainings], execution=execution,
-                            resume=resume, on_epoch=on_epoch)
-    return [(held_out, predict_proba(result.model, fold_inputs(held_out, False), device=execution.device,
-                                     workers=execution.loader_workers, bf16=result.bf16), result)
-            for (held_out, _, fold_inputs), result in zip(folds, results)]
+    results = train_stacked(
+        recipe=recipe,
+        xs=[training["x"] for training in trainings],
+        targets=[training["targets"] for training in trainings],
+        seeds=[training["seed"] for training in trainings],
+        validations=[training["validation"] for training in trainings],
+        execution=execution,
+        resume=resume,
+        on_epoch=on_epoch,
+    )
+    return [
+        (
+            held_out,
+            predict_proba(
+                result.model,
+                fold_inputs(held_out, False),
+                device=execution.device,
+                workers=execution.loader_workers,
+                bf16=result.bf16,
+            ),
+            result,
+        )
+        for (held_out, _, fold_inputs), result in zip(folds, results)
+    ]
 
 
 def out_of_fold_probabilities(
@@ -206,19 +273,37 @@ def out_of_fold_probabilities(
         raise ValueError("labels are needed with array inputs: pass labels=(N,) class indices")
     given = np.asarray(labels)
     if given.shape != (len(x),) or given.dtype.kind not in "iu" or given.min() < 0:
-        raise ValueError(f"labels must be (N,) = ({len(x)},) class indices >= 0; got shape {given.shape}, dtype "
-                         f"{given.dtype}: encode them as 0..Q-1 first")
+        raise ValueError(
+            f"labels must be (N,) = ({len(x)},) class indices >= 0; got shape {given.shape}, dtype "
+            f"{given.dtype}: encode them as 0..Q-1 first"
+        )
     num_classes = num_classes or int(given.max()) + 1
     if standardize and not (isinstance(x, np.ndarray) and x.dtype.kind == "f"):
         raise ValueError("standardize=True z-scores numeric features: pass x as a float array (N, ..., F)")
     stack = np.empty((iterations, len(given), num_classes), dtype=np.float32)
-    common = {"recipe": recipe, "inputs": inputs, "given": given, "num_classes": num_classes, "seed": seed,
-              "num_folds": num_folds, "device": device, "execution": execution, "standardize": standardize}
+    common = {
+        "recipe": recipe,
+        "inputs": inputs,
+        "given": given,
+        "num_classes": num_classes,
+        "seed": seed,
+        "num_folds": num_folds,
+        "device": device,
+        "execution": execution,
+        "standardize": standardize,
+    }
     if stacked:
-        bar = _Progress(total=recipe.epochs, shown=progress, unit="epoch",
-                        what=f"epochs of the {iterations * num_folds} fold models, trained together")
-        folds = selection_probabilities(**common, iterations=range(1, iterations + 1),
-                                        on_epoch=lambda epoch: bar.end(f"epoch {epoch} of {recipe.epochs}"))
+        bar = _Progress(
+            total=recipe.epochs,
+            shown=progress,
+            unit="epoch",
+            what=f"epochs of the {iterations * num_folds} fold models, trained together",
+        )
+        folds = selection_probabilities(
+            **common,
+            iterations=range(1, iterations + 1),
+            on_epoch=lambda epoch: bar.end(f"epoch {epoch} of {recipe.epochs}"),
+        )
         for index, (held_out, probabilities, _) in enumerate(folds):
             stack[index // num_folds, held_out] = probabilities
         bar.close()
@@ -254,8 +339,12 @@ class _Progress:
         if self.lines:
             elapsed = time.perf_counter() - self.started
             left = elapsed / self.done * (self.total - self.done)
-            print(f"{self.what}: {self.done} of {self.total} done ({unit}), {elapsed:.0f} s so far, about "
-                  f"{left:.0f} s left", file=sys.stderr, flush=True)
+            print(
+                f"{self.what}: {self.done} of {self.total} done ({unit}), {elapsed:.0f} s so far, about "
+                f"{left:.0f} s left",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def close(self) -> None:
         self.bar.close()
@@ -269,8 +358,12 @@ def _fold_inputs(x, *, labels: np.ndarray | None, num_classes: int | None):
             raise ValueError("a text dataset's inputs are token ids: pass x=enkcvs.data.text.tokenize(texts, ...)")
         data, split = x, x.x_train
         labels = data.y_train if labels is None else labels
-        return split, labels, num_classes or data.num_classes, (
-            lambda indices, train: subset_inputs(data, split, indices, train=train))
+        return (
+            split,
+            labels,
+            num_classes or data.num_classes,
+            (lambda indices, train: subset_inputs(data, split, indices, train=train)),
+        )
     if not isinstance(x, np.ndarray):
         items = [x[i] for i in range(len(x))]
         x = np.stack([np.asarray(item[0], dtype=np.float32) for item in items])

@@ -23,8 +23,9 @@ class Execution:
 
     def __post_init__(self):
         if self.checkpoint_every < 1:
-            raise ValueError(f"checkpoint_every must be >= 1 (epochs between two checkpoints), got "
-                             f"{self.checkpoint_every}")
+            raise ValueError(
+                f"checkpoint_every must be >= 1 (epochs between two checkpoints), got {self.checkpoint_every}"
+            )
 
 
 def default_device() -> torch.device:
@@ -54,8 +55,10 @@ def job_device(*, gpus: int, allow_cpu_fallback: bool = False, threads: int | No
     if gpus > 0 and device.type != "cuda":
         problem = f"this job asked for {gpus} GPU(s) (its gpu resource) but torch {torch.__version__} sees none"
         if not allow_cpu_fallback:
-            raise RuntimeError(f"{problem}: run it where a GPU is visible, drop the gpu resource from the profile, or "
-                               "allow training on the CPU with the resource cpu_fallback=1")
+            raise RuntimeError(
+                f"{problem}: run it where a GPU is visible, drop the gpu resource from the profile, or "
+                "allow training on the CPU with the resource cpu_fallback=1"
+            )
         log.warning("%s: training on the CPU (resource cpu_fallback=1)", problem)
     return device
 
@@ -63,8 +66,12 @@ def job_device(*, gpus: int, allow_cpu_fallback: bool = False, threads: int | No
 def job_execution(resources: Mapping[str, Any], *, threads: int) -> Execution:
     """A workflow job's :class:`Execution` from its Snakemake ``resources`` (``gpu``, ``cpu_fallback``,
     ``loader_workers``, ``cuda_graphs``, ``checkpoint_every``, each optional) and ``threads``."""
-    device = job_device(gpus=int(resources.get("gpu", 0)), allow_cpu_fallback=bool(resources.get("cpu_fallback", 0)),
-                        threads=threads)
-    return Execution(device=device, loader_workers=int(resources.get("loader_workers", 4)),
-                     cuda_graphs=bool(resources.get("cuda_graphs", 0)),
-                     checkpoint_every=int(resources.get("checkpoint_every", 1)))
+    device = job_device(
+        gpus=int(resources.get("gpu", 0)), allow_cpu_fallback=bool(resources.get("cpu_fallback", 0)), threads=threads
+    )
+    return Execution(
+        device=device,
+        loader_workers=int(resources.get("loader_workers", 4)),
+        cuda_graphs=bool(resources.get("cuda_graphs", 0)),
+        checkpoint_every=int(resources.get("checkpoint_every", 1)),
+    )

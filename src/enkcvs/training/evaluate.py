@@ -29,8 +29,10 @@ def predict_proba(
     if isinstance(x, np.ndarray | torch.Tensor):
         chunks, lengths = resident(x, device).split(batch_size), token_lengths(x)
         if lengths is not None:
-            chunks = (cut_to_longest(chunk, lengths[start:start + batch_size])
-                      for chunk, start in zip(chunks, range(0, len(lengths), batch_size)))
+            chunks = (
+                cut_to_longest(chunk, lengths[start : start + batch_size])
+                for chunk, start in zip(chunks, range(0, len(lengths), batch_size))
+            )
     else:
         streamed = data_loader(x, batch_size=batch_size, workers=workers, device=device)
         chunks = (images.to(device) for images, _ in streamed)
@@ -42,8 +44,9 @@ def predict_proba(
     return torch.cat(probabilities).float().cpu().numpy()
 
 
-def labelled_accuracy(model: nn.Module, data: tuple[Inputs | torch.Tensor, np.ndarray], *, device: torch.device,
-                      workers: int, bf16: bool) -> float:
+def labelled_accuracy(
+    model: nn.Module, data: tuple[Inputs | torch.Tensor, np.ndarray], *, device: torch.device, workers: int, bf16: bool
+) -> float:
     """The share of ``data`` (inputs (V, ...), labels (V,)) whose label is ``model``'s most probable class."""
     inputs, labels = data
     predicted = predict_proba(model, inputs, device=device, workers=workers, bf16=bf16)
@@ -64,8 +67,9 @@ class EpochCurve:
 
     def update(self, models: list[nn.Module]) -> float:
         """Score network 1 after an epoch, append and return its accuracy."""
-        self.history.append(labelled_accuracy(models[0], self.data, device=self.device, workers=self.workers,
-                                              bf16=self.bf16))
+        self.history.append(
+            labelled_accuracy(models[0], self.data, device=self.device, workers=self.workers, bf16=self.bf16)
+        )
         return self.history[-1]
 
 
@@ -73,8 +77,7 @@ class BestEpoch:
     """The noisy-validation accuracy of every epoch, and the weights of the best one (Appendix, Eq. para_val): the
     first epoch with the highest accuracy of network 1. Without validation data, the last epoch's weights are kept."""
 
-    def __init__(self, validation: tuple[Inputs, np.ndarray] | None, *, device: torch.device, workers: int,
-                 bf16: bool):
+    def __init__(self, validation: tuple[Inputs, np.ndarray] | None, *, device: torch.device, workers: int, bf16: bool):
         self.scores = None if validation is None else EpochCurve(validation, device=device, workers=workers, bf16=bf16)
         self.best_epoch: int | None = None  # None until an epoch is scored
         self._best_accuracy, self._best_states = -1.0, None
@@ -94,13 +97,18 @@ class BestEpoch:
             self._best_accuracy, self.best_epoch = accuracy, epoch
             # clones, not deep copies: a stacked model's tensors are views of the whole stack (enkcvs.training.stacked),
             # and a view's deep copy copies its entire storage
-            self._best_states = [{name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
-                                 for model in models]
+            self._best_states = [
+                {name: tensor.detach().clone() for name, tensor in model.state_dict().items()} for model in models
+            ]
         return accuracy
 
     def state_dict(self) -> dict:
-        return {"history": self.history, "best_epoch": self.best_epoch, "best_accuracy": self._best_accuracy,
-                "best_states": self._best_states}
+        return {
+            "history": self.history,
+            "best_epoch": self.best_epoch,
+            "best_accuracy": self._best_accuracy,
+            "best_states": self._best_states,
+        }
 
     def load_state_dict(self, state: dict) -> None:
         if self.scores is not None:

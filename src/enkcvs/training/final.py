@@ -50,7 +50,8 @@ class FinalTraining:
             "mixup_alpha": recipe.mixup_alpha,
             "loss": {"name": self.loss, **self.loss_params},
             "co_teaching": asdict(self.co_teaching) | {"per_step": self.co_teaching.per_step}
-            if self.co_teaching else None,
+            if self.co_teaching
+            else None,
         }
 
 
@@ -77,14 +78,21 @@ def final_training(*, method: str, options: dict[str, Any]) -> FinalTraining:
     mixup = bool(options["mixup"]) if "mixup" in options else method in MIXUP_METHODS
     test_curve = bool(options.get("test_curve", False))
     if method in ("sl", "gce"):
-        return FinalTraining(mixup=mixup, loss=method, loss_params={name: float(options[name]) for name in required},
-                             test_curve=test_curve)
+        return FinalTraining(
+            mixup=mixup,
+            loss=method,
+            loss_params={name: float(options[name]) for name in required},
+            test_curve=test_curve,
+        )
     if method == "coteaching":
         if mixup:
-            raise ValueError("co-teaching cannot train with mixup (baselines.coteaching.mixup: its small-loss ranking "
-                             "needs each sample's own label): set it to false")
-        co_teaching = CoTeaching(forget_rate=float(options["forget_rate"]), warmup_epochs=options["warmup_epochs"],
-                                 ramp=options["ramp"])
+            raise ValueError(
+                "co-teaching cannot train with mixup (baselines.coteaching.mixup: its small-loss ranking "
+                "needs each sample's own label): set it to false"
+            )
+        co_teaching = CoTeaching(
+            forget_rate=float(options["forget_rate"]), warmup_epochs=options["warmup_epochs"], ramp=options["ramp"]
+        )
         return FinalTraining(mixup=False, co_teaching=co_teaching, test_curve=test_curve)
     return FinalTraining(mixup=mixup, test_curve=test_curve)
 

@@ -113,8 +113,7 @@ def cnn8(*, input_shape: tuple[int, int, int], num_classes: int) -> nn.Module:
 
 def _leaky_conv(in_channels: int, out_channels: int, *, padding: int) -> list[nn.Module]:
     """3x3 conv (with bias) -> BN -> leaky ReLU (slope 0.01), the layer of :func:`coteaching_cnn9`."""
-    return [nn.Conv2d(in_channels, out_channels, 3, padding=padding), nn.BatchNorm2d(out_channels),
-            nn.LeakyReLU(0.01)]
+    return [nn.Conv2d(in_channels, out_channels, 3, padding=padding), nn.BatchNorm2d(out_channels), nn.LeakyReLU(0.01)]
 
 
 @register_model
@@ -127,15 +126,27 @@ def coteaching_cnn9(*, input_shape: tuple[int, int, int], num_classes: int) -> n
     Needs inputs of at least 28 x 28 (three unpadded convs after two pools)."""
     channels, height, width = input_shape
     if min(height, width) < 28:
-        raise ValueError(f"coteaching_cnn9 needs images of at least 28 x 28, got {height} x {width}: pick another "
-                         "recipe.model for this dataset")
+        raise ValueError(
+            f"coteaching_cnn9 needs images of at least 28 x 28, got {height} x {width}: pick another "
+            "recipe.model for this dataset"
+        )
     return nn.Sequential(
-        *_leaky_conv(channels, 128, padding=1), *_leaky_conv(128, 128, padding=1), *_leaky_conv(128, 128, padding=1),
-        nn.MaxPool2d(2), nn.Dropout2d(0.25),
-        *_leaky_conv(128, 256, padding=1), *_leaky_conv(256, 256, padding=1), *_leaky_conv(256, 256, padding=1),
-        nn.MaxPool2d(2), nn.Dropout2d(0.25),
-        *_leaky_conv(256, 512, padding=0), *_leaky_conv(512, 256, padding=0), *_leaky_conv(256, 128, padding=0),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, num_classes),
+        *_leaky_conv(channels, 128, padding=1),
+        *_leaky_conv(128, 128, padding=1),
+        *_leaky_conv(128, 128, padding=1),
+        nn.MaxPool2d(2),
+        nn.Dropout2d(0.25),
+        *_leaky_conv(128, 256, padding=1),
+        *_leaky_conv(256, 256, padding=1),
+        *_leaky_conv(256, 256, padding=1),
+        nn.MaxPool2d(2),
+        nn.Dropout2d(0.25),
+        *_leaky_conv(256, 512, padding=0),
+        *_leaky_conv(512, 256, padding=0),
+        *_leaky_conv(256, 128, padding=0),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(128, num_classes),
     )
 
 

@@ -100,12 +100,17 @@ class MomentumSGD:
 
     def state_dict(self) -> dict:
         """The momentum buffers (by parameter index), the schedule and the steps taken, for :meth:`load_state_dict`."""
-        return {"momentum_buffers": dict(self.momentum_buffers), "schedule": self.schedule.state_dict(),
-                "steps": self.steps}
+        return {
+            "momentum_buffers": dict(self.momentum_buffers),
+            "schedule": self.schedule.state_dict(),
+            "steps": self.steps,
+        }
 
     def load_state_dict(self, state: dict) -> None:
-        self.momentum_buffers = {int(index): buffer.to(self.parameters[int(index)].device)
-                                 for index, buffer in state["momentum_buffers"].items()}
+        self.momentum_buffers = {
+            int(index): buffer.to(self.parameters[int(index)].device)
+            for index, buffer in state["momentum_buffers"].items()
+        }
         self.schedule.load_state_dict(state["schedule"])
         self.steps = state.get("steps", 0)  # checkpoints written before the time-based decay count no steps
 
@@ -117,8 +122,9 @@ class LinearDecay:
     evaluates, so their ``n_epoch`` is ``epochs + 1`` here. A scheduler stepped at each epoch's end, as
     ``MultiStepLR``."""
 
-    def __init__(self, optimizer: torch.optim.Optimizer, *, lr: float, epochs: int, start: int,
-                 beta1: float | None) -> None:
+    def __init__(
+        self, optimizer: torch.optim.Optimizer, *, lr: float, epochs: int, start: int, beta1: float | None
+    ) -> None:
         self.optimizer, self.lr, self.epochs, self.start, self.beta1 = optimizer, lr, epochs, start, beta1
         self.epochs_done = 0
         self._apply()
@@ -175,17 +181,30 @@ def recipe_optimizer(recipe: Recipe, parameters: Iterable[torch.nn.Parameter]) -
     ``lr_linear_decay_from``: :class:`LinearDecay`)."""
     if recipe.optimizer == "sgd":
         return MomentumSGD(
-            parameters, lr=recipe.lr, momentum=recipe.momentum, weight_decay=recipe.weight_decay,
-            milestones=recipe.milestones, gamma=recipe.lr_decay, step_decay=recipe.lr_step_decay,
+            parameters,
+            lr=recipe.lr,
+            momentum=recipe.momentum,
+            weight_decay=recipe.weight_decay,
+            milestones=recipe.milestones,
+            gamma=recipe.lr_decay,
+            step_decay=recipe.lr_step_decay,
         )
     if recipe.optimizer == "adam":
         adam = torch.optim.Adam(parameters, lr=recipe.lr, weight_decay=recipe.weight_decay)
         if recipe.lr_linear_decay_from:
-            return TorchOptimizer(adam, schedule=LinearDecay(adam, lr=recipe.lr, epochs=recipe.epochs,
-                                                             start=recipe.lr_linear_decay_from,
-                                                             beta1=recipe.beta1_after_decay))
-        return TorchOptimizer(adam, schedule=torch.optim.lr_scheduler.MultiStepLR(
-            adam, list(recipe.milestones), gamma=recipe.lr_decay))
+            return TorchOptimizer(
+                adam,
+                schedule=LinearDecay(
+                    adam,
+                    lr=recipe.lr,
+                    epochs=recipe.epochs,
+                    start=recipe.lr_linear_decay_from,
+                    beta1=recipe.beta1_after_decay,
+                ),
+            )
+        return TorchOptimizer(
+            adam, schedule=torch.optim.lr_scheduler.MultiStepLR(adam, list(recipe.milestones), gamma=recipe.lr_decay)
+        )
     raise ValueError(f"unknown optimizer {recipe.optimizer!r}; use 'sgd' or 'adam'")
 
 
@@ -196,8 +215,9 @@ class StackedSGD:
     ``captured`` as a CUDA graph the learning rate is a tensor on the device, so that a replay reads the current one
     (its product rounds once more than the scalar's)."""
 
-    def __init__(self, params: dict[str, torch.Tensor], *, recipe: Recipe, device: torch.device,
-                 captured: bool = False):
+    def __init__(
+        self, params: dict[str, torch.Tensor], *, recipe: Recipe, device: torch.device, captured: bool = False
+    ):
         self.params, self.momentum, self.weight_decay = params, recipe.momentum, recipe.weight_decay
         self.schedule = MultiStepDecay(lr=recipe.lr, milestones=recipe.milestones, gamma=recipe.lr_decay)
         self.lr = torch.tensor(recipe.lr, device=device) if captured else recipe.lr
@@ -249,8 +269,9 @@ class StackedAdam:
 
     betas, eps = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults, as recipe_optimizer builds it
 
-    def __init__(self, params: dict[str, torch.Tensor], *, recipe: Recipe, device: torch.device,
-                 captured: bool = False):
+    def __init__(
+        self, params: dict[str, torch.Tensor], *, recipe: Recipe, device: torch.device, captured: bool = False
+    ):
         self.params, self.weight_decay = params, recipe.weight_decay
         self.schedule = MultiStepDecay(lr=recipe.lr, milestones=recipe.milestones, gamma=recipe.lr_decay)
         self.lr = torch.tensor(recipe.lr, dtype=torch.float64, device=device)
@@ -266,7 +287,7 @@ class StackedAdam:
         else:
             self.steps[rows] += 1
             steps = self.steps[rows]
-        correction1, correction2 = 1 - beta1 ** steps, (1 - beta2 ** steps).sqrt()  # (g,)
+        correction1, correction2 = 1 - beta1**steps, (1 - beta2**steps).sqrt()  # (g,)
         for name, param in self.params.items():
             shape = (-1, *[1] * (param.ndim - 1))
             weights, gradient = (param, param.grad) if rows is None else (param[rows], param.grad[rows])

@@ -3,12 +3,15 @@
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-
 #: Recipe fields added after runs were recorded, each with the value that trains as before it existed: a training
 #: job's params carry one only where it is set otherwise (:func:`recipe_params`), so that adding a field reruns no
 #: finished job (Snakemake's params trigger) and records keep their form (:meth:`Recipe.to_dict`).
-ADDED_FIELDS: dict[str, Any] = {"lr_step_decay": 0.0, "steps_per_epoch": 0, "lr_linear_decay_from": 0,
-                                "beta1_after_decay": None}
+ADDED_FIELDS: dict[str, Any] = {
+    "lr_step_decay": 0.0,
+    "steps_per_epoch": 0,
+    "lr_linear_decay_from": 0,
+    "beta1_after_decay": None,
+}
 #: Models without dropout whose forward pass has one shape and one control flow per batch shape: their fold models
 #: can train stacked (:mod:`enkcvs.training.stacked`) and their steps replay as CUDA graphs
 #: (:mod:`enkcvs.training.graphs`); the others (the text classifier, co-teaching's CNN with dropout, torchvision and
@@ -18,8 +21,7 @@ STATIC_MODELS = ("cnn4", "mlp", "cnn8", "resnet44", "resnet50")
 
 def recipe_params(recipe: dict[str, Any]) -> dict[str, Any]:
     """A recipe mapping as a training job's params: without the :data:`ADDED_FIELDS` at their neutral values."""
-    return {key: value for key, value in recipe.items()
-            if not (key in ADDED_FIELDS and value == ADDED_FIELDS[key])}
+    return {key: value for key, value in recipe.items() if not (key in ADDED_FIELDS and value == ADDED_FIELDS[key])}
 
 
 @dataclass(frozen=True)
@@ -64,22 +66,30 @@ class Recipe:
 
     def __post_init__(self):
         if self.lr_step_decay < 0 or (self.lr_step_decay and self.optimizer != "sgd"):
-            raise ValueError(f"recipe lr_step_decay {self.lr_step_decay} must be >= 0 and applies to optimizer sgd "
-                             f"only, not {self.optimizer!r}: set it to 0 or train with sgd")
+            raise ValueError(
+                f"recipe lr_step_decay {self.lr_step_decay} must be >= 0 and applies to optimizer sgd "
+                f"only, not {self.optimizer!r}: set it to 0 or train with sgd"
+            )
         if not 0 <= self.lr_linear_decay_from <= self.epochs or (
-                self.lr_linear_decay_from and (self.optimizer != "adam" or self.milestones)):
-            raise ValueError(f"recipe lr_linear_decay_from {self.lr_linear_decay_from} must be an epoch in 0.."
-                             f"{self.epochs} and applies to optimizer adam without milestones (here "
-                             f"{self.optimizer!r}, milestones {list(self.milestones)}): set it to 0, or train with "
-                             "adam and no milestones")
+            self.lr_linear_decay_from and (self.optimizer != "adam" or self.milestones)
+        ):
+            raise ValueError(
+                f"recipe lr_linear_decay_from {self.lr_linear_decay_from} must be an epoch in 0.."
+                f"{self.epochs} and applies to optimizer adam without milestones (here "
+                f"{self.optimizer!r}, milestones {list(self.milestones)}): set it to 0, or train with "
+                "adam and no milestones"
+            )
         if self.beta1_after_decay is not None and not (self.lr_linear_decay_from and 0 <= self.beta1_after_decay < 1):
-            raise ValueError(f"recipe beta1_after_decay {self.beta1_after_decay} must lie in [0, 1) and comes with "
-                             "lr_linear_decay_from: set both, or leave it null")
+            raise ValueError(
+                f"recipe beta1_after_decay {self.beta1_after_decay} must lie in [0, 1) and comes with "
+                "lr_linear_decay_from: set both, or leave it null"
+            )
         if self.bf16 not in (True, False, "auto"):
             raise ValueError(f"recipe bf16 must be true, false or auto; got {self.bf16!r}")
         if self.steps_per_epoch < 0:
-            raise ValueError(f"recipe steps_per_epoch must be >= 0 (0: one pass over the data), got "
-                             f"{self.steps_per_epoch}")
+            raise ValueError(
+                f"recipe steps_per_epoch must be >= 0 (0: one pass over the data), got {self.steps_per_epoch}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain mapping for provenance metadata, without the :data:`ADDED_FIELDS` where they are not used."""
@@ -104,14 +114,35 @@ class Recipe:
 #: reproduced: their dropout stays on when they evaluate.
 AUTHORS_SCHEDULES: dict[str, dict[str, dict[str, Any]]] = {
     "sl": {
-        "MNIST": {"optimizer": "sgd", "lr": 0.1, "momentum": 0.9, "weight_decay": 0.0, "lr_step_decay": 5e-3,
-                  "milestones": [11, 31], "lr_decay": 0.1, "epochs": 50, "batch_size": 128, "mixup_alpha": None,
-                  "augment": None},
+        "MNIST": {
+            "optimizer": "sgd",
+            "lr": 0.1,
+            "momentum": 0.9,
+            "weight_decay": 0.0,
+            "lr_step_decay": 5e-3,
+            "milestones": [11, 31],
+            "lr_decay": 0.1,
+            "epochs": 50,
+            "batch_size": 128,
+            "mixup_alpha": None,
+            "augment": None,
+        },
     },
     "coteaching": {
-        "MNIST": {"model": "coteaching_cnn9", "optimizer": "adam", "lr": 0.001, "weight_decay": 0.0, "milestones": [],
-                  "epochs": 199, "batch_size": 128, "steps_per_epoch": 401, "lr_linear_decay_from": 80,
-                  "beta1_after_decay": 0.1, "mixup_alpha": None, "augment": None},
+        "MNIST": {
+            "model": "coteaching_cnn9",
+            "optimizer": "adam",
+            "lr": 0.001,
+            "weight_decay": 0.0,
+            "milestones": [],
+            "epochs": 199,
+            "batch_size": 128,
+            "steps_per_epoch": 401,
+            "lr_linear_decay_from": 80,
+            "beta1_after_decay": 0.1,
+            "mixup_alpha": None,
+            "augment": None,
+        },
     },
 }
 #: The baselines whose schedule is their authors' by default where :data:`AUTHORS_SCHEDULES` has one, each decided on
@@ -126,12 +157,14 @@ def default_schedule(*, baseline: str, paper_name: str | None) -> str:
     the paper's dataset ``paper_name`` and the baseline is one of :data:`AUTHORS_BY_DEFAULT`, the dataset's recipe
     otherwise. A baseline trains as its authors train it (PAPER-NOTES, Baselines); the recorded cells that decided
     it are in config/README.md."""
-    return ("authors" if baseline in AUTHORS_BY_DEFAULT and paper_name in AUTHORS_SCHEDULES.get(baseline, {})
-            else "dataset")
+    return (
+        "authors" if baseline in AUTHORS_BY_DEFAULT and paper_name in AUTHORS_SCHEDULES.get(baseline, {}) else "dataset"
+    )
 
 
-def baseline_recipe(recipe: dict[str, Any], *, baseline: str, schedule: str | None,
-                    paper_name: str | None) -> dict[str, Any]:
+def baseline_recipe(
+    recipe: dict[str, Any], *, baseline: str, schedule: str | None, paper_name: str | None
+) -> dict[str, Any]:
     """The recipe mapping a final model of ``baseline`` trains with: the dataset's ``recipe``, or, with ``schedule``
     "authors", the dataset's recipe with the fields of :data:`AUTHORS_SCHEDULES` for ``baseline`` on the paper's
     dataset ``paper_name`` replaced; None: :func:`default_schedule`. ``ValueError`` naming the fix where the
@@ -146,7 +179,8 @@ def baseline_recipe(recipe: dict[str, Any], *, baseline: str, schedule: str | No
     if paper_name not in given:
         raise ValueError(
             f"baseline {baseline!r} has no authors' schedule for paper dataset {paper_name!r} (known: "
-            f"{sorted(given) or 'none'}): set baselines.{baseline}.schedule: dataset, or paper_name to one of those")
+            f"{sorted(given) or 'none'}): set baselines.{baseline}.schedule: dataset, or paper_name to one of those"
+        )
     return {**recipe, **given[paper_name]}
 
 
@@ -178,15 +212,19 @@ class CoTeaching:
     def __post_init__(self):
         if not 0 <= self.forget_rate < 1:
             raise ValueError(f"co-teaching forget_rate must lie in [0, 1), got {self.forget_rate}")
-        if isinstance(self.warmup_epochs, bool) or not isinstance(self.warmup_epochs, int | float) or not (
-            self.warmup_epochs >= 0
+        if (
+            isinstance(self.warmup_epochs, bool)
+            or not isinstance(self.warmup_epochs, int | float)
+            or not (self.warmup_epochs >= 0)
         ):
             raise ValueError(f"co-teaching warmup_epochs must be a non-negative number, got {self.warmup_epochs!r}")
         if self.ramp not in RAMPS:
             raise ValueError(f"co-teaching ramp must be one of {list(RAMPS)}, got {self.ramp!r}")
         if self.ramp == "epoch" and not float(self.warmup_epochs).is_integer():
-            raise ValueError(f"co-teaching warmup_epochs {self.warmup_epochs} is not a whole number of epochs: "
-                             "ramp per step (ramp: step) or give whole epochs")
+            raise ValueError(
+                f"co-teaching warmup_epochs {self.warmup_epochs} is not a whole number of epochs: "
+                "ramp per step (ramp: step) or give whole epochs"
+            )
 
     @property
     def per_step(self) -> bool:

@@ -82,8 +82,9 @@ def _padded(arrays: Sequence[np.ndarray | torch.Tensor], *, device: torch.device
     array is the same one."""
     if all(array is arrays[0] for array in arrays):
         return resident(arrays[0], device).unsqueeze(0).expand(len(arrays), *arrays[0].shape)
-    return torch.nn.utils.rnn.pad_sequence([torch.as_tensor(array, device=device) for array in arrays],
-                                           batch_first=True)
+    return torch.nn.utils.rnn.pad_sequence(
+        [torch.as_tensor(array, device=device) for array in arrays], batch_first=True
+    )
 
 
 @dataclass
@@ -100,16 +101,23 @@ class _Stacked:
         if labels is not None:
             y = torch.full((len(labels), max(len(label) for label in labels)), -1, dtype=torch.long, device=device)
             for index, label in enumerate(labels):
-                y[index, :len(label)] = torch.as_tensor(label, device=device)
+                y[index, : len(label)] = torch.as_tensor(label, device=device)
         return cls(x=_padded(arrays, device=device), counts=[len(array) for array in arrays], y=y)
 
 
 class StackTraining:
     """G models of one recipe trained together (the module's docstring), as :func:`run_epochs` drives a training."""
 
-    def __init__(self, *, recipe: Recipe, xs: Sequence[np.ndarray], targets: Sequence[np.ndarray],
-                 seeds: Sequence[int], validations: Sequence[tuple[np.ndarray, np.ndarray] | None],
-                 execution: Execution):
+    def __init__(
+        self,
+        *,
+        recipe: Recipe,
+        xs: Sequence[np.ndarray],
+        targets: Sequence[np.ndarray],
+        seeds: Sequence[int],
+        validations: Sequence[tuple[np.ndarray, np.ndarray] | None],
+        execution: Execution,
+    ):
         device = self.device = execution.device
         self.recipe, self.models = recipe, len(xs)
         self.names = [f"model {index + 1}/{self.models}" for index in range(self.models)]
@@ -130,21 +138,29 @@ class StackTraining:
         self.bf16 = uses_bf16(recipe.bf16, device=device)
         self.data = _Stacked.of(xs, device=device)
         self.targets = _padded(targets, device=device)
-        self.sizes = [batch_sizes(count, batch_size=recipe.batch_size, limit=recipe.steps_per_epoch)
-                      for count in self.data.counts]
+        self.sizes = [
+            batch_sizes(count, batch_size=recipe.batch_size, limit=recipe.steps_per_epoch) for count in self.data.counts
+        ]
         self.full_steps = min(sum(size == recipe.batch_size for size in sizes) for sizes in self.sizes)
         scored = [index for index, validation in enumerate(validations) if validation is not None]
-        self.validation = None if not scored else _Stacked.of(
-            [validations[index][0] for index in scored], device=device,
-            labels=[validations[index][1] for index in scored])
+        self.validation = (
+            None
+            if not scored
+            else _Stacked.of(
+                [validations[index][0] for index in scored],
+                device=device,
+                labels=[validations[index][1] for index in scored],
+            )
+        )
         self.scored = scored  # the models with validation data; the others keep their last epoch
         self.history = [[] for _ in range(self.models)]  # noisy-validation accuracy per epoch
         self.best_accuracy = torch.full((self.models,), -1.0, dtype=torch.float64, device=device)
         self.best_epoch = [None] * self.models
         self.best = {name: tensor.detach().clone() for name, tensor in {**self.params, **self.buffers}.items()}
         self.cuda_graphs = graphs_apply(execution.cuda_graphs, model=recipe.model, device=device)
-        self.optimizer = STACKED_OPTIMIZERS[recipe.optimizer](self.params, recipe=recipe, device=device,
-                                                               captured=self.cuda_graphs)
+        self.optimizer = STACKED_OPTIMIZERS[recipe.optimizer](
+            self.params, recipe=recipe, device=device, captured=self.cuda_graphs
+        )
         self.steps = 0  # full steps taken in the epoch so far, a tensor so that a captured step reads it
         self.step_index = torch.zeros((), dtype=torch.long, device=device)
         self.every = torch.arange(self.models, device=device)
@@ -157,13 +173,16 @@ class StackTraining:
         """Logits (g, B, Q) of g stacked models on their batches (g, B, ...): one vmap over ``functional_call``;
         in train mode batch norm updates the statistics in place."""
         return vmap(lambda own_params, own_buffers, x: functional_call(self.network, (own_params, own_buffers), (x,)))(
-            params, buffers, xb)
+            params, buffers, xb
+        )
 
     def _draw_epoch(self) -> None:
         """Every model's draws of the epoch (:func:`enkcvs.training.batches.epoch_draws`, each from its own
         generators), stacked (G, steps, ...) into the tensors the steps read, at fixed addresses."""
-        draws = [epoch_draws(count, recipe=self.recipe, generator=generator, rng=rng, device=self.device)
-                 for count, generator, rng in zip(self.data.counts, self.generators, self.rngs)]
+        draws = [
+            epoch_draws(count, recipe=self.recipe, generator=generator, rng=rng, device=self.device)
+            for count, generator, rng in zip(self.data.counts, self.generators, self.rngs)
+        ]
         stacked = {"order": _padded([drawn.order for drawn in draws], device=self.device)}
         if self.recipe.mixup_alpha:
             stacked["partners"] = _padded([drawn.partners for drawn in draws], device=self.device)
@@ -188,10 +207,14 @@ class StackTraining:
         tb = self.targets[every[:, None], batch]
         if self.recipe.augment:
             _, augment = AUGMENTATIONS[self.recipe.augment]
-            row = {name: draws[name].index_select(1, step.view(1)).squeeze(1)[..., :size]
-                   for name in draws if name not in ("order", "partners", "lambdas")}  # (g, ..., B)
-            xb = augment(xb.flatten(0, 1), **{name: drawn.movedim(0, -2).flatten(-2) for name, drawn in row.items()}
-                         ).unflatten(0, batch.shape)
+            row = {
+                name: draws[name].index_select(1, step.view(1)).squeeze(1)[..., :size]
+                for name in draws
+                if name not in ("order", "partners", "lambdas")
+            }  # (g, ..., B)
+            xb = augment(
+                xb.flatten(0, 1), **{name: drawn.movedim(0, -2).flatten(-2) for name, drawn in row.items()}
+            ).unflatten(0, batch.shape)
         if self.recipe.mixup_alpha:
             partner = partner_index(draws["partners"].index_select(1, step.view(1)).squeeze(1), size=size)
             lam = draws["lambdas"].index_select(1, step.view(1))  # (g, 1)
@@ -229,10 +252,13 @@ class StackTraining:
             for _ in range(self.full_steps):
                 self.full_step()
             for step in range(self.full_steps, max(len(sizes) for sizes in self.sizes)):
-                sizes = {index: self.sizes[index][step] for index in range(self.models) if step < len(self.sizes[index])}
+                sizes = {
+                    index: self.sizes[index][step] for index in range(self.models) if step < len(self.sizes[index])
+                }
                 for size in sorted(set(sizes.values()), reverse=True):
-                    rows = upload(torch.tensor([index for index, own in sizes.items() if own == size]),
-                                  device=self.device)
+                    rows = upload(
+                        torch.tensor([index for index, own in sizes.items() if own == size]), device=self.device
+                    )
                     for param in self.params.values():
                         if param.grad is not None:  # zeroed, not dropped: a captured full step writes into them
                             param.grad.zero_()
@@ -240,10 +266,12 @@ class StackTraining:
                     self.optimizer.step(rows)
                     self.epoch_losses[rows, step] = losses
         except torch.OutOfMemoryError as error:
-            raise MemoryError(f"out of {self.device.type} memory at epoch {epoch} training {self.models} models "
-                              f"stacked, batch_size {self.recipe.batch_size}: lower recipe.batch_size, or train each "
-                              "model in a job of its own (the default: no stacked_folds)") from error
-        watched = [self.epoch_losses[index, :len(self.sizes[index]), None] for index in range(self.models)]
+            raise MemoryError(
+                f"out of {self.device.type} memory at epoch {epoch} training {self.models} models "
+                f"stacked, batch_size {self.recipe.batch_size}: lower recipe.batch_size, or train each "
+                "model in a job of its own (the default: no stacked_folds)"
+            ) from error
+        watched = [self.epoch_losses[index, : len(self.sizes[index]), None] for index in range(self.models)]
         return watched, [sum(sizes) for sizes in self.sizes]
 
     @torch.no_grad()
@@ -255,7 +283,7 @@ class StackTraining:
         buffers = {name: buffer[index] for name, buffer in self.buffers.items()}
         chunks = []
         for start in range(0, data.x.shape[1], EVALUATION_CHUNK):
-            xb = data.x[:, start:start + EVALUATION_CHUNK]
+            xb = data.x[:, start : start + EVALUATION_CHUNK]
             xb = model_input(xb.flatten(0, 1)).unflatten(0, xb.shape[:2])
             with autocast(self.device, enabled=self.bf16):
                 chunks.append(self._forward(params, buffers, xb).float())
@@ -287,17 +315,28 @@ class StackTraining:
         return accuracies
 
     def state_dict(self) -> dict:
-        return {"train_loss": self.train_loss, "history": self.history, "best_epoch": self.best_epoch,
-                "best_accuracy": self.best_accuracy.clone(), "best": {k: v.clone() for k, v in self.best.items()},
-                "params": {k: v.detach().clone() for k, v in self.params.items()},
-                "buffers": {k: v.clone() for k, v in self.buffers.items()}, "optimizer": self.optimizer.state_dict(),
-                "random": {"batches": [generator.get_state() for generator in self.generators],
-                           "numpy": [rng.bit_generator.state for rng in self.rngs]}}
+        return {
+            "train_loss": self.train_loss,
+            "history": self.history,
+            "best_epoch": self.best_epoch,
+            "best_accuracy": self.best_accuracy.clone(),
+            "best": {k: v.clone() for k, v in self.best.items()},
+            "params": {k: v.detach().clone() for k, v in self.params.items()},
+            "buffers": {k: v.clone() for k, v in self.buffers.items()},
+            "optimizer": self.optimizer.state_dict(),
+            "random": {
+                "batches": [generator.get_state() for generator in self.generators],
+                "numpy": [rng.bit_generator.state for rng in self.rngs],
+            },
+        }
 
     def load_state_dict(self, state: dict) -> None:
         with torch.no_grad():
-            for source, target in ((state["params"], self.params), (state["buffers"], self.buffers),
-                                   (state["best"], self.best)):
+            for source, target in (
+                (state["params"], self.params),
+                (state["buffers"], self.buffers),
+                (state["best"], self.best),
+            ):
                 for name, tensor in source.items():
                     target[name].copy_(tensor)
         self.optimizer.load_state_dict(state["optimizer"])
@@ -319,13 +358,21 @@ class StackTraining:
 
     def results(self) -> list[TrainingResult]:
         """Each model with its best epoch's weights (its last where it has no validation data)."""
-        kept = {name: torch.where(self._scored_mask(tensor), self.best[name], tensor)
-                for name, tensor in {**self.params, **self.buffers}.items()}
-        return [TrainingResult(model=self.model(index, weights=kept),
-                               best_epoch=self.best_epoch[index] or self.recipe.epochs,
-                               train_loss=self.train_loss[index], validation_accuracy=self.history[index],
-                               bf16=self.bf16, cuda_graphs=self.cuda_graphs)
-                for index in range(self.models)]
+        kept = {
+            name: torch.where(self._scored_mask(tensor), self.best[name], tensor)
+            for name, tensor in {**self.params, **self.buffers}.items()
+        }
+        return [
+            TrainingResult(
+                model=self.model(index, weights=kept),
+                best_epoch=self.best_epoch[index] or self.recipe.epochs,
+                train_loss=self.train_loss[index],
+                validation_accuracy=self.history[index],
+                bf16=self.bf16,
+                cuda_graphs=self.cuda_graphs,
+            )
+            for index in range(self.models)
+        ]
 
     def _scored_mask(self, tensor: torch.Tensor) -> torch.Tensor:
         scored = torch.zeros(self.models, dtype=torch.bool, device=self.device)
@@ -373,20 +420,39 @@ def train_stacked(
     """
     execution = execution or Execution(device=device or default_device())
     if not len(xs) == len(targets) == len(seeds) == len(validations):
-        raise ValueError(f"one of each per model: got {len(xs)} xs, {len(targets)} targets, {len(seeds)} seeds, "
-                         f"{len(validations)} validations")
+        raise ValueError(
+            f"one of each per model: got {len(xs)} xs, {len(targets)} targets, {len(seeds)} seeds, "
+            f"{len(validations)} validations"
+        )
     for x in xs:
         check_training(recipe, x, loss="ce", loss_params=None, co_teaching=None)
     if (problem := stacking_problem(recipe, xs=xs, validations=validations)) is not None:
-        raise ValueError(f"models trained stacked cannot {problem}: train each model on its own (no stacked_folds; "
-                         "stacked=False)")
-    training = StackTraining(recipe=recipe, xs=xs, targets=targets, seeds=seeds, validations=validations,
-                             execution=execution)
-    checkpoint = epoch_checkpoint(resume, recipe=recipe, arrays={"xs": list(xs), "targets": list(targets),
-                                                                 "validations": list(validations)},
-                                  settings={"seeds": list(seeds), "bf16": training.bf16, "stacked": True,
-                                            "device": execution.device.type, "cuda_graphs": training.cuda_graphs})
-    run_epochs(training, recipe=recipe, device=execution.device, bf16=training.bf16,
-               cuda_graphs=training.cuda_graphs, checkpoint=checkpoint, checkpoint_every=execution.checkpoint_every,
-               on_epoch=on_epoch)
+        raise ValueError(
+            f"models trained stacked cannot {problem}: train each model on its own (no stacked_folds; stacked=False)"
+        )
+    training = StackTraining(
+        recipe=recipe, xs=xs, targets=targets, seeds=seeds, validations=validations, execution=execution
+    )
+    checkpoint = epoch_checkpoint(
+        resume,
+        recipe=recipe,
+        arrays={"xs": list(xs), "targets": list(targets), "validations": list(validations)},
+        settings={
+            "seeds": list(seeds),
+            "bf16": training.bf16,
+            "stacked": True,
+            "device": execution.device.type,
+            "cuda_graphs": training.cuda_graphs,
+        },
+    )
+    run_epochs(
+        training,
+        recipe=recipe,
+        device=execution.device,
+        bf16=training.bf16,
+        cuda_graphs=training.cuda_graphs,
+        checkpoint=checkpoint,
+        checkpoint_every=execution.checkpoint_every,
+        on_epoch=on_epoch,
+    )
     return training.results()

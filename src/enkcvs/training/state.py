@@ -33,8 +33,9 @@ def _arrays(name: str, value: Any) -> dict[str, np.ndarray] | None:
     return None
 
 
-def epoch_checkpoint(path: PathLike | None, *, recipe: Recipe, arrays: Mapping[str, Any],
-                     settings: dict) -> EpochCheckpoint | None:
+def epoch_checkpoint(
+    path: PathLike | None, *, recipe: Recipe, arrays: Mapping[str, Any], settings: dict
+) -> EpochCheckpoint | None:
     """The epoch checkpoint of a training at ``path``, keyed by ``settings`` and the input ``arrays`` (by name: an
     array, a tuple or list of them, or None); None without a path or for inputs streamed from disk."""
     if path is None:
@@ -58,8 +59,9 @@ def random_states(*, device: torch.device, generator: torch.Generator, rng: np.r
     return states
 
 
-def set_random_states(states: dict, *, device: torch.device, generator: torch.Generator,
-                      rng: np.random.Generator) -> None:
+def set_random_states(
+    states: dict, *, device: torch.device, generator: torch.Generator, rng: np.random.Generator
+) -> None:
     """Put every random generator of a training back where :func:`random_states` found it."""
     torch.set_rng_state(states["torch"])
     generator.set_state(states["batches"])

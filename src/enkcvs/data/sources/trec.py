@@ -36,8 +36,7 @@ def load_trec(*, root: str, download: bool = True) -> Dataset:
     """
     x_train, y_train = read_trec_file(_verified_path(root=root, filename=TRAIN_FILE, download=download))
     x_test, y_test = read_trec_file(_verified_path(root=root, filename=TEST_FILE, download=download))
-    return Dataset(x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test, class_names=CLASSES,
-                   modality="text")
+    return Dataset(x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test, class_names=CLASSES, modality="text")
 
 
 def read_trec_file(path: str) -> tuple[np.ndarray, np.ndarray]:
@@ -54,8 +53,9 @@ def read_trec_file(path: str) -> tuple[np.ndarray, np.ndarray]:
         token, _, text = line.partition(" ")
         coarse, colon, fine = token.partition(":")
         if coarse not in CLASSES or not colon or not fine or not text.strip():
-            raise ValueError(f"{path}, line {number}: expected 'COARSE:fine question' with COARSE in {CLASSES}, "
-                             f"got {line!r}")
+            raise ValueError(
+                f"{path}, line {number}: expected 'COARSE:fine question' with COARSE in {CLASSES}, got {line!r}"
+            )
         texts.append(text)
         labels.append(CLASSES.index(coarse))
     return np.array(texts, dtype=str), np.array(labels, dtype=np.int64)

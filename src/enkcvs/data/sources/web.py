@@ -19,8 +19,22 @@ import numpy as np
 from enkcvs.data.datasets import Dataset
 
 #: Clothing-1M's published category list, in label order.
-CLOTHING1M_CLASSES = ("T-Shirt", "Shirt", "Knitwear", "Chiffon", "Sweater", "Hoodie", "Windbreaker", "Jacket",
-                      "Downcoat", "Suit", "Shawl", "Dress", "Vest", "Underwear")
+CLOTHING1M_CLASSES = (
+    "T-Shirt",
+    "Shirt",
+    "Knitwear",
+    "Chiffon",
+    "Sweater",
+    "Hoodie",
+    "Windbreaker",
+    "Jacket",
+    "Downcoat",
+    "Suit",
+    "Shawl",
+    "Dress",
+    "Vest",
+    "Underwear",
+)
 CLOTHING1M_FILES = {
     "noisy_label_kv.txt": "noisy label of each image, '<image path> <label>' per line",
     "noisy_train_key_list.txt": "the noisy training images, one path per line",
@@ -70,8 +84,13 @@ def load_clothing1m(*, root: str, resize: int = 256, crop: int = 224) -> Dataset
     """
     problems, (train, test) = _read_clothing1m(root)
     _raise_for(problems, name="Clothing-1M", root=root, layout=CLOTHING1M_LAYOUT)
-    return _dataset(train, test, root=root, class_names=CLOTHING1M_CLASSES,
-                    image_transform={"resize": resize, "crop": crop, "train_crop": "center"})
+    return _dataset(
+        train,
+        test,
+        root=root,
+        class_names=CLOTHING1M_CLASSES,
+        image_transform={"resize": resize, "crop": crop, "train_crop": "center"},
+    )
 
 
 def webvision_layout_problems(*, root: str, num_classes: int = 50, **ignored_options) -> list[str]:
@@ -101,8 +120,13 @@ def load_webvision(*, root: str, num_classes: int = 50, resize: int = 320, crop:
     """
     problems, (train, test) = _read_webvision(root, num_classes=num_classes)
     _raise_for(problems, name="WebVision", root=root, layout=WEBVISION_LAYOUT)
-    return _dataset(train, test, root=root, class_names=tuple(f"class_{c}" for c in range(num_classes)),
-                    image_transform={"resize": resize, "crop": crop, "train_crop": "random"})
+    return _dataset(
+        train,
+        test,
+        root=root,
+        class_names=tuple(f"class_{c}" for c in range(num_classes)),
+        image_transform={"resize": resize, "crop": crop, "train_crop": "random"},
+    )
 
 
 class ImageFiles:
@@ -131,8 +155,10 @@ class ImageFiles:
         self.root = root
         self.paths = np.asarray(paths, dtype=str)  # one array, not a list of str: workers do not copy it on access
         random_crop = train and transform["train_crop"] == "random"
-        steps = [v2.Resize(transform["resize"]),
-                 v2.RandomCrop(transform["crop"]) if random_crop else v2.CenterCrop(transform["crop"])]
+        steps = [
+            v2.Resize(transform["resize"]),
+            v2.RandomCrop(transform["crop"]) if random_crop else v2.CenterCrop(transform["crop"]),
+        ]
         if train:
             steps.append(v2.RandomHorizontalFlip())
         steps += [v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)]
@@ -157,14 +183,19 @@ def _read_clothing1m(root: str) -> tuple[list[str], tuple[_Split | None, _Split 
     """Every layout problem of a Clothing-1M folder, and its training and test splits (None where unreadable)."""
     if not os.path.isdir(root):
         return [f"missing folder {root} (the Clothing-1M root)"], (None, None)
-    problems = [f"missing file {os.path.join(root, name)} ({what})"
-                for name, what in CLOTHING1M_FILES.items() if not os.path.isfile(os.path.join(root, name))]
+    problems = [
+        f"missing file {os.path.join(root, name)} ({what})"
+        for name, what in CLOTHING1M_FILES.items()
+        if not os.path.isfile(os.path.join(root, name))
+    ]
     images = os.path.join(root, "images")
     if not os.path.isdir(images):
         problems.append(f"missing folder {images} (the images the list files name)")
     splits = []
-    for keys_name, labels_name in (("noisy_train_key_list.txt", "noisy_label_kv.txt"),
-                                   ("clean_test_key_list.txt", "clean_label_kv.txt")):
+    for keys_name, labels_name in (
+        ("noisy_train_key_list.txt", "noisy_label_kv.txt"),
+        ("clean_test_key_list.txt", "clean_label_kv.txt"),
+    ):
         keys_file, labels_file = os.path.join(root, keys_name), os.path.join(root, labels_name)
         keys = labels = split = None
         try:
@@ -181,8 +212,10 @@ def _read_clothing1m(root: str) -> tuple[list[str], tuple[_Split | None, _Split 
         if keys is not None and labels is not None:
             unlabelled = [key for key in keys if key not in labels]
             if unlabelled:
-                problems.append(f"{len(unlabelled)} of {len(keys)} images listed in {keys_file} have no label in "
-                                f"{labels_file}, e.g. {', '.join(unlabelled[:SHOWN])}")
+                problems.append(
+                    f"{len(unlabelled)} of {len(keys)} images listed in {keys_file} have no label in "
+                    f"{labels_file}, e.g. {', '.join(unlabelled[:SHOWN])}"
+                )
             else:
                 split = _Split(keys, [labels[key] for key in keys])
         splits.append(split)
@@ -198,8 +231,12 @@ def _read_webvision(root: str, *, num_classes: int) -> tuple[list[str], tuple[_S
     problems, splits = [], []
     for list_name, image_folder, prefix, what in (
         (WEBVISION_TRAIN_LIST, "google", "", "the Google training images, '<image path> <label>' per line"),
-        (WEBVISION_TEST_LIST, WEBVISION_TEST_FOLDER, WEBVISION_TEST_FOLDER + "/",
-         f"the validation images in {WEBVISION_TEST_FOLDER}/, '<file name> <label>' per line"),
+        (
+            WEBVISION_TEST_LIST,
+            WEBVISION_TEST_FOLDER,
+            WEBVISION_TEST_FOLDER + "/",
+            f"the validation images in {WEBVISION_TEST_FOLDER}/, '<file name> <label>' per line",
+        ),
     ):
         list_file, folder = os.path.join(root, list_name), os.path.join(root, image_folder)
         if not os.path.isfile(list_file):
@@ -239,8 +276,10 @@ def _read_labels(path: str, *, num_classes: int) -> list[tuple[str, int]]:
             if not fields:
                 continue
             if len(fields) != 2 or not fields[1].isdecimal() or int(fields[1]) >= num_classes:
-                raise ValueError(f"{path}, line {number}: expected '<image path> <label 0..{num_classes - 1}>', "
-                                 f"got {line.rstrip()!r}")
+                raise ValueError(
+                    f"{path}, line {number}: expected '<image path> <label 0..{num_classes - 1}>', "
+                    f"got {line.rstrip()!r}"
+                )
             entries.append((fields[0], int(fields[1])))
     return entries
 
@@ -250,14 +289,19 @@ def _missing_images(root: str, paths: list[str], *, listed_in: str) -> list[str]
     missing = [path for path in paths if not os.path.exists(os.path.join(root, path))]
     if not missing:
         return []
-    return [(f"{len(missing)} of {len(paths)} images listed in {listed_in} are missing under {root}, e.g. "
-            f"{', '.join(missing[:SHOWN])}")]
+    return [
+        (
+            f"{len(missing)} of {len(paths)} images listed in {listed_in} are missing under {root}, e.g. "
+            f"{', '.join(missing[:SHOWN])}"
+        )
+    ]
 
 
 def _raise_for(problems: list[str], *, name: str, root: str, layout: str) -> None:
     if problems:
         raise FileNotFoundError(
-            f"{name} under {root} is not in its official layout:\n" + "\n".join(f"- {p}" for p in problems)
+            f"{name} under {root} is not in its official layout:\n"
+            + "\n".join(f"- {p}" for p in problems)
             + f"\nFix: point source_options.root at the official {name} folder ({layout})"
         )
 

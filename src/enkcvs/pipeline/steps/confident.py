@@ -13,8 +13,13 @@ log = logging.getLogger(__name__)
 
 
 def compare_confident_learning(
-    *, predictions: list[PathLike], labels: PathLike, threshold: int, output: PathLike, ranking: PathLike,
-    provenance_fields: dict
+    *,
+    predictions: list[PathLike],
+    labels: PathLike,
+    threshold: int,
+    output: PathLike,
+    ranking: PathLike,
+    provenance_fields: dict,
 ) -> None:
     """E-NKCVS (M = 1 and the configured M, t) beside cleanlab's ``find_label_issues`` methods on the very same
     out-of-fold probabilities: precision and recall of the kept and of the flagged set, one row per method
@@ -27,8 +32,9 @@ def compare_confident_learning(
     given, true = label_table["given"].to_numpy(), label_table["true"].to_numpy()
     meta = provenance(**provenance_fields, threshold=threshold)
     frames = {
-        output: compare_with_confident_learning(probabilities=probabilities, given=given, true=true,
-                                                threshold=threshold),
+        output: compare_with_confident_learning(
+            probabilities=probabilities, given=given, true=true, threshold=threshold
+        ),
         ranking: compare_rankings(probabilities=probabilities, given=given, true=true),
     }
     for path, frame in frames.items():
@@ -49,8 +55,9 @@ def confident_learning_selection(
 
     label_table, num_classes, iterations = read_iterations(predictions, labels=labels)
     _, probabilities = stack_iterations(iterations, num_classes=num_classes)
-    flagged = cleanlab_flags(probabilities=probabilities.mean(axis=0), labels=label_table["given"].to_numpy(),
-                             method=CLEANLAB_DEFAULT_FILTER)
+    flagged = cleanlab_flags(
+        probabilities=probabilities.mean(axis=0), labels=label_table["given"].to_numpy(), method=CLEANLAB_DEFAULT_FILTER
+    )
     frame = pd.DataFrame({"sample": label_table["sample"].to_numpy(), "flagged": flagged, "selected": ~flagged})
     meta = provenance(**provenance_fields, filter_by=CLEANLAB_DEFAULT_FILTER, iterations=len(iterations))
     write_table(frame, output, metadata=meta)

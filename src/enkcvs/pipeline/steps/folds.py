@@ -25,8 +25,11 @@ def _job_inputs(*, dataset: PathLike, labels: PathLike, tokens: PathLike | None)
     x_train = split_inputs(data, tokens, split="train")
     label_table, num_classes = read_label_table(labels)
     log.info("read %s and %s", dataset, labels)
-    return (lambda indices, train: subset_inputs(data, x_train, indices, train=train),
-            label_table["given"].to_numpy(), num_classes)
+    return (
+        lambda indices, train: subset_inputs(data, x_train, indices, train=train),
+        label_table["given"].to_numpy(),
+        num_classes,
+    )
 
 
 def fold_frame(*, held_out: np.ndarray, probabilities: np.ndarray, given: np.ndarray) -> pd.DataFrame:
@@ -38,9 +41,13 @@ def fold_frame(*, held_out: np.ndarray, probabilities: np.ndarray, given: np.nda
 
 def _trained(result) -> dict[str, Any]:
     """What a fold model's table records of its training."""
-    return {"best_epoch": result.best_epoch, "validation_accuracy": result.validation_accuracy,
-            "device": str(next(result.model.parameters()).device), "bf16": result.bf16,
-            "cuda_graphs": result.cuda_graphs}
+    return {
+        "best_epoch": result.best_epoch,
+        "validation_accuracy": result.validation_accuracy,
+        "device": str(next(result.model.parameters()).device),
+        "bf16": result.bf16,
+        "cuda_graphs": result.cuda_graphs,
+    }
 
 
 def train_fold(
@@ -71,10 +78,22 @@ def train_fold(
     inputs, given, num_classes = _job_inputs(dataset=dataset, labels=labels, tokens=tokens)
     recipe_ = Recipe.from_dict(recipe)
     held_out, probabilities, result = fold_probabilities(
-        recipe=recipe_, inputs=inputs, given=given, num_classes=num_classes, seed=seed, num_folds=num_folds,
-        iteration=iteration, fold=fold, execution=execution, resume=checkpoint_path(output))
-    write_table(fold_frame(held_out=held_out, probabilities=probabilities, given=given), output,
-                metadata=provenance(**provenance_fields, recipe=recipe_.to_dict(), **_trained(result)))
+        recipe=recipe_,
+        inputs=inputs,
+        given=given,
+        num_classes=num_classes,
+        seed=seed,
+        num_folds=num_folds,
+        iteration=iteration,
+        fold=fold,
+        execution=execution,
+        resume=checkpoint_path(output),
+    )
+    write_table(
+        fold_frame(held_out=held_out, probabilities=probabilities, given=given),
+        output,
+        metadata=provenance(**provenance_fields, recipe=recipe_.to_dict(), **_trained(result)),
+    )
     log.info("wrote %s (weights of epoch %d)", output, result.best_epoch)
 
 
@@ -100,30 +119,47 @@ def train_stack(
 
     inputs, given, num_classes = _job_inputs(dataset=dataset, labels=labels, tokens=None)
     recipe_ = Recipe.from_dict(recipe)
-    folds = selection_probabilities(recipe=recipe_, inputs=inputs, given=given, num_classes=num_classes, seed=seed,
-                                    num_folds=num_folds, iterations=range(1, iterations + 1), execution=execution,
-                                    resume=checkpoint_path(output))
+    folds = selection_probabilities(
+        recipe=recipe_,
+        inputs=inputs,
+        given=given,
+        num_classes=num_classes,
+        seed=seed,
+        num_folds=num_folds,
+        iterations=range(1, iterations + 1),
+        execution=execution,
+        resume=checkpoint_path(output),
+    )
     frames, trained = [], {}
     for position, (held_out, probabilities, result) in enumerate(folds):
         m, k = divmod(position, num_folds)
         frame = fold_frame(held_out=held_out, probabilities=probabilities, given=given)
         frames.append(frame.assign(m=m + 1, k=k + 1))
         trained[f"{m + 1}/{k + 1}"] = _trained(result)
-    write_table(pd.concat(frames, ignore_index=True), output,
-                metadata=provenance(**provenance_fields, recipe=recipe_.to_dict(), folds=trained))
+    write_table(
+        pd.concat(frames, ignore_index=True),
+        output,
+        metadata=provenance(**provenance_fields, recipe=recipe_.to_dict(), folds=trained),
+    )
     log.info("wrote %s (%d fold models, trained stacked)", output, len(trained))
 
 
-def unstack_fold(*, stack: PathLike, iteration: int, fold: int, output: PathLike,
-                 provenance_fields: dict[str, Any]) -> None:
+def unstack_fold(
+    *, stack: PathLike, iteration: int, fold: int, output: PathLike, provenance_fields: dict[str, Any]
+) -> None:
     """Fold k of iteration m's table, as :func:`train_fold` writes it, from a :func:`train_stack` table (its
     provenance with ``stacked: true`` and the stack's file)."""
     frame, meta = read_table(stack)
     own = frame[(frame["m"] == iteration) & (frame["k"] == fold)].drop(columns=["m", "k"]).reset_index(drop=True)
     if own.empty:
-        raise ValueError(f"{stack} holds no fold {fold} of iteration {iteration}: it was trained for fewer; rerun its "
-                         "train_stack job")
+        raise ValueError(
+            f"{stack} holds no fold {fold} of iteration {iteration}: it was trained for fewer; rerun its "
+            "train_stack job"
+        )
     trained = meta["folds"][f"{iteration}/{fold}"]
-    write_table(own, output, metadata=provenance(**provenance_fields, recipe=meta["recipe"], **trained, stacked=True,
-                                                 stack=str(stack)))
+    write_table(
+        own,
+        output,
+        metadata=provenance(**provenance_fields, recipe=meta["recipe"], **trained, stacked=True, stack=str(stack)),
+    )
     log.info("wrote %s from %s", output, stack)

@@ -24,9 +24,17 @@ def write_label_issues(*, dataset: PathLike, selection: PathLike, top: int, tabl
         f"E-NKCVS with K = {fields['K']}, M = {fields['M']}, t = {fields['threshold']} (noise setting "
         f"{fields['noise']}, seed {fields['seed']})"
     )
-    write_issue_files(dataset=load_dataset(dataset), given=frame["given"].to_numpy(), outcome=outcome,
-                      iterations=int(meta["M"]), rule=rule, metadata=provenance(**fields, selection=str(selection)),
-                      top=top, table=table, summary=summary)
+    write_issue_files(
+        dataset=load_dataset(dataset),
+        given=frame["given"].to_numpy(),
+        outcome=outcome,
+        iterations=int(meta["M"]),
+        rule=rule,
+        metadata=provenance(**fields, selection=str(selection)),
+        top=top,
+        table=table,
+        summary=summary,
+    )
 
 
 def merge_label_issues(
@@ -55,22 +63,39 @@ def merge_label_issues(
     """
     given, seeds, predicted, probabilities = read_merged_iterations(predictions, labels=labels)
     iterations = len(predicted)
-    outcome = ensemble_outcome(predicted=predicted, mean_probabilities=probabilities.mean(axis=0), given=given,
-                               threshold=threshold * len(seeds))
-    fields = {**provenance_fields, "seeds": seeds, "K": read_table_metadata(predictions[0])["K"],
-              "M": iterations // len(seeds)}
+    outcome = ensemble_outcome(
+        predicted=predicted,
+        mean_probabilities=probabilities.mean(axis=0),
+        given=given,
+        threshold=threshold * len(seeds),
+    )
+    fields = {
+        **provenance_fields,
+        "seeds": seeds,
+        "K": read_table_metadata(predictions[0])["K"],
+        "M": iterations // len(seeds),
+    }
     rule = (
         f"E-NKCVS with K = {fields['K']}, M = {fields['M']}, t = {threshold} (noise setting {fields['noise']}) over "
         f"seeds {', '.join(map(str, fields['seeds']))}: {iterations} iterations in all, a sample kept when "
         f"selected in at least {threshold * len(seeds)} of them"
     )
-    write_issue_files(dataset=load_dataset(dataset), given=given, outcome=outcome, iterations=iterations,
-                      rule=rule, metadata=provenance(**fields, threshold=threshold), top=top, table=table,
-                      summary=summary)
+    write_issue_files(
+        dataset=load_dataset(dataset),
+        given=given,
+        outcome=outcome,
+        iterations=iterations,
+        rule=rule,
+        metadata=provenance(**fields, threshold=threshold),
+        top=top,
+        table=table,
+        summary=summary,
+    )
 
 
-def read_merged_iterations(predictions: list[PathLike], *, labels: list[PathLike]) -> tuple[
-        np.ndarray, list[int], np.ndarray, np.ndarray]:
+def read_merged_iterations(
+    predictions: list[PathLike], *, labels: list[PathLike]
+) -> tuple[np.ndarray, list[int], np.ndarray, np.ndarray]:
     """Every seed's iterations of one dataset and noise setting as one ensemble: the given labels (N,), the seeds,
     and the S x M iterations' held-out predicted labels (S x M, N) and probabilities (S x M, N, Q), seed by seed.
     ``predictions``: the S x M x K held-out prediction tables, each naming its seed in its metadata; ``labels``: the
@@ -95,8 +120,15 @@ def read_merged_iterations(predictions: list[PathLike], *, labels: list[PathLike
     return given, sorted(by_seed), *stack_iterations(iterations, num_classes=num_classes)
 
 
-def compare_real_label_issues(*, predictions: list[PathLike], labels: list[PathLike], threshold: int,
-                              markdown: PathLike, csv: PathLike, provenance_fields: dict[str, Any]) -> None:
+def compare_real_label_issues(
+    *,
+    predictions: list[PathLike],
+    labels: list[PathLike],
+    threshold: int,
+    markdown: PathLike,
+    csv: PathLike,
+    provenance_fields: dict[str, Any],
+) -> None:
     """E-NKCVS's merged ranking of labels whose errors are unknown beside cleanlab's on the same out-of-fold
     probabilities (:func:`enkcvs.labelissues.confident.agreement_on_real_labels`; t per seed, as the merged ranking), as
     a Markdown table under a line saying what was compared, and as CSV."""
@@ -140,7 +172,9 @@ def select_out_of_fold(
     ids = None if id_column is None else load_labels(labels, column=id_column)
     meta = provenance(probabilities=str(probabilities), labels=str(labels), true_labels=str(true_labels), **settings)
     write_table(result.to_frame(ids=ids, id_column=id_column), table, metadata=meta)
-    scores = {key: getattr(result, key) for key in ("kept_precision", "kept_recall", "review_precision",
-                                                     "review_recall", "theorem1")}
+    scores = {
+        key: getattr(result, key)
+        for key in ("kept_precision", "kept_recall", "review_precision", "review_recall", "theorem1")
+    }
     sizes = {"kept": int(result.selected.sum()), "in_review_list": int(result.in_review_list.sum())}
     write_json({**meta, "iterations": result.iterations, **sizes, **scores}, metrics)

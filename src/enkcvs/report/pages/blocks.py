@@ -26,22 +26,34 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from enkcvs.io import PathLike
+from enkcvs.recording.provenance import RUN_HOME, run_line
+from enkcvs.recording.retire import read_history
 from enkcvs.report.pages.values import regenerate_values
 from enkcvs.report.views.diff import run_difference
 from enkcvs.report.views.gpu_check import gpu_check_view
 from enkcvs.report.views.issues import label_issues
 from enkcvs.report.views.ladder import ladder_beside, ladder_extremes, ladder_steps, ladder_walk
-from enkcvs.recording.provenance import RUN_HOME, run_line
-from enkcvs.recording.retire import read_history
 from enkcvs.report.views.rank_speed import rank_speed_view
 from enkcvs.report.views.retired import retired_difference, retired_run_line, retired_table2_beside
 from enkcvs.report.views.review_list import review_list_view
 from enkcvs.report.views.row import row_view
+from enkcvs.report.views.selection import (
+    ranking_verdict,
+    selection_beside,
+    table1_agreement,
+    table1_trend,
+    theory_misses,
+    theory_summary,
+)
 from enkcvs.report.views.standing import standing, standing_over
-from enkcvs.report.views.selection import (ranking_verdict, selection_beside, table1_agreement, table1_trend,
-                                        theory_misses, theory_summary)
-from enkcvs.report.views.table2 import (forget_rate_beside, forget_rate_tally, noise_cost, paper_beside, table2_beside,
-                                     table2_ordering)
+from enkcvs.report.views.table2 import (
+    forget_rate_beside,
+    forget_rate_tally,
+    noise_cost,
+    paper_beside,
+    table2_beside,
+    table2_ordering,
+)
 from enkcvs.report.views.vs_cleanlab import vs_cleanlab_view
 
 #: Views of a recorded run computed from its files, beside the files themselves.
@@ -72,12 +84,20 @@ PAIR_VIEWS: dict[str, Callable[[Path, Path], str]] = {
 
 #: Views over a run and others, in the order given: ``<run>/<view>:<run>+<run>...``, where ``<run>[<method>,...]``
 #: takes only those methods' cells of that run.
-MULTI_VIEWS = {"row": row_view, "standing": standing_over, "forget-rate-tally": forget_rate_tally,
-               "selection-beside": selection_beside}
+MULTI_VIEWS = {
+    "row": row_view,
+    "standing": standing_over,
+    "forget-rate-tally": forget_rate_tally,
+    "selection-beside": selection_beside,
+}
 #: Views of a benchmark's JSON rather than of a recorded run: ``<file stem>/<view>``, the file in ``results``
 #: (:func:`render_block`; relative to the repository root, as is the paper's config the views read).
-FILE_VIEWS = {"gpu-check": gpu_check_view, "review-list": review_list_view, "rank-speed": rank_speed_view,
-              "vs-cleanlab": vs_cleanlab_view}
+FILE_VIEWS = {
+    "gpu-check": gpu_check_view,
+    "review-list": review_list_view,
+    "rank-speed": rank_speed_view,
+    "vs-cleanlab": vs_cleanlab_view,
+}
 BENCHMARK_RESULTS = "benchmarks/results"
 #: Views of a history of retired runs (:mod:`enkcvs.report.views.retired`), each with the runs it names:
 #: ``run:<retired run>``, ``diff:<run>:<other run>`` (the first against the second, either retired or recorded) and
@@ -119,22 +139,26 @@ def render_block(key: str, *, root: Roots = RUN_HOME, results: PathLike = BENCHM
         return FILE_VIEWS[view](path, paper_config=Path(results).parents[1] / "config" / "paper.yaml")
     run = find_run(name, root)
     if run is None:
-        raise FileNotFoundError(f"block {key!r}: no recorded run {name} in {root}; record it with "
-                                f"`python -m enkcvs.runs run --name {name} --configfile ...`")
+        raise FileNotFoundError(
+            f"block {key!r}: no recorded run {name} in {root}; record it with "
+            f"`python -m enkcvs.runs run --name {name} --configfile ...`"
+        )
     if view in VIEWS:
         return VIEWS[view](run)
     pair_view, _, other_name = view.partition(":")
     if pair_view in MULTI_VIEWS:
         specs = [RUN_SPEC.fullmatch(spec) for spec in other_name.split("+")]
         if None in specs:
-            raise ValueError(f"block {key!r}: write the runs to gather as <run> or <run>[<method>,<method>], "
-                             "joined by +")
+            raise ValueError(
+                f"block {key!r}: write the runs to gather as <run> or <run>[<method>,<method>], joined by +"
+            )
         others = [(find_run(spec["run"], root), spec["methods"]) for spec in specs]
         missing = [spec["run"] for spec, (found, _) in zip(specs, others) if found is None]
         if missing:
             raise FileNotFoundError(f"block {key!r}: no recorded run {', '.join(missing)} to gather with {name}")
-        return MULTI_VIEWS[pair_view]([(run, None), *((found, None if methods is None else set(methods.split(",")))
-                                                      for found, methods in others)])
+        return MULTI_VIEWS[pair_view](
+            [(run, None), *((found, None if methods is None else set(methods.split(","))) for found, methods in others)]
+        )
     if pair_view in PAIR_VIEWS:
         other = find_run(other_name, root)
         if other is None:
@@ -142,9 +166,11 @@ def render_block(key: str, *, root: Roots = RUN_HOME, results: PathLike = BENCHM
         return PAIR_VIEWS[pair_view](other, run)
     path = run / view
     if not path.exists():
-        raise FileNotFoundError(f"block {key!r}: {path} does not exist; views: {sorted(VIEWS)}, "
-                                f"{[v + ':<run>' for v in PAIR_VIEWS]}, {[v + ':<run>+<run>' for v in MULTI_VIEWS]} "
-                                "or a file")
+        raise FileNotFoundError(
+            f"block {key!r}: {path} does not exist; views: {sorted(VIEWS)}, "
+            f"{[v + ':<run>' for v in PAIR_VIEWS]}, {[v + ':<run>+<run>' for v in MULTI_VIEWS]} "
+            "or a file"
+        )
     return path.read_text().rstrip("\n") + "\n"
 
 
@@ -152,8 +178,10 @@ def _history_block(key: str, path: Path, *, root: Roots) -> str:
     """The generated text of a block of :data:`HISTORY_VIEWS` over the history at ``path``."""
     view, *names = key.partition("/")[2].split(":")
     if len(names) != (1 if view == "run" else 2):
-        raise ValueError(f"block {key!r}: write <history>/run:<retired run>, <history>/diff:<run>:<other run> or "
-                         "<history>/table2-beside:<recorded run>:<retired run>")
+        raise ValueError(
+            f"block {key!r}: write <history>/run:<retired run>, <history>/diff:<run>:<other run> or "
+            "<history>/table2-beside:<recorded run>:<retired run>"
+        )
     history = read_history(path)
     if view == "run":
         return retired_run_line(history, name=names[0], source=f"{BENCHMARK_RESULTS}/{path.name}")
@@ -181,8 +209,7 @@ def regenerate(text: str, *, root: Roots = RUN_HOME, results: PathLike = BENCHMA
     return text, changed + values
 
 
-def regenerate_pages(paths: Iterable[PathLike], *, root: Roots = RUN_HOME,
-                     write: bool = True) -> dict[Path, list[str]]:
+def regenerate_pages(paths: Iterable[PathLike], *, root: Roots = RUN_HOME, write: bool = True) -> dict[Path, list[str]]:
     """Regenerate the blocks of every page in ``paths`` (written back unless ``write`` is false): per page, the keys
     of the blocks that changed. Every page is rendered before any is written, so a missing run leaves all of them."""
     rendered = {}

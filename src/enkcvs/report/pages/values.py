@@ -35,8 +35,8 @@ from pathlib import Path
 import yaml
 
 from enkcvs.io import PathLike
-from enkcvs.report.paper import published_results
 from enkcvs.recording.provenance import RUN_HOME, duration
+from enkcvs.report.paper import published_results
 
 #: A bound value in a page: its key, and the text it shows.
 VALUE = re.compile(r"<!--v:(?P<key>[^>]*?)-->(?P<text>[^<]*)<!--/v-->")
@@ -79,8 +79,11 @@ def _constants(module: str) -> dict:
     tree = ast.parse(Path(importlib.util.find_spec(module).origin).read_text())
     found = {}
     for node in tree.body:
-        target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign)
-                                                                      and len(node.targets) == 1 else None)
+        target = (
+            node.target
+            if isinstance(node, ast.AnnAssign)
+            else (node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+        )
         if isinstance(target, ast.Name) and target.id.isupper() and node.value is not None:
             try:
                 found[target.id] = ast.literal_eval(node.value)
@@ -168,8 +171,15 @@ def value_of(key: str, *, base: PathLike = ".", homes=RUN_HOME):
         values.append(_number(_walk(_source(name, base, homes), field, key)))
     result = values[0]
     for operator, value in zip(operands[1::2], values[1:]):
-        result = (result + value if operator == "+" else result - value if operator == "-"
-                  else result * value if operator == "*" else result / value)
+        result = (
+            result + value
+            if operator == "+"
+            else result - value
+            if operator == "-"
+            else result * value
+            if operator == "*"
+            else result / value
+        )
     return result
 
 

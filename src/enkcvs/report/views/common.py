@@ -16,7 +16,6 @@ from scipy.stats import ttest_ind_from_stats
 from enkcvs.report.paper import TABLE2_RUNS
 from enkcvs.report.titles import METHOD_TITLES
 
-
 #: The columns that name a setting in a run's tables.
 SETTING = ["dataset", "noise_kind", "noise_rate"]
 
@@ -63,8 +62,9 @@ def paper_verdict(cell: pd.Series) -> str:
     gap = cell["mean"] - cell["published"]
     if int(cell["runs"]) < 2 or pd.isna(cell.get("published_std")):
         return f"{gap:+.1f}, not tested ({'one seed' if int(cell['runs']) < 2 else 'no std in the paper'})"
-    side, p = tested_side(cell, pd.Series({"mean": cell["published"], "std": cell["published_std"],
-                                           "runs": TABLE2_RUNS}))
+    side, p = tested_side(
+        cell, pd.Series({"mean": cell["published"], "std": cell["published_std"], "runs": TABLE2_RUNS})
+    )
     return f"{side} the paper's ({gap:+.1f}, p = {p:.2g})"
 
 
@@ -73,8 +73,11 @@ def welch_p(first: pd.Series, second: pd.Series) -> float:
     ``runs``); 0 where both stds are 0 and the means differ, 1 where they are equal."""
     if first["std"] == 0 == second["std"]:
         return 1.0 if first["mean"] == second["mean"] else 0.0
-    return float(ttest_ind_from_stats(first["mean"], first["std"], first["runs"], second["mean"], second["std"],
-                                      second["runs"], equal_var=False).pvalue)
+    return float(
+        ttest_ind_from_stats(
+            first["mean"], first["std"], first["runs"], second["mean"], second["std"], second["runs"], equal_var=False
+        ).pvalue
+    )
 
 
 def paired_p(*, mean: float, std: float, seeds: int) -> float:
@@ -112,8 +115,9 @@ def tested_sides(ours: pd.Series, rivals: pd.DataFrame) -> dict[str, list[str]]:
     sides: dict[str, list[str]] = {side: [] for side in SIDES}
     for method, rival in rivals.iterrows():
         side, p = tested_side(ours, rival)
-        sides[side].append(f"{METHOD_TITLES.get(method, method)} (p = {p:.2g}, {int(ours['runs'])} and "
-                           f"{int(rival['runs'])} seeds)")
+        sides[side].append(
+            f"{METHOD_TITLES.get(method, method)} (p = {p:.2g}, {int(ours['runs'])} and {int(rival['runs'])} seeds)"
+        )
     return sides
 
 

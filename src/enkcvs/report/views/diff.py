@@ -21,22 +21,29 @@ def difference_text(compared: dict) -> str:
     and the largest difference, from :func:`enkcvs.recording.compare.difference`'s data."""
     frame = pd.DataFrame(compared["columns"]).astype({"max_abs_difference": float})
     cells, differ = int(frame["cells"].sum()), int(frame["differ"].sum())
-    summary = (f"`{compared['second']}` against `{compared['first']}`: {differ} of {cells} numeric table cells "
-               f"differ ({len(frame['table'].unique())} tables).\n")
+    summary = (
+        f"`{compared['second']}` against `{compared['first']}`: {differ} of {cells} numeric table cells "
+        f"differ ({len(frame['table'].unique())} tables).\n"
+    )
     changed = frame[frame["differ"] > 0]
     if changed.empty:
         return summary
     # a table whose shape changed has no largest difference (NaN): it still gets its row
     order = changed["max_abs_difference"].fillna(-np.inf)
     largest = changed.loc[order.groupby(changed["table"]).idxmax()].set_index("table")
-    per_table = pd.DataFrame({
-        "cells": frame.groupby("table")["cells"].sum(),
-        "differ": frame.groupby("table")["differ"].sum(),
-        "largest difference": largest["max_abs_difference"],
-        "in column": largest["column"],
-    }).dropna(subset=["in column"]).reset_index()  # tables without a differing cell have no column
-    return (summary + _tolerance(compared["shifts"]) + "\n" + per_table.to_markdown(index=False, floatfmt=".4g")
-            + "\n")
+    per_table = (
+        pd.DataFrame(
+            {
+                "cells": frame.groupby("table")["cells"].sum(),
+                "differ": frame.groupby("table")["differ"].sum(),
+                "largest difference": largest["max_abs_difference"],
+                "in column": largest["column"],
+            }
+        )
+        .dropna(subset=["in column"])
+        .reset_index()
+    )  # tables without a differing cell have no column
+    return summary + _tolerance(compared["shifts"]) + "\n" + per_table.to_markdown(index=False, floatfmt=".4g") + "\n"
 
 
 def _tolerance(shifts: dict[str, dict[str, float | None]]) -> str:
@@ -44,11 +51,15 @@ def _tolerance(shifts: dict[str, dict[str, float | None]]) -> str:
     lines = []
     if "table2" in shifts:
         table2 = {key: np.nan if value is None else value for key, value in shifts["table2"].items()}
-        lines.append(f"Table 2 test accuracy: means differ by up to {table2['mean_shift_max']:.2f} points (median "
-                     f"{table2['mean_shift_median']:.2f}); the std over seeds of the same cells is up to "
-                     f"{table2['std_max']:.2f} (median {table2['std_median']:.2f}).")
+        lines.append(
+            f"Table 2 test accuracy: means differ by up to {table2['mean_shift_max']:.2f} points (median "
+            f"{table2['mean_shift_median']:.2f}); the std over seeds of the same cells is up to "
+            f"{table2['std_max']:.2f} (median {table2['std_median']:.2f})."
+        )
     if "table1" in shifts:
         table1 = {key: np.nan if value is None else value for key, value in shifts["table1"].items()}
-        lines.append(f"Table 1 selection: precision and recall differ by up to {table1['rate_shift_max']:.2f} points, "
-                     f"|SS| by up to {table1['ss_shift_max']:g} samples (mean over seeds).")
+        lines.append(
+            f"Table 1 selection: precision and recall differ by up to {table1['rate_shift_max']:.2f} points, "
+            f"|SS| by up to {table1['ss_shift_max']:g} samples (mean over seeds)."
+        )
     return "".join(f"- {line}\n" for line in lines)

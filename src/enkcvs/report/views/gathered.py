@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from enkcvs.report.views.common import SETTING
-from enkcvs.recording.provenance import recorded_config
 from enkcvs.method.methods import SELECTION_METHODS
+from enkcvs.recording.provenance import recorded_config
+from enkcvs.report.views.common import SETTING
 
 
 def seeds_and_selection(run: Path) -> tuple[set[int], tuple[int, int] | None]:
@@ -36,10 +36,16 @@ def pooled(cells: pd.DataFrame) -> pd.Series:
     total = n.sum()
     grand = float((n * mean).sum() / total)
     squares = (np.nan_to_num(cells["std"].to_numpy(float)) ** 2 * (n - 1)).sum() + (n * (mean - grand) ** 2).sum()
-    return pd.Series({"mean": grand, "std": float(np.sqrt(squares / (total - 1))) if total > 1 else float("nan"),
-                      "runs": int(total), "published": cells["published"].iloc[0],
-                      "published_std": cells["published_std"].iloc[0],
-                      "runs_from": ", ".join(dict.fromkeys(cells["run"]))})
+    return pd.Series(
+        {
+            "mean": grand,
+            "std": float(np.sqrt(squares / (total - 1))) if total > 1 else float("nan"),
+            "runs": int(total),
+            "published": cells["published"].iloc[0],
+            "published_std": cells["published_std"].iloc[0],
+            "runs_from": ", ".join(dict.fromkeys(cells["run"])),
+        }
+    )
 
 
 def gathered_row(runs: list[tuple[Path, set[str] | None]]) -> pd.DataFrame:
@@ -55,11 +61,21 @@ def gathered_row(runs: list[tuple[Path, set[str] | None]]) -> pd.DataFrame:
         table = pd.read_csv(run / "table2.csv")
         taken = table["runs"] > 0 if methods is None else (table["runs"] > 0) & table["method"].isin(methods)
         for row in table[taken].itertuples(index=False):
-            key = (row.dataset, row.noise_kind, row.noise_rate, row.method,
-                   selection if row.method in SELECTION_METHODS else None)
+            key = (
+                row.dataset,
+                row.noise_kind,
+                row.noise_rate,
+                row.method,
+                selection if row.method in SELECTION_METHODS else None,
+            )
             kept = [(s, cell) for s, cell in parts.get(key, []) if not s & seeds]
             parts[key] = [*kept, (seeds, pd.Series({**row._asdict(), "run": run.name}))]
-    rows = [{**dict(zip([*SETTING, "method", "selection"], key)), **pooled(pd.DataFrame([cell for _, cell in cells])),
-             "seeds": sorted(set().union(*(seeds for seeds, _ in cells)))}
-            for key, cells in parts.items()]
+    rows = [
+        {
+            **dict(zip([*SETTING, "method", "selection"], key)),
+            **pooled(pd.DataFrame([cell for _, cell in cells])),
+            "seeds": sorted(set().union(*(seeds for seeds, _ in cells))),
+        }
+        for key, cells in parts.items()
+    ]
     return pd.DataFrame(rows)

@@ -33,17 +33,23 @@ def _fold_row(model: str, fold: dict, paper_epochs: int) -> dict:
     included) and projected to the paper's epochs, its training samples per second against the eager loop's, then each
     step loop's rate, its ratio to eager and its compilation's seconds."""
     epochs, seconds = fold["recipe"]["epochs"], fold["engine_fold"]["seconds"]
-    row = {"model": model, "samples (train / validation / held out)":
-           f"{fold['fold']['train']:,} / {fold['fold']['validation']:,} / {fold['fold']['held_out']:,}",
-           "precision": "bf16" if fold["engine_fold"]["bf16"] else "fp32",
-           "CUDA graphs": {True: "yes", False: "no"}.get(fold["engine_fold"].get("cuda_graphs"), "not in this check"),
-           "epochs timed": epochs, "engine fold: s per epoch": f"{seconds / epochs:.2f}",
-           "engine fold at the paper's epochs (s)": f"{seconds / epochs * paper_epochs:.0f} ({paper_epochs})",
-           "engine / eager loop": f"{_engine_rate(fold) / fold['step_loops']['eager']['samples_per_s']:.2f}x"}
+    row = {
+        "model": model,
+        "samples (train / validation / held out)": f"{fold['fold']['train']:,} / {fold['fold']['validation']:,} / {fold['fold']['held_out']:,}",
+        "precision": "bf16" if fold["engine_fold"]["bf16"] else "fp32",
+        "CUDA graphs": {True: "yes", False: "no"}.get(fold["engine_fold"].get("cuda_graphs"), "not in this check"),
+        "epochs timed": epochs,
+        "engine fold: s per epoch": f"{seconds / epochs:.2f}",
+        "engine fold at the paper's epochs (s)": f"{seconds / epochs * paper_epochs:.0f} ({paper_epochs})",
+        "engine / eager loop": f"{_engine_rate(fold) / fold['step_loops']['eager']['samples_per_s']:.2f}x",
+    }
     for name, loop in fold["step_loops"].items():
         rate = f"{loop['samples_per_s']:,.0f}"
-        row[f"{name} (samples/s)"] = rate if name == "eager" else (
-            f"{rate} ({loop['ratio_to_eager']:.2f}x; {loop['warmup_s']:.0f} s to compile)")
+        row[f"{name} (samples/s)"] = (
+            rate
+            if name == "eager"
+            else (f"{rate} ({loop['ratio_to_eager']:.2f}x; {loop['warmup_s']:.0f} s to compile)")
+        )
     return row
 
 
@@ -55,18 +61,25 @@ def gpu_check_view(path: Path, *, paper_config: Path) -> str:
     first = next(iter(folds.values()))
     paper_epochs = _paper_epochs(paper_config)
     table = pd.DataFrame([_fold_row(model, fold, paper_epochs[model]) for model, fold in folds.items()])
-    runtime = (f"CUDA {first['cuda']}" if "cuda" in first else  # a check's wiring run on a CPU (--device cpu)
-               f"{first['threads']} threads, {' '.join(first['cpu_flags'])}")
-    return (f"GPU check of {check['date'][:10]} (`{path.name}`) on an {first['device']}, torch {first['torch']}, "
-            f"{runtime}: {check['seconds']:.0f} s in all. The tiny workflow ran "
-            f"{workflow['training_jobs']} training jobs, {workflow['config']['gpu']['per_training_job']} GPU each, in "
-            f"{workflow['seconds']:.0f} s ({_epochs_by_device(workflow)}). One fold of each paper model as a "
-            "`train_fold` job trains it (the engine, a job's one-off costs included"
-            + (", after a one-epoch fold that made `auto`'s once-per-machine probes" if "probe_fold" in first else "")
-            + "), then its training step as a plain "
-            f"loop, eager and under `torch.compile`:\n\n{table.to_markdown(index=False)}\n"
-            + _stacked(check, paper_epochs=paper_epochs) + _finals(check)
-            + _grid(check))
+    runtime = (
+        f"CUDA {first['cuda']}"
+        if "cuda" in first
+        # a check's wiring run on a CPU (--device cpu)
+        else f"{first['threads']} threads, {' '.join(first['cpu_flags'])}"
+    )
+    return (
+        f"GPU check of {check['date'][:10]} (`{path.name}`) on an {first['device']}, torch {first['torch']}, "
+        f"{runtime}: {check['seconds']:.0f} s in all. The tiny workflow ran "
+        f"{workflow['training_jobs']} training jobs, {workflow['config']['gpu']['per_training_job']} GPU each, in "
+        f"{workflow['seconds']:.0f} s ({_epochs_by_device(workflow)}). One fold of each paper model as a "
+        "`train_fold` job trains it (the engine, a job's one-off costs included"
+        + (", after a one-epoch fold that made `auto`'s once-per-machine probes" if "probe_fold" in first else "")
+        + "), then its training step as a plain "
+        f"loop, eager and under `torch.compile`:\n\n{table.to_markdown(index=False)}\n"
+        + _stacked(check, paper_epochs=paper_epochs)
+        + _finals(check)
+        + _grid(check)
+    )
 
 
 def _side_by_side(run: dict | None) -> str:
@@ -87,26 +100,34 @@ def _stacked(check: dict, *, paper_epochs: dict[str, int]) -> str:
     takes it, its share of the stacked time (``stacked_folds``; checks from before it: nothing)."""
     if "stacked" not in check:
         return ""
-    rows = [{"model": model, "folds": run["folds"], "stacked iterations": run.get("iterations", 1),
-             "epochs": run["recipe"]["epochs"],
-             "per fold, one after another (samples/s)": f"{run['per_fold_samples_per_s']:,.0f}",
-             "per fold, side by side (samples/s)": _side_by_side(run.get("side_by_side")),
-             "per fold, side by side under MPS (samples/s)": _side_by_side(run.get("side_by_side_mps")),
-             "stacked (samples/s)": f"{run['stacked_samples_per_s']:,.0f}",
-             "stacked / per fold": f"{run['speedup']:.2f}x",
-             "stacked in CUDA graphs": _graphs(run, "stacked"),
-             "stacked / one eager loop": (f"{run['stacked_samples_per_s'] / eager:.2f}x" if (
-                 eager := check["folds"].get(model, {}).get("step_loops", {}).get("eager", {}).get("samples_per_s"))
-                 else "no eager loop"),
-             "one fold at the paper's epochs, stacked (s)":
-                 f"{_fold_sample_epochs(run) * paper_epochs[model] / run['stacked_samples_per_s']:.0f} "
-                 f"({paper_epochs[model]})"}
-            for model, run in check["stacked"].items()]
-    return ("\nM iterations' K folds of each, trained stacked (one job, `stacked_folds: true`; checks before it "
-            "stacked one iteration) against an iteration's K trained per fold, one after another in one process and "
-            "as K processes side by side (summed training samples per second, validation and prediction included), "
-            "and against the eager loop above:\n\n"
-            + pd.DataFrame(rows).to_markdown(index=False) + "\n")
+    rows = [
+        {
+            "model": model,
+            "folds": run["folds"],
+            "stacked iterations": run.get("iterations", 1),
+            "epochs": run["recipe"]["epochs"],
+            "per fold, one after another (samples/s)": f"{run['per_fold_samples_per_s']:,.0f}",
+            "per fold, side by side (samples/s)": _side_by_side(run.get("side_by_side")),
+            "per fold, side by side under MPS (samples/s)": _side_by_side(run.get("side_by_side_mps")),
+            "stacked (samples/s)": f"{run['stacked_samples_per_s']:,.0f}",
+            "stacked / per fold": f"{run['speedup']:.2f}x",
+            "stacked in CUDA graphs": _graphs(run, "stacked"),
+            "stacked / one eager loop": (
+                f"{run['stacked_samples_per_s'] / eager:.2f}x"
+                if (eager := check["folds"].get(model, {}).get("step_loops", {}).get("eager", {}).get("samples_per_s"))
+                else "no eager loop"
+            ),
+            "one fold at the paper's epochs, stacked (s)": f"{_fold_sample_epochs(run) * paper_epochs[model] / run['stacked_samples_per_s']:.0f} "
+            f"({paper_epochs[model]})",
+        }
+        for model, run in check["stacked"].items()
+    ]
+    return (
+        "\nM iterations' K folds of each, trained stacked (one job, `stacked_folds: true`; checks before it "
+        "stacked one iteration) against an iteration's K trained per fold, one after another in one process and "
+        "as K processes side by side (summed training samples per second, validation and prediction included), "
+        "and against the eager loop above:\n\n" + pd.DataFrame(rows).to_markdown(index=False) + "\n"
+    )
 
 
 def _graphs(run: dict, way: str) -> str:
@@ -118,17 +139,25 @@ def _finals(check: dict) -> str:
     MPS (``stacked_finals``; checks from before it: nothing)."""
     if "finals" not in check:
         return ""
-    rows = [{"model": model, "final models": run["models"], "epochs": run["recipe"]["epochs"],
-             "one after another (samples/s)": f"{run['alone_samples_per_s']:,.0f}",
-             "side by side (samples/s)": _side_by_side(run.get("side_by_side")),
-             "side by side under MPS (samples/s)": _side_by_side(run.get("side_by_side_mps")),
-             "stacked (samples/s)": f"{run['stacked_samples_per_s']:,.0f}",
-             "stacked / one after another": f"{run['speedup']:.2f}x",
-             "stacked in CUDA graphs": _graphs(run, "stacked")}
-            for model, run in check["finals"].items()]
-    return ("\nA setting's final models (every sample, plain cross-entropy), trained stacked (one job, "
-            "`stacked_finals: true`) against one after another in one process and as processes side by side (summed "
-            "training samples per second):\n\n" + pd.DataFrame(rows).to_markdown(index=False) + "\n")
+    rows = [
+        {
+            "model": model,
+            "final models": run["models"],
+            "epochs": run["recipe"]["epochs"],
+            "one after another (samples/s)": f"{run['alone_samples_per_s']:,.0f}",
+            "side by side (samples/s)": _side_by_side(run.get("side_by_side")),
+            "side by side under MPS (samples/s)": _side_by_side(run.get("side_by_side_mps")),
+            "stacked (samples/s)": f"{run['stacked_samples_per_s']:,.0f}",
+            "stacked / one after another": f"{run['speedup']:.2f}x",
+            "stacked in CUDA graphs": _graphs(run, "stacked"),
+        }
+        for model, run in check["finals"].items()
+    ]
+    return (
+        "\nA setting's final models (every sample, plain cross-entropy), trained stacked (one job, "
+        "`stacked_finals: true`) against one after another in one process and as processes side by side (summed "
+        "training samples per second):\n\n" + pd.DataFrame(rows).to_markdown(index=False) + "\n"
+    )
 
 
 def _job_samples(entry: dict) -> float:
@@ -147,8 +176,10 @@ def _grid(check: dict) -> str:
         return ""
     per_dataset: dict[str, dict] = {}
     for entry in check["grid"]["training_jobs"]:
-        row = per_dataset.setdefault(entry["dataset"], {"dataset": entry["dataset"], "model": entry["model"],
-                                                        "training jobs": 0, "engine": 0.0, "stacked": 0.0})
+        row = per_dataset.setdefault(
+            entry["dataset"],
+            {"dataset": entry["dataset"], "model": entry["model"], "training jobs": 0, "engine": 0.0, "stacked": 0.0},
+        )
         row["training jobs"] += entry["jobs"]
         fold, stacked = check["folds"].get(entry["model"]), check.get("stacked", {}).get(entry["model"])
         if fold is None or entry["train_size"] is None:
@@ -163,12 +194,20 @@ def _grid(check: dict) -> str:
         elif row["stacked"] is not None:
             rate = engine_rate if entry["K"] is None else stacked["stacked_samples_per_s"]
             row["stacked"] += sample_epochs / rate / 3600
-    rows = [{"dataset": row["dataset"], "model": row["model"], "training jobs": f"{row['training jobs']:,}",
-             "GPU-hours, one job at a time": "not measured" if row["engine"] is None else f"{row['engine']:,.1f}",
-             "GPU-hours, fold models stacked": "not measured" if row["stacked"] is None else f"{row['stacked']:,.1f}"}
-            for row in per_dataset.values()]
-    return (f"\nThe grid of `{check['grid']['config']}` projected from these rates: its training jobs as a dry run "
-            "plans them, each job's training samples times its epochs at the engine fold's measured rate of its "
-            "model (one job at a time), and with each iteration's fold models stacked at the stacked rate (final "
-            "models at the engine's); linear in samples and epochs, co-teaching's two networks counted as one, a "
-            "projection, not a run:\n\n" + pd.DataFrame(rows).to_markdown(index=False) + "\n")
+    rows = [
+        {
+            "dataset": row["dataset"],
+            "model": row["model"],
+            "training jobs": f"{row['training jobs']:,}",
+            "GPU-hours, one job at a time": "not measured" if row["engine"] is None else f"{row['engine']:,.1f}",
+            "GPU-hours, fold models stacked": "not measured" if row["stacked"] is None else f"{row['stacked']:,.1f}",
+        }
+        for row in per_dataset.values()
+    ]
+    return (
+        f"\nThe grid of `{check['grid']['config']}` projected from these rates: its training jobs as a dry run "
+        "plans them, each job's training samples times its epochs at the engine fold's measured rate of its "
+        "model (one job at a time), and with each iteration's fold models stacked at the stacked rate (final "
+        "models at the engine's); linear in samples and epochs, co-teaching's two networks counted as one, a "
+        "projection, not a run:\n\n" + pd.DataFrame(rows).to_markdown(index=False) + "\n"
+    )

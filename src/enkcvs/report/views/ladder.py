@@ -6,11 +6,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from enkcvs.recording.provenance import recorded_config
 from enkcvs.report.comparison import method_rank
 from enkcvs.report.titles import METHOD_TITLES, RUNG_NAMES
 from enkcvs.report.views.common import SETTING, setting_labels
-from enkcvs.recording.provenance import recorded_config
-
 
 #: What a step between two rungs of the ablation ladder measures, where it has a name: ``(later, earlier)``.
 LADDER_STEPS = {
@@ -62,32 +61,47 @@ def ladder_beside(first: Path, second: Path) -> str:
     keys = ["compared", "noise_kind", "noise_rate"]
     rows = []
     ladders = {run: pd.read_csv(run / "ablation.csv") for run in (first, second)}
-    rungs = {column.removesuffix("_mean") for ladder in ladders.values() for column in ladder
-             if column.endswith("_mean")}
+    rungs = {
+        column.removesuffix("_mean") for ladder in ladders.values() for column in ladder if column.endswith("_mean")
+    }
     both = pd.concat([pd.read_csv(run / "table2.csv") for run in (first, second)])
     rank = method_rank(both)
     baselines = sorted((m for m in rank if m not in rungs), key=rank.get)
     for order, run in enumerate((first, second)):
         ladder, results = ladders[run], pd.read_csv(run / "table2.csv")
-        papers = (results.dropna(subset=["paper_dataset"]).set_index("dataset")["paper_dataset"].to_dict()
-                  if "paper_dataset" in results else {})
+        papers = (
+            results.dropna(subset=["paper_dataset"]).set_index("dataset")["paper_dataset"].to_dict()
+            if "paper_dataset" in results
+            else {}
+        )
         samples = _training_samples(run)
         config = recorded_config(run)
         for row in ladder.itertuples():
-            method_means = results[(results["dataset"] == row.dataset) & (results["noise_kind"] == row.noise_kind)
-                                   & (results["noise_rate"] == row.noise_rate)].set_index("method")["mean"]
-            rows.append({
-                "compared": papers.get(row.dataset, row.dataset), "order": order,
-                "dataset": row.dataset, "noise_kind": row.noise_kind, "noise_rate": row.noise_rate,
-                "run": run.name, "model": config["datasets"][row.dataset]["recipe"]["model"],
-                "training samples": samples.get(row.dataset, "n/a"),
-                "seeds": row.seeds, "out-of-fold acc. %": row.oof_accuracy,
-                "precision / recall %": f"{row.precision:.1f} / {row.recall:.1f}",
-                "SS's missed clean samples": row.css_only_mean - row.cs_only_mean,
-                "SS's wrong labels": row.ss_only_mean - row.css_only_mean,
-                "CS only": row.cs_only_mean, "E-NKCVS": row.enkcvs_mean,
-                **{METHOD_TITLES.get(m, m): method_means.get(m, np.nan) for m in baselines},
-            })
+            method_means = results[
+                (results["dataset"] == row.dataset)
+                & (results["noise_kind"] == row.noise_kind)
+                & (results["noise_rate"] == row.noise_rate)
+            ].set_index("method")["mean"]
+            rows.append(
+                {
+                    "compared": papers.get(row.dataset, row.dataset),
+                    "order": order,
+                    "dataset": row.dataset,
+                    "noise_kind": row.noise_kind,
+                    "noise_rate": row.noise_rate,
+                    "run": run.name,
+                    "model": config["datasets"][row.dataset]["recipe"]["model"],
+                    "training samples": samples.get(row.dataset, "n/a"),
+                    "seeds": row.seeds,
+                    "out-of-fold acc. %": row.oof_accuracy,
+                    "precision / recall %": f"{row.precision:.1f} / {row.recall:.1f}",
+                    "SS's missed clean samples": row.css_only_mean - row.cs_only_mean,
+                    "SS's wrong labels": row.ss_only_mean - row.css_only_mean,
+                    "CS only": row.cs_only_mean,
+                    "E-NKCVS": row.enkcvs_mean,
+                    **{METHOD_TITLES.get(m, m): method_means.get(m, np.nan) for m in baselines},
+                }
+            )
     frame = pd.DataFrame(rows)
     frame = frame[frame.groupby(keys)["run"].transform("nunique") == 2]
     if frame.empty:
@@ -112,8 +126,13 @@ SELECTION_QUANTITIES = {
 def _extreme_rows(title: str, values: pd.Series, settings: list[str], spec: str) -> dict:
     values = values.reset_index(drop=True).round(9) + 0.0  # no "-0.00"
     low, high = values.idxmin(), values.idxmax()
-    return {"quantity": title, "lowest": format(values[low], spec), "at": settings[low],
-            "highest": format(values[high], spec), "at ": settings[high]}
+    return {
+        "quantity": title,
+        "lowest": format(values[low], spec),
+        "at": settings[low],
+        "highest": format(values[high], spec),
+        "at ": settings[high],
+    }
 
 
 def ladder_extremes(run: Path) -> str:
@@ -122,28 +141,46 @@ def ladder_extremes(run: Path) -> str:
     :func:`ladder_steps`) and, where the run trained prune-and-retrain, its difference to SS only and to E-NKCVS."""
     table = pd.read_csv(run / "ablation.csv")
     settings = setting_labels(table)
-    rows = [_extreme_rows(title, table[column], settings, ".1f")
-            for column, title in SELECTION_QUANTITIES.items() if column in table and table[column].notna().any()]
+    rows = [
+        _extreme_rows(title, table[column], settings, ".1f")
+        for column, title in SELECTION_QUANTITIES.items()
+        if column in table and table[column].notna().any()
+    ]
     rungs = [column.removesuffix("_mean") for column in table.columns if column.endswith("_mean")]
-    rows += [_extreme_rows(f"step: {_step_title(later, earlier)}", table[f"{later}_mean"] - table[f"{earlier}_mean"],
-                           settings, "+.2f") for earlier, later in zip(rungs, rungs[1:])]
+    rows += [
+        _extreme_rows(
+            f"step: {_step_title(later, earlier)}", table[f"{later}_mean"] - table[f"{earlier}_mean"], settings, "+.2f"
+        )
+        for earlier, later in zip(rungs, rungs[1:])
+    ]
     results = pd.read_csv(run / "table2.csv")
     prune = table.merge(results.query("method == 'cl_prune' and runs > 0")[[*SETTING, "mean"]], on=SETTING)
     if not prune.empty:
         labels = setting_labels(prune)
-        rows += [_extreme_rows(f"CL prune + retrain - {RUNG_NAMES[rung]}", prune["mean"] - prune[f"{rung}_mean"],
-                               labels, "+.2f") for rung in ("ss_only", "enkcvs")]
-    return (f"The lowest and the highest over the {len(table)} settings of run `{run.name}`'s ablation ladder "
-            "(steps and differences in points of test accuracy):\n\n"
-            + pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True) + "\n")
+        rows += [
+            _extreme_rows(
+                f"CL prune + retrain - {RUNG_NAMES[rung]}", prune["mean"] - prune[f"{rung}_mean"], labels, "+.2f"
+            )
+            for rung in ("ss_only", "enkcvs")
+        ]
+    return (
+        f"The lowest and the highest over the {len(table)} settings of run `{run.name}`'s ablation ladder "
+        "(steps and differences in points of test accuracy):\n\n"
+        + pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True)
+        + "\n"
+    )
 
 
 def _walk(row, train: int, K: int, ss: float) -> str:
     """One setting of the ladder, walked down in words (:func:`ladder_walk`)."""
     has_mixup = hasattr(row, "ce_mixup_mean")
     base, base_name = (row.ce_mixup_mean, "CE + mixup") if has_mixup else (row.ce_mean, "CE")
-    mixup = (f"Mixup alone moves CE by {row.ce_mixup_mean - row.ce_mean:+.2f} points ({row.ce_mean:.2f} % to "
-             f"{row.ce_mixup_mean:.2f} %); a" if has_mixup else f"CE reaches {row.ce_mean:.2f} %; a")
+    mixup = (
+        f"Mixup alone moves CE by {row.ce_mixup_mean - row.ce_mean:+.2f} points ({row.ce_mean:.2f} % to "
+        f"{row.ce_mixup_mean:.2f} %); a"
+        if has_mixup
+        else f"CE reaches {row.ce_mean:.2f} %; a"
+    )
     missed_clean = row.non_selected - row.non_selected_noisy
     return (
         f"{row.setting}: the fold models, each trained on {K - 1} of the {K} folds of the {train:,} training "
@@ -159,7 +196,8 @@ def _walk(row, train: int, K: int, ss: float) -> str:
         f"{row.ss_pseudo_mean - row.ss_only_mean:+.2f}, the full loss's normalisation and gamma by "
         f"{row.ss_pseudo_weighted_mean - row.ss_pseudo_mean:+.2f} and beta by "
         f"{row.enkcvs_mean - row.ss_pseudo_weighted_mean:+.2f}: E-NKCVS reaches {row.enkcvs_mean:.2f} %, "
-        f"{row.enkcvs_mean - row.ss_only_mean:+.2f} against SS alone.")
+        f"{row.enkcvs_mean - row.ss_only_mean:+.2f} against SS alone."
+    )
 
 
 def ladder_walk(run: Path) -> str:

@@ -15,7 +15,8 @@ def _row(run: dict) -> dict:
     recipe = run["recipe"]
     frozen = " on frozen embeddings" if run.get("text_recipe") == "frozen" else ""  # heads on a text encoder's
     return {
-        "kind": run["kind"], "samples": f"{run['samples']:,}",
+        "kind": run["kind"],
+        "samples": f"{run['samples']:,}",
         "recipe": f"{recipe['model']}{frozen}, {recipe['epochs']} epochs",
         "reading and preparing": duration(run["prepare_seconds"]),
         "one fold model": duration(run["fold_model_seconds"]),
@@ -33,9 +34,11 @@ def rank_speed_view(path: Path, *, paper_config: Path | None = None) -> str:
     set_limits = found.get("instruction_set_limits", {})
     limits = " ".join(f"{name}={value}" for name, value in set_limits.items())
     limits = f"; kernels limited by {limits}" if limits else ""
-    header = (f"Ranking speed of {found['date'][:10]} (`{Path(path).name}`) on {found['device']} "
-              f"({found['cpu']}: {flags}{limits}), {found['threads']} torch thread(s), load average {load} while it "
-              "ran; "
-              f"K = {found['K']}, M = {found['M']}, each kind with the command's default recipe:\n\n")
+    header = (
+        f"Ranking speed of {found['date'][:10]} (`{Path(path).name}`) on {found['device']} "
+        f"({found['cpu']}: {flags}{limits}), {found['threads']} torch thread(s), load average {load} while it "
+        "ran; "
+        f"K = {found['K']}, M = {found['M']}, each kind with the command's default recipe:\n\n"
+    )
     frame = pd.DataFrame([_row(run) for run in found["runs"]])
     return header + frame.to_markdown(index=False) + "\n"

@@ -10,6 +10,7 @@ from enkcvs.report.comparison import method_rank
 from enkcvs.report.titles import METHOD_TITLES
 from enkcvs.report.views.common import SETTING, SIGNIFICANCE, points, several_seeds, tested_verdict
 
+
 def _title(method: str, *, short: bool = False) -> str:
     """How the view names a method: its report title, in a run's one-line summary without the parenthesis that
     says the paper has no such row (``CL prune + retrain``)."""
@@ -38,8 +39,9 @@ def _gaps(rows: pd.DataFrame, rank: dict, *, short: bool = False) -> str:
     means = rows.set_index("method")["mean"]
     ours = means["enkcvs"]
     others = sorted(means.drop(index="enkcvs").index, key=lambda method: (-means[method], rank[method]))
-    return ", ".join(f"{_title(m, short=short)} {'+' if ours >= means[m] else '-'}{points(ours - means[m])}"
-                     for m in others)
+    return ", ".join(
+        f"{_title(m, short=short)} {'+' if ours >= means[m] else '-'}{points(ours - means[m])}" for m in others
+    )
 
 
 def _said(rows: pd.DataFrame, rank: dict, *, short: bool = False) -> str:
@@ -63,9 +65,11 @@ def _seeds(table: pd.DataFrame) -> str:
 
 
 #: How the views say what orders a setting.
-TESTED = (f"E-NKCVS against each method by Welch's t-test over seeds (two-sided, ordered where p < {SIGNIFICANCE:g}, "
-          "with the p-value and both cells' seed counts), or where some cell has a single seed, not ordered: its test "
-          "accuracy minus each other method's, in points")
+TESTED = (
+    f"E-NKCVS against each method by Welch's t-test over seeds (two-sided, ordered where p < {SIGNIFICANCE:g}, "
+    "with the p-value and both cells' seed counts), or where some cell has a single seed, not ordered: its test "
+    "accuracy minus each other method's, in points"
+)
 
 
 def standing(run: Path) -> str:
@@ -76,8 +80,11 @@ def standing(run: Path) -> str:
     lines = [f"- {setting}: {_said(rows, rank)}." for setting, rows in _settings(table)]
     if not lines:
         return f"`{run.name}` has no Table 2 setting with E-NKCVS and another method.\n"
-    return (f"Where E-NKCVS stands in run `{run.name}` ({_seeds(table)} per cell), per setting: {TESTED}.\n\n"
-            + "\n".join(lines) + "\n")
+    return (
+        f"Where E-NKCVS stands in run `{run.name}` ({_seeds(table)} per cell), per setting: {TESTED}.\n\n"
+        + "\n".join(lines)
+        + "\n"
+    )
 
 
 def standing_over(runs: list[tuple[Path, set[str] | None]]) -> str:
@@ -89,8 +96,9 @@ def standing_over(runs: list[tuple[Path, set[str] | None]]) -> str:
         if methods is not None:
             table = table[table["method"].isin(methods | {"enkcvs"})]
         rank = method_rank(table)
-        said = "; ".join(f"{setting}: {_said(_compared(rows), rank, short=True)}"
-                         for setting, rows in _settings(table))
+        said = "; ".join(f"{setting}: {_said(_compared(rows), rank, short=True)}" for setting, rows in _settings(table))
         lines.append(f"- `{run.name}` ({_seeds(table)} per cell): {said or 'no setting with E-NKCVS and another'}.")
-    return (f"Per run and setting, {TESTED}; among the paper's methods (every method where a setting has no paper "
-            "cell):\n\n" + "\n".join(lines) + "\n")
+    return (
+        f"Per run and setting, {TESTED}; among the paper's methods (every method where a setting has no paper "
+        "cell):\n\n" + "\n".join(lines) + "\n"
+    )

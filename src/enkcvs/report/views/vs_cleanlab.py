@@ -12,24 +12,43 @@ import pandas as pd
 from enkcvs.report.views.common import SIGNIFICANCE, paired_side
 
 #: What is compared: each run's field for E-NKCVS and cleanlab, and its name in the block.
-MEASURES = {"f1": "review list F1 against cleanlab's flags' F1",
-            "precision_at_errors": "ranking's P@k against cleanlab's"}
+MEASURES = {
+    "f1": "review list F1 against cleanlab's flags' F1",
+    "precision_at_errors": "ranking's P@k against cleanlab's",
+}
 
 
 def _frame(runs: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame([{"kind": run["kind"], "data": run["data"], "seed": run["seed"], "errors": run["errors"],
-                          **{f"{measure} {side}": run[side][measure] for measure in MEASURES
-                             for side in ("enkcvs", "cleanlab")}} for run in runs])
+    return pd.DataFrame(
+        [
+            {
+                "kind": run["kind"],
+                "data": run["data"],
+                "seed": run["seed"],
+                "errors": run["errors"],
+                **{f"{measure} {side}": run[side][measure] for measure in MEASURES for side in ("enkcvs", "cleanlab")},
+            }
+            for run in runs
+        ]
+    )
 
 
 def _means(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per data set: its flips and each measure of both methods, means over the seeds."""
     table = frame.groupby(["kind", "data"], sort=False).agg(
-        seeds=("seed", "count"), errors=("errors", "mean"),
-        **{column: (column, "mean") for column in frame.columns if column.endswith(("enkcvs", "cleanlab"))})
-    return table.reset_index().rename(columns={
-        "errors": "flips (mean)", "f1 enkcvs": "F1 E-NKCVS", "f1 cleanlab": "F1 cleanlab",
-        "precision_at_errors enkcvs": "P@k E-NKCVS", "precision_at_errors cleanlab": "P@k cleanlab"})
+        seeds=("seed", "count"),
+        errors=("errors", "mean"),
+        **{column: (column, "mean") for column in frame.columns if column.endswith(("enkcvs", "cleanlab"))},
+    )
+    return table.reset_index().rename(
+        columns={
+            "errors": "flips (mean)",
+            "f1 enkcvs": "F1 E-NKCVS",
+            "f1 cleanlab": "F1 cleanlab",
+            "precision_at_errors enkcvs": "P@k E-NKCVS",
+            "precision_at_errors cleanlab": "P@k cleanlab",
+        }
+    )
 
 
 def verdicts(frame: pd.DataFrame) -> pd.DataFrame:
@@ -41,8 +60,15 @@ def verdicts(frame: pd.DataFrame) -> pd.DataFrame:
             lead = (pairs[f"{measure} enkcvs"] - pairs[f"{measure} cleanlab"]).to_numpy()
             std = float(np.std(lead, ddof=1)) if len(lead) > 1 else float("nan")
             side, p = paired_side(mean=float(lead.mean()), std=std, seeds=len(lead))
-            rows.append({"data": kind, "measure": name, "pairs": len(lead), "lead": float(lead.mean()),
-                         "E-NKCVS is": f"{side} cleanlab (p = {p:.2g})"})
+            rows.append(
+                {
+                    "data": kind,
+                    "measure": name,
+                    "pairs": len(lead),
+                    "lead": float(lead.mean()),
+                    "E-NKCVS is": f"{side} cleanlab (p = {p:.2g})",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -51,14 +77,16 @@ def vs_cleanlab_view(path: Path, *, paper_config: Path | None = None) -> str:
     del paper_config
     bench = json.loads(Path(path).read_text())
     settings, frame = bench["settings"], _frame(bench["runs"])
-    return (f"`enkcvs find-issues --data` against cleanlab, {bench['date'][:10]} (`{Path(path).name}`) on "
-            f"{bench['cpu']} ({', '.join(bench['cpu_flags']) or 'none of the listed flags'}), "
-            f"{bench['seconds']:.0f} s: noise {settings['noise']}, seeds {', '.join(map(str, settings['seeds']))}; "
-            f"E-NKCVS with the command's defaults on the files, cleanlab's `find_label_issues` "
-            f"({settings['cleanlab_filter']}) and `get_label_quality_scores` on {settings['K']}-fold cross-validated "
-            f"probabilities of {settings['cleanlab_model']} over the same inputs. F1 of each list of label errors, "
-            "P@k of each ranking at k = the flips; means over the seeds:\n\n"
-            f"{_means(frame).to_markdown(index=False, floatfmt=('', '', '', '.1f', *['.3f'] * 4))}\n\n"
-            f"E-NKCVS's lead (mean difference over the (data, seed) pairs), ordered by the paired t-test at "
-            f"p < {SIGNIFICANCE}:\n\n"
-            f"{verdicts(frame).to_markdown(index=False, floatfmt='+.3f')}\n")
+    return (
+        f"`enkcvs find-issues --data` against cleanlab, {bench['date'][:10]} (`{Path(path).name}`) on "
+        f"{bench['cpu']} ({', '.join(bench['cpu_flags']) or 'none of the listed flags'}), "
+        f"{bench['seconds']:.0f} s: noise {settings['noise']}, seeds {', '.join(map(str, settings['seeds']))}; "
+        f"E-NKCVS with the command's defaults on the files, cleanlab's `find_label_issues` "
+        f"({settings['cleanlab_filter']}) and `get_label_quality_scores` on {settings['K']}-fold cross-validated "
+        f"probabilities of {settings['cleanlab_model']} over the same inputs. F1 of each list of label errors, "
+        "P@k of each ranking at k = the flips; means over the seeds:\n\n"
+        f"{_means(frame).to_markdown(index=False, floatfmt=('', '', '', '.1f', *['.3f'] * 4))}\n\n"
+        f"E-NKCVS's lead (mean difference over the (data, seed) pairs), ordered by the paired t-test at "
+        f"p < {SIGNIFICANCE}:\n\n"
+        f"{verdicts(frame).to_markdown(index=False, floatfmt='+.3f')}\n"
+    )
