@@ -18,7 +18,7 @@ import yaml
 from enkcvs import machine
 from enkcvs.method.folds import fold_indices
 from enkcvs.method.losses import soft_cross_entropy
-from enkcvs.method.mixup import mixup, mixup_lambda
+from enkcvs.method.mixup import mixup, mixup_lambdas
 from enkcvs.training.augment import AUGMENTATIONS
 from enkcvs.training.batches import model_input, resident
 from enkcvs.training.crossval import fold_probabilities
@@ -56,8 +56,7 @@ def engine_fold(
 ) -> dict[str, float]:
     """Wall seconds of fold 1 of iteration 1 through :func:`enkcvs.training.crossval.fold_probabilities`, the call each
     ``train_fold`` job makes: training with validation every epoch, the best epoch's weights, the held-out
-    predictions (a job's one-off costs included: compilation, the first steps, and the probes of bf16 and CUDA
-    graphs where ``auto`` finds none cached)."""
+    predictions (a job's one-off costs included: the first steps, and the capture of CUDA graphs where asked)."""
     synchronize(device)
     started = time.perf_counter()
     _, probabilities, result = fold_probabilities(
@@ -103,7 +102,7 @@ def step_loop(
     model = model.to(device).to(memory_format=torch.channels_last).train()
     forward = model if mode is None else torch.compile(model, mode=mode)
     optimizer = recipe_optimizer(recipe, model.parameters())
-    augment = AUGMENTATIONS[recipe.augment] if recipe.augment else None
+    draw, augment = AUGMENTATIONS[recipe.augment] if recipe.augment else (None, None)
     batch = resident(images[: recipe.batch_size], device)
     targets = torch.eye(num_classes, device=device)[torch.arange(len(batch), device=device) % num_classes]
     generator, rng = torch.Generator().manual_seed(0), np.random.default_rng(0)
@@ -111,11 +110,15 @@ def step_loop(
     def step() -> None:
         xb, tb = model_input(batch), targets
         if augment is not None:
-            xb = augment(xb, generator=generator)
+            xb = augment(
+                xb, **{name: value[0].to(device) for name, value in draw(1, len(xb), generator=generator).items()}
+            )
         if recipe.mixup_alpha:
             offsets = torch.randint(1, len(xb), (len(xb),), generator=generator)
             partner = ((torch.arange(len(xb)) + offsets) % len(xb)).to(device)
-            xb, tb = mixup(xb, tb, lam=mixup_lambda(alpha=recipe.mixup_alpha, rng=rng), partner=partner)
+            xb, tb = mixup(
+                xb, tb, lam=float(mixup_lambdas(alpha=recipe.mixup_alpha, rng=rng, size=1)[0]), partner=partner
+            )
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
             logits = forward(xb)
         loss = soft_cross_entropy(logits.float(), tb)
@@ -214,12 +217,12 @@ def main() -> None:
         f"fold 1 of {args.folds}: {len(train):,} training, {len(validation):,} validation, {len(held_out):,} "
         f"held out, {shape} uint8 images resident on {device.type}"
     )
-    # auto's probes run once per machine and are cached: a one-epoch fold first makes them, so that the timed fold is
-    # every job's but the machine's first, and a projection to more epochs scales no one-off probe
-    probes = engine_fold(
+    # a one-epoch fold first pays the process's one-off costs (lazy imports, kernel selection), so that a projection
+    # to more epochs scales none of them
+    warmup = engine_fold(
         replace(recipe, epochs=1), images, labels, num_classes=args.classes, num_folds=args.folds, device=device
     )
-    print(f"one-epoch fold first, making auto's once-per-machine probes: {probes['seconds']:.1f} s")
+    print(f"one-epoch fold first, paying the one-off costs: {warmup['seconds']:.1f} s")
     fold = engine_fold(recipe, images, labels, num_classes=args.classes, num_folds=args.folds, device=device)
     trained = recipe.epochs * len(train)
     print(
@@ -257,7 +260,7 @@ def main() -> None:
                 "shape": list(shape),
                 "classes": args.classes,
             },
-            "probe_fold": probes,
+            "warmup_fold": warmup,
             "engine_fold": fold,
             "step_loop_steps": args.steps,
             "step_loops": loops,

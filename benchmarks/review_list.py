@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from enkcvs import machine
 from enkcvs.io import package_versions
@@ -23,7 +24,6 @@ from enkcvs.labelissues.confident import CLEANLAB_DEFAULT_FILTER, cleanlab_flags
 from enkcvs.labelissues.oof import select
 from enkcvs.method.metrics import error_list_scores
 from enkcvs.method.noise import inject_noise, parse_noise
-from enkcvs.report.views.review_list import review_list_view
 from enkcvs.rng import Purpose, derive_seed, generator
 
 #: The synthetic texts' topics: each text draws about a quarter of its words from its topic's vocabulary, a tenth
@@ -128,6 +128,17 @@ def one_run(kind: str, data: tuple, *, seed: int, repetitions: int, folds: int, 
     }
 
 
+def summary(results: dict) -> str:
+    """Each set's length, precision, recall and F1 per kind of data, and each score's average precision, as means
+    over the seeds (Markdown)."""
+    sets = pd.DataFrame([{"data": run["kind"], **row} for run in results["runs"] for row in run["sets"]])
+    rankings = pd.DataFrame(
+        [{"data": run["kind"], **row} for run in results["runs"] for row in run["rankings"]]
+    ).pivot_table(index="data", columns="method", values="auprc", sort=False)
+    means = sets.groupby(["data", "set"], sort=False)[["listed", "precision", "recall", "f1"]].mean().reset_index()
+    return f"{means.to_markdown(index=False, floatfmt='.3f')}\n\n{rankings.to_markdown(floatfmt='.3f')}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=lambda text: [int(s) for s in text.split(",")], default=[1, 2, 3])
@@ -169,7 +180,7 @@ def main() -> None:
     }
     arguments.out.parent.mkdir(parents=True, exist_ok=True)
     arguments.out.write_text(json.dumps(results, indent=2) + "\n")
-    print(review_list_view(arguments.out, paper_config=None))
+    print(summary(results))
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ from torchvision.datasets import VisionDataset
 from enkcvs import machine
 from enkcvs.method.losses import soft_cross_entropy
 from enkcvs.method.mixup import mixup
-from enkcvs.training import allocator, precision
 from enkcvs.training.models import create_model
 from enkcvs.training.optimizer import MomentumSGD
 from enkcvs.training.recipe import Recipe
@@ -42,8 +41,7 @@ LR, MOMENTUM, WEIGHT_DECAY, MIXUP_ALPHA = 0.01, 0.9, 5e-4, 0.3
 #: Per-job overhead children, each printing the time.time() at which it is done: ``import torch`` alone (the floor),
 #: one SGD step of cnn4 on 8 images through ``torch.optim.SGD`` + ``MultiStepLR`` (which import ``torch._dynamo``, the
 #: engine's path before enkcvs.training.optimizer), the same first step through the engine (``train_model``), and that
-#: step inside ``enkcvs.pipeline.job.logged_job`` as a workflow script runs it (which ends the process without the
-#: teardown).
+#: step inside ``enkcvs.pipeline.job.logged_job`` as a workflow script runs it (its log set up).
 OVERHEAD_CHILDREN = {
     "import torch": """import time, torch
 print(time.time())""",
@@ -186,29 +184,23 @@ def naive_seconds(name: str, steps: int, *, warmup: int = 3) -> float:
 
 
 # A naive baseline in a fresh process, as a user's training script runs: glibc's malloc adapts its thresholds to what
-# a process has freed so far, so a loop timed after other work in the same process inherits that work's settings.
+# a process has freed so far, so a loop timed after other work in the same process would inherit that work's.
 NAIVE_CHILD = """import sys, torch
 from functools import partial
 sys.path.insert(0, {folder!r})
 import training_speed
 torch.set_num_threads({threads})
-if {keep_memory}:
-    from enkcvs.training.allocator import keep_freed_memory
-    keep_freed_memory()
 print(training_speed.median_seconds(partial(training_speed.naive_seconds, {name!r}, {steps})))"""
 
 
-def naive_seconds_in_fresh_process(name: str, steps: int, *, threads: int, keep_memory: bool) -> float:
-    """:func:`naive_seconds` (median of 3) in a fresh Python process, with glibc's malloc as it starts or, with
-    ``keep_memory``, set as the engine sets it (:func:`enkcvs.training.allocator.keep_freed_memory`)."""
-    child = NAIVE_CHILD.format(
-        folder=str(Path(__file__).parent), threads=threads, keep_memory=keep_memory, name=name, steps=steps
-    )
+def naive_seconds_in_fresh_process(name: str, steps: int, *, threads: int) -> float:
+    """:func:`naive_seconds` (median of 3) in a fresh Python process."""
+    child = NAIVE_CHILD.format(folder=str(Path(__file__).parent), threads=threads, name=name, steps=steps)
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True)
     return float(done.stdout.split()[-1])
 
 
-def engine_seconds(name: str, steps: int, *, bf16: bool | str) -> float:
+def engine_seconds(name: str, steps: int, *, bf16: bool) -> float:
     """Median seconds of ``train_model`` over steps * ``BATCH`` samples for one epoch (``steps`` SGD steps), after a
     warm-up call on two batches that pays the one-off costs (lazy imports, first-step setup)."""
     shape, num_classes, augment = SETUPS[name]
@@ -311,19 +303,6 @@ def job_overhead_seconds(child: str, threads: int) -> dict[str, float]:
 CHANNELS_LAST = torch.channels_last  # the engine's layout of image batches and models
 
 
-def auto_decision(name: str) -> dict:
-    """What ``recipe.bf16: auto`` decides for ``name`` on this machine: the probe's fp32 and bf16 step times (the
-    very entry of the machine's cache that training jobs with this model and batch size read) and the choice."""
-    shape, num_classes, _ = SETUPS[name]
-    x, _ = synthetic_data(shape, num_classes, BATCH)
-    probe = precision.cached_probe(
-        model_name=name,
-        build=lambda: create_model(name, input_shape=shape, num_classes=num_classes).to(memory_format=CHANNELS_LAST),
-        batch=lambda: torch.as_tensor(x).float().div(255).contiguous(memory_format=CHANNELS_LAST),
-    )
-    return {**probe, "bf16": probe["speedup"] >= precision.SPEEDUP_NEEDED}
-
-
 def main() -> None:
     """Parse the command line, measure, print the table and optionally write the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -341,7 +320,7 @@ def main() -> None:
         f"matmul peak (best of n = 1024, 2048, 4096), {args.threads} threads: fp32 {peak['fp32']:.1f}, "
         f"bf16 {peak['bf16']:.1f} GFLOP/s"
     )
-    rows, auto_decisions, models = [], {}, [name for name in args.models.split(",") if name]
+    rows, models = [], [name for name in args.models.split(",") if name]
     parts, compiled = {}, {}
     if models:
         print(f"{'model':<9} {'variant':<12} {'samples/s':>10} {'x naive':>8} {'GFLOP/s':>8} {'of fp32 peak':>13}")
@@ -350,19 +329,10 @@ def main() -> None:
         flops = forward_flops(create_model(name, input_shape=shape, num_classes=num_classes), shape)
         naive = partial(naive_seconds_in_fresh_process, name, args.steps, threads=args.threads)
         seconds = {
-            "naive": naive(keep_memory=False),
-            "naive kept": naive(keep_memory=True),
+            "naive": naive(),
             "engine fp32": engine_seconds(name, args.steps, bf16=False),
             "engine bf16": engine_seconds(name, args.steps, bf16=True),
-            "engine auto": engine_seconds(name, args.steps, bf16="auto"),
         }
-        decision = auto_decision(name)
-        print(
-            f"{name:<9} bf16 auto: probe fp32 {decision['fp32_seconds']:.4f} s, "
-            f"bf16 {decision['bf16_seconds']:.4f} s per step ({decision['speedup']:.2f}x) -> "
-            f"{'bf16' if decision['bf16'] else 'fp32'}"
-        )
-        auto_decisions[name] = decision
         for variant, duration in seconds.items():
             rate = args.steps * BATCH / duration
             gflops = 3 * flops * rate / 1e9  # training = forward + backward (about 2x forward)
@@ -404,11 +374,8 @@ def main() -> None:
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "torch": torch.__version__,
             "threads": args.threads,
-            # the engine's first training set it (or not: ENKCVS_MALLOC=default, no glibc); None without engine rows
-            "malloc_keeps_freed_memory": allocator.keep_freed_memory() if models else None,
             "cpu": machine.cpu_model(),
             "cpu_flags": machine.cpu_flags(),
-            "bf16_auto": auto_decisions,
             "steps": args.steps,
             "batch_size": BATCH,
             "matmul_peak_gflops": peak,

@@ -7,7 +7,7 @@ applies as in any run, and ``--scheduler`` overrides its ``scheduler: greedy`` w
 
 Measures
 --------
-1. **DAG build** of ``--configfile`` (default config/paper.yaml, 8,247 jobs): ``snakemake --dag > /dev/null``, start
+1. **DAG build** of ``--configfile`` (default config/paper.yaml): ``snakemake --dag > /dev/null``, start
    to exit. ``--dag`` parses the Snakefile and builds the whole job DAG with every job's needrun state
    (``Workflow._prepare_dag`` + ``Workflow._build_dag``, the same calls a run starts with), then prints one dot node
    per job, from which the job count is read. ``--summary`` builds the same DAG and then queries every output file;

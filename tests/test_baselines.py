@@ -1,4 +1,4 @@
-"""The paper's baselines (PAPER-NOTES, Baselines): SL and GCE losses on hand-computed values, co-teaching's schedule,
+"""The paper's baselines (docs/paper-notes.md, "The baselines"): SL and GCE losses on hand-computed values, co-teaching's schedule,
 small-loss exchange and training in the shared loop, the method -> training options mapping, and train_final."""
 
 import math

@@ -91,7 +91,7 @@ def test_progress_outside_a_terminal_is_a_line_per_unit_with_the_time_left(
     assert lines[-1].endswith("about 0 s left")
 
 
-#: bf16 forced either way, whatever this CPU's probe would choose; bf16's rounding (a relative 2**-8 per product)
+#: bf16 forced either way (a CPU trains fp32 unless the recipe asks); bf16's rounding (a relative 2**-8 per product)
 #: lands in another order in a stacked matrix product than in a separate one.
 STACKED_TOLERANCE = {False: {"atol": 1e-5, "rtol": 0}, True: {"atol": 3e-2, "rtol": 0}}
 

@@ -23,7 +23,7 @@ TOY_MAP = {0: 1, 1: 0, 3: 4}
 
 @pytest.mark.parametrize("rate", RATES)
 def test_symmetric_flips_exactly_round_eps_n_per_class(make_labels, rate):
-    """PAPER-NOTES: exactly round(eps * n_c) samples of every class c are flipped (no Bernoulli draws)."""
+    """docs/paper-notes.md: exactly round(eps * n_c) samples of every class c are flipped (no Bernoulli draws)."""
     true = make_labels(seed=1, n_per_class=CLASS_SIZES, num_classes=5)
     noisy = inject_noise(true, spec=NoiseSpec("sym", rate), num_classes=5, seed=7)
     for c, n_c in enumerate(CLASS_SIZES):
@@ -60,7 +60,7 @@ def test_asymmetric_noise_with_shipped_maps_follows_map_from_true_label(make_lab
 
 
 def test_shipped_asymmetric_maps_match_paper_notes():
-    """Pins the maps of PAPER-NOTES ("Asymmetric noise") so an accidental edit is caught."""
+    """Pins the maps of docs/paper-notes.md ("The asymmetric maps") so an accidental edit is caught."""
     assert ASYMMETRIC_MAPS["mnist"] == {2: 7, 3: 8, 5: 6, 6: 5, 7: 1}
     assert ASYMMETRIC_MAPS["cifar10"] == {9: 1, 2: 0, 4: 7, 3: 5, 5: 3}
     # ABBR=0, DESC=1, ENTY=2, HUM=3, LOC=4, NUM=5: ABBR<->ENTY, DESC<->HUM, LOC->HUM.

@@ -45,7 +45,7 @@ def test_all_agree_gives_beta_zero():
 
 @pytest.mark.parametrize(("num_iterations", "num_classes"), [(5, 10), (10, 3), (3, 100)])
 def test_beta_bounded_by_log_m_over_log_q(num_iterations, num_classes):
-    """beta in [0, 1] and beta <= log M / log Q (PAPER-NOTES): M labels cannot spread over more than M classes."""
+    """beta in [0, 1] and beta <= log M / log Q (docs/paper-notes.md): M labels cannot spread over more than M classes."""
     predicted = np.random.default_rng(0).integers(0, num_classes, (num_iterations, 300))
     beta = _beta(predicted, num_classes)
     assert np.all(beta >= 0) and np.all(beta <= 1 + 1e-12)

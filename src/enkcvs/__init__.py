@@ -12,10 +12,9 @@ it so):
    cross-validation's out-of-fold probabilities;
 5. :mod:`enkcvs.labelissues`: label issues in a user's own data, and the ``enkcvs find-issues`` command;
 6. :mod:`enkcvs.pipeline`: what the Snakemake workflow's rules call: its steps, config checks and file layout;
-7. :mod:`enkcvs.recording`: a finished run recorded with its provenance, read back, two runs compared, runs that
-   are history only retired;
+7. :mod:`enkcvs.recording`: a finished run recorded with its provenance, read back, two runs compared;
 8. :mod:`enkcvs.report`: tables and figures from the workflow's results beside the paper's published numbers, the
-   views of recorded runs, and the pages' generated blocks and bound values;
+   paper's claims against the recorded runs, and the pages rendered from templates;
 9. :mod:`enkcvs.runs`: the command line of recorded runs (``python -m enkcvs.runs``).
 
 Importing the package is cheap and needs no third-party package: the modules that need torch (the training engine,

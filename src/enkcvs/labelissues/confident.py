@@ -1,6 +1,6 @@
 """E-NKCVS side by side with confident learning (cleanlab) on the very same out-of-fold probabilities.
 
-The two score different sets (PAPER-NOTES, Notation): the paper's precision and recall are those of the *kept* (clean
+The two score different sets (docs/paper-notes.md, "Precision and recall"): the paper's precision and recall are those of the *kept* (clean
 selected) set, cleanlab's those of the *flagged* (detected label errors) set. Every row here carries both, so the
 methods compare on either scale. cleanlab is imported only where it is called: nothing else in the package needs it.
 """

@@ -1,4 +1,4 @@
-"""Training losses on whole batches: cross-entropy and the noise-robust baselines SL and GCE (PAPER-NOTES, Baselines).
+"""Training losses on whole batches: cross-entropy and the noise-robust baselines SL and GCE (docs/paper-notes.md, "The baselines").
 
 Every loss takes ``logits`` (B, Q) and ``targets`` (B, Q) and returns the batch mean. Targets are soft: one-hot rows,
 mixup's convex combinations of them (rows sum to 1), or, for E-NKCVS, rows scaled by a per-sample loss weight.

@@ -30,7 +30,7 @@ METHODS = (
     "ss_pseudo_weighted",
     "enkcvs",
 )
-#: Methods without a selection (PAPER-NOTES, Baselines): they train on every sample with a one-hot label.
+#: Methods without a selection (docs/paper-notes.md, "The baselines"): they train on every sample with a one-hot label.
 BASELINE_METHODS = ("ce", "ce_mixup", "ce_true", "sl", "gce", "coteaching", "cs_only")
 #: Methods that need a selection (K, M, t) before training (``cl_prune``: confident learning's, on the same folds).
 SELECTION_METHODS = ("ss_only", "css_only", "cl_prune", "ss_pseudo", "ss_pseudo_weighted", "enkcvs")
@@ -55,5 +55,5 @@ ORACLE_METHODS = ("ce_true", "cs_only", "css_only")
 GAMMA_METHODS = ("ss_pseudo_weighted", "enkcvs")
 #: Methods that train with the recipe's mixup: mixup is part of E-NKCVS (Section 3.1), so its final model and the
 #: ladder's selection rungs mix; ``ce_mixup`` shows mixup alone. The paper's baselines train as their authors do,
-#: without it (PAPER-NOTES, Baselines); ``ce``, ``sl`` and ``gce`` may opt in (option ``mixup``), co-teaching may not.
+#: without it (docs/paper-notes.md, "The baselines"); ``ce``, ``sl`` and ``gce`` may opt in (option ``mixup``), co-teaching may not.
 MIXUP_METHODS = ("ce_mixup", "cs_only", "css_only", "ss_only", "cl_prune", "ss_pseudo", "ss_pseudo_weighted", "enkcvs")

@@ -1,4 +1,4 @@
-"""Label-noise injection (Section 2, Definitions 1-2; exact counts as decided in PAPER-NOTES).
+"""Label-noise injection (Section 2, Definitions 1-2; exact counts as docs/paper-notes.md decides).
 
 A noise setting is written ``sym0.2`` (symmetric, epsilon = 0.2), ``asym0.4`` (asymmetric) or ``real`` (the dataset's
 labels are noisy already, as Clothing-1M's and WebVision's: nothing is injected and the true labels are unknown); that
@@ -12,7 +12,7 @@ import numpy as np
 
 from enkcvs.rng import Purpose, generator
 
-#: Asymmetric flips, source class -> target class (PAPER-NOTES, "Asymmetric noise"); unmapped classes stay clean.
+#: Asymmetric flips, source class -> target class (docs/paper-notes.md, "The asymmetric maps"); unmapped classes stay clean.
 ASYMMETRIC_MAPS: dict[str, dict[int, int]] = {
     "mnist": {2: 7, 3: 8, 5: 6, 6: 5, 7: 1},
     "cifar10": {9: 1, 2: 0, 4: 7, 3: 5, 5: 3},
@@ -20,7 +20,7 @@ ASYMMETRIC_MAPS: dict[str, dict[int, int]] = {
     "trec": {0: 2, 2: 0, 1: 3, 3: 1, 4: 3},
 }
 
-#: Asymmetric maps built from the dataset's super-classes (CIFAR-100's coarse labels; PAPER-NOTES, "Asymmetric noise").
+#: Asymmetric maps built from the dataset's super-classes (CIFAR-100's coarse labels; docs/paper-notes.md, "The asymmetric maps").
 SUPERCLASS_MAPS = ("cifar100_pairs", "cifar100_next")
 
 NOISE_PATTERN = re.compile(r"(?P<kind>sym|asym)(?P<rate>0(\.\d+)?)|(?P<real>real)")
@@ -67,7 +67,7 @@ def asymmetric_transition_matrix(*, rate: float, num_classes: int, mapping: dict
 
 def superclass_asymmetric_map(*, superclasses: np.ndarray, variant: str, seed: int) -> dict[int, int]:
     """The asymmetric map of a dataset with super-classes (CIFAR-100's "flip two sub-classes within each
-    super-class", Appendix; PAPER-NOTES decides the reading).
+    super-class", Appendix; docs/paper-notes.md decides the reading).
 
     Parameters
     ----------

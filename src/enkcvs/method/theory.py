@@ -1,4 +1,4 @@
-"""Expected precision and recall of E-NKCVS: Theorem 1 (corrected, see PAPER-NOTES) and Corollary 1."""
+"""Expected precision and recall of E-NKCVS: Theorem 1 (corrected, see docs/paper-notes.md, "Theorem 1") and Corollary 1."""
 
 from math import comb
 

@@ -1,7 +1,7 @@
 """Recording a finished run: its rendered report copied to ``results/recorded/<name>/`` beside ``provenance.json``
 (the config it ran, when, on which machine, how long, with which packages and commit, on which data), and its merged
-label-issue rankings kept with it. Every result number of the Markdown pages comes from such a record
-(:mod:`enkcvs.report.pages.blocks`); :mod:`enkcvs.recording.provenance` reads one back."""
+label-issue rankings kept with it. Every result number of the generated pages comes from such a record
+(:mod:`enkcvs.report.pages`); :mod:`enkcvs.recording.provenance` reads one back."""
 
 import hashlib
 import json

@@ -2,5 +2,5 @@
 published numbers (:mod:`.paper`; :mod:`.comparison` and the paper-shaped :mod:`.paper_table1`, :mod:`.paper_table2`,
 :mod:`.paper_table3`), the dataset summary, the figures, how they are titled (:mod:`.titles`) and written
 (:mod:`.tabular`), the report rules' entry points (:mod:`.render`) and the audit that traces every cell back to its
-files (:mod:`.audit`); then the pages: the views of recorded runs (:mod:`.views`), and each page's generated blocks
-and bound values (:mod:`.pages`). matplotlib is imported inside the functions that draw."""
+files (:mod:`.audit`); then the pages: recorded runs gathered (:mod:`.gathered`), the paper's claims against them
+(:mod:`.claims`, by the tests of :mod:`.statistics`), and the pages rendered from templates (:mod:`.pages`). matplotlib is imported inside the functions that draw."""

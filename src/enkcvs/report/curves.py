@@ -1,5 +1,5 @@
 """Clean test curves of final models (``baselines.<method>.test_curve``): the test accuracy after every epoch, only
-recorded, beside the last epoch's, which Table 2 reports (PAPER-NOTES: no clean validation data picks an epoch). They
+recorded, beside the last epoch's, which Table 2 reports (docs/paper-notes.md: no clean validation data picks an epoch). They
 show whether a paper's cell could be an earlier epoch of the same training."""
 
 from collections.abc import Mapping

@@ -1,4 +1,4 @@
-"""A dataset's training recipe (Appendix; PAPER-NOTES "Datasets and recipes"), one typed place with units."""
+"""A dataset's training recipe (Appendix; docs/paper-notes.md, "Datasets, recipes and batch sizes"), one typed place with units."""
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -99,7 +99,7 @@ class Recipe:
 
 
 #: The schedules baselines' authors train with in their own code, by baseline and the paper's dataset: the recipe
-#: fields they replace in the dataset's recipe (``baselines.<method>.schedule: authors``; PAPER-NOTES, Baselines).
+#: fields they replace in the dataset's recipe (``baselines.<method>.schedule: authors``; docs/paper-notes.md, "The baselines").
 #: SL (Wang et al. 2019, YisenWang/symmetric_cross_entropy_for_noisy_labels, train_models.py and util.py) on MNIST:
 #: Keras SGD(lr=0.1, decay=5e-3, momentum=0.9), batch 128, 50 epochs, no augmentation, no weight penalty, and a
 #: LearningRateScheduler giving 0.1 while the 0-based epoch is <= 10, 0.01 to 30, 0.001 after: the lr falls after the
@@ -155,7 +155,7 @@ SCHEDULES = ("dataset", "authors")
 def default_schedule(*, baseline: str, paper_name: str | None) -> str:
     """The schedule of a baseline whose config names none: its authors' where :data:`AUTHORS_SCHEDULES` has one for
     the paper's dataset ``paper_name`` and the baseline is one of :data:`AUTHORS_BY_DEFAULT`, the dataset's recipe
-    otherwise. A baseline trains as its authors train it (PAPER-NOTES, Baselines); the recorded cells that decided
+    otherwise. A baseline trains as its authors train it (docs/paper-notes.md, "The baselines"); the recorded cells that decided
     it are in config/README.md."""
     return (
         "authors" if baseline in AUTHORS_BY_DEFAULT and paper_name in AUTHORS_SCHEDULES.get(baseline, {}) else "dataset"
@@ -193,7 +193,7 @@ RAMPS = ("auto", "epoch", "step")
 
 @dataclass(frozen=True)
 class CoTeaching:
-    """Co-teaching's settings (Han et al. 2018; PAPER-NOTES, Baselines): the share of each batch a network forgets
+    """Co-teaching's settings (Han et al. 2018; docs/paper-notes.md, "The baselines"): the share of each batch a network forgets
     (drops as likely noisy) once warmed up, reached linearly over the first ``warmup_epochs`` epochs.
 
     The ramp ``"epoch"`` raises the rate at each epoch's start (r = tau * min(epoch / T_k, 1), epoch 1-based), as the

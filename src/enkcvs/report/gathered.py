@@ -1,0 +1,83 @@
+"""Table 2 cells gathered from several recorded runs of the same data and recipe: each run adds the settings, seeds
+or methods it trained, a later run's cell replacing an earlier one's where they share a seed (a baseline retrained
+another way), and seeds pooled into mean ± std. A method that trains on the selection
+(:data:`enkcvs.method.methods.SELECTION_METHODS`) keeps one cell per selection (K, M) its runs made, never pooled
+across them.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from enkcvs.method.methods import SELECTION_METHODS
+from enkcvs.recording.provenance import recorded_config
+
+#: The columns that name a setting in a run's tables.
+SETTING = ["dataset", "noise_kind", "noise_rate"]
+
+
+def seeds_and_selection(run: Path) -> tuple[set[int], tuple[int, int] | None]:
+    """The seeds a recorded run trained and its selection's (K, M) (None where its config leaves them to the
+    defaults), from the config its provenance keeps."""
+    config = recorded_config(run)
+    selection = config.get("selection")
+    return set(config["seeds"]), None if selection is None else (int(selection["K"]), int(selection["M"]))
+
+
+def selection_title(selection: tuple | None) -> str:
+    """How a selection, (K, M) or (K, M, t), is named: ``K = 10, M = 5`` or ``K = 10, M = 5, t = 2``."""
+    return "" if selection is None else ", ".join(f"{name} = {int(value)}" for name, value in zip("KMt", selection))
+
+
+def pooled(cells: pd.DataFrame) -> pd.Series:
+    """The mean, std (ddof=1) and count over every seed of ``cells`` (rows of Table 2: ``mean``, ``std``, ``runs``
+    over disjoint seeds), exactly as if computed from the seeds' values: the within- and between-part sums of
+    squares."""
+    n, mean = cells["runs"].to_numpy(float), cells["mean"].to_numpy(float)
+    total = n.sum()
+    grand = float((n * mean).sum() / total)
+    squares = (np.nan_to_num(cells["std"].to_numpy(float)) ** 2 * (n - 1)).sum() + (n * (mean - grand) ** 2).sum()
+    return pd.Series(
+        {
+            "mean": grand,
+            "std": float(np.sqrt(squares / (total - 1))) if total > 1 else float("nan"),
+            "runs": int(total),
+            "published": cells["published"].iloc[0],
+            "published_std": cells["published_std"].iloc[0],
+            "runs_from": ", ".join(dict.fromkeys(cells["run"])),
+        }
+    )
+
+
+def gathered_row(runs: list[tuple[Path, set[str] | None]]) -> pd.DataFrame:
+    """The Table 2 cells of ``runs`` (in order; each with the methods taken from it, None: all) pooled per setting
+    and method (and selection, for the methods that train on it): a later run's cell replaces an earlier one's where
+    their seeds meet; the others' seeds pool (:func:`pooled`). Columns: the setting, ``method``, ``selection`` (the
+    run's (K, M) for :data:`~enkcvs.method.methods.SELECTION_METHODS`, else None), ``mean``, ``std``, ``runs``
+    (seeds), ``published`` and ``published_std`` (the paper's cell), ``runs_from`` (the runs it came from) and ``seeds`` (their seeds,
+    sorted)."""
+    parts: dict[tuple, list[tuple[set[int], pd.Series]]] = {}
+    for run, methods in runs:
+        seeds, selection = seeds_and_selection(run)
+        table = pd.read_csv(run / "table2.csv")
+        taken = table["runs"] > 0 if methods is None else (table["runs"] > 0) & table["method"].isin(methods)
+        for row in table[taken].itertuples(index=False):
+            key = (
+                row.dataset,
+                row.noise_kind,
+                row.noise_rate,
+                row.method,
+                selection if row.method in SELECTION_METHODS else None,
+            )
+            kept = [(s, cell) for s, cell in parts.get(key, []) if not s & seeds]
+            parts[key] = [*kept, (seeds, pd.Series({**row._asdict(), "run": run.name}))]
+    rows = [
+        {
+            **dict(zip([*SETTING, "method", "selection"], key)),
+            **pooled(pd.DataFrame([cell for _, cell in cells])),
+            "seeds": sorted(set().union(*(seeds for seeds, _ in cells))),
+        }
+        for key, cells in parts.items()
+    ]
+    return pd.DataFrame(rows)

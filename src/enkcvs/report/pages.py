@@ -1,0 +1,203 @@
+"""The pages generated from recorded runs and benchmark records (``make readme``): each page a Jinja2 template of
+``enkcvs/report/templates/`` rendered with the data its function returns. The sentences are the templates'; the
+numbers, orderings and verdicts the data's. ``python -m enkcvs.runs readme --check`` (and a test) finds a committed
+page that differs from its rendering.
+"""
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from enkcvs.recording.provenance import duration
+from enkcvs.report import claims, versus
+from enkcvs.report.gathered import selection_title
+from enkcvs.report.paper import METHOD_NAMES
+from enkcvs.report.statistics import SIGNIFICANCE
+
+
+def signed(value: float, digits: int = 1) -> str:
+    """A difference in points: ``+0.9``, ``-56.9``."""
+    return f"{value:+.{digits}f}"
+
+
+def pvalue(value: float | None) -> str:
+    """A p-value as the pages print it (two significant digits)."""
+    return "n/a" if value is None else f"{value:.2g}"
+
+
+def markdown(frame: pd.DataFrame) -> str:
+    return frame.to_markdown(index=False)
+
+
+def machine(facts: dict) -> str:
+    """A recorded run's machine: its CPU, cores and CPU flags, and its GPUs."""
+    host = facts["machine"]
+    gpus = f", {', '.join(host['gpus'])}" if host.get("gpus") else ""
+    return f"{host['cores']} cores of an {host['cpu']} ({', '.join(host['cpu_flags'])}){gpus}"
+
+
+def readme_data(root: Path) -> dict[str, Any]:
+    """The README's first screen: each claim's data (:mod:`enkcvs.report.claims`)."""
+    mnist = claims.row_cells(root, claims.MNIST_ROW)
+    trec = claims.row_cells(root, claims.TREC_ROW)
+    return {
+        "mnist": claims.row_summary(mnist),
+        "mnist_orderings": claims.orderings(mnist),
+        "mnist_runs": [claims.run_facts(root, name) for name, _ in claims.MNIST_ROW],
+        "trec": claims.row_summary(trec),
+        "trec_run": claims.run_facts(root, "trec-full"),
+        "theorem": claims.theorem_gaps(root),
+        "reweighting": claims.reweighting(root, "default-per-setting"),
+        "cifar10": claims.estimate(root, "config/experiments/cifar10.yaml"),
+        "cifar100": claims.estimate(root, "config/experiments/cifar100.yaml"),
+        "real_world": claims.estimate(root, "config/experiments/real-world.yaml"),
+        "default": claims.run_facts(root, "default"),
+        "significance": SIGNIFICANCE,
+        "duration": duration,
+    }
+
+
+def results_data(root: Path) -> dict[str, Any]:
+    """docs/results.md: the default run's report, the full-MNIST and TREC rows beside the paper's, Theorem 1 per
+    run, and every recorded run."""
+    home = claims.records(root)
+    mnist = claims.row_cells(root, claims.MNIST_ROW)
+    mnist = mnist.assign(
+        method=[METHOD_NAMES[m] for m in mnist["method"]],
+        selection=[selection_title(s) or "-" for s in mnist["selection"]],
+        noise=[f"{k} {r:g}" for k, r in zip(mnist["noise_kind"], mnist["noise_rate"])],
+    )
+    row = mnist[
+        ["noise", "method", "selection", "mean", "std", "runs", "published", "published_std", "side", "gap", "p"]
+    ].round({"mean": 2, "std": 2, "gap": 2, "p": 3})
+    theory = []
+    for path in sorted(home.glob("*/theory.csv")):
+        table = pd.read_csv(path)
+        theory.append(
+            {
+                "run": path.parent.name,
+                "selections": len(table),
+                "precision gap": f"{table['precision_gap'].min():+.2f} to {table['precision_gap'].max():+.2f}",
+                "recall gap": f"{table['recall_gap'].min():+.2f} to {table['recall_gap'].max():+.2f}",
+            }
+        )
+    runs = []
+    for path in sorted(home.glob("*/provenance.json")):
+        facts = claims.run_facts(root, path.parent.name)
+        runs.append(
+            {
+                "run": f"`{facts['name']}`",
+                "config": f"`{facts['configfile']}`",
+                "jobs": facts["jobs"] or "-",
+                "wall time": duration(facts["wall_seconds"]),
+                "machine": machine(facts),
+                "commit": (facts["commit"] or "unknown")[:7],
+            }
+        )
+    default = home / "default"
+    return {
+        "default": claims.run_facts(root, "default"),
+        "machine": machine,
+        "report": {
+            name: (default / f"{name}.md").read_text().strip()
+            for name in ("table2", "table1", "theory", "confident_learning", "ranking", "noise", "resources")
+        },
+        "mnist_row": markdown(row),
+        "trec_table": (home / "trec-full" / "table2.md").read_text().strip(),
+        "trec_run": claims.run_facts(root, "trec-full"),
+        "theory": markdown(pd.DataFrame(theory)),
+        "runs": markdown(pd.DataFrame(runs)),
+        "duration": duration,
+    }
+
+
+def _field(record: Any, path: str) -> Any:
+    """A value of a benchmark record by its path: dotted keys, ``[key=value,...]`` picking a list's item."""
+    for part in path.split("."):
+        if part.startswith("[") and part.endswith("]"):
+            wanted = dict(pair.split("=") for pair in part[1:-1].split(","))
+            record = next(item for item in record if all(str(item.get(k)) == v for k, v in wanted.items()))
+        else:
+            record = record[part]
+    return record
+
+
+def benchmarks_data(root: Path) -> dict[str, Any]:
+    """benchmarks/README.md: each speed target of ``benchmarks/targets/speed.yaml`` beside the latest figure measured
+    for it (its record, where one is committed), or "not measured"."""
+    targets = yaml.safe_load((root / "benchmarks" / "targets" / "speed.yaml").read_text())
+    rows = []
+    for name, target in targets.items():
+        record = root / target["record"]
+        measured = "not measured"
+        if record.is_file():
+            measured = f"{_field(json.loads(record.read_text()), target['field']) * target.get('scale', 1):.3g}"
+        rows.append(
+            {
+                "target": f"`{name}`",
+                "what": target["what"],
+                "target value": f"{target['target']:g}",
+                "unit": target["unit"],
+                "latest measured": measured,
+                "record": f"`{target['record']}`" if record.is_file() else "none yet",
+            }
+        )
+    record = sorted((root / "benchmarks" / "results").glob("find_issues_vs_cleanlab-*.json"))[-1]
+    bench = json.loads(record.read_text())
+    frame = versus.runs_frame(bench)
+    vs_cleanlab = {
+        "what": "Labels flipped on purpose in tables, texts and images",
+        "record": record.relative_to(root).as_posix(),
+        "date": bench["date"][:10],
+        "machine": f"{bench['cpu']} ({', '.join(bench['cpu_flags'])})",
+        "settings": bench["settings"],
+        "means": versus.means(frame).to_markdown(index=False, floatfmt=".3f"),
+        "verdicts": versus.verdicts(frame).to_markdown(index=False, floatfmt="+.3f"),
+    }
+    return {"targets": markdown(pd.DataFrame(rows)), "vs_cleanlab": vs_cleanlab, "significance": SIGNIFICANCE}
+
+
+#: Each generated page: its template and the function of its data.
+PAGES: dict[str, tuple[str, Callable[[Path], dict[str, Any]]]] = {
+    "README.md": ("README.md.j2", readme_data),
+    "docs/results.md": ("results.md.j2", results_data),
+    "benchmarks/README.md": ("benchmarks.md.j2", benchmarks_data),
+}
+
+
+def environment():
+    """The templates' Jinja2 environment: undefined names fail, blocks leave no blank lines."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("enkcvs.report", "templates"),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters.update(signed=signed, pvalue=pvalue, isnan=lambda value: value is None or math.isnan(value))
+    return env
+
+
+def render(page: str, root: Path) -> str:
+    template, data = PAGES[page]
+    return environment().get_template(template).render(**data(root))
+
+
+def regenerate(root: Path, *, write: bool = True) -> list[str]:
+    """The generated pages whose committed text differs from their rendering; with ``write``, rewritten."""
+    changed = []
+    for page in PAGES:
+        text, path = render(page, root), root / page
+        if not path.is_file() or path.read_text() != text:
+            changed.append(page)
+            if write:
+                path.write_text(text)
+    return changed
