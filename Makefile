@@ -32,16 +32,18 @@ readme: $(BIN)/.installed
 	$(BIN)/python -m enkcvs.runs readme
 
 # Run a config, timed, and record its report with provenance: make record NAME=default CONFIG=config/config.yaml
-# (into results/recorded/NAME; a run killed or stopped at a time limit goes on when the same command is given again)
+# [PROFILE=profiles/gpu-node] (into results/recorded/NAME, with the snakemake on PATH; the profile sets cores and GPU
+# jobs; a run killed or stopped at a time limit goes on when the same command is given again)
 record: $(BIN)/.installed
-	$(BIN)/python -m enkcvs.runs run --name $(NAME) --configfile $(CONFIG)
+	$(BIN)/python -m enkcvs.runs run --name $(NAME) --configfile $(CONFIG) $(if $(PROFILE),--profile $(PROFILE))
 
-# The GPU check (benchmarks/README.md): on a GPU node, the tiny workflow with every training job on the GPU, then one
-# fold of the paper's MNIST and CIFAR-10 models, into one JSON under benchmarks/results/.
-GPU_CHECK_JSON := benchmarks/results/gpu-check-$(shell date -u +%Y-%m-%d).json
+# The GPU check (benchmarks/gpu_check.py), on a GPU node: its parts one by one, each JSON written as the part ends
+# into benchmarks/results/gpu-check-DATE/; `make gpu-check BUDGET=SECONDS` skips the parts that would not fit.
+BUDGET ?= 300
 
 gpu-check: $(BIN)/.installed
-	$(BIN)/python benchmarks/gpu_check.py --out $(GPU_CHECK_JSON)
+	$(BIN)/python benchmarks/gpu_check.py --out-dir benchmarks/results/gpu-check-$(shell date -u +%Y-%m-%d) \
+		--budget-seconds $(BUDGET)
 
 # For nodes without internet (docs/running.md): `make wheelhouse`, on a machine with internet and the nodes' Python
 # and platform (a login node), puts a wheel of every package both locks pin into WHEELHOUSE (built where a package is

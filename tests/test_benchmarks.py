@@ -1,9 +1,9 @@
-"""The GPU benchmarks' code paths, run on the CPU at a tiny size (benchmarks/fold_speed.py, benchmarks/gpu_check.py,
-`make gpu-check`; no timing checked)."""
+"""The benchmarks' code paths, run on the CPU at a tiny size (benchmarks/fold_speed.py, benchmarks/gpu_check.py,
+`make gpu-check`, the ranking and cleanlab comparisons; no timing checked)."""
 
 import importlib.util
 import json
-import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -95,91 +95,67 @@ def gpu_check_module():
     return module
 
 
+def run_gpu_check(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "gpu_check.py"), *arguments], capture_output=True, text=True
+    )
+
+
+def test_the_gpu_checks_plan_lists_every_part_and_totals_within_five_minutes():
+    done = run_gpu_check("--plan")
+    assert done.returncode == 0, done.stderr
+    *parts, total = done.stdout.splitlines()
+    assert [line.split()[0] for line in parts] == list(gpu_check_module().PARTS)
+    assert parts[0].startswith("smoke") and re.fullmatch(r"total \d+ s", total)
+    assert int(total.split()[1]) <= 300
+    assert sum(float(line.split()[1]) for line in parts) == pytest.approx(int(total.split()[1]), abs=1)
+
+
 @pytest.mark.workflow
-def test_the_gpu_check_runs_the_tiny_workflow_and_both_folds_and_writes_one_json(tmp_path):
-    """Its wiring on the CPU (--quick): every part runs and lands in the JSON; on a GPU the same code trains there.
-    In fp32, whatever this CPU's probe would pick (bf16: the next test)."""
-    bf16 = "false"
-    out = tmp_path / "gpu-check.json"
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "benchmarks" / "gpu_check.py"),
-            "--device",
-            "cpu",
-            "--quick",
-            "--parallel-jobs",
-            "2",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "ENKCVS_BF16_AUTO": bf16},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    check = json.loads(out.read_text())
-    workflow = check["tiny_workflow"]
-    assert workflow["config"]["gpu"] == {"per_training_job": 0} and workflow["training_jobs"] > 0
-    assert workflow["epoch_lines"] > 0 and workflow["epoch_lines_by_device"] == {"cpu": workflow["epoch_lines"]}
-    assert "enkcvs" in workflow["table2"]
-    assert sorted(check["folds"]) == ["cnn4", "cnn8"]
-    assert [check["folds"][model]["recipe"]["model"] for model in ("cnn4", "cnn8")] == ["cnn4", "cnn8"]
-    stacked = check["stacked"]
-    assert [stacked[model]["recipe"]["model"] for model in ("cnn4", "cnn8")] == ["cnn4", "cnn8"]
-    assert all(
-        stacked[model]["stacked_samples_per_s"] > 0 < stacked[model]["per_fold_samples_per_s"] for model in stacked
-    )
-    assert all(stacked[model]["side_by_side"]["samples_per_s"] > 0 for model in stacked)  # K processes at once
-    assert all("side_by_side_mps" not in stacked[model] for model in stacked)  # MPS: a GPU's only
-    assert all(check["folds"][model]["engine_fold"]["cuda_graphs"] is False for model in stacked)  # none on a CPU
-    assert all(stacked[model]["cuda_graphs"] == {"per_fold": False, "stacked": False} for model in stacked)
-    assert all(check["folds"][model]["engine_fold"]["bf16"] is (bf16 == "true") for model in stacked)
-    finals = check["finals"]["cnn4"]
-    assert finals["models"] == 2 and finals["samples"] == 2 * 128 * finals["recipe"]["epochs"]
-    assert finals["stacked_samples_per_s"] > 0 < finals["alone_samples_per_s"]
-    assert finals["side_by_side"]["samples_per_s"] > 0 and "side_by_side_mps" not in finals
-    assert finals["cuda_graphs"] == {"alone": False, "stacked": False} and finals["bf16"] is (bf16 == "true")
-    assert "stacked against per fold" in done.stdout and "final models stacked against" in done.stdout
-    assert "written to" in done.stdout
-    page = gpu_check_view(out, paper_config=REPO / "config" / "paper.yaml")
-    header, _, cnn4, cnn8 = [line for line in page.splitlines() if line.startswith("|")][:4]
-    columns = [cell.strip() for cell in header.strip("|").split("|")]
-    for row in (cnn4, cnn8):
-        cells = dict(zip(columns, (cell.strip() for cell in row.strip("|").split("|")), strict=True))
-        assert cells["CUDA graphs"] == "no" and cells["engine / eager loop"].endswith("x")
-    assert "per fold, side by side under MPS (samples/s)" in page and "not in this check" in page  # MPS: GPU only
-    assert "A setting's final models" in page and "stacked / one after another" in page
-    grid = check["grid"]
-    assert grid["config"] == "tests/config/tiny.yaml"
-    assert {entry["rule"] for entry in grid["training_jobs"]} == {
-        "train_fold",
-        "train_final_baseline",
-        "train_final_selected",
-    }
-    digits = next(line for line in page.splitlines() if line.startswith("| digits "))
-    assert float(digits.split("|")[4]) >= 0  # cnn4, measured: its jobs projected to GPU-hours (not "not measured")
+def test_the_gpu_check_rehearsed_on_the_cpu_writes_each_parts_json(tmp_path):
+    """The command a GPU node runs, at its quick size on the CPU: every part's JSON, each with what it measured."""
+    done = run_gpu_check("--device", "cpu", "--quick", "--out-dir", str(tmp_path), "--budget-seconds", "100000")
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    records = {path.stem: json.loads(path.read_text()) for path in tmp_path.glob("*.json")}
+    assert set(records) == set(gpu_check_module().PARTS)
+    assert all(record["status"] == "done" and record["cpu_flags"] is not None for record in records.values())
+    assert set(records["smoke"]["two_steps_s"]) == {"fp32", "bf16", "stacked", "stacked graphs"}
+    selection = records["selection_stack"]
+    assert selection["models"] == 4 and len(selection["epoch_s"]) == 3 and selection["projected_selection_s"] > 0
+    assert 0 < selection["share_of_bf16_peak"] and selection["cuda_graphs"] is False  # no graphs on a CPU
+    assert records["cnn8_stack"]["models"] == 2 and records["cnn8_stack"]["projected_fold_s"] > 0
+    workflow = records["tiny_workflow"]
+    assert workflow["training_jobs"] > 0 and set(workflow["epoch_lines_by_device"]) == {"cpu"}
+    assert [records[f"fold_{model}"]["recipe"]["model"] for model in ("cnn4", "cnn8")] == ["cnn4", "cnn8"]
+    assert all(f"{name}: done in " in done.stdout for name in records)
 
 
-def test_the_gpu_checks_fold_stacked_folds_and_finals_train_in_bf16(tmp_path, monkeypatch):
-    """The check's training parts at its quick size with bf16 forced, whatever this CPU's probe would pick: its
-    stacked folds once failed in bf16 only (batch norm inside the stacked program), on the CPUs whose probe picks it.
-    cnn8, batch norm after every convolution; the whole check in fp32 is the test above."""
-    bf16 = True
-    monkeypatch.setenv("ENKCVS_BF16_AUTO", "true")
-    check = gpu_check_module()
-    fold = check.fold_speed(device="cpu", model="cnn8", quick=True, workdir=tmp_path)
-    stacked = check.stacked_speed(device="cpu", model="cnn8", quick=True, workdir=tmp_path)
-    assert fold["engine_fold"]["bf16"] is bf16 and stacked["bf16"] is bf16
-    assert stacked["stacked_samples_per_s"] > 0 < stacked["per_fold_samples_per_s"]
-    assert stacked["side_by_side"]["samples_per_s"] > 0
-    finals = check.finals_speed(device="cpu", quick=True, workdir=tmp_path)
-    assert finals["bf16"] is bf16 and finals["stacked_samples_per_s"] > 0 < finals["alone_samples_per_s"]
+def test_a_budget_no_part_fits_skips_each_part_with_a_line_and_a_record(tmp_path):
+    done = run_gpu_check("--device", "cpu", "--quick", "--out-dir", str(tmp_path), "--budget-seconds", "0")
+    assert done.returncode == 0, done.stderr
+    names = list(gpu_check_module().PARTS)
+    assert [line.split(":")[0] for line in done.stdout.splitlines()] == names
+    assert all("skipped" in line for line in done.stdout.splitlines())
+    assert {json.loads((tmp_path / f"{name}.json").read_text())["status"] for name in names} == {"skipped"}
+
+
+def test_a_part_past_its_timeout_is_stopped_and_recorded_and_the_check_fails(tmp_path):
+    done = run_gpu_check(
+        "--device", "cpu", "--quick", "--parts", "smoke", "--out-dir", str(tmp_path), "--part-timeout", "0.1"
+    )
+    assert done.returncode == 1 and "smoke: timeout in " in done.stdout
+    assert json.loads((tmp_path / "smoke.json").read_text())["status"] == "timeout"
+
+
+def test_a_part_fits_when_it_ends_within_the_budget():
+    fits = gpu_check_module().fits
+    assert fits(elapsed=100, estimate=200, budget=300) and not fits(elapsed=100.5, estimate=200, budget=300)
 
 
 def test_make_gpu_check_runs_in_the_projects_environment_and_writes_under_benchmarks_results():
     dry = subprocess.run(["make", "-n", "gpu-check"], cwd=REPO, capture_output=True, text=True, check=True).stdout
-    assert ".venv/bin/python benchmarks/gpu_check.py --out benchmarks/results/gpu-check-" in dry
+    assert ".venv/bin/python benchmarks/gpu_check.py --out-dir benchmarks/results/gpu-check-" in dry
+    assert "--budget-seconds 300" in dry
 
 
 def test_rank_speed_measures_a_fold_model_per_kind_and_projects_the_whole_ranking(tmp_path):

@@ -336,7 +336,7 @@ def test_the_shipped_configs_are_valid(tmp_path):
     # config/paper.yaml: tests/test_paper_workflow.py
     shipped = (
         *sorted(path for path in (REPO / "config").glob("*.yaml") if path.name != "paper.yaml"),
-        *sorted(EXPERIMENTS.glob("*.yaml")),
+        *sorted(EXPERIMENTS.rglob("*.yaml")),
         *sorted((REPO / "tests" / "config").glob("*.yaml")),
         *sorted((REPO / "benchmarks").glob("*.yaml")),
     )
@@ -370,7 +370,7 @@ def test_the_shipped_configs_are_valid(tmp_path):
 def test_no_shipped_config_makes_an_execution_choice():
     """How jobs run (stacked folds, GPUs, workers, graphs) is a profile's or the command line's: a shipped config
     holds the science alone, so the same config runs per fold on a laptop and stacked on a GPU node."""
-    shipped = [REPO / "config" / "config.yaml", REPO / "config" / "paper.yaml", *sorted(EXPERIMENTS.glob("*.yaml"))]
+    shipped = [REPO / "config" / "config.yaml", REPO / "config" / "paper.yaml", *sorted(EXPERIMENTS.rglob("*.yaml"))]
     assert [path.name for path in shipped if "stacked_folds" in yaml.safe_load(path.read_text())] == []
     profile = yaml.safe_load((REPO / "profiles" / "gpu-node" / "config.yaml").read_text())
     assert profile["config"] == ["stacked_folds=True"]  # Snakemake's --config reads True, not true, as a boolean
@@ -488,26 +488,40 @@ def test_a_curve_record_retrains_one_method_of_its_parent_asking_for_its_curve(c
     assert (child["methods"], child["seeds"], child["ablation"]) == ([method], full["seeds"], False)
 
 
-@pytest.mark.parametrize(
-    "name, noise, seeds",
-    [
-        ("mnist-full-k10-seeds", ["asym0.4"], [2, 3]),
-        ("mnist-full-k10-sym0.8", ["sym0.8"], [1, 2, 3]),
-        ("mnist-full-k10-asym0.2", ["asym0.2"], [1]),
-    ],
-)
-def test_the_k10_records_are_mnist_full_k10_at_other_seeds_and_settings_with_enkcvs_and_prune_and_retrain(
-    name, noise, seeds
-):
-    """Their E-NKCVS cells stand beside the K = 4, M = 3 cells of the same seeds and noise draws: the same data,
-    recipe and selection as mnist-full-k10, and mnist-full's data and recipe."""
+CELLS = sorted((EXPERIMENTS / "cells").glob("*.yaml"))
+
+
+def test_the_k10_cells_come_in_the_order_the_readmes_row_needs_them():
+    assert [path.stem for path in CELLS] == [
+        "01-asym0.4-seed2",
+        "02-asym0.4-seed3",
+        "03-sym0.8-seed1",
+        "04-sym0.8-seed2",
+        "05-sym0.8-seed3",
+        "06-asym0.2-seed1",
+        "07-sym0.0-seed1",
+        "08-sym0.2-seed1",
+        "09-sym0.4-seed1",
+        "10-sym0.6-seed1",
+    ]
+
+
+@pytest.mark.parametrize("cell", CELLS, ids=[path.stem for path in CELLS])
+def test_each_k10_cell_is_mnist_full_k10_at_one_setting_and_seed(cell):
+    """Its cells join the full-MNIST row: mnist-full-k10's data, recipe and selection at one noise setting and one
+    seed; E-NKCVS alone where the row's baselines are recorded at that seed and setting, else with them (on their
+    defaults), and its header names the command that records it."""
     k10 = yaml.safe_load((EXPERIMENTS / "mnist-full-k10.yaml").read_text())
-    setting = yaml.safe_load((EXPERIMENTS / f"{name}.yaml").read_text())
-    assert setting["datasets"]["mnist"].pop("noise") == noise and setting.pop("seeds") == seeds
-    assert setting.pop("methods") == ["enkcvs", "cl_prune"]
+    setting = yaml.safe_load(cell.read_text())
+    _, noise, seed = cell.stem.split("-")
+    assert setting["datasets"]["mnist"].pop("noise") == [noise] and setting.pop("seeds") == [int(seed[4:])]
+    methods = setting.pop("methods")
+    if methods != ["enkcvs"]:
+        assert methods == ["ce", "coteaching", "sl", "enkcvs"]
+        assert setting["datasets"]["mnist"].pop("baselines") == {
+            "sl": {"alpha": 0.01, "beta": 1.0, "schedule": "authors"},
+            "coteaching": {"forget_rate": "actual", "warmup_epochs": 10},
+        }
     k10["datasets"]["mnist"].pop("noise"), k10.pop("seeds"), k10.pop("methods")
     assert setting == k10
-    full = yaml.safe_load((EXPERIMENTS / "mnist-full.yaml").read_text())["datasets"]["mnist"]
-    assert {key: full[key] for key in ("source", "asymmetric_map", "recipe")} == {
-        key: k10["datasets"]["mnist"][key] for key in ("source", "asymmetric_map", "recipe")
-    }
+    assert f"make record NAME=mnist-k10-{cell.stem} CONFIG=config/experiments/cells/{cell.name}" in cell.read_text()

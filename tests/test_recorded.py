@@ -3,6 +3,7 @@ tables compared."""
 
 import hashlib
 import json
+import subprocess
 from datetime import datetime
 from pathlib import Path
 
@@ -249,3 +250,30 @@ def test_a_record_keeps_the_merged_label_issue_rankings_with_their_flagged_rows(
     ]
     assert pd.read_csv(kept / "label_issues.csv")["official_image"].tolist() == ["test 0", "train 0"]
     assert not (record / "issues" / "mnist" / "real" / "seed1").exists()
+
+
+def test_a_record_with_a_profile_leaves_cores_and_gpu_jobs_to_it(tmp_path, monkeypatch, stand_in_workflow):
+    monkeypatch.chdir(tmp_path)
+    snakemake = stand_in_workflow(tmp_path)
+    record = run_and_record(name="demo", configfile="config.yaml", snakemake=str(snakemake), profile="profiles/slurm")
+    meta = json.loads((record / "provenance.json").read_text())
+    assert meta["command"] == ["workflow/run.sh", "--profile", "profiles/slurm", "--configfile", "config.yaml"]
+    assert (tmp_path / "invocations.txt").read_text().split() == [
+        "--rerun-incomplete",
+        "--profile",
+        "profiles/slurm",
+        "--configfile",
+        "config.yaml",
+    ]
+
+
+def test_make_record_takes_snakemake_from_path_and_the_profile_it_is_given():
+    dry = subprocess.run(
+        ["make", "-n", "record", "NAME=x", "CONFIG=c.yaml", "PROFILE=profiles/gpu-node"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "-m enkcvs.runs run --name x --configfile c.yaml --profile profiles/gpu-node" in dry
+    assert "--snakemake" not in dry and "--cores" not in dry

@@ -350,3 +350,45 @@ def test_a_train_stack_job_gives_each_fold_the_table_of_its_fold_job(make_separa
             assert got_meta[field] == expected_meta[field], field
     with pytest.raises(ValueError, match="holds no fold 1 of iteration 3: it was trained for fewer"):
         unstack_fold(stack=stack, iteration=3, fold=1, output=tmp_path / "m3.parquet", provenance_fields={})
+
+
+class _CountedOps(torch.utils._python_dispatch.TorchDispatchMode):
+    """Counts the operators dispatched while it is on: the host's work, whatever the tensors hold."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize(
+    "recipe",
+    [RECIPE, RECIPE_ADAM := Recipe(model="mlp", optimizer="adam", lr=1e-3, epochs=1, batch_size=16, bf16=False)],
+)
+def test_a_stacked_step_dispatches_as_many_operators_for_six_models_as_for_two(recipe, make_separable_images):
+    """The host's cost of a step does not grow with the models stacked: every model's batch, augmentation and mixup
+    come from the epoch's (G, ...) draws, and one optimizer step updates every stacked parameter."""
+    from enkcvs.training.device import Execution
+    from enkcvs.training.stacked import StackTraining
+
+    x, labels = make_separable_images(seed=0, num_samples=64, num_classes=4)
+    targets = np.eye(4, dtype=np.float32)[labels]
+    counted = {}
+    for models in (2, 6):  # (one model takes other views: a dimension of size one)
+        training = StackTraining(
+            recipe=recipe,
+            xs=[x] * models,
+            targets=[targets] * models,
+            seeds=list(range(1, models + 1)),
+            validations=[None] * models,
+            execution=Execution(device=CPU),
+        )
+        training._draw_epoch()
+        training.full_step()  # the first step creates the gradients and the optimizer's state
+        with _CountedOps() as ops:
+            training.full_step()
+        counted[models] = ops.calls
+    assert counted[6] == counted[2] > 0

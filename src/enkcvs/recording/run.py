@@ -45,8 +45,8 @@ def run_and_record(
     *,
     name: str,
     configfile: PathLike,
-    cores: str,
     snakemake: str,
+    cores: str | None = None,
     root: PathLike = RUN_HOME,
     profile: PathLike | None = None,
 ) -> Path:
@@ -55,22 +55,19 @@ def run_and_record(
     run's Snakemake invocations (:func:`snakemake_invocations`): the first one's start is kept in
     :func:`since_file` until the record is written, so a run killed (or stopped by a scheduler's time limit) and
     started again with the same command is timed whole. ``profile``: a Snakemake profile to run with
-    (``profiles/slurm``).
+    (``profiles/gpu-node``, ``profiles/slurm``), which sets the cores and GPU jobs; ``cores`` (default: the
+    profile's, else all) overrides them.
 
     Raises ``RuntimeError`` where the run fails (nothing is recorded), and ``ValueError`` where no job ran (the
     outputs were all there already: no run to time)."""
+    execution = [*(["--profile", str(profile)] if profile else []), *(["--cores", cores] if cores else [])]
+    if not profile and not cores:
+        execution = ["--cores", "all"]
     dry = subprocess.run(
-        [snakemake, "-n", "--forceall", "--configfile", str(configfile)], capture_output=True, text=True
+        [snakemake, "-n", "--forceall", *execution, "--configfile", str(configfile)], capture_output=True, text=True
     )
     planned = re.search(r"^total\s+(\d+)$", dry.stdout, re.MULTILINE)
-    command = [
-        "workflow/run.sh",
-        "--cores",
-        cores,
-        *(["--profile", str(profile)] if profile else []),
-        "--configfile",
-        str(configfile),
-    ]
+    command = ["workflow/run.sh", *execution, "--configfile", str(configfile)]
     # the workflow that runs is the working directory's, as it is when the run starts
     git = git_state(root=Path.cwd())
     began = since_file(name)

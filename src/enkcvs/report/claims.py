@@ -32,6 +32,17 @@ MNIST_ROW = [
 ]
 #: TREC's row of Table 2, at full size with a smaller text model.
 TREC_ROW = [("trec-full", None)]
+#: The configs of the row's K = 10, M = 5 cells still to record, one setting and seed each, in the order the row
+#: needs them; each recorded as ``mnist-k10-<file stem>`` joins the row.
+CELLS = "config/experiments/cells"
+
+
+def mnist_row(root: Path) -> list[tuple[str, set[str] | None]]:
+    """:data:`MNIST_ROW` and the cells of :data:`CELLS` recorded so far."""
+    cells = [f"mnist-k10-{path.stem}" for path in sorted((root / CELLS).glob("*.yaml"))]
+    return MNIST_ROW + [(name, None) for name in cells if (records(root) / name).is_dir()]
+
+
 #: The paper's four methods of Table 2.
 PAPER_METHODS = ("ce", "coteaching", "sl", "enkcvs")
 #: The measured GPU rates the estimates of what did not run come from: a dataset's model -> its benchmark record.

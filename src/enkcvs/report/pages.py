@@ -43,12 +43,13 @@ def machine(facts: dict) -> str:
 
 def readme_data(root: Path) -> dict[str, Any]:
     """The README's first screen: each claim's data (:mod:`enkcvs.report.claims`)."""
-    mnist = claims.row_cells(root, claims.MNIST_ROW)
+    mnist = claims.row_cells(root, claims.mnist_row(root))
     trec = claims.row_cells(root, claims.TREC_ROW)
     return {
         "mnist": claims.row_summary(mnist),
         "mnist_orderings": claims.orderings(mnist),
-        "mnist_runs": [claims.run_facts(root, name) for name, _ in claims.MNIST_ROW],
+        "mnist_runs": [claims.run_facts(root, name) for name, _ in claims.mnist_row(root)],
+        "cells": sorted(path.relative_to(root).as_posix() for path in (root / claims.CELLS).glob("*.yaml")),
         "trec": claims.row_summary(trec),
         "trec_run": claims.run_facts(root, "trec-full"),
         "theorem": claims.theorem_gaps(root),
@@ -66,7 +67,7 @@ def results_data(root: Path) -> dict[str, Any]:
     """docs/results.md: the default run's report, the full-MNIST and TREC rows beside the paper's, Theorem 1 per
     run, and every recorded run."""
     home = claims.records(root)
-    mnist = claims.row_cells(root, claims.MNIST_ROW)
+    mnist = claims.row_cells(root, claims.mnist_row(root))
     mnist = mnist.assign(
         method=[METHOD_NAMES[m] for m in mnist["method"]],
         selection=[selection_title(s) or "-" for s in mnist["selection"]],
@@ -133,10 +134,15 @@ def benchmarks_data(root: Path) -> dict[str, Any]:
     targets = yaml.safe_load((root / "benchmarks" / "targets" / "speed.yaml").read_text())
     rows = []
     for name, target in targets.items():
-        record = root / target["record"]
-        measured = "not measured"
-        if record.is_file():
-            measured = f"{_field(json.loads(record.read_text()), target['field']) * target.get('scale', 1):.3g}"
+        found = [
+            path
+            for path in sorted(root.glob(target["record"]))
+            if json.loads(path.read_text()).get("status", "done") == "done"
+        ]  # a GPU check's part may be skipped
+        measured, record = "not measured", "none yet"
+        if found:
+            value = _field(json.loads(found[-1].read_text()), target["field"])
+            measured, record = f"{value * target.get('scale', 1):.3g}", f"`{found[-1].relative_to(root).as_posix()}`"
         rows.append(
             {
                 "target": f"`{name}`",
@@ -144,7 +150,7 @@ def benchmarks_data(root: Path) -> dict[str, Any]:
                 "target value": f"{target['target']:g}",
                 "unit": target["unit"],
                 "latest measured": measured,
-                "record": f"`{target['record']}`" if record.is_file() else "none yet",
+                "record": record,
             }
         )
     record = sorted((root / "benchmarks" / "results").glob("find_issues_vs_cleanlab-*.json"))[-1]

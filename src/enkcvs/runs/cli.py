@@ -6,6 +6,7 @@ records (:mod:`enkcvs.report.pages`), and ``readme --check`` only names those th
 """
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
@@ -20,9 +21,15 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run the workflow on a config, timed, and record its report")
     run.add_argument("--name", required=True, help="the record's folder under results/recorded")
     run.add_argument("--configfile", required=True, type=Path)
-    run.add_argument("--cores", default="all")
-    run.add_argument("--snakemake", default=str(Path(sys.executable).with_name("snakemake")))
-    run.add_argument("--profile", type=Path, help="a Snakemake profile to run with, e.g. profiles/slurm")
+    run.add_argument("--cores", help="cores to run on (default: the profile's, else all)")
+    run.add_argument(
+        "--snakemake",
+        default=shutil.which("snakemake") or str(Path(sys.executable).with_name("snakemake")),
+        help="the snakemake to run (default: the one on PATH)",
+    )
+    run.add_argument(
+        "--profile", type=Path, help="a Snakemake profile, which sets cores and GPU jobs: profiles/gpu-node"
+    )
     readme = commands.add_parser("readme", help="render the generated pages from the recorded runs")
     readme.add_argument("--check", action="store_true", help="only name the pages that differ (exit 1)")
     compare = commands.add_parser("compare", help="how the tables of two runs' report folders differ")
@@ -61,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     changed = regenerate(Path.cwd(), write=not args.check)
     for page in changed:
-        print(f"{page}: differs from its rendering; run `make readme`" if args.check else f"{page}: rendered",
-              file=sys.stderr if args.check else sys.stdout)
+        print(
+            f"{page}: differs from its rendering; run `make readme`" if args.check else f"{page}: rendered",
+            file=sys.stderr if args.check else sys.stdout,
+        )
     return 1 if args.check and changed else 0
