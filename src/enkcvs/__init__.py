@@ -24,7 +24,7 @@ E-NKCVS to out-of-fold probabilities a user already has (:mod:`enkcvs.labelissue
 """
 
 __all__ = ["select"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def __getattr__(name: str):
