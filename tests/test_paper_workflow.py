@@ -211,7 +211,8 @@ def paper_plan(tmp_path_factory) -> dict[tuple, tuple]:
 )
 def test_one_changed_value_of_the_paper_config_plans_exactly_its_targets(tmp_path, paper_plan, change, expected):
     """Dry-run planning of config/paper.yaml: after one changed value, the jobs whose outputs, params or inputs
-    differ (and their downstream) are exactly that value's targets, beside the report rules that gather them."""
+    differ (and their downstream) are exactly that value's targets, beside the report rules that gather them. The
+    two plans are made in different folders, as a working directory moved elsewhere: that alone changes nothing."""
     changed = json.loads(json.dumps(PAPER))
     if change == "trec epochs":
         changed["datasets"]["trec"]["recipe"]["epochs"] += 1

@@ -64,12 +64,12 @@ def get_layout_check(wildcards):
 
 
 def get_source_options(wildcards):
-    """The options a dataset's source takes; a relative root or path is resolved here (against the working
-    directory), where jobs and config agree on it."""
+    """The options a dataset's source takes. A relative root or path stays relative to the working directory, where
+    every job runs, so that a working directory moved elsewhere reruns nothing."""
     options = dict(config["datasets"][wildcards.dataset]["source_options"])
     for key in ("root", "path"):
         if key in options:
-            options[key] = str(Path(options[key]).expanduser().resolve())
+            options[key] = str(Path(options[key]).expanduser())
     return canonical(options)
 
 
