@@ -73,3 +73,10 @@ def test_every_report_output_has_a_category_and_the_papers_sort_first():
     description = (REPO / "workflow" / "report" / "workflow.rst").read_text()
     paper_part = description.split("Supplement", 1)[0]
     assert all(name in paper_part for name in ("Table 1", "Table 2", "Table 3", "Figure 1", "Theorem 1"))
+
+
+def test_the_citation_names_the_packages_version():
+    import enkcvs
+
+    citation = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    assert citation["version"] == enkcvs.__version__
