@@ -265,7 +265,7 @@ class StackedSGD:
 class StackedAdam:
     """Adam with L2 weight decay on stacked weights (G, ...), with the recipe's milestone schedule: the update
     ``torch.optim.Adam`` makes of each model's own weights (no AMSGrad), for all G models at once or for ``rows``.
-    Each model counts its own steps (a model sitting out a step does not advance), on the device."""
+    Each model counts its own steps in a tensor beside its weights (a model that skips a step does not advance)."""
 
     betas, eps = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults, as recipe_optimizer builds it
 

@@ -445,14 +445,5 @@ def train_stacked(
             "cuda_graphs": training.cuda_graphs,
         },
     )
-    run_epochs(
-        training,
-        recipe=recipe,
-        device=execution.device,
-        bf16=training.bf16,
-        cuda_graphs=training.cuda_graphs,
-        checkpoint=checkpoint,
-        checkpoint_every=execution.checkpoint_every,
-        on_epoch=on_epoch,
-    )
+    run_epochs(training, checkpoint=checkpoint, checkpoint_every=execution.checkpoint_every, on_epoch=on_epoch)
     return training.results()

@@ -75,6 +75,10 @@ class Training(Protocol):
 
     names: list[str]  # how the epoch lines name each model ("" for a training of one)
     train_loss: list[list[float]]  # each model's mean batch loss per epoch
+    recipe: Recipe  # its epochs
+    device: torch.device
+    bf16: bool  # forward passes under bf16 autocast
+    cuda_graphs: bool  # full-batch steps replayed as CUDA graphs
 
     def train_epoch(self, epoch: int) -> tuple[list[torch.Tensor], list[int]]:
         """The epoch's steps: each model's recorded batch losses (steps, ...) on the device, and samples trained."""
@@ -198,18 +202,15 @@ def log_epoch(
 def run_epochs(
     training: Training,
     *,
-    recipe: Recipe,
-    device: torch.device,
-    bf16: bool,
-    cuda_graphs: bool,
     checkpoint: EpochCheckpoint | None,
     checkpoint_every: int = 1,
     on_epoch: Callable[[int], None] | None = None,
 ) -> None:
-    """The epoch loop: from the epoch after the one ``checkpoint`` holds (if any) to ``recipe.epochs``, each epoch's
+    """The epoch loop: from the epoch after the one ``checkpoint`` holds (if any) to the recipe's last, each epoch's
     steps, its mean batch losses checked and recorded, schedules and best epochs updated, a line per model logged,
     and the whole state saved to ``checkpoint`` every ``checkpoint_every`` epochs (never after the last, when the
     checkpoint is removed); ``on_epoch(epoch)`` after each (progress)."""
+    recipe = training.recipe
     done = 0
     if checkpoint is not None and (saved := checkpoint.load()) is not None:
         training.load_state_dict(saved)
@@ -232,10 +233,10 @@ def run_epochs(
                 samples=trained,
                 training_seconds=training_seconds,
                 seconds=time.perf_counter() - started,
-                device=device,
-                bf16=bf16,
+                device=training.device,
+                bf16=training.bf16,
                 model=name,
-                cuda_graphs=cuda_graphs,
+                cuda_graphs=training.cuda_graphs,
             )
         progress.set_postfix_str(f"loss {training.train_loss[0][-1]:.4f}", refresh=False)
         progress.update()
@@ -510,13 +511,5 @@ def train_model(
             "cuda_graphs": training.cuda_graphs,
         },
     )
-    run_epochs(
-        training,
-        recipe=recipe,
-        device=execution.device,
-        bf16=training.bf16,
-        cuda_graphs=training.cuda_graphs,
-        checkpoint=checkpoint,
-        checkpoint_every=execution.checkpoint_every,
-    )
+    run_epochs(training, checkpoint=checkpoint, checkpoint_every=execution.checkpoint_every)
     return training.result()
