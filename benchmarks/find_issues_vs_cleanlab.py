@@ -143,13 +143,6 @@ def one_run(kind: str, name: str, inputs, true: np.ndarray, *, seed: int, noise:
     }
 
 
-#: What is compared: each run's field for E-NKCVS and cleanlab.
-MEASURES = {
-    "f1": "review list F1 against cleanlab's flags' F1",
-    "precision_at_errors": "ranking's P@k against cleanlab's",
-}
-
-
 def summary(results: dict) -> str:
     """Both methods' scores per data set, then E-NKCVS's lead ordered by the paired t-test (Markdown)."""
     frame = runs_frame(results)

@@ -15,9 +15,10 @@ import yaml
 
 from enkcvs.method.methods import SELECTION_METHODS
 from enkcvs.pipeline.plan import Plan
+from enkcvs.recording.provenance import RUN_HOME
 from enkcvs.report.gathered import gathered_row, selection_title
-from enkcvs.report.paper import METHOD_NAMES
-from enkcvs.report.statistics import PAPER_RUNS, Cell, Verdict, welch_verdict
+from enkcvs.report.paper import METHOD_NAMES, TABLE2_RUNS
+from enkcvs.report.statistics import Cell, Verdict, welch_verdict
 
 #: The full-MNIST row of Table 2, gathered from the runs that recorded it (each with the methods taken from it, None
 #: for all; a later run's cell replaces an earlier one's where their seeds meet).
@@ -50,12 +51,7 @@ GPU_RATES = {"cnn8": "benchmarks/results/fold_speed-2026-11-27-h200-cnn8.json"}
 
 
 def records(root: Path) -> Path:
-    return root / "results" / "recorded"
-
-
-def run_config(run: Path) -> dict:
-    """The config a recorded run ran with (its provenance keeps it)."""
-    return yaml.safe_load(json.loads((run / "provenance.json").read_text())["config"])
+    return root / RUN_HOME
 
 
 def row_cells(root: Path, runs: list[tuple[str, set[str] | None]]) -> pd.DataFrame:
@@ -65,7 +61,7 @@ def row_cells(root: Path, runs: list[tuple[str, set[str] | None]]) -> pd.DataFra
     cells = gathered_row([(records(root) / name, methods) for name, methods in runs])
     cells = cells[cells["method"].isin(PAPER_METHODS) & cells["published"].notna()].reset_index(drop=True)
     verdicts = [
-        welch_verdict(Cell(row.mean, row.std, int(row.runs)), Cell(row.published, row.published_std, PAPER_RUNS))
+        welch_verdict(Cell(row.mean, row.std, int(row.runs)), Cell(row.published, row.published_std, TABLE2_RUNS))
         for row in cells.itertuples()
     ]
     return cells.assign(side=[v.side for v in verdicts], gap=[v.gap for v in verdicts], p=[v.p for v in verdicts])

@@ -48,7 +48,6 @@ def readme_data(root: Path) -> dict[str, Any]:
     return {
         "mnist": claims.row_summary(mnist),
         "mnist_orderings": claims.orderings(mnist),
-        "mnist_runs": [claims.run_facts(root, name) for name, _ in claims.mnist_row(root)],
         "cells": sorted(path.relative_to(root).as_posix() for path in (root / claims.CELLS).glob("*.yaml")),
         "trec": claims.row_summary(trec),
         "trec_run": claims.run_facts(root, "trec-full"),
@@ -134,15 +133,13 @@ def benchmarks_data(root: Path) -> dict[str, Any]:
     targets = yaml.safe_load((root / "benchmarks" / "targets" / "speed.yaml").read_text())
     rows = []
     for name, target in targets.items():
-        found = [
-            path
-            for path in sorted(root.glob(target["record"]))
-            if json.loads(path.read_text()).get("status", "done") == "done"
-        ]  # a GPU check's part may be skipped
+        loaded = [(path, json.loads(path.read_text())) for path in sorted(root.glob(target["record"]))]
+        done = [(path, data) for path, data in loaded if data.get("status", "done") == "done"]  # a part may be skipped
         measured, record = "not measured", "none yet"
-        if found:
-            value = _field(json.loads(found[-1].read_text()), target["field"])
-            measured, record = f"{value * target.get('scale', 1):.3g}", f"`{found[-1].relative_to(root).as_posix()}`"
+        if done:
+            path, data = done[-1]
+            measured = f"{_field(data, target['field']) * target.get('scale', 1):.3g}"
+            record = f"`{path.relative_to(root).as_posix()}`"
         rows.append(
             {
                 "target": f"`{name}`",

@@ -11,8 +11,6 @@ from scipy.stats import ttest_ind_from_stats
 
 #: The level below which a test orders two results.
 SIGNIFICANCE = 0.05
-#: The paper's Table 2 cells average this many runs ("mean ± std over 5 runs").
-PAPER_RUNS = 5
 
 
 @dataclass(frozen=True)

@@ -26,15 +26,3 @@ RUNG_COLUMNS = {
     "ce_mixup": "CE + mixup, noisy labels",
     "enkcvs": "E-NKCVS (beta, gamma)",
 }
-#: The rungs' short names in the titles of the ladder's steps: ``mixup (CE + mixup - CE)``.
-RUNG_NAMES = {
-    "ce_true": "CE true",
-    "ce": "CE",
-    "ce_mixup": "CE + mixup",
-    "cs_only": "CS only",
-    "css_only": "CSS only",
-    "ss_only": "SS only",
-    "ss_pseudo": "SS + pseudo",
-    "ss_pseudo_weighted": "SS + pseudo, full loss",
-    "enkcvs": "E-NKCVS",
-}
