@@ -59,13 +59,6 @@ def _torch_device(context: Context):
     return torch.device(context.device)
 
 
-def _synchronize(device) -> None:
-    import torch
-
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def _images(count: int, shape: tuple[int, ...], classes: int, *, seed: int = 0):
     import numpy as np
 
@@ -85,6 +78,7 @@ def smoke(context: Context) -> dict:
     import torch
     import torchvision
     import transformers
+    from fold_speed import synchronize
 
     from enkcvs.training.device import Execution
     from enkcvs.training.stacked import train_stacked
@@ -114,7 +108,7 @@ def smoke(context: Context) -> dict:
             )
         else:
             train_model(recipe=recipe, x=x, targets=targets, seed=1, execution=execution)
-        _synchronize(device)
+        synchronize(device)
         timed[name] = round(time.perf_counter() - started, 2)
     gpu = torch.cuda.get_device_properties(device) if device.type == "cuda" else None
     return {
@@ -137,33 +131,6 @@ def smoke(context: Context) -> dict:
     }
 
 
-def bf16_peak_tflops(device, *, size: int) -> float:
-    """The device's bf16 matrix-product rate, best of five products of ``size`` x ``size``."""
-    import torch
-
-    a, b = (torch.randn(size, size, device=device, dtype=torch.bfloat16) for _ in range(2))
-    best = math.inf
-    for _ in range(5):
-        _synchronize(device)
-        started = time.perf_counter()
-        a @ b
-        _synchronize(device)
-        best = min(best, time.perf_counter() - started)
-    return 2 * size**3 / best / 1e12
-
-
-def _forward_flops(model: str, shape: tuple[int, ...], classes: int) -> float:
-    import torch
-    from torch.utils.flop_counter import FlopCounterMode
-
-    from enkcvs.training.models import create_model
-
-    counter = FlopCounterMode(display=False)
-    with counter:
-        create_model(model, input_shape=shape, num_classes=classes).eval()(torch.zeros(1, *shape))
-    return float(counter.get_total_flops())
-
-
 def _stack(
     context: Context, *, dataset: str, samples: int, shape: tuple, folds: int, iterations: int, epochs: int, **recipe
 ) -> dict:
@@ -171,6 +138,7 @@ def _stack(
     (each fold's own training part and validation split, the stack's checkpoint every epoch, CUDA graphs on a GPU),
     for ``epochs`` epochs; each epoch's seconds."""
     import numpy as np
+    from fold_speed import synchronize
 
     from enkcvs.method.folds import fold_indices
     from enkcvs.training.device import Execution
@@ -198,7 +166,7 @@ def _stack(
     ends = []
 
     def on_epoch(epoch: int) -> None:
-        _synchronize(device)
+        synchronize(device)
         ends.append(time.perf_counter())
 
     started = time.perf_counter()
@@ -226,6 +194,9 @@ def _stack(
 def selection_stack(context: Context) -> dict:
     """The 50 cnn4 fold models of a full-MNIST K = 10, M = 5 selection stacked, projected to the paper's epochs."""
     import torch
+    from training_speed import forward_flops, matmul_gflops
+
+    from enkcvs.training.models import create_model
 
     quick = context.quick
     shape = (1, 12, 12) if quick else (1, 28, 28)
@@ -242,8 +213,10 @@ def selection_stack(context: Context) -> dict:
     )
     first, steady = stack["epoch_s"][0], sum(stack["epoch_s"][1:]) / len(stack["epoch_s"][1:])
     samples_per_s = stack["models"] * stack["train_samples_per_model"] / steady
-    achieved = 3 * _forward_flops("cnn4", shape, 10) * samples_per_s / 1e12  # forward + backward
-    peak = bf16_peak_tflops(torch.device(context.device), size=512 if quick else 8192)
+    flops = forward_flops(create_model("cnn4", input_shape=shape, num_classes=10), shape)
+    achieved = 3 * flops * samples_per_s / 1e12  # forward + backward
+    sizes = (512,) if quick else (4096, 8192)
+    peak = matmul_gflops(torch.bfloat16, sizes, device=torch.device(context.device)) / 1000
     return {
         **stack,
         "paper_epochs": paper_epochs,

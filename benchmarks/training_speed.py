@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
+from fold_speed import synchronize
 from PIL import Image
 from torch.utils.data import DataLoader
 from torch.utils.flop_counter import FlopCounterMode
@@ -98,15 +99,17 @@ def median_seconds(run, repeats: int = 3) -> float:
     return statistics.median(times)
 
 
-def matmul_gflops(dtype: torch.dtype, sizes: tuple[int, ...] = (1024, 2048, 4096)) -> float:
-    """Peak GFLOP/s of ``torch.mm`` of ``dtype``: the best over square sizes n of 2 n^3 / median time of one product
-    (one size alone can sit below what the convolution kernels reach: at 2048 alone the AVX-512 EPYC's cnn8 ran at
-    114 % of it)."""
+def matmul_gflops(
+    dtype: torch.dtype, sizes: tuple[int, ...] = (1024, 2048, 4096), *, device: torch.device = torch.device("cpu")
+) -> float:
+    """Peak GFLOP/s of ``torch.mm`` of ``dtype`` on ``device``: the best over square sizes n of 2 n^3 / median time
+    of one product (one size alone can sit below what the convolution kernels reach: at 2048 alone the AVX-512
+    EPYC's cnn8 ran at 114 % of it)."""
     best = 0.0
     for n in sizes:
-        a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+        a, b = torch.randn(n, n, dtype=dtype, device=device), torch.randn(n, n, dtype=dtype, device=device)
         torch.mm(a, b)  # warm-up
-        best = max(best, 2 * n**3 / median_seconds(lambda: torch.mm(a, b)) / 1e9)
+        best = max(best, 2 * n**3 / median_seconds(lambda: (torch.mm(a, b), synchronize(device))) / 1e9)
     return best
 
 
