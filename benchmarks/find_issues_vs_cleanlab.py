@@ -1,15 +1,27 @@
 """E-NKCVS as a practitioner runs it beside cleanlab as a practitioner runs it, on data whose flipped labels are known.
 
-E-NKCVS: ``enkcvs find-issues --data`` on the files a user has (a CSV of raw table features, a CSV of texts, a folder
-of PNG images per class), the command's defaults throughout (K, M, t, the recipe of each kind). cleanlab:
-``find_label_issues`` (its default filter) and ``get_label_quality_scores`` on the K-fold cross-validated
-probabilities of a scikit-learn logistic regression over the same inputs: a table's features z-scored, the texts'
-embeddings by the same frozen MiniLM, the images' pixels. Per (data, seed), a share of the labels flipped
-(``--noise``): the review list's F1 against cleanlab's flags' (both scored against the flips) and the ranking's
-precision at the number of flips (P@k) against cleanlab's label-quality ranking's. Per kind of data and over all,
-E-NKCVS's lead is ordered by the paired t-test over the (data, seed) pairs (the view ``vs-cleanlab``). Run
-``python benchmarks/find_issues_vs_cleanlab.py --out benchmarks/results/find_issues_vs_cleanlab-<date>.json``;
-it prints the view. Reports numbers, asserts nothing.
+Three arms on each data set and flip seed, all on the same features:
+
+- ``enkcvs``: ``enkcvs find-issues --data`` on the files a user has (a CSV of raw table features, with its missing
+  values and text columns where it has them; a CSV of texts; a folder of PNG images per class), the command's
+  defaults throughout (K, M, t, the recipe of each kind, fold models kept in the cache: a run again takes them
+  there; speed is rank_speed.py's to measure);
+- ``enkcvs_lr``: ``enkcvs.find_issues`` with cleanlab's own classifier below as the M x K fold models (the
+  own-model route);
+- ``cleanlab``: ``cleanlab.filter.find_label_issues`` (its default filter) and
+  ``cleanlab.rank.get_label_quality_scores`` (its default score) on the probabilities of
+  ``cleanlab.count.estimate_cv_predicted_probabilities`` (its default 5 folds, one cross-validation) by a scikit-learn
+  logistic regression: a table through a pipeline that imputes, one-hot encodes and z-scores (fitted in each fold),
+  the texts' embeddings by the command's own frozen MiniLM, the images' pixels.
+
+Per (data, seed), a share of the labels flipped (``--noise``): each list's F1 against the flips, its length against
+their number, and each ranking's precision at the number of flips (P@k). Per kind of data and over all, each E-NKCVS
+arm's lead over cleanlab is ordered by the paired t-test over the (data, seed) pairs (:mod:`enkcvs.report.versus`).
+Data: scikit-learn's wine, breast cancer (also "messy": a share of cells blanked and two columns turned into text
+categories), digits as a 64-feature table and as 8 x 8 PNG images; synthetic topic texts; and, with ``--trec``, the
+official TREC questions under their 6 coarse and their fine labels. Run ``python benchmarks/find_issues_vs_cleanlab.py
+--trec <folder of train_5500.label> --out benchmarks/results/find_issues_vs_cleanlab-<date>.json``; it prints the
+tables. Reports numbers, asserts nothing.
 """
 
 import argparse
@@ -21,130 +33,177 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from review_list import out_of_fold, sets_row, synthetic_texts
+from review_list import sets_row, synthetic_texts
 
+import enkcvs
 from enkcvs import machine
-from enkcvs.io import package_versions
-from enkcvs.labelissues.confident import CLEANLAB_DEFAULT_FILTER, cleanlab_flags
-from enkcvs.labelissues.owndata import DEFAULT_FOLDS, find_issues_in_data
+from enkcvs.io import git_state, package_versions
+from enkcvs.labelissues.owndata import find_issues_in_data
 from enkcvs.method.noise import inject_noise, parse_noise
 from enkcvs.report.statistics import SIGNIFICANCE
 from enkcvs.report.versus import means, runs_frame, verdicts
 
 KINDS = ("table", "texts", "images")
+CLEANLAB_FOLDS = 5  # estimate_cv_predicted_probabilities' default
+TREC_QUESTIONS = 1500  # the first of train_5500.label, classes of fewer than FINE_LEAST dropped
+FINE_LEAST = 10
 
 
-def datasets(*, texts: int, images: int, seed: int) -> list[tuple[str, str, object, np.ndarray]]:
-    """(kind, name, inputs, true labels (N,)) of each data set: scikit-learn's wine and breast cancer tables (raw
-    features), ``texts`` synthetic topic texts (benchmarks/review_list.py's; no text set ships offline) and the first
-    ``images`` of scikit-learn's digits (8 x 8, grey levels 0..16)."""
+def datasets(*, texts: int, images: int, seed: int, trec: Path | None) -> list[tuple[str, str, object, np.ndarray]]:
+    """(kind, name, inputs, true labels (N,)) of each data set (a table as a pandas frame, texts as strings, images
+    as (N, 8, 8) grey levels in [0, 1])."""
     from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 
-    wine, cancer, digits = load_wine(return_X_y=True), load_breast_cancer(return_X_y=True), load_digits(return_X_y=True)
+    wine, cancer, digits = (
+        load(return_X_y=True, as_frame=True) for load in (load_wine, load_breast_cancer, load_digits)
+    )
     words, topics = synthetic_texts(seed=seed, count=texts)
-    return [
-        ("table", "wine", *wine),
-        ("table", "breast cancer", *cancer),
+    sets = [
+        ("table", "wine", wine[0], wine[1].to_numpy()),
+        ("table", "breast cancer", cancer[0], cancer[1].to_numpy()),
+        ("table", "breast cancer, messy", messy(cancer[0], seed=seed), cancer[1].to_numpy()),
+        ("table", "digits, as a table", digits[0], digits[1].to_numpy()),
         ("texts", "synthetic texts", words, topics),
-        ("images", "digits", digits[0][:images] / 16.0, digits[1][:images]),
     ]
+    if trec is not None:
+        for fine in (False, True):
+            questions, labels = trec_questions(trec, fine=fine)
+            sets.append(("texts", f"TREC {'fine' if fine else 'coarse'}", questions, labels))
+    pixels = digits[0].to_numpy()[:images].reshape(-1, 8, 8) / 16.0
+    return [*sets, ("images", "digits, PNG files", pixels, digits[1].to_numpy()[:images])]
+
+
+def messy(frame: pd.DataFrame, *, seed: int, blank: float = 0.08) -> pd.DataFrame:
+    """``frame`` as tables come: ``blank`` of the cells of its first ten columns emptied, and two of its columns
+    replaced by text categories (terciles named low, mid and high)."""
+    rng = np.random.default_rng(seed)
+    frame = frame.copy()
+    for column in frame.columns[:10]:
+        frame.loc[rng.random(len(frame)) < blank, column] = np.nan
+    for column in frame.columns[10:12]:
+        frame[column] = pd.qcut(frame[column], 3, labels=["low", "mid", "high"]).astype(str)
+    return frame
+
+
+def trec_questions(folder: Path, *, fine: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The first :data:`TREC_QUESTIONS` questions of ``folder/train_5500.label`` and their labels as 0..Q-1, coarse
+    or fine (``COARSE:fine``), classes of fewer than :data:`FINE_LEAST` questions left out."""
+    lines = (folder / "train_5500.label").read_text(encoding="latin-1").splitlines()[:TREC_QUESTIONS]
+    tokens, questions = zip(*(line.split(" ", 1) for line in lines))
+    labels = np.array([token if fine else token.split(":")[0] for token in tokens])
+    names, counts = np.unique(labels, return_counts=True)
+    keep = np.isin(labels, names[counts >= FINE_LEAST])
+    return np.array(questions, dtype=object)[keep], np.unique(labels[keep], return_inverse=True)[1]
 
 
 def write_files(kind: str, inputs, given: np.ndarray, *, folder: Path) -> tuple[Path, dict]:
-    """The files a user would give the command, and its options: a CSV of the features or texts and their given
+    """The files a user would give the command, and its options: a CSV of the table or texts and their given
     ``label``; a folder of PNG images, one sub-folder per given class, each image named by its row."""
     from PIL import Image
 
     if kind == "images":
         for row, (pixels, label) in enumerate(zip(inputs, given)):
             (folder / "images" / f"class{label}").mkdir(parents=True, exist_ok=True)
-            Image.fromarray((255 * pixels.reshape(8, 8)).astype(np.uint8)).save(
+            Image.fromarray((255 * pixels).astype(np.uint8)).save(
                 folder / "images" / f"class{label}" / f"{row:05d}.png"
             )
         return folder / "images", {}
-    frame = (
-        pd.DataFrame({"text": inputs})
-        if kind == "texts"
-        else pd.DataFrame(inputs, columns=[f"x{i}" for i in range(inputs.shape[1])])
-    )
+    frame = pd.DataFrame({"text": inputs}) if kind == "texts" else inputs.copy()
     frame["label"] = given
     frame.to_csv(path := folder / f"{kind}.csv", index=False)
     return path, {"text_column": "text"} if kind == "texts" else {}
 
 
 def enkcvs_outcome(kind: str, inputs, given: np.ndarray, *, seed: int, folder: Path) -> pd.DataFrame:
-    """``enkcvs find-issues --data`` on the written files: (N,) ``in_review_list`` and ``rank`` in row order."""
+    """``enkcvs find-issues --data`` on the written files: (N,) ``is_label_issue`` and ``rank`` in row order."""
     path, options = write_files(kind, inputs, given, folder=folder)
     find_issues_in_data(data=path, out=folder / "issues.csv", seed=seed, **options)
     issues = pd.read_csv(folder / "issues.csv")
     rows = issues["path"].map(lambda name: int(Path(name).stem)) if kind == "images" else issues["sample"]
-    return issues.set_index(rows.to_numpy()).sort_index()[["in_review_list", "rank"]]
+    return issues.set_index(rows.to_numpy()).sort_index()[["is_label_issue", "rank"]]
 
 
-def cleanlab_inputs(kind: str, inputs) -> tuple[np.ndarray, object]:
-    """The features cleanlab's logistic regression reads and a factory of it: a table z-scored (inside each fold, a
-    scikit-learn pipeline), the texts' embeddings by the command's own frozen encoder, the images' pixels."""
+def logistic_inputs(kind: str, inputs) -> tuple[object, object]:
+    """The features cleanlab's logistic regression reads and the unfitted classifier: a table through a pipeline
+    that imputes (median), one-hot encodes text columns and z-scores; the texts' embeddings by the command's own
+    frozen encoder; the images' pixels."""
+    from sklearn.compose import make_column_selector, make_column_transformer
+    from sklearn.impute import SimpleImputer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+    logistic = LogisticRegression(max_iter=2000)
     if kind == "table":
-        return inputs, lambda: make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+        columns = make_column_transformer(
+            (
+                make_pipeline(SimpleImputer(strategy="median"), StandardScaler()),
+                make_column_selector(dtype_include="number"),
+            ),
+            (OneHotEncoder(handle_unknown="ignore"), make_column_selector(dtype_exclude="number")),
+        )
+        return inputs, make_pipeline(columns, logistic)
     if kind == "texts":
         from enkcvs.data.embeddings import embed_texts
         from enkcvs.labelissues.owndata import MAX_TOKENS
 
-        inputs = embed_texts(list(inputs), max_tokens=MAX_TOKENS)  # cached: the command encoded them already
-    return inputs, lambda: LogisticRegression(max_iter=2000)
+        return embed_texts(list(inputs), max_tokens=MAX_TOKENS), logistic  # cached: the command encoded them already
+    return inputs.reshape(len(inputs), -1), logistic
 
 
-def cleanlab_outcome(kind: str, inputs, given: np.ndarray, *, seed: int) -> dict[str, np.ndarray]:
-    """cleanlab on K-fold cross-validated probabilities (one repetition, as its docs run it): (N,) ``flagged`` by
-    ``find_label_issues`` and ``quality`` by ``get_label_quality_scores`` (lower = more likely an error)."""
+def cleanlab_outcome(features, classifier, given: np.ndarray, *, seed: int) -> dict[str, np.ndarray]:
+    """cleanlab as its documentation runs it: (N,) ``flagged`` by ``find_label_issues`` and ``quality`` by
+    ``get_label_quality_scores`` (lower = more likely an error) on its own cross-validated probabilities."""
+    from cleanlab.count import estimate_cv_predicted_probabilities
+    from cleanlab.filter import find_label_issues
     from cleanlab.rank import get_label_quality_scores
 
-    features, model = cleanlab_inputs(kind, inputs)
-    [probabilities] = out_of_fold(features, given, model=model, repetitions=1, folds=DEFAULT_FOLDS, seed=seed)
+    probabilities = estimate_cv_predicted_probabilities(
+        features, given, clf=classifier, cv_n_folds=CLEANLAB_FOLDS, seed=seed
+    )
     return {
-        "flagged": cleanlab_flags(probabilities=probabilities, labels=given, method=CLEANLAB_DEFAULT_FILTER),
+        "flagged": find_label_issues(labels=given, pred_probs=probabilities, n_jobs=1),
         "quality": get_label_quality_scores(given, probabilities),
     }
 
 
-def precision_at_errors(order: np.ndarray, *, wrong: np.ndarray) -> float:
-    """The share of flipped labels among the first ``wrong.sum()`` samples of ``order`` (most likely error first)."""
-    return float(wrong[order[: int(wrong.sum())]].mean())
+def scored(listed: np.ndarray, order: np.ndarray, *, given: np.ndarray, true: np.ndarray) -> dict:
+    """A list's size, precision, recall and F1, its length over the number of flips, and the ranking's P@k."""
+    wrong = given != true
+    return {
+        **sets_row("list", np.asarray(listed, dtype=bool), given=given, true=true),
+        "length_over_errors": float(np.sum(listed) / wrong.sum()),
+        "precision_at_errors": float(wrong[order[: int(wrong.sum())]].mean()),
+    }
 
 
 def one_run(kind: str, name: str, inputs, true: np.ndarray, *, seed: int, noise: str) -> dict:
-    """Both methods on one data set and seed: each list's size, precision, recall and F1, each ranking's P@k."""
-    given = inject_noise(true.astype(int), spec=parse_noise(noise), num_classes=int(true.max()) + 1, seed=seed)
-    wrong = given != true
-    started = time.perf_counter()
+    """The three arms on one data set and seed."""
+    true = np.asarray(true, dtype=np.int64)
+    given = inject_noise(true, spec=parse_noise(noise), num_classes=int(true.max()) + 1, seed=seed)
     with tempfile.TemporaryDirectory() as folder:
         ours = enkcvs_outcome(kind, inputs, given, seed=seed, folder=Path(folder))
-    ours_seconds = time.perf_counter() - started
-    theirs = cleanlab_outcome(kind, inputs, given, seed=seed)
+    features, classifier = logistic_inputs(kind, inputs)
+    own = enkcvs.find_issues(features=features, labels=given, classifier=classifier, seed=seed)
+    theirs = cleanlab_outcome(features, classifier, given, seed=seed)
     return {
         "kind": kind,
         "data": name,
         "seed": seed,
         "samples": len(true),
-        "errors": int(wrong.sum()),
-        "enkcvs_seconds": round(ours_seconds, 1),
-        "enkcvs": {
-            **sets_row("review list", ours["in_review_list"].to_numpy(), given=given, true=true),
-            "precision_at_errors": precision_at_errors(np.argsort(ours["rank"].to_numpy()), wrong=wrong),
-        },
-        "cleanlab": {
-            **sets_row("find_label_issues", theirs["flagged"], given=given, true=true),
-            "precision_at_errors": precision_at_errors(np.argsort(theirs["quality"], kind="stable"), wrong=wrong),
-        },
+        "errors": int((given != true).sum()),
+        "enkcvs": scored(
+            ours["is_label_issue"].to_numpy(), np.argsort(ours["rank"].to_numpy()), given=given, true=true
+        ),
+        "enkcvs_lr": scored(
+            own["is_label_issue"].to_numpy(), np.argsort(own["rank"].to_numpy()), given=given, true=true
+        ),
+        "cleanlab": scored(theirs["flagged"], np.argsort(theirs["quality"], kind="stable"), given=given, true=true),
     }
 
 
 def summary(results: dict) -> str:
-    """Both methods' scores per data set, then E-NKCVS's lead ordered by the paired t-test (Markdown)."""
+    """Each arm's scores per data set, then each E-NKCVS arm's lead ordered by the paired t-test (Markdown)."""
     frame = runs_frame(results)
     return (
         f"{means(frame).to_markdown(index=False, floatfmt='.3f')}\n\nordered where p < {SIGNIFICANCE}:\n\n"
@@ -155,21 +214,22 @@ def summary(results: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=lambda text: [int(s) for s in text.split(",")], default=[1, 2, 3])
-    parser.add_argument("--noise", default="sym0.15")
-    parser.add_argument("--texts", type=int, default=2000, help="synthetic texts per seed")
-    parser.add_argument("--images", type=int, default=600, help="digit images (the first of scikit-learn's)")
+    parser.add_argument("--noise", default="sym0.12")
+    parser.add_argument("--texts", type=int, default=1500, help="synthetic texts per seed")
+    parser.add_argument("--images", type=int, default=800, help="digit images (the first of scikit-learn's)")
+    parser.add_argument("--trec", type=Path, help="a folder holding TREC's train_5500.label (none: no TREC)")
     parser.add_argument("--kinds", type=lambda text: text.split(","), default=list(KINDS))
     parser.add_argument("--out", type=Path, required=True, help="the JSON written")
     arguments = parser.parse_args()
     started = time.perf_counter()
     runs = []
     for seed in arguments.seeds:
-        for kind, name, inputs, true in datasets(texts=arguments.texts, images=arguments.images, seed=seed):
+        for kind, name, inputs, true in datasets(
+            texts=arguments.texts, images=arguments.images, seed=seed, trec=arguments.trec
+        ):
             if kind in arguments.kinds:
                 runs.append(one_run(kind, name, inputs, true, seed=seed, noise=arguments.noise))
-                print(
-                    json.dumps({key: runs[-1][key] for key in ("kind", "data", "seed", "enkcvs_seconds")}), flush=True
-                )
+                print(json.dumps({key: runs[-1][key] for key in ("kind", "data", "seed")}), flush=True)
     results = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - started, 1),
@@ -178,13 +238,15 @@ def main() -> None:
             "noise": arguments.noise,
             "texts": arguments.texts,
             "images": arguments.images,
-            "K": DEFAULT_FOLDS,
-            "cleanlab_filter": CLEANLAB_DEFAULT_FILTER,
-            "cleanlab_model": "scikit-learn LogisticRegression(max_iter=2000)",
+            "trec_questions": TREC_QUESTIONS if arguments.trec else None,
+            "cleanlab": f"find_label_issues and get_label_quality_scores, defaults; {CLEANLAB_FOLDS}-fold "
+            "estimate_cv_predicted_probabilities",
+            "logistic_regression": "scikit-learn LogisticRegression(max_iter=2000)",
         },
         "cpu": machine.cpu_model(),
         "cpu_flags": machine.cpu_flags(),
         "versions": package_versions(),
+        "git": git_state(),
         "runs": runs,
     }
     arguments.out.parent.mkdir(parents=True, exist_ok=True)

@@ -216,19 +216,14 @@ def test_the_cleanlab_comparison_scores_both_methods_on_each_seed_and_orders_the
     )
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(out.read_text())
-    assert [(run["data"], run["seed"]) for run in found["runs"]] == [
-        ("wine", 1),
-        ("breast cancer", 1),
-        ("synthetic texts", 1),
-        ("wine", 2),
-        ("breast cancer", 2),
-        ("synthetic texts", 2),
-    ]
+    data = ["wine", "breast cancer", "breast cancer, messy", "digits, as a table", "synthetic texts"]
+    assert [(run["data"], run["seed"]) for run in found["runs"]] == [(name, seed) for seed in (1, 2) for name in data]
     for run in found["runs"]:
         assert run["errors"] > 0
-        for side in ("enkcvs", "cleanlab"):
-            assert 0 <= run[side]["f1"] <= 1 and 0 <= run[side]["precision_at_errors"] <= 1
-    assert done.stdout.count("cleanlab (p = ") == 2 * 3  # two measures for tables, texts and all
+        for arm in ("enkcvs", "enkcvs_lr", "cleanlab"):
+            assert 0 <= run[arm]["f1"] <= 1 and 0 <= run[arm]["precision_at_errors"] <= 1
+            assert run[arm]["length_over_errors"] == pytest.approx(run[arm]["listed"] / run["errors"])
+    assert done.stdout.count("cleanlab + LR (p = ") == 2 * 2 * 3  # two arms, two measures: tables, texts and all
 
 
 def test_a_lead_on_every_pair_is_above_and_a_mixed_one_not_distinguishable():
@@ -238,12 +233,18 @@ def test_a_lead_on_every_pair_is_above_and_a_mixed_one_not_distinguishable():
     frame = pd.DataFrame(
         {
             "kind": ["table"] * 2 + ["texts"] * 2,
-            "f1 enkcvs": [0.5 + x for x in lead],
-            "f1 cleanlab": [0.5] * 4,
-            "precision_at_errors enkcvs": [0.6, 0.4, 0.7, 0.3],
-            "precision_at_errors cleanlab": [0.5] * 4,
+            "f1 E-NKCVS": [0.5 + x for x in lead],
+            "f1 E-NKCVS + LR": [0.5 - x for x in lead],
+            "f1 cleanlab + LR": [0.5] * 4,
+            "precision_at_errors E-NKCVS": [0.6, 0.4, 0.7, 0.3],
+            "precision_at_errors E-NKCVS + LR": [0.5] * 4,
+            "precision_at_errors cleanlab + LR": [0.5] * 4,
         }
     )
-    found = verdicts(frame).set_index(["data", "measure"])["E-NKCVS is"]
-    assert found[("all", "review list F1 against cleanlab's flags' F1")].startswith("above cleanlab (p = ")
-    assert found[("all", "ranking's P@k against cleanlab's")].startswith("not distinguishable from cleanlab")
+    found = verdicts(frame).set_index(["data", "arm", "measure"])["is"]
+    assert found[("all", "E-NKCVS", "review list F1 against cleanlab's flags' F1")].startswith(
+        "above cleanlab + LR (p = "
+    )
+    assert found[("all", "E-NKCVS + LR", "review list F1 against cleanlab's flags' F1")].startswith("below")
+    assert found[("all", "E-NKCVS", "ranking's P@k against cleanlab's")].startswith("not distinguishable from")
+    assert found[("all", "E-NKCVS + LR", "ranking's P@k against cleanlab's")].startswith("not distinguishable")  # all 0

@@ -59,27 +59,32 @@ def test_csv_end_to_end_with_ids_and_class_names(tmp_path, planted, capsys):
     )
     assert code == 0
     frame = pd.read_csv(tmp_path / "issues.csv")
-    assert list(frame.columns[:7]) == [
+    assert list(frame.columns[:9]) == [
         "sample",
         "photo",
+        "is_label_issue",
+        "label_score",
         "given_label",
+        "predicted_label",
         "suggested_label",
         "in_review_list",
         "kept",
-        "label_quality",
     ]
-    assert (frame["photo"] == [f"img{i:03d}.jpg" for i in frame["sample"]]).all()
-    assert (frame["given_label"] == NAMES[given[frame["sample"]]]).all()
-    assert frame["rank"].tolist() == list(range(1, 201)) and frame["label_quality"].is_monotonic_increasing
+    # In the labels' order, as cleanlab's frames: data[frame.is_label_issue] picks the listed rows.
+    assert frame["sample"].tolist() == list(range(200))
+    assert (frame["photo"] == [f"img{i:03d}.jpg" for i in range(200)]).all()
+    assert (frame["given_label"] == NAMES[given]).all()
+    assert sorted(frame["rank"]) == list(range(1, 201))
+    assert frame.sort_values("rank")["label_score"].is_monotonic_increasing
     errors = given != true
-    assert errors[frame["sample"].head(errors.sum())].mean() > 0.8  # the planted errors come first
-    listed, kept = int(frame["in_review_list"].sum()), int(frame["kept"].sum())
-    assert frame["in_review_list"].head(listed).all() and 0 < listed < 200 - kept  # a prefix, shorter than not kept
-    wrong = errors[frame["sample"]]  # in the table's order
-    assert wrong[frame["in_review_list"]].mean() > wrong[~frame["kept"]].mean()
+    assert errors[frame.sort_values("rank")["sample"].head(errors.sum())].mean() > 0.8  # the planted errors first
+    listed, kept = int(frame["is_label_issue"].sum()), int(frame["kept"].sum())
+    assert 0 < listed < 200 - kept and not (frame["is_label_issue"] & frame["kept"]).any()  # inside the not kept
+    assert errors[frame["is_label_issue"]].mean() > errors[~frame["kept"]].mean()
     assert (
-        f"{listed} of 200 samples in the review list (likely label errors, as many as estimated); {kept} kept "
-        "for training (selected in at least t = 2 of M = 3 iterations)"
+        f"{listed} of 200 samples in the review list (likely label errors: the first not kept of the ranking, as many "
+        f"as confident learning finds among them); {kept} kept for training (selected in at least t = 2 of M = 3 "
+        "iterations)"
     ) in capsys.readouterr().out
 
 
@@ -226,15 +231,20 @@ def test_version_prints_the_installed_package_s_version(capsys):
 
 def test_probabilities_off_by_rounding_are_accepted_and_further_off_refused_in_our_words(tmp_path, planted, capsys):
     probabilities, _, _ = planted
-    probabilities[:, 5] = [1 + 5e-5, 0, 0, 0]  # cleanlab alone refuses any entry above 1 + 1e-6
+    probabilities[:, 5] = [1 + 5e-6, 0, 0, 0]  # cleanlab alone refuses any entry above 1 + 1e-6
+    np.save(tmp_path / "oof.npy", probabilities)
+    assert main(find_issues_args(tmp_path)) == 0 and "warning" not in capsys.readouterr().err
+    probabilities[2, 8] = [1.005, 0, 0, 0]  # within the tolerance: renormalised, in one line
     np.save(tmp_path / "oof.npy", probabilities)
     assert main(find_issues_args(tmp_path)) == 0
-    probabilities[2, 8] = [1.005, 0, 0, 0]
+    said = capsys.readouterr().err
+    assert said.count("warning") == 1 and "1 probability rows sum to 1 only within 0.01 (worst sum 1.005;" in said
+    probabilities[2, 8] = [1.0101, 0, 0, 0]
     np.save(tmp_path / "oof.npy", probabilities)
     assert main(find_issues_args(tmp_path)) == 2
     error = capsys.readouterr().err
     assert re.search(
-        r"error: probabilities hold 1 entries above 1 \(maximum 1\.005; the first in row 8 of repetition "
+        r"error: 1 probability rows do not sum to 1 within 0\.01 \(worst sum 1\.0101; the first row 8 of repetition "
         r"3 \(0-based in sample order\)\): pass class probabilities",
         error,
     ), error
@@ -297,7 +307,7 @@ def test_the_review_sheet_of_a_text_column_holds_the_top_samples(tmp_path, revie
     assert sheet.startswith("# E-NKCVS ranking of labels.csv: M = 3 iterations")
     rows = [line for line in sheet.splitlines() if line.startswith("|")][2:]
     assert len(rows) == 6
-    for line, row in zip(rows, frame.head(6).to_dict("records")):
+    for line, row in zip(rows, frame.sort_values("rank").head(6).to_dict("records")):
         cells = [cell.strip() for cell in line.strip("|").replace("\\|", "\0").split("|")]
         sample = row["sample"]
         assert cells[:3] == [str(row["rank"]), str(sample), f"note {sample} \0 of ↵ row {sample}"]

@@ -90,12 +90,13 @@ def test_a_table_is_trained_on_and_ranked_with_both_sets_and_a_review_sheet(tabl
     assert run("--data", table, *TABLE, *FAST, "--epochs", "4", "--out", out) == 0
     frame, record = read(out)
     assert list(frame.columns[:2]) == ["sample", "id"] and set(COLUMNS) <= set(frame.columns)
-    assert frame["rank"].tolist() == list(range(1, 121)) and frame["label_quality"].is_monotonic_increasing
+    assert frame["id"].equals(pd.read_csv(table)["id"])  # in the data's order
+    ranked = frame.sort_values("rank")
+    assert ranked["rank"].tolist() == list(range(1, 121)) and ranked["label_quality"].is_monotonic_increasing
     assert set(frame["given_label"]) == set(CLASSES) and frame["kept"].equals(frame["votes"] >= 2)
-    listed = frame["in_review_list"].to_numpy()
-    assert listed[: listed.sum()].all()  # a prefix of the ranking
+    assert not (frame["in_review_list"] & frame["kept"]).any()  # inside the not-kept set
     flipped = set(pd.read_csv(table.with_name("animals.flipped.csv"))["id"])
-    assert len(set(frame["id"].head(len(flipped))) & flipped) >= len(flipped) / 2  # the flipped labels rank first
+    assert len(set(ranked["id"].head(len(flipped))) & flipped) >= len(flipped) / 2  # the flipped labels rank first
     assert (record["command"], record["kind"], record["seed"], record["K"], record["M"], record["t"]) == (
         "enkcvs find-issues",
         "table",
@@ -141,7 +142,7 @@ def test_a_table_s_features_are_standardised_in_each_fold_unless_told_not_to(tmp
         assert run("--data", tmp_path / "animals.csv", *TABLE, *FAST, "--epochs", "4", *extra, "--out", out) == 0
         ranking, record = read(out)
         assert record["standardized"] is (name == "standardized")
-        found[name] = len(set(ranking["id"].head(len(flipped))) & flipped)
+        found[name] = len(set(ranking.sort_values("rank")["id"].head(len(flipped))) & flipped)
     assert found["standardized"] >= 0.8 * len(flipped) and found["raw"] <= 0.4 * len(flipped), found
 
 
@@ -237,8 +238,8 @@ def test_a_csv_of_texts_is_ranked_on_frozen_embeddings_by_default(tmp_path, monk
         "mlp",
         "all-MiniLM-L6-v2",
     )
-    top = set(frame["sample"].head(len(flipped)))
-    assert len(top & set(flipped)) >= len(flipped) - 1, frame.head(10)
+    top = set(frame.sort_values("rank")["sample"].head(len(flipped)))
+    assert len(top & set(flipped)) >= len(flipped) - 1, frame.sort_values("rank").head(10)
 
 
 def test_a_csv_of_texts_fine_tunes_without_mixup_and_offline_when_asked(tmp_path, monkeypatch):
@@ -289,8 +290,10 @@ def with_blank_label(table: Path) -> None:
     frame.to_csv(table, index=False)
 
 
-def with_words(table: Path) -> None:
-    pd.read_csv(table).assign(colour="red").to_csv(table, index=False)
+def with_an_infinite_value(table: Path) -> None:
+    frame = pd.read_csv(table)
+    frame.loc[7, "x0"] = np.inf
+    frame.to_csv(table, index=False)
 
 
 def with_a_small_class(table: Path, *, size: int = 3) -> None:
@@ -301,6 +304,13 @@ def with_a_small_class(table: Path, *, size: int = 3) -> None:
 
 def with_a_class_of_one(table: Path) -> None:
     with_a_small_class(table, size=1)
+
+
+def with_two_small_classes(table: Path) -> None:
+    frame = pd.read_csv(table)
+    frame.loc[:1, "animal"] = "eel"
+    frame.loc[2:4, "animal"] = "gnu"
+    frame.to_csv(table, index=False)
 
 
 def with_semicolons(table: Path) -> None:
@@ -338,8 +348,8 @@ def with_no_rows(table: Path) -> None:
         ),
         (
             ["--data", "{table}", *TABLE],
-            with_words,
-            r"feature columns \['colour'\] are not numeric\. Fix: .* list only numeric columns in --feature-columns",
+            with_an_infinite_value,
+            r"1 of 120 rows have infinite features \(rows 7; .*\)\. Fix: fill in or drop those rows",
         ),
         (["--data", "{table}", *TABLE, "--repetitions", "3", "-t", "4"], None, r"--threshold 4: .* t lies in 1\.\.3"),
         (["--data", "{table}", *TABLE, "--folds", "1"], None, r"--folds 1: pass --folds 2 or more"),
@@ -348,19 +358,26 @@ def with_no_rows(table: Path) -> None:
         (
             ["--data", "{table}", *TABLE],
             with_a_small_class,
-            r"--folds 4: class 'eel' of --data \S+animals\.csv has 3 samples, fewer than the 4 folds, .*\. Fix: pass "
-            r"--folds 3 or fewer, or add samples of class 'eel'",
+            r"--folds 4: 1 class of --data \S+animals\.csv has fewer samples than the 4 folds: 'eel' \(3\); .*\. Fix: "
+            r"pass --folds 3 or fewer, or add samples of these classes",
         ),
         (
             ["--data", "{table}", *TABLE, "--folds", "2"],
             with_a_class_of_one,
-            r"class 'eel' .* has 1 sample, fewer than the 2 folds, .*\. Fix: add samples of class 'eel' \(a class needs "
-            r"at least 2\), or drop its row",
+            r"--folds 2: 1 class .* fewer samples than the 2 folds: 'eel' \(1\); .*\. Fix: add samples of these "
+            r"classes, or drop their rows \(a class needs at least 2 samples\)",
+        ),
+        (
+            ["--data", "{table}", *TABLE],
+            with_two_small_classes,
+            r"--folds 4: 2 classes .* have fewer samples than the 4 folds: 'eel' \(2\), 'gnu' \(3\); .*\. Fix: pass "
+            r"--folds 2 or fewer",
         ),
         (
             ["--data", "{dir}", "--no-standardize"],
             None,
-            r"--no-standardize keeps a table's features as they are, but --data \S+ is read as images\. Fix: drop",
+            r"--no-standardize keeps a table's features or the embeddings as they are, but --data \S+ is read as images "
+            r"without --encoder\. Fix: drop",
         ),
         (["--probabilities", "{table}", "--no-standardize"], None, r"--no-standardize goes with --data"),
         (["--data", "{table}", *TABLE], with_semicolons, r"separator looks like ';'"),
@@ -387,13 +404,14 @@ def with_no_rows(table: Path) -> None:
         "texts without text column",
         "folder with columns",
         "blank labels",
-        "words",
+        "infinite value",
         "threshold",
         "one fold",
         "too many folds",
         "review top",
         "small class",
         "class of one",
+        "two small classes",
         "no-standardize with images",
         "no-standardize with probabilities",
         "semicolons",
@@ -525,3 +543,134 @@ def test_the_cpu_only_install_pins_torch_as_the_package_does():
     for requirement in map(Requirement, extra):
         if requirement.name in documented:
             assert requirement.specifier.contains(documented[requirement.name]), requirement
+
+
+def test_a_messy_table_is_encoded_imputed_and_its_row_ids_left_out_each_in_one_line(table, capsys):
+    """Text and boolean columns, missing values and an R-style rownames column, as tables come: accepted, each said
+    once, before training; the output in the data's order."""
+    frame = pd.read_csv(table)
+    rng = np.random.default_rng(3)
+    frame.insert(0, "rownames", np.arange(1, len(frame) + 1))
+    frame["habitat"] = rng.choice(["forest", "town", "field"], size=len(frame))
+    frame["tagged"] = rng.random(len(frame)) < 0.5
+    frame.loc[rng.random(len(frame)) < 0.1, "x0"] = np.nan
+    frame.to_csv(table, index=False)
+    out = table.parent / "issues.csv"
+    assert run("--data", table, *TABLE, *FAST, "--out", out) == 0
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "warning:" in line]
+    assert len(lines) == 3, err
+    assert "column ['rownames'] looks like row ids" in lines[0] and "--feature-columns" in lines[0]
+    assert "2 columns of text, categories or booleans (habitat, tagged) one-hot encoded into 5 0/1 features" in lines[1]
+    assert "missing values in 1 column (x0): imputed inside each fold" in lines[2]
+    assert err.index(lines[2]) < err.index("epochs to train")  # said before anything trains
+    issues, record = read(out)
+    assert issues["id"].equals(frame["id"]) and record["standardized"] is True
+    sheet = out.with_name("issues.review.md").read_text()
+    assert "rownames" not in sheet and "habitat=forest" in sheet
+
+
+def write_classifier_module(folder: Path) -> None:
+    (folder / "mymodels.py").write_text(
+        "from sklearn.linear_model import LogisticRegression\n"
+        "FITTED = []\n"
+        "FAIL_AFTER = None\n\n\n"
+        "class Counted(LogisticRegression):\n"
+        "    def fit(self, X, y):\n"
+        "        if FAIL_AFTER is not None and len(FITTED) >= FAIL_AFTER:\n"
+        "            raise KeyboardInterrupt\n"
+        "        FITTED.append(len(X))\n"
+        "        return super().fit(X, y)\n\n\n"
+        "def make():\n"
+        "    return Counted(max_iter=500)\n\n\n"
+        "def broken():\n"
+        "    return object()\n"
+    )
+
+
+def imported_classifier_module(folder: Path, monkeypatch):
+    """``mymodels`` written to ``folder`` and imported afresh, with a cache of this test's own."""
+    write_classifier_module(folder)
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, "mymodels", raising=False)
+    monkeypatch.setenv("ENKCVS_CACHE_DIR", str(folder / "cache"))
+    import mymodels
+
+    return mymodels
+
+
+def test_your_own_classifier_trains_as_the_fold_models_from_a_factory(table, capsys, monkeypatch):
+    mymodels = imported_classifier_module(table.parent, monkeypatch)
+
+    out = table.parent / "issues.csv"
+    assert (
+        run(
+            "--data", table, *TABLE, "--folds", "3", "--repetitions", "2", "--classifier", "mymodels:make", "--out", out
+        )
+        == 0
+    )
+    assert len(mymodels.FITTED) == 6 and set(mymodels.FITTED) == {80}  # 2 x 3 fold models on 2/3 of 120 rows each
+    issues, record = read(out)
+    assert record["classifier"]["factory"] == "mymodels:make" and "recipe" not in record
+    assert "Counted(max_iter=500)" in record["classifier"]["estimator"]
+    flipped = set(pd.read_csv(table.with_name("animals.flipped.csv"))["id"])
+    assert len(set(issues.sort_values("rank")["id"].head(len(flipped))) & flipped) >= len(flipped) / 2
+    assert capsys.readouterr().out.startswith("2 x 3 fold models trained (Counted, seed 1); ")
+    for spec, message in (
+        ("mymodels", r"expected MODULE:FACTORY"),
+        ("nowhere:make", r"cannot import nowhere"),
+        ("mymodels:absent", r"mymodels has no function absent"),
+        ("mymodels:broken", r"what broken\(\) returns \(object\) has no fit or predict_proba"),
+    ):
+        assert run("--data", table, *TABLE, "--classifier", spec, "--out", table.parent / "bad" / "i.csv") == 2
+        assert re.search(message, capsys.readouterr().err)
+    assert not (table.parent / "bad").exists()
+
+
+def test_a_stopped_run_goes_on_from_the_fold_models_it_finished(table, monkeypatch):
+    """Killed after four of six fold models, the same command again trains only the two left, and ranks exactly as
+    a run never stopped; --no-cache trains all six."""
+    mymodels = imported_classifier_module(table.parent, monkeypatch)
+
+    command = ("--data", table, *TABLE, "--folds", "3", "--repetitions", "2", "--classifier", "mymodels:make")
+    monkeypatch.setattr(mymodels, "FAIL_AFTER", 4)
+    with pytest.raises(KeyboardInterrupt):
+        run(*command, "--out", table.parent / "stopped.csv")
+    assert len(mymodels.FITTED) == 4 and not (table.parent / "stopped.csv").exists()
+    monkeypatch.setattr(mymodels, "FAIL_AFTER", None)
+    assert run(*command, "--out", table.parent / "resumed.csv") == 0
+    assert len(mymodels.FITTED) == 6
+    assert run(*command, "--no-cache", "--out", table.parent / "fresh.csv") == 0
+    assert len(mymodels.FITTED) == 12
+    assert (table.parent / "resumed.csv").read_bytes() == (table.parent / "fresh.csv").read_bytes()
+
+
+def test_a_stopped_stacked_run_goes_on_from_its_epoch_checkpoint(table, monkeypatch):
+    """The default table recipe trains its fold models together: stopped after an epoch, the same command goes on from
+    the stack's checkpoint in the cache and ranks as a run never stopped."""
+    import enkcvs.training.stacked
+    import enkcvs.training.train
+
+    monkeypatch.setenv("ENKCVS_CACHE_DIR", str(table.parent / "cache"))
+    epochs = []
+    original = enkcvs.training.train.run_epochs
+
+    def stopping(training, **options):
+        def on_epoch(epoch):
+            epochs.append(epoch)
+            if epoch == 2 and len(epochs) == 2:
+                raise KeyboardInterrupt
+            if options.get("on_epoch"):
+                options["on_epoch"](epoch)
+
+        return original(training, **{**options, "on_epoch": on_epoch})
+
+    monkeypatch.setattr(enkcvs.training.stacked, "run_epochs", stopping)
+    command = ("--data", table, *TABLE, *FAST, "--epochs", "3")
+    with pytest.raises(KeyboardInterrupt):
+        run(*command, "--out", table.parent / "stopped.csv")
+    assert run(*command, "--out", table.parent / "resumed.csv") == 0
+    assert epochs == [1, 2, 3]  # the checkpoint after epoch 2 was saved before the stop: only epoch 3 again
+    monkeypatch.setattr(enkcvs.training.stacked, "run_epochs", original)
+    assert run(*command, "--no-cache", "--out", table.parent / "fresh.csv") == 0
+    assert (table.parent / "resumed.csv").read_bytes() == (table.parent / "fresh.csv").read_bytes()

@@ -16,9 +16,9 @@ from packaging.version import Version
 pytestmark = pytest.mark.install
 
 REPO = Path(__file__).resolve().parents[1]
-#: What cleanlab's lowest version needs beside the core, at the versions of its time: newer scikit-learn releases
+#: What cleanlab's lowest version needs beside the core, at the version of its time: newer scikit-learn releases
 #: dropped an argument (LogisticRegression's multi_class) that cleanlab 2.6 passes.
-OF_ITS_TIME = ["scikit-learn==1.4.2", "scipy==1.12.0"]
+OF_ITS_TIME = ["scikit-learn==1.4.2"]
 
 
 def lower_bounds() -> list[str]:

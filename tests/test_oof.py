@@ -9,7 +9,14 @@ import pytest
 
 import enkcvs
 from enkcvs.io import read_json, read_table, write_table
-from enkcvs.labelissues.oof import ColumnError, load_labels, load_named_probabilities, load_probabilities, select
+from enkcvs.labelissues.oof import (
+    RENORMALISED_ABOVE,
+    ColumnError,
+    load_labels,
+    load_named_probabilities,
+    load_probabilities,
+    select,
+)
 from enkcvs.method.ranking import issue_ranks
 from enkcvs.pipeline.steps.select import select_samples
 
@@ -63,11 +70,19 @@ def test_hand_example_votes_pseudo_labels_beta_and_rank():
     half = np.log(2) / np.log(3)
     np.testing.assert_allclose(result.beta, [0.0, half, half, 0.0, 0.0])
     np.testing.assert_allclose(result.prob_given, [0.7, 0.35, 0.15, 0.2, 0.2])
-    # (1 + P[given] - P[rival]) / 2, the rival being the pseudo label where it differs from the given one (s1-s4).
-    np.testing.assert_allclose(result.label_quality, [0.75, 0.4, 0.325, 0.25, 0.25])
-    # Lowest label quality first, then index (s3 before its twin s4).
-    np.testing.assert_array_equal(result.rank, [5, 4, 3, 1, 2])
+    np.testing.assert_array_equal(result.predicted, [0, 2, 1, 1, 1])  # argmax of the mean probabilities
+    # The default score is cleanlab's self-confidence: the mean probability of the given label; lowest first, then
+    # index (s3 before its twin s4).
+    np.testing.assert_allclose(result.label_quality, result.prob_given)
+    np.testing.assert_array_equal(result.rank, [5, 4, 1, 2, 3])
     np.testing.assert_array_equal(issue_ranks(label_quality=result.label_quality), result.rank)
+    # The workflow's label quality, (1 + P[given] - P[rival]) / 2, the rival being the pseudo label where it differs
+    # from the given one (s1-s4).
+    margin = select(probabilities=HAND_PROBABILITIES, labels=HAND_GIVEN, score="label_quality")
+    np.testing.assert_allclose(margin.label_quality, [0.75, 0.4, 0.325, 0.25, 0.25])
+    np.testing.assert_array_equal(margin.rank, [5, 4, 3, 1, 2])
+    with pytest.raises(ValueError, match="score='votes': choose one of label_quality, self_confidence"):
+        select(probabilities=HAND_PROBABILITIES, labels=HAND_GIVEN, score="votes")
     assert result.kept_precision is None and result.theorem1 is None and result.class_names is None
     assert select(probabilities=HAND_PROBABILITIES, labels=HAND_GIVEN, threshold=1).selected.tolist() == [
         True,
@@ -101,8 +116,10 @@ def test_agrees_with_the_workflow_selection_step(tmp_path):
         provenance_fields={"noise": "sym0.15"},
     )
     expected, metrics = read_table(tmp_path / "s.parquet")[0], read_json(tmp_path / "s.json")
-    result = select(probabilities=list(probabilities), labels=given, threshold=2, true_labels=true)
-    frame = result.to_frame().sort_values("sample", ignore_index=True)
+    result = select(
+        probabilities=list(probabilities), labels=given, threshold=2, true_labels=true, score="label_quality"
+    )
+    frame = result.to_frame()
     columns = {
         "given_label": "given",
         "votes": "votes",
@@ -126,7 +143,10 @@ def test_package_level_select_and_to_frame_order():
     frame = enkcvs.select(probabilities=HAND_PROBABILITIES[0], labels=HAND_GIVEN).to_frame()
     assert list(frame.columns) == [
         "sample",
+        "is_label_issue",
+        "label_score",
         "given_label",
+        "predicted_label",
         "suggested_label",
         "in_review_list",
         "kept",
@@ -136,10 +156,11 @@ def test_package_level_select_and_to_frame_order():
         "beta",
         "prob_given",
         "rank",
-        "is_label_issue",
-        "label_score",
     ]
-    assert frame["rank"].tolist() == [1, 2, 3, 4, 5] and (frame["iterations"] == 1).all()
+    # In the data's order, so that data[frame.is_label_issue] picks the flagged rows; rank says the order to review in.
+    assert frame["sample"].tolist() == [0, 1, 2, 3, 4] and (frame["iterations"] == 1).all()
+    assert frame["rank"].tolist() == [5, 4, 3, 1, 2]  # P(given) 0.8, 0.5, 0.2, 0.1, 0.1
+    assert frame["predicted_label"].tolist() == [0, 1, 0, 1, 1]
     # cleanlab's names beside ours: Datalab's get_issues("label") columns, higher label_score = cleaner
     assert frame["is_label_issue"].equals(frame["in_review_list"]) and frame["label_score"].equals(
         frame["label_quality"]
@@ -153,9 +174,9 @@ def test_string_labels_are_mapped_with_a_warning():
     np.testing.assert_array_equal(result.votes, [2, 1, 0, 0, 0])
     assert result.class_names == ("cat", "dog", "eel") and result.kept_precision == 1.0
     frame = result.to_frame()
-    assert frame["given_label"].tolist() == ["cat", "cat", "eel", "dog", "cat"]
-    assert frame["suggested_label"].iloc[0] == "dog"
-    assert result.to_frame(labels_as_names=False)["given_label"].tolist() == [0, 0, 2, 1, 0]
+    assert frame["given_label"].tolist() == ["cat", "dog", "eel", "cat", "cat"]
+    assert frame["suggested_label"].tolist() == ["cat", "eel", "dog", "dog", "dog"]
+    assert result.to_frame(labels_as_names=False)["given_label"].tolist() == [0, 1, 2, 0, 0]
     # class_names fixes the order (no warning): here the reverse of the sorted one.
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -175,7 +196,7 @@ def _bad(probabilities=HAND_PROBABILITIES, labels=HAND_GIVEN, **kwargs):
         ({"probabilities": np.where(HAND_PROBABILITIES == 0.8, np.nan, HAND_PROBABILITIES)}, r"3 NaN or infinite"),
         (
             {"probabilities": HAND_PROBABILITIES * [[[1.0], [1.0], [2.0], [1.0], [1.0]]]},
-            r"2 probability rows do not sum to 1 \(tolerance 0.01; worst sum 2; the first row 2 of repetition 1 "
+            r"2 probability rows do not sum to 1 within 0.01 \(worst sum 2; the first row 2 of repetition 1 "
             r"\(0-based in sample order\)\): .*apply softmax",
         ),
         ({"labels": HAND_GIVEN[:4]}, r"labels must have shape \(N,\) = \(5,\) .*; got shape \(4,\)"),
@@ -246,7 +267,7 @@ def test_float16_rows_are_renormalised_with_one_warning_and_a_row_summing_to_0_9
     logits = rng.normal(size=(3, 200, 7)) * 3
     exact = np.exp(logits) / np.exp(logits).sum(axis=2, keepdims=True)
     stored = exact.astype(np.float16)  # rows now sum to 1 only within ~1e-3
-    off = int((np.abs(stored.astype(float).sum(axis=2) - 1) > 1e-4).sum())
+    off = int((np.abs(stored.astype(float).sum(axis=2) - 1) > RENORMALISED_ABOVE).sum())
     assert off > 0
     labels = exact[0].argmax(axis=1)
     renormalised = rf"^{off} probability rows sum to 1 only within 0.01 .*renormalised"
@@ -259,8 +280,7 @@ def test_float16_rows_are_renormalised_with_one_warning_and_a_row_summing_to_0_9
     short[1, 5] *= 0.9
     with pytest.raises(
         ValueError,
-        match=r"1 probability rows do not sum to 1 \(tolerance 0.01; worst sum 0.9; the "
-        r"first row 5 of repetition 2 ",
+        match=r"1 probability rows do not sum to 1 within 0.01 \(worst sum 0.9; the first row 5 of repetition 2 ",
     ):
         select(probabilities=short, labels=labels)
 
@@ -268,11 +288,26 @@ def test_float16_rows_are_renormalised_with_one_warning_and_a_row_summing_to_0_9
 def test_probabilities_within_rounding_of_valid_are_clipped_and_any_further_refused_naming_the_row():
     probabilities, given, _ = make_planted(seed=5, num_samples=120)
     rounded = probabilities.copy()
-    rounded[:, 3] = [1 + 5e-5, 0, 0, 0]  # a sum within RENORMALISED_ABOVE, an entry beyond cleanlab's 1e-6
-    rounded[1, 4, :2] += [-3e-5, 3e-5]  # a softmax's tiny negative
-    result = select(probabilities=rounded, labels=given)
+    rounded[:, 3] = [1 + 5e-6, 0, 0, 0]  # a sum within RENORMALISED_ABOVE, an entry beyond cleanlab's 1e-6
+    rounded[1, 4, :2] += [-3e-6, 3e-6]  # a softmax's tiny negative
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # float rounding: renormalised without a word
+        result = select(probabilities=rounded, labels=given)
     reference = select(probabilities=np.clip(rounded, 0, 1), labels=given)
     assert np.array_equal(result.votes, reference.votes) and np.allclose(result.label_quality, reference.label_quality)
+    for row, message in (([1.00002, 0, 0, 0], "worst sum 1.00002"), ([1.005, 0, 0, 0], "worst sum 1.005")):
+        within = probabilities.copy()
+        within[0, 3] = row  # beyond rounding, within the tolerance: renormalised, said in one line
+        with pytest.warns(UserWarning, match=rf"^1 probability rows sum to 1 only within 0.01 \({message};") as said:
+            renormalised = select(probabilities=within, labels=given)
+        exact = probabilities.copy()
+        exact[0, 3] = [1, 0, 0, 0]
+        assert len(said) == 1
+        np.testing.assert_allclose(renormalised.prob_given, select(probabilities=exact, labels=given).prob_given)
+    edge = probabilities.copy()
+    edge[0, 3] = [1.01, 0, 0, 0]  # exactly at the tolerance: within it
+    with pytest.warns(UserWarning, match=r"worst sum 1.01;"):
+        select(probabilities=edge, labels=given)
     for change, message in (
         (
             lambda p: p.__setitem__((2, 7, 0), -0.01),
@@ -280,13 +315,12 @@ def test_probabilities_within_rounding_of_valid_are_clipped_and_any_further_refu
             r"apply softmax",
         ),
         (
-            lambda p: p.__setitem__((1, 9), [1.005, 0, 0, 0]),
-            r"1 entries above 1 \(maximum 1\.005; the first in row 9 of repetition 2 .*\): pass class probabilities, "
-            r"each in \[0, 1\]",
+            lambda p: p.__setitem__((0, 11), p[0, 11] * 1.1),
+            r"1 probability rows do not sum to 1 within 0\.01 \(worst sum 1\.1; the first row 11 of repetition 1",
         ),
         (
-            lambda p: p.__setitem__((0, 11), p[0, 11] * 1.1),
-            r"1 probability rows do not sum to 1 \(tolerance 0\.01; worst sum 1\.1; the first row 11 of repetition 1",
+            lambda p: p.__setitem__((1, 9), [1.0101, 0, 0, 0]),
+            r"1 probability rows do not sum to 1 within 0\.01 \(worst sum 1\.0101; the first row 9 of repetition 2",
         ),
     ):
         bad = probabilities.copy()

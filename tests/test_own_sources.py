@@ -101,7 +101,7 @@ def test_other_labels_are_numbered_in_sorted_order_with_a_warning(tmp_path, labe
 
 def test_the_label_warning_shows_the_first_ten_classes(tmp_path):
     labels = [f"c{i:02d}" for i in range(12)]
-    path = write_table(pd.DataFrame({"x": range(12), "y": labels}), tmp_path / "data.csv")
+    path = write_table(pd.DataFrame({"x": np.linspace(0, 1, 12), "y": labels}), tmp_path / "data.csv")
     with pytest.warns(UserWarning) as record:
         own.load_table(path=path, label_column="y")
     message = str(record[0].message)
@@ -231,10 +231,8 @@ def test_missing_columns_are_named_with_the_columns_that_exist(tmp_path):
 
 
 def test_table_feature_errors(tmp_path):
-    frame = make_table(seed=8).assign(colour="red", size="L")
+    frame = make_table(seed=8)
     path = write_table(frame, tmp_path / "data.parquet")
-    with pytest.raises(ValueError, match=r"feature columns \['colour', 'size'\] are not numeric"):
-        own.load_table(path=path, label_column="label")
     with pytest.raises(ValueError, match="the label column 'label' is also a feature column"):
         own.load_table(path=path, label_column="label", feature_columns=["a", "label"])
     with pytest.raises(ValueError, match="no feature column besides the label column"):
@@ -243,6 +241,53 @@ def test_table_feature_errors(tmp_path):
     path = write_table(frame, tmp_path / "gaps.csv")
     with pytest.raises(ValueError, match=r"2 of 12 rows have missing or infinite features \(rows 2, 5; 0-based"):
         own.load_table(path=path, label_column="label", feature_columns=["a", "b"])
+
+
+def test_text_and_boolean_columns_are_one_hot_encoded_in_place_with_one_line(tmp_path):
+    frame = make_table(seed=8)
+    frame.insert(1, "colour", ["red", "blue", None] * 4)
+    frame["tall"] = [True, False] * 6
+    path = write_table(frame, tmp_path / "data.parquet")
+    with pytest.warns(
+        UserWarning,
+        match=r"2 columns of text, categories or booleans \(colour, tall\) one-hot encoded "
+        r"into 5 0/1 features",
+    ) as said:
+        dataset = own.load_table(path=path, label_column="label")
+    assert len([w for w in said if "one-hot" in str(w.message)]) == 1
+    features = [c for c in frame.columns if c != "label"]
+    assert dataset.feature_names[:4] == (features[0], "colour=blue", "colour=red", "colour=<missing>")
+    assert dataset.feature_names[-2:] == ("tall=False", "tall=True")
+    x = dataset.x_train.reshape(len(frame), -1)
+    np.testing.assert_array_equal(x[:, 1:4], np.eye(3)[[1, 0, 2] * 4])  # red, blue, missing
+    np.testing.assert_array_equal(x[:, -1], frame["tall"].astype(float))
+    np.testing.assert_allclose(x[:, 0], frame[features[0]])
+
+
+def test_missing_values_are_kept_for_the_folds_to_impute_only_when_asked(tmp_path):
+    frame = make_table(seed=8)
+    frame.loc[[2, 5], "b"] = np.nan
+    path = write_table(frame, tmp_path / "gaps.csv")
+    with pytest.raises(ValueError, match=r"2 of 12 rows have missing or infinite features \(rows 2, 5; 0-based"):
+        own.load_table(path=path, label_column="label")
+    with pytest.warns(UserWarning, match=r"2 missing values in 1 column \(b\): imputed inside each fold"):
+        dataset = own.load_table(path=path, label_column="label", missing="keep")
+    assert np.isnan(dataset.x_train).sum() == 2
+    frame.loc[3, "a"] = np.inf
+    with pytest.raises(ValueError, match=r"1 of 12 rows have infinite features \(rows 3;"):
+        own.load_table(path=write_table(frame, tmp_path / "inf.csv"), label_column="label", missing="keep")
+
+
+@pytest.mark.parametrize("name", ["rownames", "Unnamed: 0", "ID", "serial"])
+def test_an_id_like_column_is_left_out_with_a_line_unless_named_as_a_feature(tmp_path, name):
+    frame = make_table(seed=8)
+    frame.insert(0, name, np.arange(100, 112) if name == "serial" else np.arange(12) * 1.5)  # serial: unique integers
+    path = write_table(frame, tmp_path / "data.csv")
+    with pytest.warns(UserWarning, match=rf"column \['{name}'\] looks like row ids .* left out of the features"):
+        dataset = own.load_table(path=path, label_column="label")
+    assert name not in dataset.feature_names
+    named = own.load_table(path=path, label_column="label", feature_columns=[name, "a"])
+    assert named.feature_names == (name, "a")
 
 
 def test_id_column_errors(tmp_path):

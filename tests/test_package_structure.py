@@ -239,8 +239,13 @@ def _defined(name: str) -> set[str]:
             names |= {leaf.id for target in targets for leaf in ast.walk(target) if isinstance(leaf, ast.Name)}
         elif isinstance(node, ast.Import | ast.ImportFrom):
             names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-    if name == "enkcvs":
-        names |= {"select"}  # handed on by the face's __getattr__
+    if name == "enkcvs":  # handed on by the face's __getattr__, as its __all__ lists them
+        names |= {
+            element.value
+            for node in TREES[name].body
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets)
+            for element in node.value.elts
+        }
     return names
 
 

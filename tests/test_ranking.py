@@ -14,7 +14,7 @@ def test_rival_is_the_pseudo_label_not_the_most_probable_class():
     # M = 3 predictions 1, 1, 2 of a sample labelled 0: the majority (pseudo label) is 1 although class 2 has the
     # highest mean probability; the score measures the given label against the label E-NKCVS suggests.
     stack = np.array([[[0.2, 0.5, 0.3]], [[0.2, 0.45, 0.35]], [[0.0, 0.1, 0.9]]])
-    result = select(probabilities=stack, labels=[0], threshold=2)
+    result = select(probabilities=stack, labels=[0], threshold=2, score="label_quality")
     assert result.pseudo_labels.tolist() == [1]
     mean = stack.mean(axis=0)
     assert result.label_quality == pytest.approx([(1 + mean[0, 0] - mean[0, 1]) / 2])
@@ -24,9 +24,16 @@ def test_rival_is_the_pseudo_label_not_the_most_probable_class():
     )
 
 
+def test_the_default_score_is_cleanlabs_self_confidence_of_the_mean():
+    probabilities, given, _ = make_planted(seed=4, iterations=3)
+    ours = select(probabilities=probabilities, labels=given).label_quality
+    theirs = get_label_quality_scores(labels=given, pred_probs=probabilities.mean(axis=0), method="self_confidence")
+    np.testing.assert_allclose(ours, theirs, atol=1e-12)
+
+
 def test_m1_order_is_cleanlabs_normalized_margin():
     probabilities, given, _ = make_planted(seed=4, iterations=1)
-    ours = select(probabilities=probabilities[0], labels=given).label_quality
+    ours = select(probabilities=probabilities[0], labels=given, score="label_quality").label_quality
     theirs = get_label_quality_scores(labels=given, pred_probs=probabilities[0], method="normalized_margin")
     np.testing.assert_allclose(ours, theirs, atol=1e-12)
     np.testing.assert_array_equal(issue_ranks(label_quality=ours), issue_ranks(label_quality=theirs))

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from enkcvs.labelissues.issues import label_issue_table
+from enkcvs.labelissues.issues import in_rank_order, label_issue_table
 from enkcvs.labelissues.review import (
     display_image,
     draw_review_sheet,
@@ -27,6 +27,7 @@ def make_ranking(*, seed: int, num_samples: int = 12, iterations: int = 4, ids: 
     return label_issue_table(
         given=rng.integers(0, 3, size=num_samples),
         pseudo=rng.integers(0, 3, size=num_samples),
+        predicted=rng.integers(0, 3, size=num_samples),
         votes=votes,
         iterations=iterations,
         beta=rng.random(num_samples),
@@ -56,13 +57,13 @@ def test_image_sheet_titles_every_shown_sample_with_class_names_votes_and_id(tmp
     )
     titles = [axis.get_title(loc="left") for axis in figure.axes if axis.get_images()]
     assert len(titles) == 5
-    for title, row in zip(titles, ranking.head(5).to_dict("records")):
+    for title, row in zip(titles, in_rank_order(ranking).head(5).to_dict("records")):
         flat = title.replace("\n  ", " ")
         assert flat.startswith(f"#{row['rank']}  photo {row['photo']}\n")
         assert f"given: {row['given_label']}" in flat or row["given_label"] == NAMES[2]
         assert f"votes {row['votes']} of 4 · quality {row['label_quality']:.2f}" in flat
         assert all(len(line) <= 30 for line in title.splitlines()[1:-1])  # class names wrapped to the tile's width
-    long = [title for title, given in zip(titles, ranking["given_label"]) if given == NAMES[2]]
+    long = [title for title, given in zip(titles, in_rank_order(ranking)["given_label"]) if given == NAMES[2]]
     assert all("given: a rather long class" in title and "…" in title for title in long)
     assert "toy, merged over seeds 1, 2" in figure._suptitle.get_text()
     pictures = [axis.get_images()[0].get_array() for axis in figure.axes if axis.get_images()]
@@ -77,7 +78,7 @@ def test_image_sheet_titles_every_shown_sample_with_class_names_votes_and_id(tmp
 def test_image_sheet_reads_files_and_names_samples_by_row_without_ids(tmp_path):
     from PIL import Image
 
-    ranking = make_ranking(seed=3, num_samples=4)
+    ranking = in_rank_order(make_ranking(seed=3, num_samples=4)).reset_index(drop=True)
     for i in range(4):
         Image.new("L" if i % 2 else "RGB", (6, 5), 100).save(tmp_path / f"{i}.png")
     figure = draw_review_sheet(issues=ranking, images=[f"{i}.png" for i in range(4)], caption="files", root=tmp_path)
@@ -103,7 +104,7 @@ def test_text_sheet_holds_one_row_per_shown_sample_with_escaped_shortened_text(t
     assert sheet.startswith("# toy texts, seed 1\n") and "Top 7 of 12 samples" in sheet
     rows = entries(sheet)
     assert len(rows) == 7
-    for cells, row in zip(rows, ranking.head(7).to_dict("records")):
+    for cells, row in zip(rows, in_rank_order(ranking).head(7).to_dict("records")):
         rank, photo, text, given, suggested, votes, quality, listed, kept = cells
         assert (rank, photo, given, suggested) == (
             str(row["rank"]),
@@ -140,7 +141,7 @@ def test_table_sheet_shows_feature_values_under_their_names():
     ]
     rows = entries(sheet)
     assert len(rows) == 4
-    for cells, row in zip(rows, ranking.head(4).to_dict("records")):
+    for cells, row in zip(rows, in_rank_order(ranking).head(4).to_dict("records")):
         assert cells[:6] == [
             str(row["rank"]),
             str(row["sample"]),
@@ -225,7 +226,9 @@ def test_the_workflow_renders_a_text_datasets_sheet_with_its_ranking_named(tmp_p
     render_review_sheet(dataset=tmp_path / "d.npz", table=table, top=3, markdown=tmp_path / "review.md")
     sheet = (tmp_path / "review.md").read_text()
     assert sheet.startswith("# toy, noise real: E-NKCVS ranking of seed 1 (K = 2, M = 4, t = 2)\n")
-    assert [cells[2] for cells in entries(sheet)] == [f"text of sample {s}" for s in ranking["sample"].head(3)]
+    assert [cells[2] for cells in entries(sheet)] == [
+        f"text of sample {s}" for s in in_rank_order(ranking)["sample"].head(3)
+    ]
 
 
 def test_the_workflow_shows_a_tables_features_under_their_names(tmp_path, saved_ranking):
@@ -258,7 +261,7 @@ def test_a_group_sheet_shows_only_the_samples_of_its_group_with_their_rank_among
     from enkcvs.report.render import render_review_sheet
 
     ids = np.array([f"{'train' if i % 3 else 'test'} {i}" for i in range(12)])
-    ranking = make_ranking(seed=4, ids=True).assign(photo=lambda frame: ids[frame["sample"]])
+    ranking = in_rank_order(make_ranking(seed=4, ids=True)).assign(photo=lambda frame: ids[frame["sample"]])
     write_table(
         ranking,
         tmp_path / "issues.parquet",

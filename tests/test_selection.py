@@ -73,6 +73,7 @@ def test_ensemble_outcome_hand_checked():
         "votes",
         "selected",
         "pseudo",
+        "predicted",
         "entropy",
         "beta",
         "prob_given",

@@ -153,8 +153,9 @@ def test_merged_label_issues_are_one_ensemble_of_every_seeds_iterations(tiny_inp
         labels=read_table(labels[0])[0]["given"].to_numpy(),
         threshold=2,
         class_names=["a", "b", "c"],
+        score="label_quality",  # the workflow's
     )
-    merged = merged.sort_values("sample")
+    assert merged["sample"].tolist() == list(range(len(merged)))  # in the data's order
     assert (merged["iterations"] == 2).all() and meta["seeds"] == [3, 4] and meta["threshold"] == 1
     assert np.array_equal(merged["kept"], expected.selected)
     assert np.array_equal(merged["in_review_list"], expected.in_review_list)

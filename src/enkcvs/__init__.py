@@ -20,10 +20,11 @@ it so):
 Importing the package is cheap and needs no third-party package: the modules that need torch (the training engine,
 :mod:`enkcvs.method.mixup`, :mod:`enkcvs.method.losses`) import it themselves, and the training steps import them
 inside the step, so selection, voting, metrics, theory and reporting run without it. ``enkcvs.select`` applies
-E-NKCVS to out-of-fold probabilities a user already has (:mod:`enkcvs.labelissues.oof`).
+E-NKCVS to out-of-fold probabilities a user already has (:mod:`enkcvs.labelissues.oof`), ``enkcvs.find_issues``
+trains a scikit-learn-compatible classifier of the user's as the fold models (:mod:`enkcvs.labelissues.ownmodel`).
 """
 
-__all__ = ["select"]
+__all__ = ["find_issues", "select"]
 __version__ = "0.2.0"
 
 
@@ -32,4 +33,8 @@ def __getattr__(name: str):
         from enkcvs.labelissues.oof import select
 
         return select
+    if name == "find_issues":
+        from enkcvs.labelissues.ownmodel import find_issues
+
+        return find_issues
     raise AttributeError(f"module 'enkcvs' has no attribute {name!r}")

@@ -54,6 +54,8 @@ DATA_ONLY = (
     "repetitions",
     "epochs",
     "seed",
+    "classifier",
+    "no_cache",
 )
 PROBABILITIES_ONLY = ("labels", "class_names", "classes_in_sorted_order", "images")
 
@@ -85,7 +87,8 @@ def find_issues(*, out: Path, probabilities: Path | None = None, data: Path | No
         from enkcvs.labelissues.owndata import find_issues_in_data
 
         standardize = not options.pop("no_standardize", False)
-        return find_issues_in_data(data=data, out=out, standardize=standardize, **options)
+        cache = not options.pop("no_cache", False)
+        return find_issues_in_data(data=data, out=out, standardize=standardize, cache=cache, **options)
     return find_issues_in_probabilities(probabilities=probabilities, out=out, **options)
 
 
@@ -389,20 +392,18 @@ def parser() -> argparse.ArgumentParser:
 
 def _find_issues_parser(commands) -> None:
     """The ``find-issues`` sub-command's options."""
-    from enkcvs.labelissues.owndata import DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SEED, TEXT_RECIPES, recipe_text
-    from enkcvs.labelissues.ownkind import KINDS
-
     command = commands.add_parser(
         "find-issues",
         help="rank samples by how likely their label is wrong: from your data (trained here) or from out-of-fold "
         "probabilities",
         description="E-NKCVS: M repetitions of K-fold cross-validation predict every sample from models that did not "
         "train on it; a sample is kept when at least t of the M repetitions predict its given label (column kept: the "
-        "set to train on); every sample is ranked by label quality (lowest first), and the first ones, as many as "
-        "confident learning estimates label errors, form the review list (column in_review_list: the likely errors "
-        "to check). Writes one row per sample: given_label, suggested_label, in_review_list, kept, label_quality, "
-        "votes, beta, rank, and the same under cleanlab's names: is_label_issue (= in_review_list), label_score (= "
-        "label_quality). Give --data (trained here) or --probabilities (from a model of your own).",
+        "set to train on); every sample is ranked by the mean probability of its given label (rank 1 first), and "
+        "confident learning's label issues on the calibrated mean probabilities, among those not kept, form the "
+        "review list (columns is_label_issue and in_review_list: the likely errors to check). Writes one row per "
+        "sample in the data's order: is_label_issue, label_score, given_label and predicted_label as cleanlab names "
+        "them, then suggested_label, in_review_list, kept, label_quality, votes, beta, prob_given and rank. Give "
+        "--data (trained here) or --probabilities (from a model of your own).",
     )
     command.add_argument("--out", required=True, type=Path, metavar="FILE", help="the ranked table: .csv or .parquet")
     command.add_argument(
@@ -418,6 +419,34 @@ def _find_issues_parser(commands) -> None:
         metavar="T",
         help="votes a sample needs to be kept (default: 1 for M = 1, else 2, the paper's)",
     )
+    _data_options(command)
+    _probabilities_options(command)
+    sheet = command.add_argument_group(
+        "review sheet",
+        "the top samples, most likely mislabelled first, with class names, votes and label quality, "
+        "written beside --out; from probabilities give one of --images, --image-column or --text-column",
+    )
+    sheet.add_argument(
+        "--images",
+        type=Path,
+        metavar="FILE.npy",
+        help="the N images in the labels' order: an array (N, H, W), (N, H, W, C) or (N, C, H, W)",
+    )
+    sheet.add_argument(
+        "--image-column",
+        metavar="COLUMN",
+        help="a column of image paths in --data or the labels file (relative to its folder, or absolute)",
+    )
+    sheet.add_argument("--text-column", metavar="COLUMN", help="a column of texts in --data or the labels file")
+    sheet.add_argument("--review-top", type=int, metavar="N", help=f"samples on the sheet (default {DEFAULT_TOP})")
+
+
+def _data_options(command) -> None:
+    """The ``find-issues`` options of the user's data, trained on here."""
+    from enkcvs.labelissues.ownchecks import TEXT_RECIPES
+    from enkcvs.labelissues.owndata import DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SEED, recipe_text
+    from enkcvs.labelissues.ownkind import KINDS
+
     data = command.add_argument_group(
         "from your data",
         "trains the M x K fold models here (a progress bar on stderr), then writes the ranking, "
@@ -448,8 +477,21 @@ def _find_issues_parser(commands) -> None:
     data.add_argument(
         "--no-standardize",
         action="store_true",
-        help="keep a table's features as they are (default: each fold model sees them z-scored with "
-        "the mean and standard deviation of its own training part)",
+        help="keep a table's features or the embeddings as they are (default: each fold model sees them z-scored "
+        "with the mean and standard deviation of its own training part, missing values imputed by that mean)",
+    )
+    data.add_argument(
+        "--classifier",
+        metavar="MODULE:FACTORY",
+        help="train your own scikit-learn-compatible classifier as the fold models: a function of an importable "
+        "module that returns it unfitted (e.g. mymodels:make_classifier); for a table, or texts' or images' "
+        "embeddings (default: the kind's recipe)",
+    )
+    data.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="train every fold model afresh (default: finished fold models are kept in the cache, keyed by the data "
+        "and settings, so that a stopped run started again goes on where it stopped)",
     )
     data.add_argument(
         "--text-recipe",
@@ -482,25 +524,6 @@ def _find_issues_parser(commands) -> None:
         type=int,
         help=f"seeds folds and models: the same seed gives the same ranking (default {DEFAULT_SEED})",
     )
-    _probabilities_options(command)
-    sheet = command.add_argument_group(
-        "review sheet",
-        "the top samples, most likely mislabelled first, with class names, votes and label quality, "
-        "written beside --out; from probabilities give one of --images, --image-column or --text-column",
-    )
-    sheet.add_argument(
-        "--images",
-        type=Path,
-        metavar="FILE.npy",
-        help="the N images in the labels' order: an array (N, H, W), (N, H, W, C) or (N, C, H, W)",
-    )
-    sheet.add_argument(
-        "--image-column",
-        metavar="COLUMN",
-        help="a column of image paths in --data or the labels file (relative to its folder, or absolute)",
-    )
-    sheet.add_argument("--text-column", metavar="COLUMN", help="a column of texts in --data or the labels file")
-    sheet.add_argument("--review-top", type=int, metavar="N", help=f"samples on the sheet (default {DEFAULT_TOP})")
 
 
 def _probabilities_options(command) -> None:
@@ -541,7 +564,13 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser().parse_args(argv)  # exits with 2 on a malformed command line
     options = {key: value for key, value in vars(arguments).items() if key != "command"}
     summary, failure = None, None
-    with warnings.catch_warnings(record=True) as caught:
+
+    def said(message, *_):  # as it happens, the message alone, without the source line the default format shows
+        print(f"enkcvs {arguments.command}: warning: {message}", file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = said
         try:
             if arguments.command == "example":
                 from enkcvs.labelissues.example import write_example
@@ -551,8 +580,6 @@ def main(argv: list[str] | None = None) -> int:
                 summary = find_issues(**options)
         except (ValueError, OSError) as error:
             failure = error
-    for warning in caught:  # the message alone, without the source line the default format shows
-        print(f"enkcvs {arguments.command}: warning: {warning.message}", file=sys.stderr)
     if failure is not None:
         print(f"enkcvs {arguments.command}: error: {failure}", file=sys.stderr)
         return 2

@@ -120,7 +120,7 @@ def compare_rankings(*, probabilities: np.ndarray, given: np.ndarray, true: np.n
     """
     from cleanlab.rank import get_label_quality_scores
 
-    result = select(probabilities=probabilities, labels=given, true_labels=true)  # checks all inputs
+    result = select(probabilities=probabilities, labels=given, true_labels=true, score="label_quality")  # checks all
     stack = np.asarray(probabilities, dtype=float)
     mean = stack.mean(axis=0) if stack.ndim == 3 else stack
     mean = mean / mean.sum(axis=1, keepdims=True)  # float16-stored rows, as select() accepts them

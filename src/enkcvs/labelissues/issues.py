@@ -1,5 +1,6 @@
-"""The label-issue table: every sample with its E-NKCVS outcome, most likely mislabelled first, in cleanlab's terms;
-and its files (the ranked table beside the user's ids, texts or image paths, and a Markdown summary).
+"""The label-issue table: every sample with its E-NKCVS outcome in the data's order, in cleanlab's terms and its
+``rank`` to sort by; and its files (the table beside the user's ids, texts or image paths, and a Markdown summary of
+the most likely mislabelled).
 
 Two sets, each for its use: ``kept`` is the paper's selection (Eq. contains), a clean set to train on, which leaves out
 every sample the iterations doubt; ``in_review_list`` is the short, precision-first list of likely label errors for a
@@ -22,13 +23,14 @@ from enkcvs.method.ranking import issue_ranks
 
 #: The per-sample outcome columns (of :func:`enkcvs.method.selection.ensemble_outcome`) a label-issue table is built
 #: from.
-ISSUE_OUTCOME = ("pseudo", "votes", "beta", "prob_given", "label_quality", "selected", "in_review_list")
+ISSUE_OUTCOME = ("pseudo", "predicted", "votes", "beta", "prob_given", "label_quality", "selected", "in_review_list")
 
 
 def label_issue_table(
     *,
     given: np.ndarray,
     pseudo: np.ndarray,
+    predicted: np.ndarray,
     votes: np.ndarray,
     iterations: int,
     beta: np.ndarray,
@@ -40,34 +42,45 @@ def label_issue_table(
     ids: np.ndarray | None = None,
     id_column: str | None = None,
 ) -> pd.DataFrame:
-    """Every sample with its E-NKCVS outcome, most likely mislabelled first (:func:`enkcvs.method.ranking.issue_ranks`),
-    in cleanlab's terms: ``sample``, the user's ``ids`` as column ``id_column`` (where given), ``given_label``,
-    ``suggested_label`` (the pseudo label; class names where ``class_names`` are given, else indices),
-    ``in_review_list`` (the likely label errors to check), ``kept`` (selected: votes >= t, the training set),
-    ``label_quality``, ``votes``, ``iterations``, ``beta``, ``prob_given``, ``rank``; then the same in cleanlab's
-    names (Datalab's ``get_issues("label")``): ``is_label_issue`` (= ``in_review_list``) and ``label_score`` (=
-    ``label_quality``, in [0, 1], higher = cleaner). All arrays (N,)."""
+    """Every sample with its E-NKCVS outcome, in the data's order (row i is sample i, so ``data[issues.is_label_issue]``
+    selects the flagged rows as with cleanlab), with its ``rank`` (:func:`enkcvs.method.ranking.issue_ranks`, 1 = most
+    likely mislabelled) to sort by: ``sample``, the user's ``ids`` as column ``id_column`` (where given), first
+    cleanlab's columns as Datalab's ``get_issues("label")`` names them, ``is_label_issue`` (the review list, the likely
+    label errors to check), ``label_score`` (in [0, 1], higher = cleaner), ``given_label`` and ``predicted_label``
+    (the most probable class of the mean probabilities); then the project's own: ``suggested_label`` (the pseudo
+    label, the majority of the M predictions), ``in_review_list`` (= ``is_label_issue``), ``kept`` (selected: votes
+    >= t, the training set), ``label_quality`` (= ``label_score``), ``votes``, ``iterations``, ``beta``,
+    ``prob_given``, ``rank``. Labels are class names where ``class_names`` are given, else indices. All arrays (N,)."""
     names = np.array(class_names, dtype=object) if class_names else None
-    rank = issue_ranks(label_quality=label_quality)
-    frame = pd.DataFrame(
+
+    def named(labels: np.ndarray) -> np.ndarray:
+        return labels if names is None else names[labels]
+
+    listed = np.asarray(in_review_list, dtype=bool)
+    return pd.DataFrame(
         {
-            "sample": np.arange(len(rank)),
+            "sample": np.arange(len(given)),
             **({} if ids is None else {id_column: ids}),
-            "given_label": given if names is None else names[given],
-            "suggested_label": pseudo if names is None else names[pseudo],
-            "in_review_list": np.asarray(in_review_list, dtype=bool),
+            "is_label_issue": listed,
+            "label_score": label_quality,
+            "given_label": named(given),
+            "predicted_label": named(predicted),
+            "suggested_label": named(pseudo),
+            "in_review_list": listed,
             "kept": np.asarray(selected, dtype=bool),
             "label_quality": label_quality,
             "votes": votes,
             "iterations": iterations,
             "beta": beta,
             "prob_given": prob_given,
-            "rank": rank,
-            "is_label_issue": np.asarray(in_review_list, dtype=bool),
-            "label_score": label_quality,
+            "rank": issue_ranks(label_quality=label_quality),
         }
     )
-    return frame.iloc[np.argsort(rank)].reset_index(drop=True)
+
+
+def in_rank_order(issues: pd.DataFrame) -> pd.DataFrame:
+    """A label-issue table sorted by ``rank``: the most likely mislabelled first."""
+    return issues.sort_values("rank", kind="stable")
 
 
 def two_sets_sentence(issues: pd.DataFrame) -> str:
@@ -75,8 +88,8 @@ def two_sets_sentence(issues: pd.DataFrame) -> str:
     it is for."""
     total, listed, kept = len(issues), int(issues["in_review_list"].sum()), int(issues["kept"].sum())
     return (
-        f"Review list (likely label errors to check, as many as confident learning estimates): {listed} of {total} "
-        f"samples ({100 * listed / total:.1f}%), the lowest label quality first. Kept (the paper's selection, to "
+        f"Review list (likely label errors to check: the first not kept of the ranking, as many as confident learning "
+        f"finds among them on the calibrated probabilities): {listed} of {total} samples ({100 * listed / total:.1f}%). Kept (the paper's selection, to "
         f"train on): {kept} ({100 * kept / total:.1f}%); the other {total - kept} were selected too few times."
     )
 
@@ -120,10 +133,10 @@ def write_issue_files(
     lines = [
         f"# Label issues: {metadata['dataset']}",
         "",
-        f"{rule}. {two_sets_sentence(issues)} The full ranking is `label_issues.parquet` (rank 1 = most likely "
-        "mislabeled).",
+        f"{rule}. {two_sets_sentence(issues)} The full ranking is `label_issues.parquet`, in the data's order (rank 1 = "
+        "most likely mislabeled).",
         "",
-        issues.head(top).to_markdown(index=False, floatfmt=".3f"),
+        in_rank_order(issues).head(top).to_markdown(index=False, floatfmt=".3f"),
         "",
     ]
     with atomic_path(summary) as tmp:

@@ -22,12 +22,17 @@ from enkcvs.method.ranking import issue_ranks
 from enkcvs.method.selection import ensemble_outcome
 from enkcvs.method.theory import empirical_theorem1
 
-# float32 softmax rows sum to 1 within ~1e-6, float16-stored ones within ~3e-3: rows off by more than
-# RENORMALISED_ABOVE are rescaled to sum 1 (with one warning), rows off by more than ROW_SUM_TOLERANCE refused; entries
-# up to ENTRY_TOLERANCE outside [0, 1] are float rounding, clipped (cleanlab refuses them beyond 1e-6).
+# Every row is rescaled to sum 1: rows off by at most RENORMALISED_ABOVE (float32 rounding) silently, rows off by up to
+# ROW_SUM_TOLERANCE (probabilities stored as float16 sum to 1 within ~3e-3) with one line, rows off by more refused;
+# entries down to -ENTRY_TOLERANCE are float rounding, clipped to 0 (cleanlab refuses them beyond 1e-6).
 ROW_SUM_TOLERANCE = 1e-2
-RENORMALISED_ABOVE = 1e-4
+RENORMALISED_ABOVE = 1e-5
 ENTRY_TOLERANCE = 1e-4
+#: K, M and the seed of the cross-validation a user's own data runs through unless told.
+DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SEED = 4, 3, 1
+#: The score :func:`select` ranks by unless told: cleanlab's default, which ranked the flipped labels of a user's
+#: own data first more often than the workflow's label quality (benchmarks/find_issues_vs_cleanlab.py).
+DEFAULT_SCORE = "self_confidence"
 
 
 @dataclass(frozen=True, eq=False)  # eq on array fields would be ambiguous
@@ -41,9 +46,11 @@ class SelectionResult:
     in_review_list : (N,) bool, the likely label errors to check (:mod:`enkcvs.method.review_list`).
     votes : (N,) int, the number of iterations whose prediction equals the given label.
     pseudo_labels : (N,) int, the most frequent predicted label (ties: the highest mean probability).
+    predicted : (N,) int, the most probable class of the mean probabilities.
     beta : (N,) float, H(P) / log Q, the weight of the given label's loss for a non-selected sample.
     prob_given : (N,) float, the mean predicted probability of the given label.
-    label_quality : (N,) float in [0, 1], low = likely mislabelled (:func:`enkcvs.method.ranking.label_quality`).
+    label_quality : (N,) float in [0, 1], the ranking's score, low = likely mislabelled (``score`` of
+        :func:`select`).
     rank : (N,) int, 1..N; 1 is the most likely mislabelled (lowest ``label_quality``, then index).
     class_names : the label of each class index 0..Q-1, or None when the labels were integers without names.
     iterations, threshold : M and t.
@@ -57,6 +64,7 @@ class SelectionResult:
     in_review_list: np.ndarray
     votes: np.ndarray
     pseudo_labels: np.ndarray
+    predicted: np.ndarray
     beta: np.ndarray
     prob_given: np.ndarray
     label_quality: np.ndarray
@@ -79,14 +87,15 @@ class SelectionResult:
     def to_frame(
         self, *, labels_as_names: bool = True, ids: np.ndarray | None = None, id_column: str | None = None
     ) -> pd.DataFrame:
-        """One row per sample, most likely mislabelled first (:func:`enkcvs.labelissues.issues.label_issue_table`); the
-        labels are class names where there are names and ``labels_as_names``, else class indices; the user's ``ids``
-        (N,) in a column named ``id_column`` after ``sample``."""
+        """One row per sample in the input's order, with its ``rank`` (:func:`enkcvs.labelissues.issues.label_issue_table`);
+        the labels are class names where there are names and ``labels_as_names``, else class indices; the user's
+        ``ids`` (N,) in a column named ``id_column`` after ``sample``."""
         return label_issue_table(
             ids=ids,
             id_column=id_column,
             given=self.given,
             pseudo=self.pseudo_labels,
+            predicted=self.predicted,
             votes=self.votes,
             iterations=self.iterations,
             beta=self.beta,
@@ -105,6 +114,7 @@ def select(
     threshold: int | None = None,
     true_labels: Sequence[Hashable] | np.ndarray | None = None,
     class_names: Sequence[Hashable] | None = None,
+    score: str = DEFAULT_SCORE,
 ) -> SelectionResult:
     """E-NKCVS selection (Algorithm 2, Eq. contains), pseudo labels and beta (Section 3.2) from OOF probabilities.
 
@@ -117,6 +127,9 @@ def select(
     threshold : t, the votes a sample needs to be selected; default 1 for M = 1, else 2 (the paper's default).
     true_labels : (N,) optional true labels, encoded as ``labels``; they add both sets' scores and Theorem 1.
     class_names : Q names of the probability columns, in column order.
+    score : what ranks the samples (:data:`enkcvs.method.ranking.SCORES`): ``"self_confidence"``, the mean probability
+        of the given label (cleanlab's default), or ``"label_quality"``, the workflow's margin against the suggested
+        label (:func:`enkcvs.method.ranking.label_quality`).
 
     Returns
     -------
@@ -131,15 +144,15 @@ def select(
     iterations, num_samples, num_classes = stack.shape
     names = _checked_class_names(class_names, num_classes=num_classes)
     sizes = {"num_samples": num_samples, "num_classes": num_classes}
-    given, names = _encoded_labels(labels, what="labels", class_names=names, infer_names=True, **sizes)
+    given, names = encoded_labels(labels, what="labels", class_names=names, infer_names=True, **sizes)
     true = None
     if true_labels is not None:
-        true, _ = _encoded_labels(true_labels, what="true_labels", class_names=names, infer_names=False, **sizes)
+        true, _ = encoded_labels(true_labels, what="true_labels", class_names=names, infer_names=False, **sizes)
     threshold = _checked_threshold(threshold, iterations=iterations)
 
     predicted = stack.argmax(axis=2)  # (M, N)
     outcome = ensemble_outcome(
-        predicted=predicted, mean_probabilities=stack.mean(axis=0), given=given, threshold=threshold
+        predicted=predicted, mean_probabilities=stack.mean(axis=0), given=given, threshold=threshold, score=score
     )
     scores = {}
     if true is not None:
@@ -159,6 +172,7 @@ def select(
         in_review_list=outcome["in_review_list"],
         votes=outcome["votes"],
         pseudo_labels=outcome["pseudo"],
+        predicted=outcome["predicted"],
         beta=outcome["beta"],
         prob_given=outcome["prob_given"],
         label_quality=outcome["label_quality"],
@@ -204,37 +218,29 @@ def _checked_probabilities(probabilities) -> np.ndarray:
             f"{_first_row(~np.isfinite(stack).all(axis=2))}): check the model's outputs and drop or "
             "re-predict those samples"
         )
-    below, above = stack < -ENTRY_TOLERANCE, stack > 1 + ENTRY_TOLERANCE
+    below = stack < -ENTRY_TOLERANCE
     if below.any():
         raise ValueError(
             f"probabilities hold {int(below.sum())} negative entries (minimum {stack.min():.4g}; the "
             f"first in {_first_row(below.any(axis=2))}): these look like logits or log-probabilities; "
             "apply softmax (or exp) first"
         )
-    sums = stack.sum(axis=2)
-    if (off := np.abs(sums - 1.0) > ROW_SUM_TOLERANCE).any():
-        worst = sums.flat[np.abs(sums - 1.0).argmax()]
+    stack = np.clip(stack, 0.0, None)
+    sums = stack.sum(axis=2)  # (M, N)
+    distance = np.abs(sums - 1.0)
+    worst = f"worst sum {sums.flat[distance.argmax()]:.8g}"
+    if (beyond := distance > ROW_SUM_TOLERANCE * (1 + 1e-9)).any():  # a row summing to 1.01 is within 0.01
         raise ValueError(
-            f"{int(off.sum())} probability rows do not sum to 1 (tolerance {ROW_SUM_TOLERANCE}; worst "
-            f"sum {worst:.4g}; the first {_first_row(off)}): pass class probabilities, e.g. apply "
-            "softmax to logits"
+            f"{int(beyond.sum())} probability rows do not sum to 1 within {ROW_SUM_TOLERANCE} ({worst}; the first "
+            f"{_first_row(beyond)}): pass class probabilities, e.g. apply softmax to logits"
         )
-    if above.any():
-        raise ValueError(
-            f"probabilities hold {int(above.sum())} entries above 1 (maximum {stack.max():.4g}; the "
-            f"first in {_first_row(above.any(axis=2))}): pass class probabilities, each in [0, 1], e.g. "
-            "apply softmax to logits"
-        )
-    stack = np.clip(stack, 0.0, 1.0)
-    sums = stack.sum(axis=2)
-    rescaled = np.abs(sums - 1.0) > RENORMALISED_ABOVE
-    if rescaled.any():
+    if (rescaled := distance > RENORMALISED_ABOVE).any():
         warnings.warn(
-            f"{int(rescaled.sum())} probability rows sum to 1 only within {ROW_SUM_TOLERANCE} (e.g. stored "
+            f"{int(rescaled.sum())} probability rows sum to 1 only within {ROW_SUM_TOLERANCE} ({worst}; e.g. stored "
             "as float16): renormalised to sum 1",
             stacklevel=3,
         )
-    return np.where(rescaled[..., None], stack / sums[..., None], stack)
+    return stack / sums[..., None]
 
 
 def _first_row(rows: np.ndarray) -> str:
@@ -254,7 +260,7 @@ def _checked_class_names(class_names, *, num_classes: int) -> tuple[Hashable, ..
     return names
 
 
-def _encoded_labels(
+def encoded_labels(
     labels, *, what: str, num_samples: int, num_classes: int, class_names: tuple | None, infer_names: bool
 ) -> tuple[np.ndarray, tuple[Hashable, ...] | None]:
     """(N,) class indices of ``labels`` and the class names (inferred from sorted distinct values if allowed)."""

@@ -57,7 +57,7 @@ def checked_review_top(review_top: int | None) -> None:
 
 
 def write_ranking(frame: pd.DataFrame, *, result: SelectionResult, sheet, out: Path) -> str:
-    """Write the ranking ``frame`` (one row per sample, most likely mislabelled first) to ``out`` in its format and
+    """Write the label-issue ``frame`` (one row per sample, in the data's order) to ``out`` in its format and
     ``sheet`` (a figure, Markdown text, or None) beside it (:func:`review_paths`); returns the summary line of both
     sets and where they were written."""
     with atomic_path(out) as tmp:
@@ -65,7 +65,8 @@ def write_ranking(frame: pd.DataFrame, *, result: SelectionResult, sheet, out: P
     written = "" if sheet is None else f"; review sheet {_write_sheet(sheet, out=out)}"
     listed, kept = int(frame["in_review_list"].sum()), int(frame["kept"].sum())
     return (
-        f"{listed} of {len(frame)} samples in the review list (likely label errors, as many as estimated); "
+        f"{listed} of {len(frame)} samples in the review list (likely label errors: the first not kept of the "
+        "ranking, as many as confident learning finds among them); "
         f"{kept} kept for training (selected in at least t = {result.threshold} of M = {result.iterations} "
         f"iterations); every sample ranked in {out}{written}"
     )

@@ -14,7 +14,7 @@ Three kinds, each read by the workflow's own-data source of the same data (:mod:
 - ``table``: a CSV / parquet file of numeric feature columns and a label column (``table``).
 """
 
-import importlib.util
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +27,9 @@ from enkcvs.data.datasets import Dataset
 from enkcvs.data.embeddings import POOLING, embed_texts
 from enkcvs.data.sources import own
 from enkcvs.data.text import DEFAULT_CHECKPOINT
-from enkcvs.io import install_command, provenance, write_json
+from enkcvs.io import provenance, write_json
 from enkcvs.labelissues.issues import with_sample_column
+from enkcvs.labelissues.oof import DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SCORE, DEFAULT_SEED
 from enkcvs.labelissues.outputs import (
     checked_out,
     checked_review_top,
@@ -36,13 +37,10 @@ from enkcvs.labelissues.outputs import (
     warn_when_most_are_not_kept,
     write_ranking,
 )
+from enkcvs.labelissues.ownchecks import check_class_sizes, check_kind_options, check_packages
 from enkcvs.labelissues.ownkind import infer_kind
 from enkcvs.labelissues.review import DEFAULT_TOP
 from enkcvs.training.recipe import Recipe
-
-DEFAULT_FOLDS = 4  # K
-DEFAULT_REPETITIONS = 3  # M
-DEFAULT_SEED = 1
 
 #: The recipe each kind of data trains its fold models with (``--epochs`` replaces ``epochs``). A table: the
 #: one-hidden-layer ``mlp``; images: the paper's MNIST network ``cnn4``, trained from scratch on :data:`IMAGE_SIZE`
@@ -84,10 +82,6 @@ DEFAULT_RECIPES: dict[str, dict[str, Any]] = {
     },
 }
 HEADS = "texts"  # the recipe of light heads on frozen embeddings, images' with an encoder too
-#: How texts train (``--text-recipe``): ``frozen``, heads on the frozen checkpoint's embeddings
-#: (``DEFAULT_RECIPES["texts"]``); ``finetune``, the checkpoint fine-tuned in each fold model with
-#: :data:`FINETUNE_RECIPE`.
-TEXT_RECIPES = ("frozen", "finetune")
 #: The workflow's text recipe (``config/experiments/trec-minilm.yaml``): the checkpoint fine-tuned without mixup
 #: (token ids cannot be mixed).
 FINETUNE_RECIPE: dict[str, Any] = {
@@ -100,13 +94,6 @@ FINETUNE_RECIPE: dict[str, Any] = {
 }
 IMAGE_SIZE = 64  # images: the shorter side resized to this many pixels, then the centre square cropped
 MAX_TOKENS = 64  # texts: tokens kept per text, as the workflow's datasets.<name>.max_length default
-#: The third-party packages each kind needs, with the extra of the ``enkcvs`` package that installs them: training,
-#: then the review sheet (a figure for images, Markdown for texts and tables).
-NEEDED = {
-    "images": {"torch": "train", "torchvision": "train", "PIL": "train", "matplotlib": "report"},
-    "texts": {"torch": "train", "transformers": "train", "tabulate": "report"},
-    "table": {"torch": "train", "tabulate": "report"},
-}
 #: The own-data loaders' words for their options (a workflow config's), and the command's for the same.
 COMMAND_WORDS = {
     "point source_options.path at": "point --data at",
@@ -128,15 +115,24 @@ class OwnData:
     data: Dataset  # the samples, labels, class names and ids, as the workflow prepares them
     recipe: Recipe  # the fold models' recipe
     inputs: np.ndarray | Dataset  # what the fold models train on: features, embeddings, token ids, or the image files
-    standardize: bool = True  # a table's features z-scored inside each fold (enkcvs.training.standardize)
-    text_recipe: str | None = None  # texts: one of TEXT_RECIPES
+    standardize: bool = True  # features z-scored and imputed inside each fold (enkcvs.training.standardize)
+    text_recipe: str | None = None  # texts: one of enkcvs.labelissues.ownchecks.TEXT_RECIPES
     encoder: str | None = None  # images: the frozen torchvision backbone whose embeddings the heads train on
+    classifier: Any = None  # the user's unfitted scikit-learn-compatible classifier (--classifier), else None
+    classifier_spec: str | None = None  # the --classifier factory that made it
 
     @property
     def model(self) -> str:
-        """The fold models in words: the recipe's model, and for frozen texts or encoded images what it trains on."""
+        """The fold models in words: the recipe's model (or the user's classifier), and for frozen texts or encoded
+        images what it trains on."""
         frozen = DEFAULT_CHECKPOINT if self.text_recipe == "frozen" else self.encoder
-        return f"{self.recipe.model} on frozen {frozen} embeddings" if frozen else self.recipe.model
+        model = self.recipe.model if self.classifier is None else type(self.classifier).__name__
+        return f"{model} on frozen {frozen} embeddings" if frozen else model
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether the fold models train on features held in memory (a table's, or embeddings)."""
+        return isinstance(self.inputs, np.ndarray) and self.inputs.dtype.kind == "f"
 
     def provenance(self) -> dict[str, Any]:
         """What the ranking was computed from, for its provenance record."""
@@ -156,7 +152,6 @@ class OwnData:
         size = {
             "images": images,
             "texts": {"max_tokens": MAX_TOKENS, "text_recipe": self.text_recipe, **encoder},
-            "table": {"standardized": self.standardize},
         }.get(self.kind, {})
         return {
             "data": str(self.path.resolve()),
@@ -164,7 +159,12 @@ class OwnData:
             "columns": self.columns,
             "samples": len(self.data.y_train),
             "classes": list(self.data.class_names),
-            "recipe": self.recipe.to_dict(),
+            **(
+                {"recipe": self.recipe.to_dict()}
+                if self.classifier is None
+                else {"classifier": {"factory": self.classifier_spec, "estimator": repr(self.classifier)}}
+            ),
+            "standardized": self.standardize and self.in_memory,
             **size,
         }
 
@@ -188,6 +188,8 @@ def find_issues_in_data(
     seed: int | None = None,
     threshold: int | None = None,
     review_top: int | None = None,
+    classifier: str | None = None,
+    cache: bool = True,
 ) -> str:
     """Train the M x K fold models on the user's ``data`` (:func:`read_own_data`, :func:`own_probabilities`), select
     and rank its samples (:func:`enkcvs.labelissues.oof.select`), and write the label-issue table to ``out`` (.csv or
@@ -200,6 +202,9 @@ def find_issues_in_data(
     folds, repetitions, seed : K, M and the seed; None: :data:`DEFAULT_FOLDS`, :data:`DEFAULT_REPETITIONS`,
         :data:`DEFAULT_SEED`.
     threshold : t in 1..M; None: 1 for M = 1, else 2.
+    cache : keep each finished fold model's held-out probabilities in the cache (:mod:`enkcvs.training.foldcache`,
+        keyed by the data and every setting), and take those a stopped run of the same data and settings left, so
+        that it goes on where it stopped; False: train every fold model afresh.
     others : as :func:`read_own_data` takes them (``data`` its ``path``).
 
     Returns
@@ -217,6 +222,7 @@ def find_issues_in_data(
         if value is not None and value < least:
             raise ValueError(f"--{option} {value}: pass --{option} {least} or more")
     checked_threshold(threshold, iterations=repetitions)
+    print(f"reading {data}", file=sys.stderr, flush=True)
     own_data = read_own_data(
         path=data,
         kind=kind,
@@ -229,15 +235,11 @@ def find_issues_in_data(
         text_recipe=text_recipe,
         encoder=encoder,
         epochs=epochs,
+        classifier=classifier,
+        folds=folds,
     )
     samples = own_data.data
-    if folds > len(samples.y_train):
-        raise ValueError(
-            f"--folds {folds}: --data {data} holds {len(samples.y_train)} samples, too few for {folds} "
-            "folds. Fix: pass fewer --folds"
-        )
-    _check_class_sizes(samples, folds=folds, path=data)
-    stack = own_probabilities(own_data, folds=folds, repetitions=repetitions, seed=seed)
+    stack = own_probabilities(own_data, folds=folds, repetitions=repetitions, seed=seed, cache=cache)
     result = select(probabilities=stack, labels=samples.y_train, threshold=threshold, class_names=samples.class_names)
     ids = samples.id_column or None
     frame = with_sample_column(result.to_frame(ids=samples.sample_ids, id_column=ids), dataset=samples)
@@ -249,12 +251,19 @@ def find_issues_in_data(
     sheet = own_review_sheet(own_data, issues=frame, caption=caption, top=review_top or DEFAULT_TOP, id_column=ids)
     summary = write_ranking(frame, result=result, sheet=sheet, out=out)
     record = provenance(
-        command="enkcvs find-issues", seed=seed, K=folds, M=repetitions, t=result.threshold, **own_data.provenance()
+        command="enkcvs find-issues",
+        seed=seed,
+        K=folds,
+        M=repetitions,
+        t=result.threshold,
+        score=DEFAULT_SCORE,
+        **own_data.provenance(),
     )
     write_json(record, provenance_path(out))
+    epochs = "" if own_data.classifier is not None else f", {own_data.recipe.epochs} epochs"
     return (
-        f"{repetitions} x {folds} fold models trained ({own_data.model}, {own_data.recipe.epochs} epochs, "
-        f"seed {seed}); {summary}; how it was made in {provenance_path(out)}"
+        f"{repetitions} x {folds} fold models trained ({own_data.model}{epochs}, seed {seed}); {summary}; how it was "
+        f"made in {provenance_path(out)}"
     )
 
 
@@ -276,6 +285,8 @@ def read_own_data(
     text_recipe: str | None = None,
     encoder: str | None = None,
     epochs: int | None = None,
+    classifier: str | None = None,
+    folds: int | None = None,
 ) -> OwnData:
     """Read ``path`` as data of ``kind`` (None: inferred, :func:`infer_kind`) with every check that can fail before
     training: the file and its columns, the labels, the packages the kind needs, the texts' tokenizer; texts are
@@ -292,11 +303,15 @@ def read_own_data(
     feature_columns : a table's feature columns; None: every column but the label and id columns.
     standardize : z-score a table's features inside each fold (:mod:`enkcvs.training.standardize`); False only
         for a table.
-    text_recipe : how texts train, one of :data:`TEXT_RECIPES`; None: ``"frozen"`` for texts. Texts only.
+    text_recipe : how texts train, one of :data:`enkcvs.labelissues.ownchecks.TEXT_RECIPES`; None: ``"frozen"`` for texts. Texts only.
     encoder : images: a torchvision classification model (``resnet18``) whose frozen embeddings the fold models'
         heads train on (:func:`enkcvs.data.image_embeddings.embed_images`, cached), its weights from torchvision's
         cache (refused without them); None: ``cnn4`` trained from scratch on the pixels. Images only.
     epochs : the fold models' epochs; None: the kind's :data:`DEFAULT_RECIPES`.
+    classifier : ``MODULE:FACTORY``, a function returning an unfitted scikit-learn-compatible classifier to train as
+        the fold models instead of the recipe's (:func:`enkcvs.labelissues.ownmodel.classifier_from_factory`); for
+        features held in memory: a table's, texts' frozen embeddings, images' with an ``encoder``.
+    folds : K, to check before anything is encoded that every class has at least K samples; None: unchecked.
 
     Returns
     -------
@@ -316,31 +331,34 @@ def read_own_data(
         image_column=image_column,
         text_column=text_column,
     )
-    _check_kind_options(
+    check_kind_options(
         path=path,
         kind=kind,
         feature_columns=feature_columns,
         standardize=standardize,
         text_recipe=text_recipe,
         encoder=encoder,
+        classifier=classifier,
     )
-    _check_packages(kind)
+    check_packages(kind)
     if encoder is not None and (problem := image_embeddings.weights_problem(encoder)) is not None:
         raise ValueError(problem)
+    estimator = None
+    if classifier is not None:
+        from enkcvs.labelissues.ownmodel import classifier_from_factory
+
+        estimator = classifier_from_factory(classifier)
     text_recipe = (text_recipe or "frozen") if kind == "texts" else None
     recipe = (
         FINETUNE_RECIPE if text_recipe == "finetune" else DEFAULT_RECIPES[HEADS] if encoder else DEFAULT_RECIPES[kind]
     )
     recipe = Recipe.from_dict({**recipe, **({} if epochs is None else {"epochs": epochs})})
-    try:
-        with warnings.catch_warnings():  # the class names are kept in the output: their numbering is no news here
-            warnings.filterwarnings("ignore", message=".*numbered in sorted order and kept as class names")
-            data = _load(path, kind=kind, columns=columns, feature_columns=feature_columns)
-    except (ValueError, FileNotFoundError) as error:
-        message = str(error)
-        for workflow_words, command_words in COMMAND_WORDS.items():
-            message = message.replace(workflow_words, command_words)
-        raise type(error)(message) from None
+    data = _load(path, kind=kind, columns=columns, feature_columns=feature_columns, missing=standardize)
+    if folds is not None:
+        check_class_sizes(data, folds=folds, path=path)
+    if text_recipe == "frozen" or encoder:
+        frozen = encoder or DEFAULT_CHECKPOINT
+        print(f"encoding {len(data.y_train)} {kind} with {frozen} (once; cached for later runs)", file=sys.stderr)
     inputs = (
         _embeddings(data)
         if text_recipe == "frozen"
@@ -362,7 +380,16 @@ def read_own_data(
         standardize=standardize,
         text_recipe=text_recipe,
         encoder=encoder,
+        classifier=estimator,
+        classifier_spec=classifier,
     )
+
+
+def _in_command_words(message: str) -> str:
+    """A message of the own-data loaders, worded in the command's options (:data:`COMMAND_WORDS`)."""
+    for workflow_words, command_words in COMMAND_WORDS.items():
+        message = message.replace(workflow_words, command_words)
+    return message
 
 
 def recipe_text(kind: str, *, text_recipe: str = "frozen") -> str:
@@ -380,29 +407,66 @@ def recipe_text(kind: str, *, text_recipe: str = "frozen") -> str:
     )
 
 
-def own_probabilities(own_data: OwnData, *, folds: int, repetitions: int, seed: int) -> np.ndarray:
+def own_probabilities(own_data: OwnData, *, folds: int, repetitions: int, seed: int, cache: bool = True) -> np.ndarray:
     """The (M, N, Q) out-of-fold probabilities of ``own_data``'s samples: M = ``repetitions`` K-fold
-    cross-validations of K = ``folds`` with fresh folds, seeded by ``seed`` as the workflow seeds them, a table's
-    features z-scored inside each fold unless ``own_data.standardize`` is False; a bar over the M x K fold models on
-    stderr. Fold models on features held in memory (a table's, the texts' embeddings) train stacked, all M x K
-    together (``stacked`` of :func:`enkcvs.training.crossval.out_of_fold_probabilities`)."""
-    from enkcvs.training.crossval import out_of_fold_probabilities
+    cross-validations of K = ``folds`` with fresh folds, seeded by ``seed`` as the workflow seeds them; features held
+    in memory (a table's, embeddings) z-scored and imputed inside each fold unless ``own_data.standardize`` is False
+    (for embeddings, measured: benchmarks/find_issues_vs_cleanlab.py); progress on stderr. The user's classifier
+    trains as :func:`enkcvs.training.crossval.classifier_probabilities` trains it; the recipe's fold models on
+    features in memory train stacked, all M x K together (``stacked`` of
+    :func:`enkcvs.training.crossval.out_of_fold_probabilities`). With ``cache``, finished fold models are kept and
+    taken again (:class:`enkcvs.training.foldcache.FoldCache`, keyed by the inputs, labels and settings)."""
+    from enkcvs.training.crossval import classifier_probabilities, out_of_fold_probabilities
     from enkcvs.training.device import Execution, default_device
+    from enkcvs.training.foldcache import FoldCache, cache_key
 
     data, inputs = own_data.data, own_data.inputs
+    standardize = own_data.standardize and own_data.in_memory
+    settings = {"K": folds, "M": repetitions, "seed": seed, "standardize": standardize, "kind": own_data.kind}
+    model = (
+        {"recipe": own_data.recipe.to_dict()}
+        if own_data.classifier is None
+        else {"classifier": repr(own_data.classifier)}
+    )
+    folds_cache = (
+        FoldCache.for_key(
+            cache_key(inputs=_cache_inputs(own_data), labels=data.y_train, settings={**settings, **model})
+        )
+        if cache
+        else None
+    )
+    common = {"num_folds": folds, "iterations": repetitions, "seed": seed, "num_classes": data.num_classes}
+    if own_data.classifier is not None:
+        return classifier_probabilities(
+            classifier=own_data.classifier,
+            features=inputs.reshape(len(inputs), -1),
+            labels=data.y_train,
+            standardize=standardize,
+            progress=True,
+            cache=folds_cache,
+            **common,
+        )
     return out_of_fold_probabilities(
         x=inputs,
         labels=data.y_train,
         recipe=own_data.recipe,
         execution=Execution(device=default_device(), loader_workers=0),
-        num_folds=folds,
-        iterations=repetitions,
-        seed=seed,
-        num_classes=data.num_classes,
         progress=True,
-        standardize=own_data.kind == "table" and own_data.standardize,
-        stacked=isinstance(inputs, np.ndarray) and inputs.dtype.kind == "f",
+        standardize=standardize,
+        stacked=own_data.in_memory,
+        cache=folds_cache,
+        **common,
     )
+
+
+def _cache_inputs(own_data: OwnData):
+    """What the fold models' inputs are keyed by: the array in memory, or the image files' paths, sizes and times."""
+    if isinstance(own_data.inputs, np.ndarray):
+        return own_data.inputs
+    root = Path(own_data.data.image_root or ".")
+    return [
+        f"{path}:{(stat := (root / str(path)).stat()).st_size}:{stat.st_mtime_ns}" for path in own_data.data.x_train
+    ]
 
 
 def own_review_sheet(own_data: OwnData, **sheet):
@@ -419,73 +483,26 @@ def own_review_sheet(own_data: OwnData, **sheet):
     return table_sheet(features=data.x_train, feature_names=data.feature_names, **sheet)
 
 
-def _check_kind_options(
-    *,
-    path: Path,
-    kind: str,
-    feature_columns: list[str] | None,
-    standardize: bool,
-    text_recipe: str | None,
-    encoder: str | None,
-) -> None:
-    """ValueError with the fix for an option that does not fit the data's ``kind`` (or is unknown)."""
-    if feature_columns is not None and kind != "table":
-        raise ValueError(
-            f"--feature-columns chooses a table's features, but --data {path} is read as {kind}. Fix: "
-            "drop --feature-columns, or pass --kind table"
-        )
-    if not standardize and kind != "table":
-        raise ValueError(
-            f"--no-standardize keeps a table's features as they are, but --data {path} is read as {kind}. "
-            "Fix: drop --no-standardize, or pass --kind table"
-        )
-    if text_recipe not in (None, *TEXT_RECIPES) or text_recipe is not None and kind != "texts":
-        fix = f"use one of {', '.join(TEXT_RECIPES)}" if kind == "texts" else "drop --text-recipe, or pass --kind texts"
-        raise ValueError(
-            f"--text-recipe {text_recipe} chooses how texts train, and --data {path} is read as {kind}. Fix: {fix}"
-        )
-    if encoder is not None and kind != "images":
-        raise ValueError(
-            f"--encoder {encoder} encodes images, and --data {path} is read as {kind}. Fix: drop "
-            "--encoder, or pass --kind images"
-        )
+def _load(
+    path: Path, *, kind: str, columns: dict[str, str | None], feature_columns: list[str] | None, missing: bool
+) -> Dataset:
+    """The data at ``path`` through the workflow's own-data loader of its kind (a table's missing values kept for the
+    folds to impute where ``missing``, else refused), its errors and lines worded in the command's options."""
+    try:
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            data = _loaded(path, kind=kind, columns=columns, feature_columns=feature_columns, missing=missing)
+    except (ValueError, FileNotFoundError) as error:
+        raise type(error)(_in_command_words(str(error))) from None
+    for warning in said:  # the class names are kept in the output: their numbering is no news here
+        if "numbered in sorted order and kept as class names" not in str(warning.message):
+            warnings.warn(_in_command_words(str(warning.message)), type(warning.message), stacklevel=4)
+    return data
 
 
-def _check_class_sizes(data: Dataset, *, folds: int, path: Path) -> None:
-    """ValueError naming the smallest class and the fix where it has fewer samples than the K = ``folds`` folds: the
-    folds are drawn without regard to the labels (:func:`enkcvs.method.folds.kfold_assignment`), so the fold model
-    that predicts a sample of a class of c < K samples trains on at most c - 1 of them (none for c = 1) and flags it
-    whatever its label."""
-    counts = np.bincount(data.y_train, minlength=data.num_classes)  # (Q,)
-    smallest = int(counts.argmin())
-    count, name = int(counts[smallest]), data.class_names[smallest]
-    if count >= folds:
-        return
-    fix = (
-        f"pass --folds {count} or fewer, or add samples of class {name!r}"
-        if count >= 2
-        else f"add samples of class {name!r} (a class needs at least 2), or drop its row"
-    )
-    raise ValueError(
-        f"--folds {folds}: class {name!r} of --data {path} has {count} sample{'s' * (count != 1)}, fewer "
-        f"than the {folds} folds, so the fold models that predict them learn too few of that class and "
-        f"flag them whatever their labels. Fix: {fix}"
-    )
-
-
-def _check_packages(kind: str) -> None:
-    """ValueError naming the extra to install, before anything is read, for a package the kind needs and this
-    environment lacks."""
-    missing = {package: extra for package, extra in NEEDED[kind].items() if importlib.util.find_spec(package) is None}
-    if missing:
-        extras = ",".join(sorted(set(missing.values())))
-        raise ValueError(
-            f"--data of kind {kind} needs {', '.join(missing)}, not installed here. Fix: "
-            f"{install_command(extras=extras)} (or pass --probabilities from a model of your own)"
-        )
-
-
-def _load(path: Path, *, kind: str, columns: dict[str, str | None], feature_columns: list[str] | None) -> Dataset:
+def _loaded(
+    path: Path, *, kind: str, columns: dict[str, str | None], feature_columns: list[str] | None, missing: bool
+) -> Dataset:
     """The data at ``path`` through the workflow's own-data loader of its kind."""
     if path.is_dir():
         return own.load_image_folder(root=str(path), resize=IMAGE_SIZE, crop=IMAGE_SIZE)
@@ -494,7 +511,7 @@ def _load(path: Path, *, kind: str, columns: dict[str, str | None], feature_colu
         return own.load_image_table(**common, image_column=columns["image"], resize=IMAGE_SIZE, crop=IMAGE_SIZE)
     if kind == "texts":
         return own.load_text_table(**common, text_column=columns["text"])
-    return own.load_table(**common, feature_columns=feature_columns)
+    return own.load_table(**common, feature_columns=feature_columns, missing="keep" if missing else "refuse")
 
 
 def _embeddings(data: Dataset) -> np.ndarray:

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from enkcvs.io import PathLike, atomic_path, save_figure
+from enkcvs.labelissues.issues import in_rank_order
 
 DEFAULT_TOP = 36  # samples a sheet shows (6 x 6 tiles)
 TEXT_WIDTH = 120  # characters of a text shown in a Markdown sheet
@@ -277,7 +278,7 @@ def _shown(issues: pd.DataFrame, *, top: int, count: int, what: str, total: int 
         raise ValueError(
             f"{count} {what} for {total} labelled samples. Fix: give one per labelled sample, in the labels' order"
         )
-    return issues.head(int(top))
+    return in_rank_order(issues).head(int(top))
 
 
 def _images(images, *, samples: np.ndarray, layout: str | None, root: PathLike) -> list[np.ndarray]:

@@ -11,6 +11,10 @@ import numpy as np
 #: label's probability) go by in the comparisons' tables.
 LABEL_QUALITY = "E-NKCVS label quality"
 VOTES_ORDER = "E-NKCVS votes, then P(given)"
+#: The scores a ranking can go by (``score`` of :func:`enkcvs.method.selection.ensemble_outcome`): the workflow's
+#: ``label_quality`` (chosen on its runs, results/report/ranking.md) and cleanlab's default ``self_confidence``
+#: (chosen for a user's own data by benchmarks/find_issues_vs_cleanlab.py).
+SCORES = ("label_quality", "self_confidence")
 
 
 def label_quality(*, mean_probabilities: np.ndarray, given: np.ndarray, pseudo: np.ndarray) -> np.ndarray:
@@ -38,6 +42,13 @@ def label_quality(*, mean_probabilities: np.ndarray, given: np.ndarray, pseudo: 
     others[rows, given] = -np.inf
     rival = np.where(pseudo != given, pseudo, others.argmax(axis=1))
     return (1.0 + mean_probabilities[rows, given] - mean_probabilities[rows, rival]) / 2.0
+
+
+def self_confidence(*, mean_probabilities: np.ndarray, given: np.ndarray) -> np.ndarray:
+    """cleanlab's default label-quality score on the ensemble: the mean over the M iterations of the given label's
+    out-of-fold probability, P_i[y_i] in [0, 1], low = likely mislabelled. ``mean_probabilities`` (N, Q), ``given``
+    (N,) -> (N,)."""
+    return mean_probabilities[np.arange(len(given)), given]
 
 
 def issue_ranks(*, label_quality: np.ndarray) -> np.ndarray:

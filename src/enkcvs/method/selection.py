@@ -7,8 +7,8 @@ Numpy only: the selection steps of the workflow start hundreds of processes, non
 
 import numpy as np
 
-from enkcvs.method.ranking import label_quality
-from enkcvs.method.review_list import estimated_error_count, review_list
+from enkcvs.method.ranking import SCORES, label_quality, self_confidence
+from enkcvs.method.review_list import review_list
 from enkcvs.method.weights import entropy_weight, label_entropy, predicted_label_distribution, pseudo_labels
 
 
@@ -31,7 +31,12 @@ def ensemble_selection(*, votes: np.ndarray, threshold: int) -> np.ndarray:
 
 
 def ensemble_outcome(
-    *, predicted: np.ndarray, mean_probabilities: np.ndarray, given: np.ndarray, threshold: int
+    *,
+    predicted: np.ndarray,
+    mean_probabilities: np.ndarray,
+    given: np.ndarray,
+    threshold: int,
+    score: str = "label_quality",
 ) -> dict[str, np.ndarray]:
     """Algorithm 2 and Section 3.2: what the M iterations' votes say about every sample.
 
@@ -41,29 +46,38 @@ def ensemble_outcome(
     mean_probabilities : (N, Q) float, the class probabilities averaged over the M iterations.
     given : (N,) int, the given labels in 0..Q-1.
     threshold : t, the votes a sample needs to be selected.
+    score : what ranks the samples, one of :data:`enkcvs.method.ranking.SCORES`:
+        :func:`enkcvs.method.ranking.label_quality` or :func:`enkcvs.method.ranking.self_confidence`.
 
     Returns
     -------
     Each (N,): ``votes`` (:func:`selection_votes`), ``selected`` (Eq. contains: kept for training), ``pseudo``
-    (the majority label), ``entropy`` (H(P)), ``beta`` (H(P) / log Q), ``prob_given`` (the mean probability of the
-    given label), ``label_quality`` (:func:`enkcvs.method.ranking.label_quality`) and ``in_review_list`` (the
-    lowest-quality samples, as many as confident learning estimates label errors:
-    :func:`enkcvs.method.review_list.review_list`), in that order.
+    (the majority label), ``predicted`` (the most probable class of the mean probabilities), ``entropy`` (H(P)),
+    ``beta`` (H(P) / log Q), ``prob_given`` (the mean probability of the given label), ``label_quality`` (the
+    ``score``, low = likely mislabelled) and ``in_review_list`` (the lowest-scored not-kept samples, as many as
+    confident learning finds among them: :func:`enkcvs.method.review_list.review_list`), in that order.
     """
+    if score not in SCORES:
+        raise ValueError(f"score={score!r}: choose one of {', '.join(SCORES)}")
     num_classes = mean_probabilities.shape[1]
     votes = selection_votes(predicted=predicted, given=given)
     distribution = predicted_label_distribution(predicted=predicted, num_classes=num_classes)
     entropy = label_entropy(distribution)
     pseudo = pseudo_labels(distribution=distribution, mean_probabilities=mean_probabilities)
-    quality = label_quality(mean_probabilities=mean_probabilities, given=given, pseudo=pseudo)
-    errors = estimated_error_count(probabilities=mean_probabilities, given=given)
+    quality = (
+        label_quality(mean_probabilities=mean_probabilities, given=given, pseudo=pseudo)
+        if score == "label_quality"
+        else self_confidence(mean_probabilities=mean_probabilities, given=given)
+    )
+    selected = ensemble_selection(votes=votes, threshold=threshold)
     return {
         "votes": votes,
-        "selected": ensemble_selection(votes=votes, threshold=threshold),
+        "selected": selected,
         "pseudo": pseudo,
+        "predicted": mean_probabilities.argmax(axis=1),
         "entropy": entropy,
         "beta": entropy_weight(entropy=entropy, num_classes=num_classes),
         "prob_given": mean_probabilities[np.arange(len(given)), given],
         "label_quality": quality,
-        "in_review_list": review_list(label_quality=quality, size=errors),
+        "in_review_list": review_list(probabilities=mean_probabilities, given=given, not_kept=~selected, score=quality),
     }

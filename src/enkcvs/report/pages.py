@@ -159,6 +159,8 @@ def benchmarks_data(root: Path) -> dict[str, Any]:
         "date": bench["date"][:10],
         "machine": f"{bench['cpu']} ({', '.join(bench['cpu_flags'])})",
         "settings": bench["settings"],
+        "data": ", ".join(f"{data} ({kind})" for kind, data in frame[["kind", "data"]].drop_duplicates().to_numpy()),
+        "seeds": ", ".join(map(str, bench["settings"]["seeds"])),
         "means": versus.means(frame).to_markdown(index=False, floatfmt=".3f"),
         "verdicts": versus.verdicts(frame).to_markdown(index=False, floatfmt="+.3f"),
     }

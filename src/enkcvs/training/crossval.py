@@ -19,6 +19,7 @@ import numpy as np
 from enkcvs.data.datasets import Dataset
 from enkcvs.method.folds import fold_indices
 from enkcvs.rng import Purpose, derive_seed
+from enkcvs.training.foldcache import FoldCache
 from enkcvs.training.inputs import subset_inputs
 from enkcvs.training.recipe import Recipe
 from enkcvs.training.standardize import standardized
@@ -42,6 +43,7 @@ def fold_probabilities(
     loss_params: dict[str, float] | None = None,
     resume=None,
     standardize: bool = False,
+    on_epoch: Callable[[int], None] | None = None,
 ):
     """Train fold k of iteration m (1-based) on the given labels and predict its held-out samples.
 
@@ -61,7 +63,8 @@ def fold_probabilities(
     resume : the training's epoch checkpoint file, as :func:`enkcvs.training.train.train_model` takes it (None: none).
     standardize : z-score features (N, ..., F) inside the fold, by the mean and standard deviation of its training
         part alone (:func:`enkcvs.training.standardize.standardized`): for tables, whose columns come in units of
-        their own. Array inputs only.
+        their own; missing values (NaN) are imputed by the same mean. Array inputs only.
+    on_epoch : called with the epoch's number after each (progress).
 
     Returns
     -------
@@ -86,7 +89,13 @@ def fold_probabilities(
         standardize=standardize,
     )
     result = train_model(
-        recipe=recipe, **training, execution=execution, loss=loss, loss_params=loss_params, resume=resume
+        recipe=recipe,
+        **training,
+        execution=execution,
+        loss=loss,
+        loss_params=loss_params,
+        resume=resume,
+        on_epoch=on_epoch,
     )
     probabilities = predict_proba(
         result.model,
@@ -232,6 +241,7 @@ def out_of_fold_probabilities(
     progress: bool = False,
     standardize: bool = False,
     stacked: bool = False,
+    cache: FoldCache | None = None,
 ) -> np.ndarray:
     """Every sample's class probabilities from models that did not train on it, M times with fresh folds.
 
@@ -250,16 +260,19 @@ def out_of_fold_probabilities(
     num_classes : Q; default the prepared dataset's classes, else the largest label + 1.
     device, execution : the torch device (default :func:`enkcvs.training.device.default_device`), or how the fold
         models train instead (:class:`enkcvs.training.device.Execution`: device, DataLoader workers).
-    progress : show the M x K fold models' progress on stderr, with the time left: a bar in a terminal, else a line
-        per fold model (stacked: per epoch of them all).
+    progress : show the progress over every epoch of the M x K fold models on stderr, with the time left at the pace
+        measured so far (:class:`Progress`).
     standardize : z-score features (N, ..., F) inside each fold, by the mean and standard deviation of the fold's
-        training part alone (:func:`enkcvs.training.standardize.standardized`): for tables, whose columns come in
-        units of their own. Array inputs only.
+        training part alone, and impute their missing values (NaN) by that mean
+        (:func:`enkcvs.training.standardize.standardized`): for tables, whose columns come in units of their own.
+        Array inputs only.
     stacked : train the M x K fold models together as one stacked program (:func:`selection_probabilities`), each
         still its own training: the probabilities of the models trained one by one within float rounding, sooner
         where small models leave the hardware idle (benchmarks/rank_speed.py times both ways on a table and on
         texts' embeddings). Arrays in memory and a model free of dropout only; all M x K training sets are held at
         once.
+    cache : keep each finished fold model's held-out probabilities there and take those it holds instead of training
+        again (stacked: the stack's epoch checkpoint), so that a stopped run goes on where it stopped.
 
     Returns
     -------
@@ -271,15 +284,8 @@ def out_of_fold_probabilities(
     x, labels, num_classes, inputs = _fold_inputs(x, labels=labels, num_classes=num_classes)
     if labels is None:
         raise ValueError("labels are needed with array inputs: pass labels=(N,) class indices")
-    given = np.asarray(labels)
-    if given.shape != (len(x),) or given.dtype.kind not in "iu" or given.min() < 0:
-        raise ValueError(
-            f"labels must be (N,) = ({len(x)},) class indices >= 0; got shape {given.shape}, dtype "
-            f"{given.dtype}: encode them as 0..Q-1 first"
-        )
+    given = _checked_inputs(x, labels=labels, standardize=standardize)
     num_classes = num_classes or int(given.max()) + 1
-    if standardize and not (isinstance(x, np.ndarray) and x.dtype.kind == "f"):
-        raise ValueError("standardize=True z-scores numeric features: pass x as a float array (N, ..., F)")
     stack = np.empty((iterations, len(given), num_classes), dtype=np.float32)
     common = {
         "recipe": recipe,
@@ -292,56 +298,192 @@ def out_of_fold_probabilities(
         "execution": execution,
         "standardize": standardize,
     }
+    models = iterations * num_folds
     if stacked:
-        bar = _Progress(
-            total=recipe.epochs,
-            shown=progress,
-            unit="epoch",
-            what=f"epochs of the {iterations * num_folds} fold models, trained together",
+        bar = Progress(
+            total=recipe.epochs, shown=progress, unit="epoch", what=f"{models} fold models, trained together"
         )
         folds = selection_probabilities(
             **common,
             iterations=range(1, iterations + 1),
+            resume=None if cache is None else cache.stack_checkpoint,
             on_epoch=lambda epoch: bar.end(f"epoch {epoch} of {recipe.epochs}"),
         )
         for index, (held_out, probabilities, _) in enumerate(folds):
             stack[index // num_folds, held_out] = probabilities
         bar.close()
         return stack
-    bar = _Progress(total=iterations * num_folds, shown=progress, unit="model", what="fold models")
+    pending = []
     for m in range(1, iterations + 1):
         for k in range(1, num_folds + 1):
-            held_out, probabilities, _ = fold_probabilities(**common, iteration=m, fold=k)
-            stack[m - 1, held_out] = probabilities
-            bar.end(f"iteration {m} of {iterations}, fold {k} of {num_folds}")
+            found = None if cache is None else cache.load(iteration=m, fold=k)
+            if found is None:
+                pending.append((m, k))
+            else:
+                stack[m - 1, found[0]] = found[1]
+    done = f" ({models - len(pending)} taken from the cache)" if len(pending) < models else ""
+    bar = Progress(
+        total=len(pending) * recipe.epochs, shown=progress, unit="epoch", what=f"epochs of {models} fold models{done}"
+    )
+    for m, k in pending:
+        held_out, probabilities, _ = fold_probabilities(
+            **common,
+            iteration=m,
+            fold=k,
+            on_epoch=lambda epoch, m=m, k=k: bar.end(f"iteration {m}, fold {k}, epoch {epoch} of {recipe.epochs}"),
+        )
+        stack[m - 1, held_out] = probabilities
+        if cache is not None:
+            cache.save(iteration=m, fold=k, held_out=held_out, probabilities=probabilities)
     bar.close()
     return stack
 
 
-class _Progress:
-    """Progress over ``total`` units of training (fold models, or epochs of them all) on stderr: tqdm's bar in a
-    terminal, else, where a bar would be lost (a log file, a cluster job's output), a line per unit done with the
-    time left at the mean pace so far."""
+def _checked_inputs(x, *, labels, standardize: bool) -> np.ndarray:
+    """The (N,) labels as class indices, or ValueError with the fix for labels that are not, or for features that
+    ``standardize`` cannot scale or that hold missing values without it."""
+    given = np.asarray(labels)
+    if given.shape != (len(x),) or given.dtype.kind not in "iu" or given.min() < 0:
+        raise ValueError(
+            f"labels must be (N,) = ({len(x)},) class indices >= 0; got shape {given.shape}, dtype "
+            f"{given.dtype}: encode them as 0..Q-1 first"
+        )
+    if standardize and not (isinstance(x, np.ndarray) and x.dtype.kind == "f"):
+        raise ValueError("standardize=True z-scores numeric features: pass x as a float array (N, ..., F)")
+    if not standardize and isinstance(x, np.ndarray) and x.dtype.kind == "f" and np.isnan(x).any():
+        raise ValueError(
+            "the features hold missing values (NaN), which standardize=True imputes inside each fold. Fix: pass "
+            "standardize=True, or fill the missing values in"
+        )
+    return given
+
+
+def classifier_probabilities(
+    *,
+    classifier,
+    features,
+    labels: np.ndarray,
+    num_classes: int | None = None,
+    num_folds: int = 4,
+    iterations: int = 3,
+    seed: int = 1,
+    standardize: bool = False,
+    progress: bool = False,
+    cache: FoldCache | None = None,
+) -> np.ndarray:
+    """:func:`out_of_fold_probabilities` with any scikit-learn-compatible classifier as the fold models: the same
+    M x K folds (:func:`enkcvs.method.folds.fold_indices`, without a validation hold-out: a classifier has no epochs
+    to choose from), each fold model a fresh ``sklearn.base.clone`` of ``classifier`` (its ``random_state``, where it
+    has one, derived from the seed as the engine's initialisations are) fitted on D minus D_k and asked for
+    ``predict_proba`` on D_k.
+
+    Parameters
+    ----------
+    classifier : an unfitted estimator with ``fit(X, y)`` and ``predict_proba(X)``, e.g. a scikit-learn pipeline.
+    features : (N, ...) an array, or a pandas frame (rows taken with ``iloc``), as ``classifier`` takes them.
+    labels : (N,) given labels in 0..Q-1.
+    num_classes : Q; default the largest label + 1. A class a fold's training part lacks gets probability 0.
+    num_folds, iterations, seed, cache : as :func:`out_of_fold_probabilities`.
+    standardize : z-score an array's features inside each fold and impute their missing values
+        (:func:`enkcvs.training.standardize.standardized`) before the classifier sees them.
+    progress : show the progress over the fold models on stderr (:class:`Progress`).
+
+    Returns
+    -------
+    (M, N, Q) float32, rows summing to 1.
+    """
+    from sklearn.base import clone
+
+    given = np.asarray(labels, dtype=np.int64)
+    num_classes = num_classes or int(given.max()) + 1
+    for method in ("fit", "predict_proba"):
+        if not callable(getattr(classifier, method, None)):
+            raise ValueError(
+                f"the classifier {type(classifier).__name__} has no {method}(): pass a scikit-learn-compatible "
+                "classifier with fit(X, y) and predict_proba(X), e.g. sklearn.linear_model.LogisticRegression()"
+            )
+    if standardize:
+        features = np.asarray(features, dtype=np.float64)
+    stack = np.empty((iterations, len(given), num_classes), dtype=np.float32)
+    bar = Progress(total=iterations * num_folds, shown=progress, unit="model", what="fold models")
+    for m in range(1, iterations + 1):
+        for k in range(1, num_folds + 1):
+            found = None if cache is None else cache.load(iteration=m, fold=k)
+            if found is None:
+                found = _classifier_fold(
+                    clone(classifier),
+                    features=features,
+                    standardize=standardize,
+                    given=given,
+                    num_classes=num_classes,
+                    folds={"seed": seed, "num_folds": num_folds, "iteration": m, "fold": k},
+                )
+                if cache is not None:
+                    cache.save(iteration=m, fold=k, held_out=found[0], probabilities=found[1])
+            stack[m - 1, found[0]] = found[1]
+            bar.end(f"iteration {m}, fold {k}")
+    bar.close()
+    return stack
+
+
+def _classifier_fold(
+    classifier, *, features, standardize: bool, given: np.ndarray, num_classes: int, folds: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The fold ``folds`` names (seed, K, m, k) by a fresh ``classifier``: (held_out (n_k,), probabilities (n_k, Q)
+    float32)."""
+    train, _, held_out = fold_indices(num_samples=len(given), validation_fraction=0, **folds)
+    if "random_state" in classifier.get_params():
+        seed = derive_seed(folds["seed"], Purpose.INIT, folds["num_folds"], folds["iteration"], folds["fold"])
+        classifier.set_params(random_state=seed % 2**32)
+    if standardize:
+        features = standardized(features, training=train)
+    rows = features.iloc if hasattr(features, "iloc") else features
+    classifier.fit(rows[train], given[train])
+    probabilities = np.zeros((len(held_out), num_classes), dtype=np.float32)
+    probabilities[:, np.asarray(classifier.classes_, dtype=np.int64)] = classifier.predict_proba(rows[held_out])
+    return held_out, probabilities
+
+
+#: Seconds between two progress lines where no bar is shown.
+LINE_SECONDS = 10.0
+
+
+class Progress:
+    """Progress over ``total`` units of training (epochs, or fold models) on stderr, with the time left at the pace
+    measured so far (from the second unit on once two are done: the first carries the start-up): tqdm's bar in a
+    terminal; else, where a bar would be lost (a log file, a cluster job's output), a line at the start, then one
+    every :data:`LINE_SECONDS` and at the end."""
 
     def __init__(self, *, total: int, shown: bool, unit: str, what: str):
         from tqdm import tqdm
 
         terminal = sys.stderr.isatty()
-        self.total, self.done, self.started, self.lines = total, 0, time.perf_counter(), shown and not terminal
+        self.total, self.done, self.lines, self.unit, self.what = total, 0, shown and not terminal, unit, what
+        self.started = self.first = self.printed = time.perf_counter()
         self.bar = tqdm(total=total, desc=what, unit=unit, disable=not (shown and terminal))
-        self.what = what
+        if self.lines:
+            print(f"{what}: {total} {unit}s to train; the time left follows the first", file=sys.stderr, flush=True)
+
+    def left(self) -> float:
+        """Seconds left at the pace measured so far."""
+        now = time.perf_counter()
+        if self.done >= 2:
+            return (now - self.first) / (self.done - 1) * (self.total - self.done)
+        return (now - self.started) / max(self.done, 1) * (self.total - self.done)
 
     def end(self, unit: str) -> None:
         """One ``unit`` (its name in words) done."""
         self.done += 1
+        now = time.perf_counter()
+        if self.done == 1:
+            self.first = now
         self.bar.set_postfix_str(unit, refresh=False)
         self.bar.update()
-        if self.lines:
-            elapsed = time.perf_counter() - self.started
-            left = elapsed / self.done * (self.total - self.done)
+        if self.lines and (now - self.printed >= LINE_SECONDS or self.done in (1, self.total)):
+            self.printed = now
             print(
-                f"{self.what}: {self.done} of {self.total} done ({unit}), {elapsed:.0f} s so far, about "
-                f"{left:.0f} s left",
+                f"{self.what}: {self.done} of {self.total} {self.unit}s done ({unit}), {now - self.started:.0f} s "
+                f"so far, about {self.left():.0f} s left",
                 file=sys.stderr,
                 flush=True,
             )

@@ -445,6 +445,7 @@ def train_model(
     co_teaching: CoTeaching | None = None,
     resume: PathLike | None = None,
     curve: tuple[Inputs, np.ndarray] | None = None,
+    on_epoch: Callable[[int], None] | None = None,
 ) -> TrainingResult:
     """Train a fresh model of ``recipe.model`` with a milestone lr schedule, and mixup when ``recipe.mixup_alpha``
     is set (which methods mix is decided per method: :func:`enkcvs.training.final.final_recipe`).
@@ -477,6 +478,7 @@ def train_model(
         disk are not checkpointed.
     curve : optional labelled data (inputs as ``x`` (C, ...), labels (C,)) scored after every epoch and only recorded
         (:class:`enkcvs.training.evaluate.EpochCurve`); training and the weights kept are the same without it.
+    on_epoch : called with the epoch's number after each (progress).
 
     Returns
     -------
@@ -511,5 +513,5 @@ def train_model(
             "cuda_graphs": training.cuda_graphs,
         },
     )
-    run_epochs(training, checkpoint=checkpoint, checkpoint_every=execution.checkpoint_every)
+    run_epochs(training, checkpoint=checkpoint, checkpoint_every=execution.checkpoint_every, on_epoch=on_epoch)
     return training.result()

@@ -1,10 +1,11 @@
 """The user's own data, to find the mislabeled rows in it: a table of numeric features, a folder of images with one
 sub-folder per class, a table of image paths, or a table of texts.
 
-- ``table``: a CSV or parquet file of numeric feature columns and a label column. The features are stored as float32
-  images (N, 1, 1, F) of modality ``"image"``, so the ``mlp`` model (which flattens its input) trains on them
-  unchanged; a table has no modality of its own because nothing but its shape would differ. The numbers are kept as
-  they are (no standardisation): scale features of very different ranges beforehand if the MLP trains poorly.
+- ``table``: a CSV or parquet file of feature columns and a label column; text, category and boolean columns are
+  one-hot encoded, columns that look like row ids left out. The features are stored as float32 images (N, 1, 1, F)
+  of modality ``"image"``, so the ``mlp`` model (which flattens its input) trains on them unchanged; a table has no
+  modality of its own because nothing but its shape would differ. The numbers are kept as they are (no
+  standardisation): scale features of very different ranges beforehand if the MLP trains poorly.
 - ``image_folder``: ``<root>/<class name>/<image>`` as torchvision's ``ImageFolder`` reads it; modality
   ``"image_files"``.
 - ``image_table``: a CSV or parquet file with a column of image paths (relative to the file's folder, or absolute)
@@ -37,29 +38,50 @@ SEPARATORS = (";", "\t", "|")  # what a CSV of one column is likely separated by
 
 
 def load_table(
-    *, path: str, label_column: str, feature_columns: list[str] | None = None, id_column: str | None = None
+    *,
+    path: str,
+    label_column: str,
+    feature_columns: list[str] | None = None,
+    id_column: str | None = None,
+    missing: str = "refuse",
 ) -> Dataset:
-    """A table of numeric features and labels.
+    """A table of features and labels: numeric columns as they are, text, category and boolean columns one-hot
+    encoded (one 0/1 column per value seen, and one for a missing value where there is one), each said in one line.
 
     Parameters
     ----------
     path : CSV (``.csv``) or parquet (``.parquet``) file, one sample per row.
     label_column : the column holding each row's (possibly wrong) label.
-    feature_columns : the numeric columns the model sees; None: every column except ``label_column`` and
-        ``id_column``.
+    feature_columns : the columns the model sees; None: every column except ``label_column``, ``id_column`` and
+        those that look like row ids (:func:`id_like_columns`: left out with a line saying so).
     id_column : a column of unique row ids, never a feature, carried into the label-issue tables.
+    missing : what becomes of a missing numeric value: ``"refuse"``, a ValueError naming the rows; ``"keep"``, kept as
+        NaN for the fold models to impute inside each fold from their training part
+        (:func:`enkcvs.training.standardize.standardized`), with a line naming the columns.
 
     Returns
     -------
-    Dataset of modality ``"image"``: x float32 (N, 1, 1, F) with the F features in the order given and their names as
-    ``feature_names``, labels int64 (N,); empty test split.
+    Dataset of modality ``"image"``: x float32 (N, 1, 1, F) with the F encoded features in column order and their
+    names as ``feature_names`` (``<column>=<value>`` for a one-hot column), labels int64 (N,); empty test split.
     """
-    from pandas.api.types import is_numeric_dtype
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
     header = table_header(path)
-    features = (
-        [c for c in header if c not in (label_column, id_column)] if feature_columns is None else list(feature_columns)
-    )
+    if feature_columns is None:
+        candidates = [c for c in header if c not in (label_column, id_column)]
+        frame = _read_table(path, header=header, columns=[*candidates, label_column, *_optional(id_column)])
+        left_out = id_like_columns(frame[candidates])
+        if left_out:
+            warnings.warn(
+                f"{path}: column{'s' * (len(left_out) > 1)} {left_out} look{'s' * (len(left_out) == 1)} like row ids "
+                "(named like an index, or unique integers): left out of the features. Fix: name "
+                f"{'them' if len(left_out) > 1 else 'it'} in source_options.feature_columns to use "
+                f"{'them' if len(left_out) > 1 else 'it'}",
+                stacklevel=2,
+            )
+        features = [c for c in candidates if c not in left_out]
+    else:
+        features = list(feature_columns)
     if label_column in features:
         raise ValueError(
             f"{path}: the label column {label_column!r} is also a feature column, which would let the "
@@ -72,22 +94,35 @@ def load_table(
         )
     if not features:
         raise ValueError(
-            f"{path} has no feature column besides the label column {label_column!r}. Fix: add numeric "
+            f"{path} has no feature column besides the label column {label_column!r}. Fix: add "
             "feature columns to the file"
         )
-    frame = _read_table(path, header=header, columns=[*features, label_column, *_optional(id_column)])
-    non_numeric = [c for c in features if not is_numeric_dtype(frame[c])]  # booleans count, read as 0/1
-    if non_numeric:
-        raise ValueError(
-            f"{path}: feature columns {non_numeric} are not numeric. Fix: encode them as numbers, or "
-            "list only numeric columns in source_options.feature_columns"
+    if feature_columns is not None:
+        frame = _read_table(path, header=header, columns=[*features, label_column, *_optional(id_column)])
+    encoded = [c for c in features if is_bool_dtype(frame[c]) or not is_numeric_dtype(frame[c])]
+    columns = _encoded_features(frame[features], encoded=encoded)  # (N, F') numeric, one-hot columns 0/1
+    if encoded:
+        warnings.warn(
+            f"{path}: {len(encoded)} column{'s' * (len(encoded) > 1)} of text, categories or booleans "
+            f"({', '.join(map(str, encoded))}) one-hot encoded into {columns.shape[1] - len(features) + len(encoded)} "
+            "0/1 features, one per value (and one for a missing value where there is one)",
+            stacklevel=2,
         )
-    x = frame[features].to_numpy(dtype=np.float32)  # (N, F)
-    non_finite = ~np.isfinite(x).all(axis=1)
-    if non_finite.any():
+    x = columns.to_numpy(dtype=np.float32)  # (N, F')
+    infinite, absent = np.isinf(x).any(axis=1), np.isnan(x).any(axis=1)
+    if infinite.any() or (absent.any() and missing == "refuse"):
+        bad = infinite | (absent if missing == "refuse" else False)
         raise ValueError(
-            f"{path}: {non_finite.sum()} of {len(x)} rows have missing or infinite features "
-            f"({_rows(non_finite)}). Fix: fill in or drop those rows"
+            f"{path}: {bad.sum()} of {len(x)} rows have {'missing or ' * (missing == 'refuse')}infinite features "
+            f"({_rows(bad)}). Fix: fill in or drop those rows"
+        )
+    if absent.any():
+        gaps = [str(c) for c in features if c not in encoded and frame[c].isna().any()]
+        warnings.warn(
+            f"{path}: {int(np.isnan(x).sum())} missing value{'s' * bool(np.isnan(x).sum() > 1)} in {len(gaps)} "
+            f"column{'s' * (len(gaps) > 1)} "
+            f"({', '.join(gaps)}): imputed inside each fold by the mean of its training part",
+            stacklevel=2,
         )
     labels, class_names = _labels(frame[label_column], path=path, column=label_column)
     return _training_only(
@@ -95,9 +130,42 @@ def load_table(
         labels,
         class_names=class_names,
         modality="image",
-        feature_names=tuple(map(str, features)),
+        feature_names=tuple(map(str, columns.columns)),
         **_ids(frame, path=path, column=id_column),
     )
+
+
+#: Column names that say a column numbers the rows (compared in lower case): R's and pandas' written indices among them.
+ID_NAMES = ("", "id", "index", "rownames", "row", "row_id", "rowid", "row.names")
+
+
+def id_like_columns(frame: "pd.DataFrame") -> list:
+    """The columns of ``frame`` that look like row ids rather than features: named like an index (:data:`ID_NAMES`,
+    or pandas' ``Unnamed: <n>`` of a written index), or integers unique on every row."""
+    from pandas.api.types import is_integer_dtype
+
+    named = [c for c in frame.columns if str(c).strip().lower() in ID_NAMES or str(c).startswith("Unnamed: ")]
+    unique = [c for c in frame.columns if is_integer_dtype(frame[c]) and len(frame) > 1 and frame[c].is_unique]
+    return [c for c in frame.columns if c in named or c in unique]
+
+
+def _encoded_features(frame: "pd.DataFrame", *, encoded: list) -> "pd.DataFrame":
+    """``frame`` with each column of ``encoded`` replaced, where it stood, by its one-hot 0/1 columns
+    (``<column>=<value>``, values in sorted order; ``<column>=<missing>`` where a value is missing)."""
+    import pandas as pd
+
+    parts = []
+    for column in frame.columns:
+        if column not in encoded:
+            parts.append(frame[[column]].astype(float))
+            continue
+        values = frame[column].astype("string")
+        dummies = pd.get_dummies(values, prefix=str(column), prefix_sep="=", dummy_na=bool(values.isna().any()))
+        dummies = dummies.rename(
+            columns={f"{column}=nan": f"{column}=<missing>", f"{column}=<NA>": f"{column}=<missing>"}
+        )
+        parts.append(dummies.astype(float))
+    return pd.concat(parts, axis=1)
 
 
 def load_image_folder(*, root: str, resize: int | None = None, crop: int | None = None) -> Dataset:
