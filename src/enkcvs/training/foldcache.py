@@ -3,7 +3,7 @@ cross-validation started again with the same data and settings trains only the f
 stacked one goes on from the epoch checkpoint of its stack).
 
 A cache is a folder named by a key, the SHA-256 of everything the probabilities depend on (the inputs, the labels and
-the settings, the package's version among them): other data or settings find another folder, never stale files.
+the settings, the packages' versions among them): other data or settings find another folder, never stale files.
 """
 
 import hashlib
@@ -13,15 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from enkcvs.io import atomic_path, cache_dir
+from enkcvs.io import atomic_path, cache_dir, package_versions
 
 
 def cache_key(*, inputs: Any, labels: np.ndarray, settings: dict[str, Any]) -> str:
     """The SHA-256 (hex) of ``inputs`` (an array, a pandas frame, or a sequence of strings such as image paths),
-    ``labels`` (N,) and ``settings`` (JSON-serialisable; the package version is added)."""
+    ``labels`` (N,) and ``settings`` (JSON-serialisable; the versions of the packages that shape results are added)."""
     import pandas as pd
-
-    from enkcvs import __version__
 
     digest = hashlib.sha256()
     if isinstance(inputs, pd.DataFrame):
@@ -33,7 +31,7 @@ def cache_key(*, inputs: Any, labels: np.ndarray, settings: dict[str, Any]) -> s
     else:
         digest.update(json.dumps([str(item) for item in inputs]).encode())
     digest.update(np.asarray(labels, dtype=np.int64).tobytes())
-    digest.update(json.dumps({**settings, "version": __version__}, sort_keys=True, default=str).encode())
+    digest.update(json.dumps({**settings, "versions": package_versions()}, sort_keys=True, default=str).encode())
     return digest.hexdigest()
 
 
