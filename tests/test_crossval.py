@@ -181,3 +181,17 @@ def test_fold_models_trained_one_by_one_are_taken_from_the_cache_once_finished(t
     monkeypatch.setattr(crossval, "fold_probabilities", lambda **kw: calls.append(kw) or real(**kw))
     np.testing.assert_array_equal(out_of_fold_probabilities(**common, cache=cache), trained)
     assert [(call["iteration"], call["fold"]) for call in calls] == [(2, 2)]
+
+
+def test_the_docs_own_model_example_runs_on_a_table():
+    """docs/your-data.md's three lines with a classifier of one's own, verbatim, on scikit-learn's iris."""
+    from sklearn.datasets import load_iris
+
+    page = (Path(__file__).parents[1] / "docs" / "your-data.md").read_text()
+    (code,) = [block for block in re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL) if "find_issues(" in block]
+    features, labels = load_iris(return_X_y=True)
+    namespace = {"X": features, "y": labels}
+    exec(compile(code, "docs/your-data.md", "exec"), namespace)
+    issues = namespace["issues"]
+    assert issues["sample"].tolist() == list(range(len(labels))) and sorted(issues["rank"]) == list(range(1, 151))
+    assert (issues["given_label"] == labels).all() and issues["is_label_issue"].sum() < len(labels)
