@@ -81,8 +81,8 @@ def test_at_its_lowest_versions_the_package_ranks_out_of_fold_probabilities(tmp_
         [
             str(python),
             "-c",
-            "import numpy, pandas, pyarrow, cleanlab; print(numpy.__version__, "
-            "pandas.__version__, pyarrow.__version__, cleanlab.__version__)",
+            "import numpy, pandas, pyarrow, cleanlab, scipy; print(numpy.__version__, "
+            "pandas.__version__, pyarrow.__version__, cleanlab.__version__, scipy.__version__)",
         ],
         capture_output=True,
         text=True,

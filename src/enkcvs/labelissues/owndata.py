@@ -222,7 +222,6 @@ def find_issues_in_data(
         if value is not None and value < least:
             raise ValueError(f"--{option} {value}: pass --{option} {least} or more")
     checked_threshold(threshold, iterations=repetitions)
-    print(f"reading {data}", file=sys.stderr, flush=True)
     own_data = read_own_data(
         path=data,
         kind=kind,
@@ -356,6 +355,11 @@ def read_own_data(
     data = _load(path, kind=kind, columns=columns, feature_columns=feature_columns, missing=standardize)
     if folds is not None:
         check_class_sizes(data, folds=folds, path=path)
+    print(
+        f"read {len(data.y_train)} samples of {data.num_classes} classes from {path} ({kind})",
+        file=sys.stderr,
+        flush=True,
+    )
     if text_recipe == "frozen" or encoder:
         frozen = encoder or DEFAULT_CHECKPOINT
         print(f"encoding {len(data.y_train)} {kind} with {frozen} (once; cached for later runs)", file=sys.stderr)
