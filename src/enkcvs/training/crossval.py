@@ -313,14 +313,7 @@ def out_of_fold_probabilities(
             stack[index // num_folds, held_out] = probabilities
         bar.close()
         return stack
-    pending = []
-    for m in range(1, iterations + 1):
-        for k in range(1, num_folds + 1):
-            found = None if cache is None else cache.load(iteration=m, fold=k)
-            if found is None:
-                pending.append((m, k))
-            else:
-                stack[m - 1, found[0]] = found[1]
+    pending = _pending_folds(cache, stack, num_folds=num_folds)
     done = f" ({models - len(pending)} taken from the cache)" if len(pending) < models else ""
     bar = Progress(
         total=len(pending) * recipe.epochs, shown=progress, unit="epoch", what=f"epochs of {models} fold models{done}"
@@ -332,11 +325,39 @@ def out_of_fold_probabilities(
             fold=k,
             on_epoch=lambda epoch, m=m, k=k: bar.end(f"iteration {m}, fold {k}, epoch {epoch} of {recipe.epochs}"),
         )
-        stack[m - 1, held_out] = probabilities
-        if cache is not None:
-            cache.save(iteration=m, fold=k, held_out=held_out, probabilities=probabilities)
+        _finished(cache, stack, iteration=m, fold=k, held_out=held_out, probabilities=probabilities)
     bar.close()
     return stack
+
+
+def _pending_folds(cache: FoldCache | None, stack: np.ndarray, *, num_folds: int) -> list[tuple[int, int]]:
+    """Fill ``stack`` (M, N, Q) with the held-out probabilities of the fold models ``cache`` holds; returns the
+    (m, k) of those left to train, in order."""
+    pending = []
+    for m in range(1, len(stack) + 1):
+        for k in range(1, num_folds + 1):
+            found = None if cache is None else cache.load(iteration=m, fold=k)
+            if found is None:
+                pending.append((m, k))
+            else:
+                stack[m - 1, found[0]] = found[1]
+    return pending
+
+
+def _finished(
+    cache: FoldCache | None,
+    stack: np.ndarray,
+    *,
+    iteration: int,
+    fold: int,
+    held_out: np.ndarray,
+    probabilities: np.ndarray,
+) -> None:
+    """Fold k of iteration m's held-out probabilities into ``stack`` (M, N, Q), and into ``cache`` where there is
+    one."""
+    stack[iteration - 1, held_out] = probabilities
+    if cache is not None:
+        cache.save(iteration=iteration, fold=fold, held_out=held_out, probabilities=probabilities)
 
 
 def _checked_inputs(x, *, labels, standardize: bool) -> np.ndarray:
@@ -405,23 +426,19 @@ def classifier_probabilities(
     if standardize:
         features = np.asarray(features, dtype=np.float64)
     stack = np.empty((iterations, len(given), num_classes), dtype=np.float32)
-    bar = Progress(total=iterations * num_folds, shown=progress, unit="model", what="fold models")
-    for m in range(1, iterations + 1):
-        for k in range(1, num_folds + 1):
-            found = None if cache is None else cache.load(iteration=m, fold=k)
-            if found is None:
-                found = _classifier_fold(
-                    clone(classifier),
-                    features=features,
-                    standardize=standardize,
-                    given=given,
-                    num_classes=num_classes,
-                    folds={"seed": seed, "num_folds": num_folds, "iteration": m, "fold": k},
-                )
-                if cache is not None:
-                    cache.save(iteration=m, fold=k, held_out=found[0], probabilities=found[1])
-            stack[m - 1, found[0]] = found[1]
-            bar.end(f"iteration {m}, fold {k}")
+    pending = _pending_folds(cache, stack, num_folds=num_folds)
+    bar = Progress(total=len(pending), shown=progress, unit="model", what=f"{iterations * num_folds} fold models")
+    for m, k in pending:
+        held_out, probabilities = _classifier_fold(
+            clone(classifier),
+            features=features,
+            standardize=standardize,
+            given=given,
+            num_classes=num_classes,
+            folds={"seed": seed, "num_folds": num_folds, "iteration": m, "fold": k},
+        )
+        _finished(cache, stack, iteration=m, fold=k, held_out=held_out, probabilities=probabilities)
+        bar.end(f"iteration {m}, fold {k}")
     bar.close()
     return stack
 
@@ -461,7 +478,7 @@ class Progress:
         self.total, self.done, self.lines, self.unit, self.what = total, 0, shown and not terminal, unit, what
         self.started = self.first = self.printed = time.perf_counter()
         self.bar = tqdm(total=total, desc=what, unit=unit, disable=not (shown and terminal))
-        if self.lines:
+        if self.lines and total:
             print(f"{what}: {total} {unit}s to train; the time left follows the first", file=sys.stderr, flush=True)
 
     def left(self) -> float:
