@@ -398,9 +398,10 @@ def _find_issues_parser(commands) -> None:
         "probabilities",
         description="E-NKCVS: M repetitions of K-fold cross-validation predict every sample from models that did not "
         "train on it; a sample is kept when at least t of the M repetitions predict its given label (column kept: the "
-        "set to train on); every sample is ranked by the mean probability of its given label (rank 1 first), and "
-        "confident learning's label issues on the calibrated mean probabilities, among those not kept, form the "
-        "review list (columns is_label_issue and in_review_list: the likely errors to check). Writes one row per "
+        "set to train on); every sample is ranked by the mean probability of its given label (rank 1 first), and the "
+        "first not-kept samples of the ranking, as many as confident learning finds among them on the calibrated "
+        "mean probabilities, form the review list (columns is_label_issue and in_review_list: the likely errors to "
+        "check). Writes one row per "
         "sample in the data's order: is_label_issue, label_score, given_label and predicted_label as cleanlab names "
         "them, then suggested_label, in_review_list, kept, label_quality, votes, beta, prob_given and rank. Give "
         "--data (trained here) or --probabilities (from a model of your own).",

@@ -88,9 +88,9 @@ def two_sets_sentence(issues: pd.DataFrame) -> str:
     it is for."""
     total, listed, kept = len(issues), int(issues["in_review_list"].sum()), int(issues["kept"].sum())
     return (
-        f"Review list (likely label errors to check: the first not kept of the ranking, as many as confident learning "
-        f"finds among them on the calibrated probabilities): {listed} of {total} samples ({100 * listed / total:.1f}%). Kept (the paper's selection, to "
-        f"train on): {kept} ({100 * kept / total:.1f}%); the other {total - kept} were selected too few times."
+        "Review list (likely label errors to check: the first not kept of the ranking, as many as confident learning "
+        f"finds among them on the calibrated probabilities): {listed} of {total} samples ({100 * listed / total:.1f}%). "
+        f"Kept (the paper's selection, to train on): {kept} ({100 * kept / total:.1f}%); the other {total - kept} were selected too few times."
     )
 
 
@@ -133,8 +133,8 @@ def write_issue_files(
     lines = [
         f"# Label issues: {metadata['dataset']}",
         "",
-        f"{rule}. {two_sets_sentence(issues)} The full ranking is `label_issues.parquet`, in the data's order (rank 1 = "
-        "most likely mislabeled).",
+        f"{rule}. {two_sets_sentence(issues)} The full ranking is `label_issues.parquet`, in the data's order "
+        "(rank 1 = most likely mislabeled).",
         "",
         in_rank_order(issues).head(top).to_markdown(index=False, floatfmt=".3f"),
         "",

@@ -87,8 +87,8 @@ class SelectionResult:
     def to_frame(
         self, *, labels_as_names: bool = True, ids: np.ndarray | None = None, id_column: str | None = None
     ) -> pd.DataFrame:
-        """One row per sample in the input's order, with its ``rank`` (:func:`enkcvs.labelissues.issues.label_issue_table`);
-        the labels are class names where there are names and ``labels_as_names``, else class indices; the user's
+        """One row per sample in the input's order, with its ``rank``
+        (:func:`enkcvs.labelissues.issues.label_issue_table`); the labels are class names where there are names and ``labels_as_names``, else class indices; the user's
         ``ids`` (N,) in a column named ``id_column`` after ``sample``."""
         return label_issue_table(
             ids=ids,

@@ -300,9 +300,10 @@ def read_own_data(
     image_column, text_column : the column of image paths / texts; None: an image column is found by name
         (:data:`enkcvs.labelissues.ownkind.IMAGE_COLUMNS`).
     feature_columns : a table's feature columns; None: every column but the label and id columns.
-    standardize : z-score a table's features inside each fold (:mod:`enkcvs.training.standardize`); False only
-        for a table.
-    text_recipe : how texts train, one of :data:`enkcvs.labelissues.ownchecks.TEXT_RECIPES`; None: ``"frozen"`` for texts. Texts only.
+    standardize : z-score features held in memory (a table's, embeddings) and impute their missing values inside each
+        fold (:mod:`enkcvs.training.standardize`); False keeps them as they are, refusing a table's missing values.
+    text_recipe : how texts train, one of :data:`enkcvs.labelissues.ownchecks.TEXT_RECIPES`; None: ``"frozen"`` for
+        texts. Texts only.
     encoder : images: a torchvision classification model (``resnet18``) whose frozen embeddings the fold models'
         heads train on (:func:`enkcvs.data.image_embeddings.embed_images`, cached), its weights from torchvision's
         cache (refused without them); None: ``cnn4`` trained from scratch on the pixels. Images only.

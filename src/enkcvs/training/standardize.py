@@ -1,9 +1,10 @@
-"""Features z-scored, and missing values imputed, inside each fold of a cross-validation (``out_of_fold_probabilities(standardize=True)``,
-``enkcvs find-issues --data`` on a table): each fold model sees its features scaled by the mean and standard
-deviation of its own training part (D minus D_k), and its held-out samples scaled by the same, so that no statistic
-of a held-out sample reaches the model that predicts it. The ``mlp``'s first layer is a plain linear map of the
-numbers given: without this a feature in large units (grams beside ratios) drowns the others. A missing value (NaN)
-becomes its feature's mean on the training part, 0 once z-scored (mean imputation, fitted as the scaling is).
+"""Features z-scored, and missing values imputed, inside each fold of a cross-validation
+(``out_of_fold_probabilities(standardize=True)``, ``enkcvs find-issues --data`` on a table or embeddings): each fold
+model sees its features scaled by the mean and standard deviation of its own training part (D minus D_k), and its
+held-out samples scaled by the same, so that no statistic of a held-out sample reaches the model that predicts it.
+The ``mlp``'s first layer is a plain linear map of the numbers given: without this a feature in large units (grams
+beside ratios) drowns the others. A missing value (NaN) becomes its feature's mean on the training part, 0 once
+z-scored (mean imputation, fitted as the scaling is).
 """
 
 import numpy as np
