@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 $(BIN)/.installed: requirements.lock requirements-nodeps.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --no-cache-dir --upgrade pip
-	$(BIN)/python -m pip install --quiet --no-cache-dir -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-cache-dir --require-hashes -r requirements.lock
 	$(BIN)/python -m pip install --quiet --no-cache-dir --no-deps --require-hashes -r requirements-nodeps.lock
 	$(BIN)/python -m pip install --quiet --no-cache-dir --no-deps --editable .
 	touch $@
@@ -47,12 +47,14 @@ gpu-check: $(BIN)/.installed
 
 # For nodes without internet (docs/running.md): `make wheelhouse`, on a machine with internet and the nodes' Python
 # and platform (a login node), puts a wheel of every package both locks pin into WHEELHOUSE (built where a package is
-# published as source only), with the build backend of the editable install; `make install-offline` on the node
-# installs from that folder alone.
+# published as source only), with the build backend of the editable install, each download checked against the
+# lock's hashes; `make install-offline` on the node installs from that folder alone, by the pins without their hashes
+# (a wheel built here from a checked source has a hash of its own).
 WHEELHOUSE ?= wheelhouse
 
 wheelhouse:
-	$(PYTHON) -m pip wheel --quiet --wheel-dir $(WHEELHOUSE) -r requirements.lock
+	$(PYTHON) -m pip wheel --quiet --wheel-dir $(WHEELHOUSE) --require-hashes -r requirements.lock
+	sed -e '/--hash=/d' -e 's/ \\$$//' requirements.lock > $(WHEELHOUSE)/requirements.txt
 	$(PYTHON) -m pip wheel --quiet --wheel-dir $(WHEELHOUSE) --no-deps --require-hashes -r requirements-nodeps.lock
 	$(PYTHON) -m pip download --quiet --dest $(WHEELHOUSE) $$($(PYTHON) -c "import tomllib; \
 		print(*tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires'])")
@@ -62,7 +64,7 @@ OFFLINE = --quiet --no-cache-dir --no-index --find-links $(WHEELHOUSE)
 install-offline:
 	test -d $(WHEELHOUSE) || { echo "install-offline: no wheelhouse at $(WHEELHOUSE): make wheelhouse" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install $(OFFLINE) -r requirements.lock
+	$(BIN)/python -m pip install $(OFFLINE) -r $(WHEELHOUSE)/requirements.txt
 	$(BIN)/python -m pip install $(OFFLINE) --no-deps --require-hashes -r requirements-nodeps.lock
 	$(BIN)/python -m pip install $(OFFLINE) --no-deps --editable .
 	touch $(BIN)/.installed
