@@ -39,7 +39,8 @@ import enkcvs
 from enkcvs import machine
 from enkcvs.io import git_state, package_versions
 from enkcvs.labelissues.owndata import find_issues_in_data
-from enkcvs.method.noise import inject_noise, parse_noise
+from enkcvs.method.noise import inject_noise
+from enkcvs.method.noise_settings import parse_noise
 from enkcvs.report.statistics import SIGNIFICANCE
 from enkcvs.report.versus import means, runs_frame, verdicts
 

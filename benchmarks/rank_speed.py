@@ -37,7 +37,8 @@ from review_list import synthetic_texts
 from enkcvs import machine
 from enkcvs.io import CACHE_VARIABLE, package_versions
 from enkcvs.labelissues.owndata import DEFAULT_FOLDS, DEFAULT_RECIPES, DEFAULT_REPETITIONS, read_own_data
-from enkcvs.method.noise import inject_noise, parse_noise
+from enkcvs.method.noise import inject_noise
+from enkcvs.method.noise_settings import parse_noise
 from enkcvs.rng import Purpose, generator
 
 KINDS = ("table", "images", "texts")

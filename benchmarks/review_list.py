@@ -23,7 +23,8 @@ from enkcvs.io import package_versions
 from enkcvs.labelissues.confident import CLEANLAB_DEFAULT_FILTER, cleanlab_flags, compare_rankings
 from enkcvs.labelissues.oof import select
 from enkcvs.method.metrics import error_list_scores
-from enkcvs.method.noise import inject_noise, parse_noise
+from enkcvs.method.noise import inject_noise
+from enkcvs.method.noise_settings import parse_noise
 from enkcvs.rng import Purpose, derive_seed, generator
 
 #: The synthetic texts' topics: each text draws about a quarter of its words from its topic's vocabulary, a tenth

@@ -27,7 +27,8 @@ from enkcvs.data.sources.trec import load_trec
 from enkcvs.io import package_versions
 from enkcvs.labelissues.oof import select
 from enkcvs.labelissues.owndata import DEFAULT_FOLDS, DEFAULT_RECIPES, DEFAULT_REPETITIONS, MAX_TOKENS
-from enkcvs.method.noise import inject_noise, parse_noise
+from enkcvs.method.noise import inject_noise
+from enkcvs.method.noise_settings import parse_noise
 from enkcvs.method.ranking import ranking_quality
 
 #: The candidates: the table's recipe, and shorter or larger-batch variants of it and of Adam (mixup throughout:

@@ -350,3 +350,36 @@ def _stand_in_workflow(folder: Path, *, fail_first: bool = False) -> Path:
 @pytest.fixture
 def stand_in_workflow():
     return _stand_in_workflow
+
+
+def _copy_of_the_repository(folder: Path) -> Path:
+    """The files of a clone that the workflow reads (workflow, package source, envs, configs, profiles), copied into
+    ``folder``: a checkout a test may edit."""
+    for part in ("workflow", "src", "envs", "config", "profiles", ".test"):
+        shutil.copytree(REPO / part, folder / part, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    return folder
+
+
+@pytest.fixture
+def repository_copy(tmp_path) -> Path:
+    """A copy of the repository's workflow and package source in ``tmp_path / "clone"`` that the test may edit."""
+    return _copy_of_the_repository(tmp_path / "clone")
+
+
+def _write_module_snakefile(folder: Path, *, snakefile: Path, configfile: str) -> Path:
+    """A project's ``Snakefile`` in ``folder`` that uses the workflow at ``snakefile`` as a module with the config
+    ``configfile`` (as a user's project would); returns ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "Snakefile").write_text(
+        f'configfile: "{configfile}"\n\n\n'
+        f'module enkcvs:\n    snakefile:\n        "{snakefile}"\n    config:\n        config\n\n\n'
+        "use rule * from enkcvs\n"
+    )
+    return folder
+
+
+@pytest.fixture(scope="session")
+def write_module_snakefile():
+    """``write_module_snakefile(folder, snakefile=..., configfile=...)`` -> the folder of a project using the
+    workflow as a module."""
+    return _write_module_snakefile

@@ -36,15 +36,13 @@ def _report_tables(workdir: Path) -> dict[str, bytes]:
     }
 
 
-def test_a_module_deployment_runs_the_tiny_config_to_the_tables_of_the_repositorys_run(tiny_run, tiny_config, tmp_path):
-    deployed = tmp_path / "deployed"
-    deployed.mkdir()
-    shutil.copy(tiny_config, deployed / "config.yaml")
-    (deployed / "Snakefile").write_text(
-        'configfile: "config.yaml"\n\n\n'
-        f'module enkcvs:\n    snakefile:\n        "{REPO / "workflow" / "Snakefile"}"\n    config:\n        config\n\n\n'
-        "use rule * from enkcvs\n"
+def test_a_module_deployment_runs_the_tiny_config_to_the_tables_of_the_repositorys_run(
+    tiny_run, tiny_config, write_module_snakefile, tmp_path
+):
+    deployed = write_module_snakefile(
+        tmp_path / "deployed", snakefile=REPO / "workflow" / "Snakefile", configfile="config.yaml"
     )
+    shutil.copy(tiny_config, deployed / "config.yaml")
     environment = _fresh_caches(tmp_path)
     dry = subprocess.run(
         [*SNAKEMAKE, "-n", "--cores", "2"], cwd=deployed, capture_output=True, text=True, env=environment

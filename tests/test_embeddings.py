@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from enkcvs.data import embeddings, text
+from enkcvs.data import checkpoints, embeddings
 
 TEXTS = [
     "Who wrote Hamlet ?",
@@ -33,7 +33,7 @@ def counted(monkeypatch) -> list[list[str]]:
 def test_an_embedding_is_the_checkpoint_s_token_states_mean_pooled_and_normalised():
     from transformers import AutoModel, AutoTokenizer
 
-    folder = text.resolve_checkpoint(text.DEFAULT_CHECKPOINT)
+    folder = checkpoints.resolve_checkpoint(checkpoints.DEFAULT_CHECKPOINT)
     tokenizer, model = AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder).eval()
     with torch.no_grad():
         direct = [

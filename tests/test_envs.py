@@ -1,8 +1,8 @@
 """Conda environments: every rule names one that exists, every package is pinned, the pins agree with
-requirements.lock, each installs the enkcvs package of the checkout, and each rule's env lists every third-party
-package its jobs import (conda itself cannot be reached
-from the test machine, so tests/import_probe logs the imports of the test suite's workflow runs instead). The locks
-`make` installs from, online or from a wheelhouse."""
+requirements.lock, none holds a copy of the enkcvs package (jobs import it from the workflow's own source), and each
+rule's env lists every third-party package its jobs import (tests/import_probe logs the imports of the test suite's
+workflow runs; tests/test_conda_route.py builds the envs the way conda does). The locks `make` installs from, online
+or from a wheelhouse."""
 
 import json
 import re
@@ -22,21 +22,21 @@ def locked_pins(conda_names: dict[str, str]) -> dict[str, str]:
     for line in (REPO / "requirements.lock").read_text().splitlines():
         name, _, version = line.partition("==")
         name = name.strip().lower().replace("_", "-")
-        pins[conda_names.get(name, name)] = version.strip()
+        pins[conda_names.get(name, name)] = version.removesuffix("\\").strip()
     return pins
 
 
 @pytest.mark.parametrize("env", ENVS, ids=[env.stem for env in ENVS])
-def test_every_package_is_pinned_as_the_lock_pins_it_and_the_package_itself_is_installed(env, conda_names):
+def test_every_package_is_pinned_as_the_lock_pins_it_and_no_env_holds_the_package(env, conda_names):
     spec = yaml.safe_load(env.read_text())
     assert "conda-forge" in spec["channels"]
     pins = locked_pins(conda_names)
     conda = [d for d in spec["dependencies"] if isinstance(d, str)]
     from_pip = [r for d in spec["dependencies"] if isinstance(d, dict) for r in d["pip"]]  # PyPI-only packages
-    assert any(d.startswith("pip ") for d in conda), f"{env.name}: a pip section needs pip itself"
-    assert from_pip[0] == "-e ..", f"{env.name}: jobs import enkcvs, so the env installs the checkout's package"
-    assert (env.parent / from_pip[0].split()[1] / "pyproject.toml").is_file()
-    from_pip = from_pip[1:]
+    assert not from_pip or any(d.startswith("pip ") for d in conda), f"{env.name}: a pip section needs pip itself"
+    assert not [r for r in from_pip if "enkcvs" in r or r.startswith(("-e", ".", "/"))], (
+        f"{env.name}: installs a copy of the package; jobs import it from the workflow's own source"
+    )
     for dependency in conda + from_pip:
         name, _, version = dependency.replace("==", "=").partition("=")
         name, version = name.strip(), version.strip()
@@ -103,21 +103,35 @@ def _make(*arguments: str) -> subprocess.CompletedProcess:
     return subprocess.run(["make", "--no-print-directory", *arguments], cwd=REPO, capture_output=True, text=True)
 
 
+def test_the_pins_without_their_hashes_are_the_locks_pins_with_every_pin_hashed(tmp_path):
+    """Every pin of requirements.lock carries the hashes pip checks, and the wheelhouse's copy without them (a wheel
+    built from a checked source has a hash of its own) names the very same pins."""
+    text = (REPO / "requirements.lock").read_text()
+    pins = re.findall(r"^([A-Za-z0-9_.-]+==\S+) \\\n(?:    --hash=sha256:[0-9a-f]{64}(?: \\)?\n)+", text, flags=re.M)
+    assert len(pins) == len(re.findall(r"^[A-Za-z0-9_.-]+==", text, flags=re.M)) > 100
+    copy = tmp_path / "requirements.txt"
+    subprocess.run(
+        ["sed", "-e", "/--hash=/d", "-e", r"s/ \\$//", REPO / "requirements.lock"], stdout=copy.open("w"), check=True
+    )
+    assert [line for line in copy.read_text().splitlines() if line and not line.startswith("#")] == pins
+
+
 def test_the_wheelhouse_takes_both_locks_and_the_offline_install_reads_nothing_else(tmp_path):
     """`make wheelhouse` puts every pin of both locks (and the build backend) into one folder; `make install-offline`
     installs from that folder alone, as on a node without internet (docs/running.md)."""
     house = tmp_path / "house"
     fetch = _make("-n", "wheelhouse", f"WHEELHOUSE={house}").stdout.splitlines()
-    assert f"pip wheel --quiet --wheel-dir {house} -r requirements.lock" in fetch[0]
-    assert f"--wheel-dir {house} --no-deps --require-hashes -r requirements-nodeps.lock" in fetch[1]
-    assert f"pip download --quiet --dest {house}" in fetch[2] and "build-system" in "".join(fetch[2:])
+    assert f"pip wheel --quiet --wheel-dir {house} --require-hashes -r requirements.lock" in fetch[0]
+    assert f"requirements.lock > {house}/requirements.txt" in fetch[1]
+    assert f"--wheel-dir {house} --no-deps --require-hashes -r requirements-nodeps.lock" in fetch[2]
+    assert f"pip download --quiet --dest {house}" in fetch[3] and "build-system" in "".join(fetch[3:])
     install = [
         line
         for line in _make("-n", "install-offline", f"WHEELHOUSE={house}").stdout.splitlines()
         if "pip install" in line
     ]
     assert len(install) == 3 and all(f"--no-index --find-links {house}" in line for line in install)
-    assert install[0].endswith("-r requirements.lock")
+    assert install[0].endswith(f"-r {house}/requirements.txt")
     assert install[1].endswith("--no-deps --require-hashes -r requirements-nodeps.lock")
     assert install[2].endswith("--no-deps --editable .")
     missing = _make("install-offline", f"WHEELHOUSE={house}", f"VENV={tmp_path / 'venv'}")

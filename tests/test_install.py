@@ -1,11 +1,15 @@
 """The package installs beside others: pyproject.toml states ranges, not pins (the pins are the lock's), and at the
 lowest versions its ranges admit it ranks a user's out-of-fold probabilities (``enkcvs find-issues
---probabilities``) in a fresh virtual environment, installed from the package index."""
+--probabilities``) in a fresh virtual environment, installed from the package index; a wheel of the checkout builds
+and installs into a fresh environment with its version and data."""
 
 import re
 import subprocess
+import sys
+import sysconfig
 import tomllib
 import venv
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -16,8 +20,8 @@ from packaging.version import Version
 pytestmark = pytest.mark.install
 
 REPO = Path(__file__).resolve().parents[1]
-#: What cleanlab's lowest version needs beside the core, at the version of its time: newer scikit-learn releases
-#: dropped an argument (LogisticRegression's multi_class) that cleanlab 2.6 passes.
+#: What cleanlab needs beside the core, held at a release of the lower bounds' time, so that the run tests those and
+#: not whichever scikit-learn is newest (cleanlab asks for scikit-learn>=1.1; the data extra's range starts at 1.4).
 OF_ITS_TIME = ["scikit-learn==1.4.2"]
 
 
@@ -89,3 +93,42 @@ def test_at_its_lowest_versions_the_package_ranks_out_of_fold_probabilities(tmp_
         check=True,
     ).stdout.split()
     assert [Version(found) for found in versions] == [Version(pin.split("==")[1]) for pin in lower_bounds()]
+
+
+def test_the_wheel_builds_and_installs_into_a_fresh_environment_with_its_version_and_data(tmp_path):
+    """A wheel of the checkout (no network: the build backend of the test environment) installs into a fresh
+    virtual environment, which sees the test environment's packages but not its enkcvs: the command says the
+    package's version and ranks a file, and the wheel carries the package's data (templates, published tables)."""
+    import enkcvs
+
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", tmp_path, REPO],
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    [wheel] = tmp_path.glob("enkcvs-*.whl")
+    assert wheel.name.startswith(f"enkcvs-{enkcvs.__version__}-")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    assert {"enkcvs/report/published.csv", "enkcvs/report/templates/README.md.j2"} <= names
+    environment = tmp_path / "venv"
+    venv.create(environment, with_pip=False)
+    python = environment / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], capture_output=True, text=True
+    ).stdout.strip()
+    # the test environment's packages as plain paths: its .pth files (the editable enkcvs's among them) are not read
+    Path(site, "dependencies.pth").write_text(
+        "\n".join(sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})) + "\n"
+    )
+    installed = subprocess.run(
+        [python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", wheel], capture_output=True, text=True
+    )
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    version = subprocess.run([environment / "bin" / "enkcvs", "--version"], capture_output=True, text=True)
+    assert version.stdout.strip() == f"enkcvs {enkcvs.__version__}", version.stderr[-2000:]
+    where = subprocess.run(
+        [python, "-c", "import enkcvs; print(enkcvs.__file__)"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert where.stdout.strip().startswith(site), where.stdout + where.stderr

@@ -21,6 +21,7 @@ def test_the_layout_names_the_files_the_library_reads():
         "CL_SELECTION",
         "FINAL_BASELINE",
         "FINAL_SELECTED",
+        "FINAL_PRUNED",
     } <= set(PATTERNS)
 
 

@@ -4,15 +4,13 @@ import numpy as np
 import pytest
 
 from enkcvs.method.noise import (
-    ASYMMETRIC_MAPS,
-    NoiseSpec,
     asymmetric_transition_matrix,
     empirical_transition_matrix,
     inject_noise,
-    parse_noise,
     superclass_asymmetric_map,
     symmetric_transition_matrix,
 )
+from enkcvs.method.noise_settings import ASYMMETRIC_MAPS, NoiseSpec, parse_noise
 
 # Uneven class sizes so a per-class count error cannot hide behind a global one.
 CLASS_SIZES = [7, 10, 13, 21, 25]

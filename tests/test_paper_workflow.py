@@ -30,8 +30,13 @@ def _write_config(path: Path, config: dict) -> Path:
     return path
 
 
-@pytest.mark.parametrize("profile", [[], ["--profile", str(REPO / "profiles" / "slurm")]], ids=["local", "slurm"])
+@pytest.mark.parametrize(
+    "profile",
+    [[], ["--profile", str(REPO / "profiles" / "slurm")], ["--profile", str(REPO / "profiles" / "gpu-node")]],
+    ids=["local", "slurm", "gpu-node"],
+)
 def test_paper_dag_builds_without_data_and_counts_every_job(tmp_path, run_snakemake, profile):
+    """Every shipped profile plans the same jobs: one a fold model."""
     done = run_snakemake(tmp_path, "-n", "--quiet", "rules", *profile, config=REPO / "config" / "paper.yaml")
     assert done.returncode == 0, done.stderr[-3000:]
     counts = _job_counts(done.stdout + done.stderr)

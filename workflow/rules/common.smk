@@ -1,15 +1,39 @@
 # The config's check and the input functions of every rule. What a run trains and reports is planned in one place,
-# enkcvs.pipeline.plan (PLAN); the functions here only fill the rules' output patterns with its answers.
+# enkcvs.pipeline.plan (PLAN); the functions here only fill the rules' output patterns with its answers. Planning
+# needs Snakemake and the standard library alone: the modules imported here use nothing else.
 
+import os
+import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+
+def package_source():
+    """The folder of the enkcvs package this workflow came with (src/ beside workflow/). Planning imports it from
+    there, and so does every job (PYTHONPATH): no env holds a copy of the code, so every job runs the code of the
+    workflow that planned it."""
+    basedir = str(workflow.current_basedir)
+    if "://" in basedir:
+        raise WorkflowError(
+            f"this workflow runs from a local copy of its repository, not from {basedir}: clone it "
+            "(git clone URL enkcvs && git -C enkcvs checkout COMMIT) and name "
+            "enkcvs/workflow/Snakefile as the module's snakefile"
+        )
+    return Path(basedir).resolve().parent.parent / "src"
+
+
+PACKAGE_SOURCE = package_source()
+sys.path.insert(0, str(PACKAGE_SOURCE))
+if str(PACKAGE_SOURCE) not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [str(PACKAGE_SOURCE), os.environ.get("PYTHONPATH")])))
+
+from enkcvs.data.checkpoints import checkpoint_slug
 from enkcvs.data.sources import SOURCES
-from enkcvs.data.text import checkpoint_slug
 from enkcvs.method.methods import ABLATION_LADDER, BASELINE_METHODS, GAMMA_METHODS, SELECTION_METHODS
 from enkcvs.pipeline.config import run_config_problems
+from enkcvs.pipeline.fingerprint import code_fingerprint
 from enkcvs.pipeline.plan import Plan
 from enkcvs.training.recipe import baseline_recipe, recipe_params
 
@@ -41,6 +65,15 @@ wildcard_constraints:
 
 PLAN = Plan(config)
 DATASETS = PLAN.datasets
+
+
+def code_of(script):
+    """The fingerprint of the package code that ``workflow/scripts/<script>.py`` runs, as a rule's ``code`` param: an
+    edit of that code reruns the rule's jobs, an edit elsewhere or of a comment or docstring does not
+    (:mod:`enkcvs.pipeline.fingerprint`)."""
+    return code_fingerprint(
+        script=PACKAGE_SOURCE.parent / "workflow" / "scripts" / f"{script}.py", source=PACKAGE_SOURCE
+    )
 
 
 def canonical(value):
@@ -121,16 +154,10 @@ def get_gamma(wildcards):
     return config["gamma"] if wildcards.method in GAMMA_METHODS else None
 
 
-def get_final_selection(wildcards):
-    """The kept set a final model of a selection method trains from: confident learning's for prune-and-retrain,
-    E-NKCVS's otherwise."""
-    selection = (
-        rules.confident_learning_selection.output.selection
-        if wildcards.method == "cl_prune"
-        else rules.select_samples.output.selection
-    )
-    fields = ("dataset", "noise", "seed", "K", "M", "t")
-    return selection.format(**{field: getattr(wildcards, field) for field in fields})
+def get_pruning_selection(wildcards):
+    """Confident learning's kept set, which prune-and-retrain trains from (its rule is defined after the final
+    models' rules, so it is named when a job asks)."""
+    return rules.confident_learning_selection.output.selection.format(**dict(wildcards.items()))
 
 
 def get_fold_predictions(wildcards):
@@ -156,15 +183,24 @@ def selection_outputs(output, settings, points, **fields):
     ]
 
 
-def final_path(setting, model):
-    """The result file of a final ``model`` (:class:`enkcvs.pipeline.plan.FinalModel`) of ``setting``."""
-    dataset, noise, seed = setting
+def final_rule(model):
+    """Which rule trains a final ``model`` (an enkcvs.pipeline.plan.FinalModel). A baseline's, one on an
+    E-NKCVS selection, or prune-and-retrain's (whose kept set has no t)."""
     if model.point is None:
-        result = rules.train_final_baseline.output.result
-        return result.format(dataset=dataset, noise=noise, seed=seed, baseline=model.method)
-    K, M, t = model.point
-    result = rules.train_final_selected.output.result
-    return result.format(dataset=dataset, noise=noise, seed=seed, K=K, M=M, t=t, method=model.method)
+        return rules.train_final_baseline
+    return rules.train_final_pruned if model.method == "cl_prune" else rules.train_final_selected
+
+
+def final_fields(setting, model):
+    """The wildcards of a final ``model`` of ``setting`` (the ones its rule's paths do not have are left unused)."""
+    dataset, noise, seed = setting
+    point = dict(zip("KMt", model.point or ()))
+    return {"dataset": dataset, "noise": noise, "seed": seed, "baseline": model.method, "method": model.method, **point}
+
+
+def final_path(setting, model):
+    """The result file of a final ``model`` of ``setting``."""
+    return final_rule(model).output.result.format(**final_fields(setting, model))
 
 
 def final_outputs(methods, settings, points):

@@ -20,6 +20,10 @@ rule compare_confident_learning:
         "logs/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}.log",
     conda:
         "../../envs/compare.yaml"
+    resources:
+        mem_mb=4000,
+    params:
+        code=code_of("compare_confident_learning"),
     script:
         "../scripts/compare_confident_learning.py"
 
@@ -34,6 +38,8 @@ rule confident_learning_selection:
         "logs/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/cl_selection.log",
     conda:
         "../../envs/compare.yaml"
+    params:
+        code=code_of("confident_learning_selection"),
     script:
         "../scripts/confident_learning_selection.py"
 
@@ -65,6 +71,7 @@ rule confident_learning_report:
     params:
         decimals=config["report"]["decimals"],
         dpi=config["report"]["dpi"],
+        code=code_of("confident_learning_report"),
     script:
         "../scripts/confident_learning_report.py"
 
@@ -87,5 +94,6 @@ rule ranking_report:
         "../../envs/report.yaml"
     params:
         decimals=config["report"]["decimals"],
+        code=code_of("ranking_report"),
     script:
         "../scripts/ranking_report.py"

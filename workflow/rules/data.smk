@@ -15,6 +15,7 @@ rule check_layout:
     params:
         source=get_dataset_setting("source"),
         options=get_source_options,
+        code=code_of("check_layout"),
     script:
         "../scripts/check_layout.py"
 
@@ -31,6 +32,7 @@ rule prepare_dataset:
     params:
         source=get_dataset_setting("source"),
         options=get_source_options,
+        code=code_of("prepare_dataset"),
     script:
         "../scripts/prepare_dataset.py"
 
@@ -47,5 +49,6 @@ rule tokenize:
     params:
         model_name=get_model_name,
         max_length=get_dataset_setting("max_length"),
+        code=code_of("tokenize"),
     script:
         "../scripts/tokenize.py"

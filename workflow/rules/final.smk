@@ -12,13 +12,16 @@ rule train_final_baseline:
     conda:
         "../../envs/train.yaml"
     threads: 1
+    # What a cluster job asks, in the rule so that a --set-resources adds to it (see train_fold).
     resources:
-        mem_mb=2000,
+        mem_mb=8000,
+        runtime=480,
     params:
         method=lambda wildcards: wildcards.baseline,
         recipe=get_baseline_recipe,
         gamma=None,
         options=get_baseline_options,
+        code=code_of("train_final"),
     script:
         "../scripts/train_final.py"
 
@@ -28,22 +31,56 @@ rule train_final_selected:
         unpack(get_text_inputs),
         dataset=rules.prepare_dataset.output.dataset,
         labels=rules.inject_noise.output.labels,
-        selection=get_final_selection,
+        selection=rules.select_samples.output.selection,
     output:
         result="results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.json",
     log:
         "logs/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.log",
     benchmark:
         "results/benchmarks/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.tsv"
+    wildcard_constraints:
+        method="|".join(method for method in SELECTION_METHODS if method != "cl_prune"),
     conda:
         "../../envs/train.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
+        mem_mb=8000,
+        runtime=480,
     params:
         method=lambda wildcards: wildcards.method,
         recipe=get_recipe,
         gamma=get_gamma,
         options={},
+        code=code_of("train_final"),
+    script:
+        "../scripts/train_final.py"
+
+
+# Prune-and-retrain: a model on confident learning's kept set, which depends on the folds (K, M) and not on t, so a
+# change of t retrains none of these.
+rule train_final_pruned:
+    input:
+        unpack(get_text_inputs),
+        dataset=rules.prepare_dataset.output.dataset,
+        labels=rules.inject_noise.output.labels,
+        selection=get_pruning_selection,
+    output:
+        result="results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/cl_prune.json",
+    log:
+        "logs/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/cl_prune.log",
+    benchmark:
+        "results/benchmarks/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/cl_prune.tsv"
+    conda:
+        "../../envs/train.yaml"
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=480,
+    params:
+        method="cl_prune",
+        recipe=get_recipe,
+        gamma=None,
+        options={},
+        code=code_of("train_final"),
     script:
         "../scripts/train_final.py"

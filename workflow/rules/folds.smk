@@ -12,15 +12,19 @@ rule train_fold:
     conda:
         "../../envs/train.yaml"
     threads: 1
+    # What a cluster job asks. Here, not in a profile: a --set-resources on the command line replaces a profile's
+    # set-resources, but adds to a rule's own. The runtimes (minutes) are generous guesses, not measurements.
     resources:
-        mem_mb=2000,
+        mem_mb=8000,
+        runtime=240,
     params:
         recipe=get_recipe,
+        code=code_of("train_fold"),
     script:
         "../scripts/train_fold.py"
 
 
-# Folds trained stacked: an execution choice a profile or --config makes (stacked_folds: true, profiles/gpu-node),
+# Folds trained stacked: an execution choice a run makes with --config stacked_folds=True (no shipped profile does),
 # for the datasets that can (enkcvs.pipeline.plan.Plan.stackable). One train_stack job trains the M x K fold models
 # of a (dataset, noise, seed, K), M the most iterations any of its selections votes over; each fold's table is taken
 # from it by a local unstack_fold job, where train_fold would write it.
@@ -44,10 +48,12 @@ if PLAN.stacked_datasets():
             "../../envs/train.yaml"
         threads: 1
         resources:
-            mem_mb=lambda wildcards: 2000 + 500 * int(wildcards.K) * get_stack_iterations(wildcards),
+            mem_mb=32000,
+            runtime=720,
         params:
             recipe=get_recipe,
             iterations=get_stack_iterations,
+            code=code_of("train_stack"),
         script:
             "../scripts/train_stack.py"
 
@@ -63,5 +69,7 @@ if PLAN.stacked_datasets():
         localrule: True
         conda:
             "../../envs/analysis.yaml"
+        params:
+            code=code_of("unstack_fold"),
         script:
             "../scripts/unstack_fold.py"

@@ -18,6 +18,7 @@ rule label_issues:
         "../../envs/analysis.yaml"
     params:
         top=config["report"]["top_issues"],
+        code=code_of("label_issues"),
     script:
         "../scripts/label_issues.py"
 
@@ -40,6 +41,7 @@ rule merged_label_issues:
     params:
         threshold=get_issue_threshold,
         top=config["report"]["top_issues"],
+        code=code_of("merged_label_issues"),
     script:
         "../scripts/merged_label_issues.py"
 
@@ -56,6 +58,7 @@ rule compare_real_label_issues:
         "../../envs/compare.yaml"
     params:
         threshold=get_issue_threshold,
+        code=code_of("compare_real_label_issues"),
     script:
         "../scripts/compare_real_label_issues.py"
 
@@ -79,6 +82,7 @@ rule review_images:
     params:
         top=config["report"]["review_top"],
         dpi=config["report"]["dpi"],
+        code=code_of("review_sheet"),
     script:
         "../scripts/review_sheet.py"
 
@@ -103,6 +107,7 @@ rule review_group_images:
         top=config["report"]["review_top"],
         dpi=config["report"]["dpi"],
         group=lambda wildcards: wildcards.group,
+        code=code_of("review_sheet"),
     script:
         "../scripts/review_sheet.py"
 
@@ -124,6 +129,7 @@ rule review_markdown:
         "../../envs/report.yaml"
     params:
         top=config["report"]["review_top"],
+        code=code_of("review_sheet"),
     script:
         "../scripts/review_sheet.py"
 
@@ -140,5 +146,6 @@ rule select_out_of_fold:
         "../../envs/analysis.yaml"
     params:
         settings=get_oof_settings,
+        code=code_of("select_out_of_fold"),
     script:
         "../scripts/select_out_of_fold.py"

@@ -9,5 +9,6 @@ rule inject_noise:
         "../../envs/analysis.yaml"
     params:
         asymmetric_map=get_dataset_setting("asymmetric_map"),
+        code=code_of("inject_noise"),
     script:
         "../scripts/inject_noise.py"

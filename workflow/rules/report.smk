@@ -26,6 +26,7 @@ rule table1:
     params:
         decimals=config["report"]["decimals"],
         paper_names=get_paper_names,
+        code=code_of("table1"),
     script:
         "../scripts/table1.py"
 
@@ -47,6 +48,7 @@ rule table2:
         decimals=config["report"]["decimals"],
         methods=config["methods"],
         paper_names=get_paper_names,
+        code=code_of("table2"),
     script:
         "../scripts/table2.py"
 
@@ -66,6 +68,7 @@ rule ablation:
     params:
         decimals=config["report"]["decimals"],
         rungs=list(ABLATION_LADDER),
+        code=code_of("ablation"),
     script:
         "../scripts/ablation.py"
 
@@ -87,6 +90,7 @@ rule table3:
         decimals=config["report"]["decimals"],
         methods=config["methods"],
         paper_names=get_paper_names,
+        code=code_of("table3"),
     script:
         "../scripts/table3.py"
 
@@ -106,6 +110,7 @@ rule dataset_summary:
         "../../envs/report.yaml"
     params:
         names=sorted(DATASETS),
+        code=code_of("dataset_summary"),
     script:
         "../scripts/dataset_summary.py"
 
@@ -126,6 +131,7 @@ rule noise_table:
     params:
         datasets=get_noise_label_datasets,
         decimals=config["report"]["decimals"],
+        code=code_of("noise_table"),
     script:
         "../scripts/noise_table.py"
 
@@ -149,6 +155,7 @@ rule sensitivity_figure:
         selection=lambda wildcards: dict(zip("KMt", PLAN.main_point(PLAN.sensitivity["dataset"])[0])),
         paper_name=lambda wildcards: DATASETS[PLAN.sensitivity["dataset"]]["paper_name"],
         dpi=config["report"]["dpi"],
+        code=code_of("sensitivity_figure"),
     script:
         "../scripts/sensitivity_figure.py"
 
@@ -168,6 +175,7 @@ rule theory_figure:
     params:
         dpi=config["report"]["dpi"],
         decimals=config["report"]["decimals"],
+        code=code_of("theory_figure"),
     script:
         "../scripts/theory_figure.py"
 
@@ -192,6 +200,7 @@ rule test_curves:
         dpi=config["report"]["dpi"],
         decimals=config["report"]["decimals"],
         paper_names=get_paper_names,
+        code=code_of("accuracy_by_epoch"),
     script:
         "../scripts/accuracy_by_epoch.py"
 
@@ -200,8 +209,9 @@ rule resource_usage:
     input:
         train_fold=get_fold_benchmarks(stacked=False),
         train_stack=get_fold_benchmarks(stacked=True),
-        train_final_baseline=get_final_benchmarks(selected=False),
-        train_final_selected=get_final_benchmarks(selected=True),
+        train_final_baseline=get_final_benchmarks("train_final_baseline"),
+        train_final_selected=get_final_benchmarks("train_final_selected"),
+        train_final_pruned=get_final_benchmarks("train_final_pruned"),
     output:
         markdown="results/report/resources.md",
         csv=report("results/report/resources.csv", caption="../report/resources.rst", category="Supplement - Resources"),
@@ -212,5 +222,6 @@ rule resource_usage:
         "../../envs/report.yaml"
     params:
         decimals=config["report"]["decimals"],
+        code=code_of("resource_usage"),
     script:
         "../scripts/resource_usage.py"

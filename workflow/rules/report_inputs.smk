@@ -83,28 +83,17 @@ def get_fold_benchmarks(stacked):
     return benchmarks
 
 
-def get_final_benchmarks(selected):
-    """The benchmark files of the final models of the report, trained on a selection or (``selected`` False) not."""
+def get_final_benchmarks(rule):
+    """The benchmark files of the report's final models that the rule named ``rule`` trains."""
 
     def benchmarks(wildcards):
-        files = set()
-        for (dataset, noise, seed), model in PLAN.reported_final_models():
-            if (model.point is not None) != selected:
-                continue
-            if model.point is None:
-                files.add(
-                    rules.train_final_baseline.benchmark.format(
-                        dataset=dataset, noise=noise, seed=seed, baseline=model.method
-                    )
-                )
-            else:
-                K, M, t = model.point
-                files.add(
-                    rules.train_final_selected.benchmark.format(
-                        dataset=dataset, noise=noise, seed=seed, K=K, M=M, t=t, method=model.method
-                    )
-                )
-        return sorted(files)
+        return sorted(
+            {
+                final_rule(model).benchmark.format(**final_fields(setting, model))
+                for setting, model in PLAN.reported_final_models()
+                if final_rule(model) is getattr(rules, rule)
+            }
+        )
 
     return benchmarks
 

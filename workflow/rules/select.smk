@@ -9,5 +9,7 @@ rule select_samples:
         "logs/selection/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}.log",
     conda:
         "../../envs/analysis.yaml"
+    params:
+        code=code_of("select_samples"),
     script:
         "../scripts/select_samples.py"

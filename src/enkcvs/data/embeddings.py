@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from enkcvs.data.text import DEFAULT_CHECKPOINT, checkpoint_slug, load_failure_message, resolve_checkpoint, tokenize
+from enkcvs.data.checkpoints import DEFAULT_CHECKPOINT, checkpoint_slug, load_failure_message, resolve_checkpoint
+from enkcvs.data.text import tokenize
 from enkcvs.io import atomic_path, cache_dir
 
 #: Texts encoded per forward pass: on a CPU larger batches gain nothing, and each is cut to its longest text.
@@ -43,7 +44,7 @@ def embed_texts(
     ----------
     texts : N strings.
     checkpoint : a packaged name, a local folder or a Hugging Face Hub name (see
-        :func:`enkcvs.data.text.resolve_checkpoint`).
+        :func:`enkcvs.data.checkpoints.resolve_checkpoint`).
     max_tokens : tokens kept per text (special tokens included); longer texts are truncated.
     batch_size, local_files_only : as :func:`encode_texts` takes them.
 

@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 
 from enkcvs.data import image_embeddings
+from enkcvs.data.checkpoints import DEFAULT_CHECKPOINT
 from enkcvs.data.datasets import Dataset
 from enkcvs.data.embeddings import POOLING, embed_texts
 from enkcvs.data.sources import own
-from enkcvs.data.text import DEFAULT_CHECKPOINT
 from enkcvs.io import provenance, write_json
 from enkcvs.labelissues.issues import with_sample_column
 from enkcvs.labelissues.oof import DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SCORE, DEFAULT_SEED
@@ -45,7 +45,7 @@ from enkcvs.training.recipe import Recipe
 #: The recipe each kind of data trains its fold models with (``--epochs`` replaces ``epochs``). A table: the
 #: one-hidden-layer ``mlp``; images: the paper's MNIST network ``cnn4``, trained from scratch on :data:`IMAGE_SIZE`
 #: pixel centre crops; texts: the same ``mlp`` on the texts' embeddings by the frozen default checkpoint
-#: (:data:`enkcvs.data.text.DEFAULT_CHECKPOINT`, packaged), with mixup of the embeddings; its settings won on ranking
+#: (:data:`enkcvs.data.checkpoints.DEFAULT_CHECKPOINT`, packaged), with mixup of the embeddings; its settings won on ranking
 #: quality and time in benchmarks/text_heads.py (benchmarks/results/text_heads-2026-11-28.json).
 #: Images are read in the main process (no DataLoader workers: no worker start per epoch on small folders). Images
 #: with an ``encoder`` train the texts' heads recipe on its embeddings (``HEADS``).

@@ -8,7 +8,7 @@ import yaml
 
 from enkcvs.data.sources import SOURCES
 from enkcvs.method.methods import ORACLE_METHODS
-from enkcvs.method.noise import ASYMMETRIC_MAPS, SUPERCLASS_MAPS, parse_noise
+from enkcvs.method.noise_settings import ASYMMETRIC_MAPS, SUPERCLASS_MAPS, parse_noise
 from enkcvs.training.recipe import Recipe, baseline_recipe
 
 

@@ -12,3 +12,5 @@ SELECTION_METRICS = "results/selection/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{
 CL_SELECTION = "results/comparison/{dataset}/{noise}/seed{seed}/K{K}/M{M}/cl_selection.parquet"
 FINAL_BASELINE = "results/final/{dataset}/{noise}/seed{seed}/{baseline}.json"
 FINAL_SELECTED = "results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.json"
+#: Prune-and-retrain's model: its kept set does not depend on t, so neither does its path.
+FINAL_PRUNED = "results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/cl_prune.json"

@@ -16,7 +16,7 @@ from enkcvs.method.methods import ABLATION_LADDER, BASELINE_METHODS, SELECTION_M
 from enkcvs.training.recipe import STATIC_MODELS
 
 #: The rules that train models: the expensive jobs, which a profile gives their GPUs, threads and time.
-TRAINING_RULES = ("train_fold", "train_stack", "train_final_baseline", "train_final_selected")
+TRAINING_RULES = ("train_fold", "train_stack", "train_final_baseline", "train_final_selected", "train_final_pruned")
 
 Setting = tuple[str, str, int]
 Point = tuple[int, int, int]

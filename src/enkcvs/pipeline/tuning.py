@@ -26,8 +26,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from enkcvs.data.checkpoints import DEFAULT_CHECKPOINT, checkpoint_slug
 from enkcvs.data.datasets import load_dataset
-from enkcvs.data.text import DEFAULT_CHECKPOINT, checkpoint_slug
 from enkcvs.io import PathLike, atomic_path, provenance, write_json
 from enkcvs.machine import machine_description
 from enkcvs.pipeline import layout

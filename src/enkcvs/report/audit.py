@@ -37,6 +37,7 @@ from enkcvs.method.methods import BASELINE_METHODS, SELECTION_METHODS
 from enkcvs.pipeline.layout import (
     CL_SELECTION,
     FINAL_BASELINE,
+    FINAL_PRUNED,
     FINAL_SELECTED,
     FOLD,
     NOISE_LABELS,
@@ -256,18 +257,22 @@ def _check_final_result(audit: Audit, where: str, row: pd.Series, record: dict[s
     if not selected and method not in BASELINE_METHODS:
         audit.problems.append(f"{source} (source of {where}): unknown method {method!r}")
         return
-    names = ("dataset", "noise", "seed", *(("K", "M", "t") if selected else ()))
+    pruned = method == "cl_prune"  # its kept set, and so its path, has no t
+    names = ("dataset", "noise", "seed", *(("K", "M") if pruned else ("K", "M", "t") if selected else ()))
     fields = _fields(record, names)
     if fields is None:
         audit.problems.append(f"{source} (source of {where}): lacks one of {', '.join(names)}")
         return
-    location = (
-        FINAL_SELECTED.format(**fields, method=method) if selected else FINAL_BASELINE.format(**fields, baseline=method)
-    )
+    if pruned:
+        location = FINAL_PRUNED.format(**fields)
+    elif selected:
+        location = FINAL_SELECTED.format(**fields, method=method)
+    else:
+        location = FINAL_BASELINE.format(**fields, baseline=method)
     _check_location(audit, source, where, location)
     inputs = [NOISE_LABELS.format(**fields)]
     if selected:
-        inputs.append((CL_SELECTION if method == "cl_prune" else SELECTION).format(**fields))
+        inputs.append((CL_SELECTION if pruned else SELECTION).format(**fields))
     _require_files(audit, source, where, inputs)
 
 

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from enkcvs.io import PathLike, read_json, read_table
-from enkcvs.method.noise import actual_noise_rate, parse_noise
+from enkcvs.method.noise import actual_noise_rate
+from enkcvs.method.noise_settings import parse_noise
 from enkcvs.method.ranking import LABEL_QUALITY
 from enkcvs.report.paper import published_results
 from enkcvs.report.titles import RUNG_COLUMNS

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from enkcvs.method.methods import BASELINE_METHODS, METHODS, MIXUP_METHODS, ORACLE_METHODS
-from enkcvs.method.noise import actual_noise_rate, parse_noise
+from enkcvs.method.noise import actual_noise_rate
+from enkcvs.method.noise_settings import parse_noise
 from enkcvs.method.weights import full_loss_sample_weights, reweighted_targets
 from enkcvs.training.recipe import CoTeaching, Recipe
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from enkcvs.data import text
+from enkcvs.data import checkpoints
 
 #: Model builders by name: builder(*, input_shape=(C, H, W), num_classes=Q, **options) -> nn.Module.
 MODELS: dict[str, Callable[..., nn.Module]] = {}
@@ -328,7 +328,7 @@ def text_classifier(
     *,
     input_shape: tuple[int, int],
     num_classes: int,
-    checkpoint: str = text.DEFAULT_CHECKPOINT,
+    checkpoint: str = checkpoints.DEFAULT_CHECKPOINT,
     local_files_only: bool = True,
 ) -> nn.Module:
     """A pretrained transformer fine-tuned for Q classes, with a fresh classification head (the paper fine-tunes
@@ -338,7 +338,7 @@ def text_classifier(
     Parameters
     ----------
     checkpoint : a packaged name, a local folder or a Hugging Face Hub name (see
-        :func:`enkcvs.data.text.resolve_checkpoint`).
+        :func:`enkcvs.data.checkpoints.resolve_checkpoint`).
     local_files_only : never reach the network (a Hub name must then be in the Hugging Face cache already).
 
     Raises
@@ -349,8 +349,8 @@ def text_classifier(
 
     try:
         model = AutoModelForSequenceClassification.from_pretrained(
-            text.resolve_checkpoint(checkpoint), num_labels=num_classes, local_files_only=local_files_only
+            checkpoints.resolve_checkpoint(checkpoint), num_labels=num_classes, local_files_only=local_files_only
         )
     except (OSError, ValueError) as exc:
-        raise RuntimeError(text.load_failure_message(checkpoint, "model")) from exc
+        raise RuntimeError(checkpoints.load_failure_message(checkpoint, "model")) from exc
     return SequenceClassifier(model)

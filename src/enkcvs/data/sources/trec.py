@@ -13,7 +13,7 @@ import numpy as np
 
 from enkcvs.data.datasets import Dataset
 
-#: The 6 coarse classes in label order (``enkcvs.method.noise.ASYMMETRIC_MAPS["trec"]`` assumes this order).
+#: The 6 coarse classes in label order (``enkcvs.method.noise_settings.ASYMMETRIC_MAPS["trec"]`` assumes this order).
 CLASSES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
 URL = "https://cogcomp.seas.upenn.edu/Data/QA/QC/"  # official mirror; the file name is appended
 TRAIN_FILE = "train_5500.label"

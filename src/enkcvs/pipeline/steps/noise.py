@@ -5,13 +5,8 @@ import pandas as pd
 
 from enkcvs.data.datasets import load_dataset
 from enkcvs.io import PathLike, provenance, write_table
-from enkcvs.method.noise import (
-    ASYMMETRIC_MAPS,
-    SUPERCLASS_MAPS,
-    inject_noise,
-    parse_noise,
-    superclass_asymmetric_map,
-)
+from enkcvs.method.noise import inject_noise, superclass_asymmetric_map
+from enkcvs.method.noise_settings import ASYMMETRIC_MAPS, SUPERCLASS_MAPS, parse_noise
 
 
 def make_noisy_labels(

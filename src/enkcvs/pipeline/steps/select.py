@@ -14,7 +14,7 @@ from enkcvs.method.metrics import (
     pseudo_label_accuracy,
     selection_set_sizes,
 )
-from enkcvs.method.noise import parse_noise
+from enkcvs.method.noise_settings import parse_noise
 from enkcvs.method.selection import ensemble_outcome
 from enkcvs.method.theory import corollary_precision_recall, empirical_theorem1, iteration_dependence
 from enkcvs.pipeline.predictions import read_iterations, stack_iterations
