@@ -313,6 +313,18 @@ def with_two_small_classes(table: Path) -> None:
     frame.to_csv(table, index=False)
 
 
+def with_unique_labels(table: Path) -> None:
+    frame = pd.read_csv(table)
+    frame["animal"] = [f"animal{row}" for row in range(len(frame))]
+    frame.to_csv(table, index=False)
+
+
+def in_cp1252(table: Path) -> None:
+    frame = pd.read_csv(table)
+    frame.loc[0, "animal"] = "caf\u00e9"
+    frame.to_csv(table, index=False, encoding="cp1252")
+
+
 def with_semicolons(table: Path) -> None:
     pd.read_csv(table).to_csv(table, index=False, sep=";")
 
@@ -358,19 +370,20 @@ def with_no_rows(table: Path) -> None:
         (
             ["--data", "{table}", *TABLE],
             with_a_small_class,
-            r"--folds 4: 1 class of --data \S+animals\.csv has fewer samples than the 4 folds: 'eel' \(3\); .*\. Fix: "
+            r"--folds 4: 1 of \d+ classes of --data \S+animals\.csv has fewer samples than the 4 folds: 'eel' \(3\); "
+            r".*\. Fix: "
             r"pass --folds 3 or fewer, or add samples of these classes",
         ),
         (
             ["--data", "{table}", *TABLE, "--folds", "2"],
             with_a_class_of_one,
-            r"--folds 2: 1 class .* fewer samples than the 2 folds: 'eel' \(1\); .*\. Fix: add samples of these "
-            r"classes, or drop their rows \(a class needs at least 2 samples\)",
+            r"--folds 2: 1 of \d+ classes .* fewer samples than the 2 folds: 'eel' \(1\); .*\. Fix: add samples of these "
+            r"classes, or drop their rows \(at --folds 2 a class needs 2 samples, and --folds is at least 2\)",
         ),
         (
             ["--data", "{table}", *TABLE],
             with_two_small_classes,
-            r"--folds 4: 2 classes .* have fewer samples than the 4 folds: 'eel' \(2\), 'gnu' \(3\); .*\. Fix: pass "
+            r"--folds 4: 2 of \d+ classes .* have fewer samples than the 4 folds: 'eel' \(2\), 'gnu' \(3\); .*\. Fix: pass "
             r"--folds 2 or fewer",
         ),
         (
@@ -380,7 +393,19 @@ def with_no_rows(table: Path) -> None:
             r"without --encoder\. Fix: drop",
         ),
         (["--probabilities", "{table}", "--no-standardize"], None, r"--no-standardize goes with --data"),
+        (
+            ["--data", "{table}", *TABLE],
+            with_unique_labels,
+            r"--folds 4: 120 of 120 classes .* fewer samples than the 4 folds: '\w+' \(1\), .* and 115 more; .*\. "
+            r"Fix: every label is unique \(an id column\?\)",
+        ),
         (["--data", "{table}", *TABLE], with_semicolons, r"separator looks like ';'"),
+        (
+            ["--data", "{table}", *TABLE],
+            in_cp1252,
+            r"animals\.csv is not UTF-8 \(it holds the byte 0xe9\); it reads as cp1252\. Fix: save it as UTF-8, e\.g\. "
+            r"pandas\.read_csv\(path, encoding='cp1252'\)",
+        ),
         (
             ["--data", "{table}", *TABLE],
             with_no_rows,
@@ -414,7 +439,9 @@ def with_no_rows(table: Path) -> None:
         "two small classes",
         "no-standardize with images",
         "no-standardize with probabilities",
+        "every label unique",
         "semicolons",
+        "cp1252",
         "no rows",
         "text recipe for a table",
         "text recipe with probabilities",

@@ -62,6 +62,10 @@ def check_kind_options(
         )
 
 
+#: Classes an error names one by one; the rest are counted.
+NAMED_CLASSES = 5
+
+
 def check_class_sizes(data: Dataset, *, folds: int, path: Path) -> None:
     """ValueError where the data hold fewer samples than the K = ``folds`` folds, or naming, in one message, every
     class with fewer samples than that, and the fix:
@@ -77,14 +81,22 @@ def check_class_sizes(data: Dataset, *, folds: int, path: Path) -> None:
     small = [index for index in np.argsort(counts, kind="stable") if counts[index] < folds]
     if not small:
         return
-    named = ", ".join(f"{data.class_names[index]!r} ({counts[index]})" for index in small)
+    named = ", ".join(f"{data.class_names[index]!r} ({counts[index]})" for index in small[:NAMED_CLASSES])
+    if len(small) > NAMED_CLASSES:
+        named += f" and {len(small) - NAMED_CLASSES} more"
     smallest = int(counts[small[0]])
     fewer = f"pass --folds {smallest} or fewer, or " if smallest >= 2 else ""
+    unique = (
+        "every label is unique (an id column?): name the column of the classes with --label-column, or "
+        if counts.max() == 1
+        else ""
+    )
     raise ValueError(
-        f"--folds {folds}: {len(small)} class{'es' * (len(small) != 1)} of --data {path} "
+        f"--folds {folds}: {len(small)} of {data.num_classes} classes of --data {path} "
         f"{'have' if len(small) != 1 else 'has'} fewer samples than the {folds} folds: {named}; the fold models that "
-        f"predict them learn too few of their class and flag them whatever their labels. Fix: {fewer}add samples of "
-        "these classes, or drop their rows (a class needs at least 2 samples)"
+        f"predict them learn too few of their class and flag them whatever their labels. Fix: {unique}{fewer}add "
+        f"samples of these classes, or drop their rows (at --folds {folds} a class needs {folds} samples, and "
+        "--folds is at least 2)"
     )
 
 

@@ -363,10 +363,29 @@ def _checked_separator(header: list[str], *, path: str) -> list[str]:
     )
 
 
+#: Encodings a CSV file that is not UTF-8 is tried in, to name the one it reads in (latin-1 reads any bytes: last).
+ENCODINGS = ("cp1252", "latin-1")
+
+
 def _unreadable(path: str, error: Exception) -> ValueError:
+    if isinstance(error, UnicodeDecodeError):
+        data = open(path, "rb").read()
+        encoding = next(name for name in ENCODINGS if _decodes(data, name))
+        return ValueError(
+            f"{path} is not UTF-8 (it holds the byte {error.object[error.start]:#04x}); it reads as {encoding}. "
+            f"Fix: save it as UTF-8, e.g. pandas.read_csv(path, encoding={encoding!r}).to_csv(path, index=False)"
+        )
     return ValueError(
         f"{path} is not a readable {_format(path)} file ({type(error).__name__}: {error}). Fix: re-export it"
     )
+
+
+def _decodes(data: bytes, encoding: str) -> bool:
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _format(path: str) -> str | None:
