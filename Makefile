@@ -48,8 +48,8 @@ gpu-check: $(BIN)/.installed
 # For nodes without internet (docs/running.md): `make wheelhouse`, on a machine with internet and the nodes' Python
 # and platform (a login node), puts a wheel of every package both locks pin into WHEELHOUSE (built where a package is
 # published as source only), with the build backend of the editable install, each download checked against the
-# lock's hashes; `make install-offline` on the node installs from that folder alone, by the pins without their hashes
-# (a wheel built here from a checked source has a hash of its own).
+# lock's hashes; `make install-offline` on the node installs from that folder alone, requirements.lock by its pins
+# without their hashes (a wheel built here from a checked source has a hash of its own).
 WHEELHOUSE ?= wheelhouse
 
 wheelhouse:

@@ -115,7 +115,7 @@ def test_the_ordering_is_tested_only_where_every_cell_has_several_seeds(tmp_path
 
 def test_an_unrun_config_is_estimated_from_its_planned_models_and_the_measured_rate(tmp_path):
     """CIFAR-10's experiment: its fold and final models as the workflow plans them, the GPU-hours from the rate its
-    model's record measured."""
+    model's record measured, and how much longer the engine's own fold took than that rate says (a lower bound)."""
     estimate = claims.estimate(REPO, "config/experiments/cifar10.yaml")
     config = yaml.safe_load((REPO / "config" / "experiments" / "cifar10.yaml").read_text())
     cifar = config["datasets"]["cifar10"]
@@ -126,3 +126,5 @@ def test_an_unrun_config_is_estimated_from_its_planned_models_and_the_measured_r
     rate, samples = record["step_loops"]["eager"]["samples_per_s"], record["fold"]["samples"]
     one_fold = cifar["recipe"]["epochs"] * samples * (K - 1) / K * 0.9 / rate / 3600
     assert estimate.gpu_hours > main * one_fold and estimate.device == record["device"]
+    engine = record["engine_fold"]["seconds"] / record["step_loops"]["eager"]["projected_fold_s"]
+    assert estimate.engine_ratio == engine > 1  # the rate is a lower bound: the engine's fold took longer

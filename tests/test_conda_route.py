@@ -50,9 +50,12 @@ def snakemake_only(tmp_path_factory) -> Path:
             f"snakemake[reports]=={_locked_version('snakemake')}",
         ],
         check=True,
+        env=_environment(),
     )
     for package in ("numpy", "pandas", "pyarrow", "torch", "enkcvs"):
-        missing = subprocess.run([prefix / "bin" / "python", "-c", f"import {package}"], capture_output=True)
+        missing = subprocess.run(
+            [prefix / "bin" / "python", "-c", f"import {package}"], capture_output=True, env=_environment()
+        )
         assert missing.returncode != 0, f"the Snakemake-only environment has {package}"
     return prefix / "bin" / "snakemake"
 

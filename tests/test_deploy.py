@@ -1,7 +1,7 @@
 """The workflow as users deploy it: from an empty folder whose Snakefile holds only a ``module`` directive, and by
 ``snakedeploy deploy-workflow`` from a clone at a tag, it dry-runs and runs the tiny config; its jobs import the
-installed package. Run there from empty caches, the tiny config gives every report table byte for byte as the run in
-the repository does: no timing decides a number."""
+package from the clone's src/. Run there from empty caches, the tiny config gives every report table byte for byte
+as the run in the repository does: no timing decides a number."""
 
 import os
 import re

@@ -3,6 +3,7 @@ lowest versions its ranges admit it ranks a user's out-of-fold probabilities (``
 --probabilities``) in a fresh virtual environment, installed from the package index; a wheel of the checkout builds
 and installs into a fresh environment with its version and data."""
 
+import os
 import re
 import subprocess
 import sys
@@ -101,6 +102,8 @@ def test_the_wheel_builds_and_installs_into_a_fresh_environment_with_its_version
     package's version and ranks a file, and the wheel carries the package's data (templates, published tables)."""
     import enkcvs
 
+    # a user's shell: no PYTHONPATH that could show the checkout's source to the fresh environment
+    clean = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", tmp_path, REPO],
         capture_output=True,
@@ -116,19 +119,25 @@ def test_the_wheel_builds_and_installs_into_a_fresh_environment_with_its_version
     venv.create(environment, with_pip=False)
     python = environment / "bin" / "python"
     site = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], capture_output=True, text=True
+        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        env=clean,
     ).stdout.strip()
     # the test environment's packages as plain paths: its .pth files (the editable enkcvs's among them) are not read
     Path(site, "dependencies.pth").write_text(
         "\n".join(sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})) + "\n"
     )
     installed = subprocess.run(
-        [python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", wheel], capture_output=True, text=True
+        [python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", wheel],
+        capture_output=True,
+        text=True,
+        env=clean,
     )
     assert installed.returncode == 0, installed.stderr[-3000:]
-    version = subprocess.run([environment / "bin" / "enkcvs", "--version"], capture_output=True, text=True)
+    version = subprocess.run([environment / "bin" / "enkcvs", "--version"], capture_output=True, text=True, env=clean)
     assert version.stdout.strip() == f"enkcvs {enkcvs.__version__}", version.stderr[-2000:]
     where = subprocess.run(
-        [python, "-c", "import enkcvs; print(enkcvs.__file__)"], capture_output=True, text=True, cwd=tmp_path
+        [python, "-c", "import enkcvs; print(enkcvs.__file__)"], capture_output=True, text=True, cwd=tmp_path, env=clean
     )
     assert where.stdout.strip().startswith(site), where.stdout + where.stderr

@@ -18,6 +18,7 @@ from enkcvs.method.methods import ABLATION_LADDER, SELECTION_METHODS
 pytestmark = pytest.mark.workflow
 
 REPO = Path(__file__).resolve().parents[1]
+SHIPPED_PROFILES = sorted(path.name for path in (REPO / "profiles").iterdir() if path.is_dir())
 
 
 def planned_jobs(dry_run_output: str) -> list[tuple[str, str]]:
@@ -127,13 +128,13 @@ def test_final_models_mix_as_their_method_says_and_prune_and_retrain_trains_on_c
             ("coteaching", "coteaching.json"),
             ("ce_mixup", "ce_mixup.json"),
             ("enkcvs", "K2/M2/t1/enkcvs.json"),
-            ("cl_prune", "K2/M2/t1/cl_prune.json"),
+            ("cl_prune", "K2/M2/cl_prune.json"),
         )
     }
     assert mixup == {"ce": None, "sl": None, "coteaching": None, "ce_mixup": 0.3, "enkcvs": 0.3, "cl_prune": 0.3}
     kept, meta = read_table(tiny_run / "results/comparison/digits/sym0.4/seed1/K2/M2/cl_selection.parquet")
     assert meta["filter_by"] == "prune_by_noise_rate" and len(kept) == 1500
-    assert read_json(base / "K2/M2/t1/cl_prune.json")["train_samples"] == kept["selected"].sum() < 1500
+    assert read_json(base / "K2/M2/cl_prune.json")["train_samples"] == kept["selected"].sum() < 1500
 
 
 def test_table1_rows_are_seed_means_of_the_metrics(tiny_run):
@@ -211,7 +212,7 @@ def test_resource_table_counts_every_training_job_from_its_benchmark_file(tiny_r
     assert table.loc["train_fold", "jobs"] == len(folds)
     finals = list((benchmarks / "final").rglob("*.tsv"))
     assert (
-        table.loc["train_final_baseline", "jobs"] + table.loc["train_final_selected", "jobs"]
+        sum(table.loc[rule, "jobs"] for rule in ("train_final_baseline", "train_final_selected", "train_final_pruned"))
         == len(finals)
         == len(list((tiny_run / "results/final").rglob("*.json")))
     )
@@ -343,14 +344,13 @@ def test_changing_one_datasets_epochs_reruns_only_its_jobs(tiny_run, tmp_path, r
     assert len(trained) == len(every_digits_job) + len(added)
 
 
-def test_changing_a_report_setting_retrains_nothing(tiny_run, tmp_path, run_snakemake, tiny_config):
-    config = yaml.safe_load(tiny_config.read_text())
-    config["report"]["decimals"] = 1
-    changed = tmp_path / "changed.yaml"
-    changed.write_text(yaml.safe_dump(config))
-    rules = {rule for rule, _ in planned_jobs(run_snakemake(tiny_run, "-n", config=changed).stdout)}
-    dry = run_snakemake(tiny_run, "-n", config=changed)
-    assert "table1" in dry.stdout and "table2" in dry.stdout
+@pytest.mark.parametrize("profile", SHIPPED_PROFILES)
+def test_changing_a_report_setting_retrains_nothing(tiny_run, tmp_path, run_snakemake, tiny_config, profile):
+    def edit(config):
+        config["report"]["decimals"] = 1
+
+    rules = {rule for rule, _ in planned_after(run_snakemake, tiny_run, tmp_path, tiny_config, edit, profile)}
+    assert {"table1", "table2"} <= rules
     assert not any(rule.startswith("train") or rule == "select_samples" for rule in rules)
 
 
@@ -389,18 +389,21 @@ def test_lint_is_clean():
     assert "Congratulations, your workflow is in a good condition!" in done.stdout + done.stderr
 
 
-def planned_after(run_snakemake, tiny_run, tmp_path, tiny_config, edit) -> list[tuple[str, str]]:
-    """Jobs a dry run plans over the finished tiny run after ``edit(config)``."""
+def planned_after(run_snakemake, tiny_run, tmp_path, tiny_config, edit, profile="default") -> list[tuple[str, str]]:
+    """Jobs a dry run under ``profile`` (one of profiles/) plans over the finished tiny run after ``edit(config)``."""
     config = yaml.safe_load(tiny_config.read_text())
     edit(config)
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
-    return planned_jobs(run_snakemake(tiny_run, "-n", config=changed).stdout)
+    done = run_snakemake(tiny_run, "-n", "--profile", str(REPO / "profiles" / profile), config=changed)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return planned_jobs(done.stdout)
 
 
-def test_raising_m_trains_only_the_new_iteration(tiny_run, tmp_path, run_snakemake, tiny_config):
+@pytest.mark.parametrize("profile", SHIPPED_PROFILES)
+def test_raising_m_trains_only_the_new_iteration(tiny_run, tmp_path, run_snakemake, tiny_config, profile):
     planned = planned_after(
-        run_snakemake, tiny_run, tmp_path, tiny_config, lambda config: config["selection"].update(M=3)
+        run_snakemake, tiny_run, tmp_path, tiny_config, lambda config: config["selection"].update(M=3), profile
     )
     folds = [w for rule, w in planned if rule == "train_fold"]
     assert folds and all("m=3," in w for w in folds)
@@ -408,17 +411,19 @@ def test_raising_m_trains_only_the_new_iteration(tiny_run, tmp_path, run_snakema
     assert all("M=3" in w for rule, w in planned if rule in {"select_samples", "train_final_selected"})
 
 
-def test_adding_a_seed_adds_only_its_jobs(tiny_run, tmp_path, run_snakemake, tiny_config):
+@pytest.mark.parametrize("profile", SHIPPED_PROFILES)
+def test_adding_a_seed_adds_only_its_jobs(tiny_run, tmp_path, run_snakemake, tiny_config, profile):
     planned = planned_after(
-        run_snakemake, tiny_run, tmp_path, tiny_config, lambda config: config.update(seeds=[1, 2, 3])
+        run_snakemake, tiny_run, tmp_path, tiny_config, lambda config: config.update(seeds=[1, 2, 3]), profile
     )
     work = [w for rule, w in planned if rule not in {"table1", "table2", "theory_figure", "all"}]
     assert work and all("seed=3" in w for w in work)
 
 
+@pytest.mark.parametrize("profile", SHIPPED_PROFILES)
 @pytest.mark.parametrize(("key", "value"), [("t", 2), ("gamma", 0.5)])
 def test_changing_t_or_gamma_retrains_no_model_that_does_not_use_it(
-    tiny_run, tmp_path, run_snakemake, tiny_config, key, value
+    tiny_run, tmp_path, run_snakemake, tiny_config, key, value, profile
 ):
     def edit(config):
         if key == "t":
@@ -426,7 +431,7 @@ def test_changing_t_or_gamma_retrains_no_model_that_does_not_use_it(
         else:
             config["gamma"] = value
 
-    rules = {rule for rule, _ in planned_after(run_snakemake, tiny_run, tmp_path, tiny_config, edit)}
+    rules = {rule for rule, _ in planned_after(run_snakemake, tiny_run, tmp_path, tiny_config, edit, profile)}
     assert "train_final_selected" in rules
     # fold models, baselines and prune-and-retrain (confident learning's kept set has no t) use neither
     assert not {"train_fold", "train_final_baseline", "confident_learning_selection", "train_final_pruned"} & rules

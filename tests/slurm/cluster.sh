@@ -48,7 +48,7 @@ install_packages() {
 write_config() {
     local host cpus memory
     host=$(hostname -s)
-    cpus=$(nproc)
+    cpus=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)  # nproc obeys OMP_NUM_THREADS, which a test worker sets
     memory=$(( $(free -m | awk '/^Mem:/ {print $2}') - 2048 ))
     mkdir -p "$state/ctld" "$state/spool" /etc/slurm
     cat > "$state/slurm.conf" <<EOF

@@ -161,8 +161,8 @@ class Plan:
         )
 
     def stacked_datasets(self) -> list[str]:
-        """The enabled datasets whose fold models train stacked: where ``stacked_folds`` (an execution choice a
-        profile or ``--config`` makes) asks for it and the dataset can (:meth:`stackable`)."""
+        """The enabled datasets whose fold models train stacked: where ``stacked_folds`` (an execution choice
+        ``--config stacked_folds=True`` makes; no shipped profile does) asks for it and the dataset can (:meth:`stackable`)."""
         if not self.config["stacked_folds"]:
             return []
         return sorted(name for name in self.datasets if self.stackable(name))

@@ -172,13 +172,16 @@ def reweighting(root: Path, run: str) -> Reweighting:
 
 @dataclass(frozen=True)
 class Estimate:
-    """What a config would train, and the GPU-hours the measured rate of its model predicts (None: no rate)."""
+    """What a config would train, and the GPU-hours the measured rate of its model predicts (None: no rate): a lower
+    bound, the rate being a bare training-step loop's, which one fold job of the workflow's engine took
+    ``engine_ratio`` times as long as in the same record (its projection of a fold against the engine's fold)."""
 
     fold_models: int
     final_models: int
     gpu_hours: float | None
     rate_from: str | None  # the benchmark record of the rate, and its device
     device: str | None
+    engine_ratio: float | None = None
 
 
 def estimate(root: Path, configfile: str) -> Estimate:
@@ -190,7 +193,7 @@ def estimate(root: Path, configfile: str) -> Estimate:
     plan = Plan(config)
     folds = sum(point[0] * point[1] for _, point in _fold_sets(plan))
     finals = plan.reported_final_models()
-    hours, source, device = 0.0, None, None
+    hours, source, device, ratios = 0.0, None, None, []
     for name, dataset in plan.datasets.items():
         recipe = dataset["recipe"]
         record = GPU_RATES.get(recipe["model"])
@@ -199,13 +202,14 @@ def estimate(root: Path, configfile: str) -> Estimate:
         measured = json.loads((root / record).read_text())
         rate, samples = measured["step_loops"]["eager"]["samples_per_s"], measured["fold"]["samples"]
         source, device = record, measured["device"]
+        ratios.append(measured["engine_fold"]["seconds"] / measured["step_loops"]["eager"]["projected_fold_s"])
         for (data, _, _), (K, M, _) in _fold_sets(plan):
             if data == name:
                 train = samples * (K - 1) / K * (1 - recipe.get("validation_fraction", 0.1))
                 hours += K * M * recipe["epochs"] * train / rate / 3600
         networks = sum(2 if model.method == "coteaching" else 1 for setting, model in finals if setting[0] == name)
         hours += networks * recipe["epochs"] * samples / rate / 3600
-    return Estimate(folds, len(finals), hours, source, device)
+    return Estimate(folds, len(finals), hours, source, device, max(ratios, default=None))
 
 
 def _fold_sets(plan: Plan) -> list[tuple[tuple, tuple]]:
