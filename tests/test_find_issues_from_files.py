@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
+import enkcvs
 from enkcvs.labelissues.cli import main
 from enkcvs.labelissues.example import write_example
 
@@ -490,7 +492,7 @@ def test_a_missing_training_package_names_the_extra_to_install(table, capsys, mo
 
 def test_the_documented_first_commands_run_from_a_fresh_install(tmp_path):
     """docs/your-data.md's install and first commands: the repository built as a wheel (by this environment's
-    setuptools) and installed, offline and without its dependencies, into a new virtual environment that sees this
+    setuptools, the package's data in it) and installed, saying its version, offline and without its dependencies, into a new virtual environment that sees this
     one's packages (``--system-site-packages`` where they are the system's; a path file where they live in a virtual
     environment, as here), then the page's ``enkcvs`` lines run with that environment's own ``enkcvs``, on fewer
     epochs and folds."""
@@ -527,11 +529,15 @@ def test_the_documented_first_commands_run_from_a_fresh_install(tmp_path):
         cwd=tmp_path,
     )
     (wheel,) = (tmp_path / "wheels").glob("enkcvs-*.whl")
+    with zipfile.ZipFile(wheel) as archive:  # the package's data: the pages' templates, the paper's published tables
+        assert {"enkcvs/report/published.csv", "enkcvs/report/templates/README.md.j2"} <= set(archive.namelist())
     # the new environment sees only what it installed and the packages it is given: not a PYTHONPATH of the caller's
     clean = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
     subprocess.run(
         [python, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)], check=True, env=clean
     )
+    version = subprocess.run([str(venv / "bin" / "enkcvs"), "--version"], capture_output=True, text=True, env=clean)
+    assert version.stdout.strip() == f"enkcvs {enkcvs.__version__}", version.stderr
     fast = {"example": ["--samples", "90"], "find-issues": FAST}
     for command in commands:
         done = subprocess.run(

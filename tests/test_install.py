@@ -1,16 +1,11 @@
 """The package installs beside others: pyproject.toml states ranges, not pins (the pins are the lock's), and at the
 lowest versions its ranges admit it ranks a user's out-of-fold probabilities (``enkcvs find-issues
---probabilities``) in a fresh virtual environment, installed from the package index; a wheel of the checkout builds
-and installs into a fresh environment with its version and data."""
+--probabilities``) in a fresh virtual environment, installed from the package index."""
 
-import os
 import re
 import subprocess
-import sys
-import sysconfig
 import tomllib
 import venv
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -94,50 +89,3 @@ def test_at_its_lowest_versions_the_package_ranks_out_of_fold_probabilities(tmp_
         check=True,
     ).stdout.split()
     assert [Version(found) for found in versions] == [Version(pin.split("==")[1]) for pin in lower_bounds()]
-
-
-def test_the_wheel_builds_and_installs_into_a_fresh_environment_with_its_version_and_data(tmp_path):
-    """A wheel of the checkout (no network: the build backend of the test environment) installs into a fresh
-    virtual environment, which sees the test environment's packages but not its enkcvs: the command says the
-    package's version and ranks a file, and the wheel carries the package's data (templates, published tables)."""
-    import enkcvs
-
-    # a user's shell: no PYTHONPATH that could show the checkout's source to the fresh environment
-    clean = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", tmp_path, REPO],
-        capture_output=True,
-        text=True,
-    )
-    assert built.returncode == 0, built.stderr[-3000:]
-    [wheel] = tmp_path.glob("enkcvs-*.whl")
-    assert wheel.name.startswith(f"enkcvs-{enkcvs.__version__}-")
-    with zipfile.ZipFile(wheel) as archive:
-        names = set(archive.namelist())
-    assert {"enkcvs/report/published.csv", "enkcvs/report/templates/README.md.j2"} <= names
-    environment = tmp_path / "venv"
-    venv.create(environment, with_pip=False)
-    python = environment / "bin" / "python"
-    site = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        capture_output=True,
-        text=True,
-        env=clean,
-    ).stdout.strip()
-    # the test environment's packages as plain paths: its .pth files (the editable enkcvs's among them) are not read
-    Path(site, "dependencies.pth").write_text(
-        "\n".join(sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})) + "\n"
-    )
-    installed = subprocess.run(
-        [python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", wheel],
-        capture_output=True,
-        text=True,
-        env=clean,
-    )
-    assert installed.returncode == 0, installed.stderr[-3000:]
-    version = subprocess.run([environment / "bin" / "enkcvs", "--version"], capture_output=True, text=True, env=clean)
-    assert version.stdout.strip() == f"enkcvs {enkcvs.__version__}", version.stderr[-2000:]
-    where = subprocess.run(
-        [python, "-c", "import enkcvs; print(enkcvs.__file__)"], capture_output=True, text=True, cwd=tmp_path, env=clean
-    )
-    assert where.stdout.strip().startswith(site), where.stdout + where.stderr
