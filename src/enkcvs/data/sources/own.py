@@ -20,6 +20,7 @@ kept as the class names. Each loader checks its input before reading it in full 
 
 import os
 import warnings
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -369,7 +370,7 @@ ENCODINGS = ("cp1252", "latin-1")
 
 def _unreadable(path: str, error: Exception) -> ValueError:
     if isinstance(error, UnicodeDecodeError):
-        data = open(path, "rb").read()
+        data = Path(path).read_bytes()
         encoding = next(name for name in ENCODINGS if _decodes(data, name))
         return ValueError(
             f"{path} is not UTF-8 (it holds the byte {error.object[error.start]:#04x}); it reads as {encoding}. "
