@@ -366,6 +366,22 @@ def repository_copy(tmp_path) -> Path:
     return _copy_of_the_repository(tmp_path / "clone")
 
 
+def _commit_all(folder: Path) -> str:
+    """``folder`` made a git repository of one commit holding its files; returns the commit."""
+    git = ["git", "-C", str(folder), "-c", "user.name=test", "-c", "user.email=test@example.org"]
+    subprocess.run([*git, "init", "--quiet"], check=True)
+    subprocess.run([*git, "add", "--all"], check=True)
+    subprocess.run([*git, "commit", "--quiet", "-m", "the deployed version"], check=True)
+    return subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def commit_all():
+    """``commit_all(folder)`` -> the commit of a new git repository in ``folder`` holding its files (a repository
+    at a commit, as a module may be deployed from)."""
+    return _commit_all
+
+
 def _write_module_snakefile(folder: Path, *, snakefile: Path, configfile: str) -> Path:
     """A project's ``Snakefile`` in ``folder`` that uses the workflow at ``snakefile`` as a module with the config
     ``configfile`` (as a user's project would); returns ``folder``."""

@@ -1,8 +1,10 @@
 """The workflow as its users first run it: a Snakemake with nothing else installed (`conda create -n snakemake
 snakemake`) parses, lints and dry-runs every shipped config, and `snakemake --use-conda` builds every env and runs
-the workflow's test config (.test/config/config.yaml) with its report, from the clone and as a module deployed into
-another folder. conda is stood in for by tests/conda_stand_in.py, which follows conda's handling of an env file."""
+the workflow's test config (.test/config/config.yaml) with its report, from the clone, as a module deployed into
+another folder and as a module from a repository at a commit (github(...)). conda is stood in for by
+tests/conda_stand_in.py, which follows conda's handling of an env file."""
 
+import json
 import os
 import subprocess
 import sys
@@ -67,17 +69,22 @@ def conda_path(tmp_path_factory) -> str:
     return os.pathsep.join([str(bin_folder), os.environ["PATH"]])
 
 
-def _environment(path: str | None = None) -> dict[str, str]:
-    """The test's environment without its own PYTHONPATH (a user's shell has none), with ``path`` as PATH."""
+def _environment(path: str | None = None, cache: Path | None = None) -> dict[str, str]:
+    """The test's environment without its own PYTHONPATH (a user's shell has none), with ``path`` as PATH and
+    ``cache`` as the user's cache folder (where Snakemake keeps its source cache)."""
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     if path is not None:
         environment["PATH"] = path
+    if cache is not None:
+        environment["XDG_CACHE_HOME"] = str(cache)
     return environment
 
 
-def _snakemake(snakemake: Path, *args: str, cwd: Path, path: str | None = None) -> subprocess.CompletedProcess:
+def _snakemake(
+    snakemake: Path, *args: str, cwd: Path, path: str | None = None, cache: Path | None = None
+) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [str(snakemake), *args], cwd=cwd, capture_output=True, text=True, env=_environment(path), check=False
+        [str(snakemake), *args], cwd=cwd, capture_output=True, text=True, env=_environment(path, cache), check=False
     )
 
 
@@ -118,11 +125,13 @@ def test_the_stand_in_refuses_an_install_relative_to_the_env_files_folder_as_con
 
 
 def test_the_test_config_runs_through_conda_envs_and_writes_its_report(
-    snakemake_only, conda_path, repository_copy, write_module_snakefile, tmp_path
+    snakemake_only, conda_path, repository_copy, write_module_snakefile, commit_all, tmp_path
 ):
     conda_prefix = tmp_path / "conda-envs"
-    args = ["--use-conda", "--conda-prefix", str(conda_prefix), "--cores", "2", "--configfile", str(TEST_CONFIG)]
+    with_envs = ["--use-conda", "--conda-prefix", str(conda_prefix), "--cores", "2"]
+    args = [*with_envs, "--configfile", str(TEST_CONFIG)]
     workdir = repository_copy
+    commit = commit_all(workdir)  # before any run writes into it
     done = _snakemake(snakemake_only, *args, cwd=workdir, path=conda_path)
     assert done.returncode == 0, done.stderr[-4000:]
     assert (workdir / "results" / "report" / "table2.md").is_file()
@@ -135,22 +144,39 @@ def test_the_test_config_runs_through_conda_envs_and_writes_its_report(
         alone = subprocess.run([env / "bin" / "python", "-c", "import enkcvs"], capture_output=True, env=_environment())
         assert alone.returncode != 0, f"{env.name} holds a copy of enkcvs"
 
+    def _selections_of(project: Path, cache: Path | None = None) -> subprocess.CompletedProcess:
+        """The module that ``project``'s Snakefile declares, run up to its selections with the envs built above."""
+        return _snakemake(
+            snakemake_only, *with_envs, "--until", "select_samples", cwd=project, path=conda_path, cache=cache
+        )
+
     # A module of another folder, sharing the envs: they fit its code as well (they hold none), so none is built anew.
     deployed = write_module_snakefile(
         tmp_path / "deployed", snakefile=workdir / "workflow" / "Snakefile", configfile=str(TEST_CONFIG)
     )
-    module = _snakemake(
-        snakemake_only,
-        "--use-conda",
-        "--conda-prefix",
-        str(conda_prefix),
-        "--cores",
-        "2",
-        "--until",
-        "select_samples",
-        cwd=deployed,
-        path=conda_path,
-    )
+    module = _selections_of(deployed)
     assert module.returncode == 0, module.stderr[-3000:]
     assert "Creating conda environment" not in module.stdout + module.stderr
     assert (deployed / "results" / "selection" / "digits" / "sym0.4" / "seed1").is_dir()
+
+    # A module from a repository at a commit, as snakedeploy declares it: github(...). Snakemake keeps a bare clone
+    # in its source cache; made here from a local repository (no network), where Snakemake would clone it.
+    cache = tmp_path / "cache"
+    clone = cache / "snakemake" / "snakemake" / "source-cache" / "snakemake-git-cache" / "github.com" / "owner"
+    clone.mkdir(parents=True)
+    subprocess.run(["git", "clone", "--quiet", "--bare", str(workdir), str(clone / "enkcvs")], check=True)
+    hosted = tmp_path / "hosted"
+    hosted.mkdir()
+    (hosted / "Snakefile").write_text(
+        f'configfile: "{TEST_CONFIG}"\n\n\nmodule enkcvs:\n    snakefile:\n'
+        f'        github("owner/enkcvs", path="workflow/Snakefile", commit="{commit}")\n'
+        "    config:\n        config\n\n\nuse rule * from enkcvs\n"
+    )
+    (workdir / "src" / "enkcvs" / "method" / "selection.py").write_text("raise ImportError('not the commit')\n")
+    from_commit = _selections_of(hosted, cache=cache)
+    # (its envs are built anew: Snakemake reads a hosted env file without its last newline, so its hash differs)
+    assert from_commit.returncode == 0, from_commit.stderr[-3000:]
+    assert (hosted / "results" / "selection" / "digits" / "sym0.4" / "seed1").is_dir()
+    assert (hosted / ".snakemake" / "enkcvs-source" / commit / "src" / "enkcvs" / "method" / "selection.py").is_file()
+    metrics = json.loads(next((hosted / "results" / "selection").rglob("metrics.json")).read_text())
+    assert metrics["git"] == {"commit": commit, "dirty": None}  # the copy has no .git; its commit is recorded

@@ -97,3 +97,22 @@ def test_snakedeploy_deploys_the_workflow_at_a_tag_from_a_local_clone(tiny_confi
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert (dest / "results" / "report" / "table1.csv").is_file()
+
+
+def test_a_module_named_by_gitfile_stops_naming_the_routes_that_work(
+    tiny_config, repository_copy, commit_all, tmp_path
+):
+    """Snakemake's ``gitfile(...)`` of a local repository cannot run rules with scripts (Snakemake 9.27): the workflow
+    stops as Snakemake reads it, saying what to name instead."""
+    commit_all(repository_copy)
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(tiny_config, project / "config.yaml")
+    (project / "Snakefile").write_text(
+        'configfile: "config.yaml"\n\n\nmodule enkcvs:\n    snakefile:\n'
+        f'        gitfile("{repository_copy}", path="workflow/Snakefile", ref="HEAD")\n'
+        "    config:\n        config\n\n\nuse rule * from enkcvs\n"
+    )
+    dry = subprocess.run([*SNAKEMAKE, "-n", "--cores", "1"], cwd=project, capture_output=True, text=True)
+    assert dry.returncode != 0
+    assert "clone it (git clone URL enkcvs" in dry.stdout + dry.stderr and "github(...)" in dry.stdout + dry.stderr

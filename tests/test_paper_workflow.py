@@ -3,10 +3,9 @@ check, image files streamed from disk, 'real' noise, Table 3) and TREC through t
 MiniLM weights. The data are the format-faithful fixtures of ``source_fixtures``."""
 
 import json
-import os
 import re
+import shutil
 from pathlib import Path
-from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -164,73 +163,91 @@ def test_trec_runs_through_the_tokenise_rule_with_the_shipped_minilm(tmp_path, r
         assert 0.0 <= result["test_accuracy"] <= 1.0 and result["recipe"]["model"] == "text_classifier"
 
 
-def _planned_jobs(workdir: Path, config: dict) -> dict[tuple, tuple]:
-    """Every job of ``config``'s DAG (built through Snakemake's API, no job run) as {(rule, outputs): (params,
-    inputs)}."""
-    from snakemake.api import SnakemakeApi
-    from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, ResourceSettings, StorageSettings
-
-    configfile = _write_config(workdir / f"config-{len(list(workdir.glob('config-*')))}.yaml", config)
-    # planning in this process sets PYTHONPATH for the jobs (workflow/rules/common.smk): not for the tests after it
-    with mock.patch.dict(os.environ), SnakemakeApi(OutputSettings()) as api:
-        planned = api.workflow(
-            snakefile=REPO / "workflow" / "Snakefile",
-            resource_settings=ResourceSettings(cores=1),
-            config_settings=ConfigSettings(configfiles=[configfile]),
-            storage_settings=StorageSettings(),
-            workdir=workdir,
-        ).dag(DAGSettings())
-        workflow = planned.workflow_api._workflow
-        workflow._prepare_dag(forceall=False, ignore_incomplete=False, lock_warn_only=False)
-        workflow._build_dag()
-        return {
-            (job.rule.name, tuple(job.output)): (repr(sorted(dict(job.params.items()).items())), tuple(job.input))
-            for job in workflow.dag.jobs
-        }
+Job = tuple[str, tuple[str, ...]]  # (rule, outputs)
 
 
-def _affected(before: dict[tuple, tuple], after: dict[tuple, tuple]) -> set[tuple]:
-    """The jobs of ``after`` that a run finished under ``before`` would rerun: new outputs, changed params or inputs,
-    and every job downstream of one of those."""
-    affected = {job for job, planned in after.items() if before.get(job) != planned}
-    producer = {output: job for job in after for output in job[1]}
-    changed = True
-    while changed:
-        changed = False
-        for job, (_, inputs) in after.items():
-            if job not in affected and any(producer.get(path) in affected for path in inputs):
-                affected.add(job)
-                changed = True
-    return affected
+def _dry_run_jobs(output: str) -> dict[Job, tuple[str, ...]]:
+    """The jobs a dry run lists (its ``rule NAME:`` blocks) as {(rule, outputs): benchmark files}."""
+    jobs = {}
+    for rule, body in re.findall(r"^(?:local)?rule (\w+):\n((?: {4}.*\n)*)", output, flags=re.M):
+        fields = {key: tuple(value.split(", ")) for key, value in re.findall(r"^ {4}(\w+): (.*)$", body, flags=re.M)}
+        jobs[(rule, fields.get("output", ()))] = fields.get("benchmark", ())
+    return jobs
+
+
+def _computed(jobs) -> set[Job]:
+    """The jobs that compute something: not ``all``, nor the report rules that gather every result."""
+    return {job for job in jobs if job[0] != "all" and not job[1][0].startswith("results/report/")}
+
+
+def _paper_shaped() -> dict:
+    """config/paper.yaml at a size whose run a test can mark finished: its datasets (enabled as there), noise levels,
+    methods and recipes, but two seeds and one small (K, M, t), and Figure 1's sweep on the first seed only (so the
+    second seed's jobs are the main run's alone)."""
+    config = json.loads(json.dumps(PAPER))
+    config.update(seeds=[1, 2], selection={"K": 2, "M": 2, "t": 1})
+    config["sensitivity"].update(seeds=[1], K=[2], M=[2], t=[1])
+    return config
 
 
 @pytest.fixture(scope="module")
-def paper_plan(tmp_path_factory) -> dict[tuple, tuple]:
-    return _planned_jobs(tmp_path_factory.mktemp("paper-plan"), PAPER)
+def finished_paper_run(tmp_path_factory, run_snakemake) -> tuple[Path, set[Job]]:
+    """A working directory where the paper-shaped config's run is finished as far as Snakemake can tell, and that
+    run's jobs: each output and benchmark file its dry run lists is there (empty), dated in the DAG's order by
+    ``--touch``, which also records each job's params, inputs and code in .snakemake/metadata, as a real run would."""
+    workdir = tmp_path_factory.mktemp("paper-run")
+    config = _write_config(workdir / "paper.yaml", _paper_shaped())
+    planned = run_snakemake(workdir, "-n", config=config)
+    assert planned.returncode == 0, planned.stderr[-3000:]
+    jobs = _dry_run_jobs(planned.stdout + planned.stderr)
+    for (_, outputs), benchmark in jobs.items():
+        for path in (*outputs, *benchmark):
+            (workdir / path).parent.mkdir(parents=True, exist_ok=True)
+            (workdir / path).touch()
+    # --touch creates no missing file, and skips the jobs that look up to date (all, once the files are there):
+    # --forceall has it date and record every job
+    touched = run_snakemake(workdir, "--touch", "--forceall", config=config)
+    assert touched.returncode == 0, touched.stderr[-3000:]
+    return workdir, _computed(jobs)
 
 
-@pytest.mark.parametrize(
-    ("change", "expected"),
-    [
-        ("trec epochs", lambda job: "/trec/" in job[1][0]),
-        ("gamma", lambda job: job[0] == "train_final_selected" and job[1][0].endswith(("/enkcvs.json",))),
-        ("a new seed", lambda job: "/seed6" in job[1][0]),
-    ],
-)
-def test_one_changed_value_of_the_paper_config_plans_exactly_its_targets(tmp_path, paper_plan, change, expected):
-    """Dry-run planning of config/paper.yaml: after one changed value, the jobs whose outputs, params or inputs
-    differ (and their downstream) are exactly that value's targets, beside the report rules that gather them. The
-    two plans are made in different folders, as a working directory moved elsewhere: that alone changes nothing."""
-    changed = json.loads(json.dumps(PAPER))
-    if change == "trec epochs":
+def _dry_run_elsewhere(finished_paper_run, folder: Path, run_snakemake, config: dict) -> set[Job]:
+    """The jobs that a dry run of ``config`` plans in a copy of the finished run's working directory in ``folder`` (as
+    a working directory moved elsewhere, which alone must change nothing), but ``all`` and the report rules."""
+    workdir = shutil.copytree(finished_paper_run[0], folder, symlinks=True)  # file times and metadata kept
+    done = run_snakemake(workdir, "-n", config=_write_config(workdir / "changed.yaml", config))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return _computed(_dry_run_jobs(done.stdout + done.stderr))
+
+
+def test_a_finished_paper_shaped_run_plans_nothing_more(tmp_path, finished_paper_run, run_snakemake):
+    """The run that the next test changes one value of is finished, also in a working directory moved elsewhere."""
+    assert len(finished_paper_run[1]) > 500  # every dataset, noise level and seed: the paper's shape
+    assert _dry_run_elsewhere(finished_paper_run, tmp_path / "moved", run_snakemake, _paper_shaped()) == set()
+
+
+@pytest.mark.parametrize("change", ["trec epochs", "gamma", "a new seed"])
+def test_one_changed_value_of_the_paper_config_plans_exactly_its_targets(
+    tmp_path, finished_paper_run, run_snakemake, change
+):
+    """The route of a user of config/paper.yaml (in its paper-shaped size): a finished run, one changed value, then a
+    dry run in the working directory, moved elsewhere. It plans exactly that value's targets, beside the report
+    rules that gather them: no job of another dataset, seed or method."""
+    changed, finished = _paper_shaped(), finished_paper_run[1]
+    if change == "trec epochs":  # every TREC job from training on; its data, tokens and noisy labels stay
         changed["datasets"]["trec"]["recipe"]["epochs"] += 1
-    elif change == "gamma":
+        kept = {"prepare_dataset", "tokenize", "inject_noise"}
+        targets = {job for job in finished if "/trec/" in job[1][0] and job[0] not in kept}
+    elif change == "gamma":  # the final models whose loss has gamma: E-NKCVS's, not the selection-only ablation's
         changed["gamma"] = 0.3
-    else:
-        changed["seeds"] = [*PAPER["seeds"], 6]
-    affected = _affected(paper_plan, _planned_jobs(tmp_path, changed))
-    computed = {job for job in affected if job[0] != "all" and not job[1][0].startswith("results/report/")}
-    assert computed and [job for job in computed if not expected(job)] == []
-    if change == "trec epochs":  # every training job of TREC, not one of another dataset
-        trained = {job for job in paper_plan if job[0].startswith("train_") and "/trec/" in job[1][0]}
-        assert trained <= computed
+        targets = {job for job in finished if job[0] == "train_final_selected" and job[1][0].endswith("/enkcvs.json")}
+    else:  # the new seed's jobs, one for each job of another seed of the main run
+        changed["seeds"] = [1, 2, 3]
+        targets = {
+            (rule, tuple(path.replace("/seed2", "/seed3") for path in outputs))
+            for rule, outputs in finished
+            if "/seed2" in outputs[0]
+        }
+    planned = _dry_run_elsewhere(finished_paper_run, tmp_path / "moved", run_snakemake, changed)
+    assert targets and planned - targets == set()
+    assert targets - planned == set()

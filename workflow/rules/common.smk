@@ -3,11 +3,15 @@
 # needs Snakemake and the standard library alone: the modules imported here use nothing else.
 
 import functools
+import io
 import os
 import sys
+import tarfile
+import tempfile
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.sourcecache import HostingProviderFile
 from snakemake.utils import validate
 
 
@@ -15,14 +19,39 @@ def package_source():
     """The folder of the enkcvs package this workflow came with (src/ beside workflow/). Planning imports it from
     there, and so does every job (PYTHONPATH): no env holds a copy of the code, so every job runs the code of the
     workflow that planned it."""
-    basedir = str(workflow.current_basedir)
-    if "://" in basedir:
+    basedir = workflow.current_basedir
+    if isinstance(basedir, HostingProviderFile):
+        return hosted_source(basedir)
+    if "://" in str(basedir):
         raise WorkflowError(
-            f"this workflow runs from a local copy of its repository, not from {basedir}: clone it "
-            "(git clone URL enkcvs && git -C enkcvs checkout COMMIT) and name "
+            f"this workflow runs from a clone of its repository or from github(...) or gitlab(...), not from "
+            f"{basedir}: clone it (git clone URL enkcvs && git -C enkcvs checkout COMMIT) and name "
             "enkcvs/workflow/Snakefile as the module's snakefile"
         )
-    return Path(basedir).resolve().parent.parent / "src"
+    return Path(str(basedir)).resolve().parent.parent / "src"
+
+
+def hosted_source(basedir):
+    """The package source of a module named by ``github(...)`` or ``gitlab(...)``, at its commit: Snakemake fetches
+    such a module's files one by one, so the folders its jobs import (src/, and workflow/scripts/ for the code
+    fingerprints) are taken from the clone Snakemake keeps in its source cache, once per commit, into
+    .snakemake/enkcvs-source/<commit>/ of the working directory."""
+    repo = basedir.hosted_repo.repo
+    commit = repo.commit(basedir.ref).hexsha
+    folder = Path(".snakemake", "enkcvs-source", commit).resolve()
+    if not folder.exists():
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        archive = repo.git.archive(commit, "src", "workflow/scripts", stdout_as_string=False)
+        staging = tempfile.mkdtemp(dir=folder.parent, prefix=f"{commit}.")
+        with tarfile.open(fileobj=io.BytesIO(archive)) as files:
+            files.extractall(staging, filter="data")
+        try:
+            os.rename(staging, folder)  # whole or not at all; another planner may have put the same files there
+        except OSError:
+            if not folder.exists():
+                raise
+    os.environ.update(ENKCVS_GIT_COMMIT=commit)  # the copy has no .git: what its jobs record as their code's commit
+    return folder / "src"
 
 
 PACKAGE_SOURCE = package_source()
