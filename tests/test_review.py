@@ -24,6 +24,7 @@ def make_ranking(*, seed: int, num_samples: int = 12, iterations: int = 4, ids: 
     """A label-issue table (:func:`label_issue_table`) of random outcomes over :data:`NAMES`, optionally with ids."""
     rng = np.random.default_rng(seed)
     votes = rng.integers(0, iterations + 1, size=num_samples)
+    quality = rng.random(num_samples)
     return label_issue_table(
         given=rng.integers(0, 3, size=num_samples),
         pseudo=rng.integers(0, 3, size=num_samples),
@@ -32,9 +33,10 @@ def make_ranking(*, seed: int, num_samples: int = 12, iterations: int = 4, ids: 
         iterations=iterations,
         beta=rng.random(num_samples),
         prob_given=rng.random(num_samples),
-        label_quality=rng.random(num_samples),
+        label_quality=quality,
         selected=votes >= 2,
         in_review_list=votes == 0,
+        rank=quality.argsort().argsort() + 1,
         class_names=NAMES,
         ids=np.array([f"ID-{i:03d}" for i in range(num_samples)]) if ids else None,
         id_column="photo" if ids else None,

@@ -11,7 +11,8 @@ probabilities instead. Either way every sample is ranked from most to least like
 (as many as confident learning estimates), and ``kept``, the paper's selection to train on. From data, the review
 sheet of the top ``--review-top`` samples (:mod:`enkcvs.labelissues.review`; 36) is written beside ``--out``
 (``issues.review.png`` and ``.pdf`` for images, ``issues.review.md`` for texts and tables), and what produced the
-ranking (data, seed, K, M, t, recipe) in ``issues.provenance.json``. From probabilities, the review sheet comes with
+ranking (data, seed, K, M, t, recipe, device, threads) in ``issues.provenance.json``; the same rows in any order, on
+any number of threads, give the same ranking. From probabilities, the review sheet comes with
 ``--images images.npy`` (an array (N, H, W), (N, H, W, C) or (N, C, H, W)), ``--image-column COLUMN`` (image paths in
 the labels file, relative to its folder or absolute) or ``--text-column COLUMN`` (texts in the labels file); string
 labels are matched to the probability columns by name (the columns' names, or ``--class-names``), by sorted order
@@ -146,6 +147,7 @@ def find_issues_in_probabilities(
         labels=_encoded(given, names=names, source=source, labels=labels),
         threshold=threshold,
         class_names=names,
+        sample_keys=ids,
     )
     frame = result.to_frame(ids=ids, id_column=id_column)
     _warn_when_most_are_flagged(~frame["kept"].to_numpy(), source=source)
@@ -452,7 +454,7 @@ def _data_options(command) -> None:
         "from your data",
         "trains the M x K fold models here (a progress bar on stderr), then writes the ranking, "
         "the review sheet beside it (issues.csv -> issues.review.png and .pdf for images, issues.review.md for texts "
-        "and tables) and issues.provenance.json (data, seed, K, M, t, recipe). Default recipes: "
+        "and tables) and issues.provenance.json (data, seed, K, M, t, recipe, device, threads). Default recipes: "
         + "; ".join(f"{kind}: {recipe_text(kind)}" for kind in KINDS),
     )
     data.add_argument(
@@ -523,7 +525,8 @@ def _data_options(command) -> None:
     data.add_argument(
         "--seed",
         type=int,
-        help=f"seeds folds and models: the same seed gives the same ranking (default {DEFAULT_SEED})",
+        help="seeds folds and models: the same seed gives the same ranking, whatever the order of the rows or the "
+        f"number of threads (default {DEFAULT_SEED})",
     )
 
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from enkcvs.data.datasets import Dataset
 from enkcvs.io import PathLike, atomic_path, write_table
-from enkcvs.method.ranking import issue_ranks
+from enkcvs.labelissues.determinism import row_digests, stable_ranks
 
 #: The per-sample outcome columns (of :func:`enkcvs.method.selection.ensemble_outcome`) a label-issue table is built
 #: from.
@@ -38,19 +38,21 @@ def label_issue_table(
     label_quality: np.ndarray,
     selected: np.ndarray,
     in_review_list: np.ndarray,
+    rank: np.ndarray,
     class_names: Sequence[Hashable] | None = None,
     ids: np.ndarray | None = None,
     id_column: str | None = None,
 ) -> pd.DataFrame:
     """Every sample with its E-NKCVS outcome, in the data's order (row i is sample i, so ``data[issues.is_label_issue]``
-    selects the flagged rows as with cleanlab), with its ``rank`` (:func:`enkcvs.method.ranking.issue_ranks`, 1 = most
-    likely mislabelled) to sort by: ``sample``, the user's ``ids`` as column ``id_column`` (where given), first
-    cleanlab's columns as Datalab's ``get_issues("label")`` names them, ``is_label_issue`` (the review list, the likely
-    label errors to check), ``label_score`` (in [0, 1], higher = cleaner), ``given_label`` and ``predicted_label``
-    (the most probable class of the mean probabilities); then the project's own: ``suggested_label`` (the pseudo
-    label, the majority of the M predictions), ``in_review_list`` (= ``is_label_issue``), ``kept`` (selected: votes
-    >= t, the training set), ``label_quality`` (= ``label_score``), ``votes``, ``iterations``, ``beta``,
-    ``prob_given``, ``rank``. Labels are class names where ``class_names`` are given, else indices. All arrays (N,)."""
+    selects the flagged rows as with cleanlab), with its ``rank`` (1 = most likely mislabelled, ties not by position:
+    :func:`enkcvs.labelissues.determinism.stable_ranks`) to sort by: ``sample``, the user's ``ids`` as column
+    ``id_column`` (where given), first cleanlab's columns as Datalab's ``get_issues("label")`` names them,
+    ``is_label_issue`` (the review list, the likely label errors to check), ``label_score`` (in [0, 1], higher =
+    cleaner), ``given_label`` and ``predicted_label`` (the most probable class of the mean probabilities); then the
+    project's own: ``suggested_label`` (the pseudo label, the majority of the M predictions), ``in_review_list`` (=
+    ``is_label_issue``), ``kept`` (selected: votes >= t, the training set), ``label_quality`` (= ``label_score``),
+    ``votes``, ``iterations``, ``beta``, ``prob_given``, ``rank``. Labels are class names where ``class_names`` are
+    given, else indices. All arrays (N,)."""
     names = np.array(class_names, dtype=object) if class_names else None
 
     def named(labels: np.ndarray) -> np.ndarray:
@@ -73,7 +75,7 @@ def label_issue_table(
             "iterations": iterations,
             "beta": beta,
             "prob_given": prob_given,
-            "rank": issue_ranks(label_quality=label_quality),
+            "rank": rank,
         }
     )
 
@@ -120,13 +122,18 @@ def write_issue_files(
     top : the number of most likely mislabelled rows the summary shows.
     table, summary : the parquet and Markdown files written.
     """
+    outcomes = [outcome[column] for column in ISSUE_OUTCOME]
+    # ties by each sample's content and outcome, not its position: the same rows in any order rank alike
+    digests = row_digests(given, dataset.sample_ids, dataset.x_train, *outcomes)
+    rank = stable_ranks(label_quality=outcome["label_quality"], listed=outcome["in_review_list"], digests=digests)
     issues = label_issue_table(
         given=given,
         iterations=iterations,
+        rank=rank,
         class_names=dataset.class_names,
         ids=dataset.sample_ids,
         id_column=dataset.id_column,
-        **{column: outcome[column] for column in ISSUE_OUTCOME},
+        **dict(zip(ISSUE_OUTCOME, outcomes)),
     )
     issues = with_sample_column(issues, dataset=dataset)
     write_table(issues, table, metadata=metadata)

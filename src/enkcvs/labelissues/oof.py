@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 
 from enkcvs.io import PathLike
+from enkcvs.labelissues.determinism import canonical_order, row_digests, stable_ranks
 from enkcvs.labelissues.issues import label_issue_table
 from enkcvs.method.metrics import error_list_scores, precision_recall, selection_set_sizes
-from enkcvs.method.ranking import issue_ranks
 from enkcvs.method.selection import ensemble_outcome
 from enkcvs.method.theory import empirical_theorem1
 
@@ -51,7 +51,8 @@ class SelectionResult:
     prob_given : (N,) float, the mean predicted probability of the given label.
     label_quality : (N,) float in [0, 1], the ranking's score, low = likely mislabelled (``score`` of
         :func:`select`).
-    rank : (N,) int, 1..N; 1 is the most likely mislabelled (lowest ``label_quality``, then index).
+    rank : (N,) int, 1..N; 1 is the most likely mislabelled (lowest ``label_quality``; ties in the order of the
+        samples' digests, :func:`select`).
     class_names : the label of each class index 0..Q-1, or None when the labels were integers without names.
     iterations, threshold : M and t.
     kept_precision, kept_recall : Eq. prec-rec of the kept (selected) set when true labels were given, else None.
@@ -93,6 +94,7 @@ class SelectionResult:
         return label_issue_table(
             ids=ids,
             id_column=id_column,
+            rank=self.rank,
             given=self.given,
             pseudo=self.pseudo_labels,
             predicted=self.predicted,
@@ -115,6 +117,7 @@ def select(
     true_labels: Sequence[Hashable] | np.ndarray | None = None,
     class_names: Sequence[Hashable] | None = None,
     score: str = DEFAULT_SCORE,
+    sample_keys: np.ndarray | None = None,
 ) -> SelectionResult:
     """E-NKCVS selection (Algorithm 2, Eq. contains), pseudo labels and beta (Section 3.2) from OOF probabilities.
 
@@ -130,6 +133,12 @@ def select(
     score : what ranks the samples (:data:`enkcvs.method.ranking.SCORES`): ``"self_confidence"``, the mean probability
         of the given label (cleanlab's default), or ``"label_quality"``, the workflow's margin against the suggested
         label (:func:`enkcvs.method.ranking.label_quality`).
+    sample_keys : (N,) what else tells the samples apart (their ids, or digests of their data), or None.
+
+    The samples are processed sorted by a digest of each one's given label, probabilities and ``sample_keys``
+    (:func:`enkcvs.labelissues.determinism.canonical_order`), and the results handed back in their order: the review
+    list's calibration and confident learning sum over the samples in that order, and ties in the ranking and at the
+    review list's end go by it, so that the same samples in any order get the same result, bitwise.
 
     Returns
     -------
@@ -151,9 +160,16 @@ def select(
     threshold = _checked_threshold(threshold, iterations=iterations)
 
     predicted = stack.argmax(axis=2)  # (M, N)
+    digests = row_digests(given, stack.transpose(1, 0, 2), sample_keys)  # (N,) each sample's (M, Q) and label
+    order = canonical_order(digests)
     outcome = ensemble_outcome(
-        predicted=predicted, mean_probabilities=stack.mean(axis=0), given=given, threshold=threshold, score=score
+        predicted=predicted[:, order],
+        mean_probabilities=stack.mean(axis=0)[order],
+        given=given[order],
+        threshold=threshold,
+        score=score,
     )
+    outcome = {name: values[np.argsort(order)] for name, values in outcome.items()}  # back in the samples' order
     scores = {}
     if true is not None:
         kept = precision_recall(sizes=selection_set_sizes(selected=outcome["selected"], given=given, true=true))
@@ -176,7 +192,7 @@ def select(
         beta=outcome["beta"],
         prob_given=outcome["prob_given"],
         label_quality=outcome["label_quality"],
-        rank=issue_ranks(label_quality=outcome["label_quality"]),
+        rank=stable_ranks(label_quality=outcome["label_quality"], listed=outcome["in_review_list"], digests=digests),
         class_names=names,
         iterations=iterations,
         threshold=threshold,

@@ -17,6 +17,7 @@ Three kinds, each read by the workflow's own-data source of the same data (:mod:
 import sys
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from enkcvs.data.datasets import Dataset
 from enkcvs.data.embeddings import POOLING, embed_texts
 from enkcvs.data.sources import own
 from enkcvs.io import provenance, write_json
+from enkcvs.labelissues import determinism
 from enkcvs.labelissues.issues import with_sample_column
 from enkcvs.labelissues.oof import DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SCORE, DEFAULT_SEED
 from enkcvs.labelissues.outputs import (
@@ -134,6 +136,12 @@ class OwnData:
         """Whether the fold models train on features held in memory (a table's, or embeddings)."""
         return isinstance(self.inputs, np.ndarray) and self.inputs.dtype.kind == "f"
 
+    @cached_property
+    def digests(self) -> np.ndarray:
+        """(N,) a digest of each sample's content: its features, text or image path, label and id
+        (:func:`enkcvs.labelissues.determinism.row_digests`)."""
+        return determinism.row_digests(self.data.x_train, self.data.y_train, self.data.sample_ids)
+
     def provenance(self) -> dict[str, Any]:
         """What the ranking was computed from, for its provenance record."""
         frozen = self.text_recipe == "frozen"
@@ -155,6 +163,7 @@ class OwnData:
         }.get(self.kind, {})
         return {
             "data": str(self.path.resolve()),
+            "data_sha256": determinism.data_digest(self.digests),  # of the rows' content, in any order
             "kind": self.kind,
             "columns": self.columns,
             "samples": len(self.data.y_train),
@@ -195,7 +204,9 @@ def find_issues_in_data(
     and rank its samples (:func:`enkcvs.labelissues.oof.select`), and write the label-issue table to ``out`` (.csv or
     .parquet; each sample's image path or text after its row and id), the review sheet of its top ``review_top``
     samples beside it (:func:`own_review_sheet`) and what produced it (:func:`provenance_path`: data, seed, K, M, t,
-    recipe, package versions). Every check runs before training, every file is written after it.
+    recipe, package versions, device and threads: :func:`enkcvs.labelissues.determinism.computed_with`). Every check
+    runs before training, every file is written after it. The same rows in any order, on any number of threads, give
+    the same files (:mod:`enkcvs.labelissues.determinism`), but for the provenance's record of the threads.
 
     Parameters
     ----------
@@ -212,6 +223,7 @@ def find_issues_in_data(
     The summary line: both sets' sizes and the files written.
     """
     from enkcvs.labelissues.oof import select
+    from enkcvs.labelissues.parallel import fold_processes
 
     checked_out(out)
     checked_review_top(review_top)
@@ -238,8 +250,18 @@ def find_issues_in_data(
         folds=folds,
     )
     samples = own_data.data
-    stack = own_probabilities(own_data, folds=folds, repetitions=repetitions, seed=seed, cache=cache)
-    result = select(probabilities=stack, labels=samples.y_train, threshold=threshold, class_names=samples.class_names)
+    one_by_one = own_data.classifier is None and not own_data.in_memory  # images from scratch, fine-tuned texts
+    processes = fold_processes(models=folds * repetitions, one_by_one=one_by_one)
+    stack = own_probabilities(
+        own_data, folds=folds, repetitions=repetitions, seed=seed, cache=cache, processes=processes
+    )
+    result = select(
+        probabilities=stack,
+        labels=samples.y_train,
+        threshold=threshold,
+        class_names=samples.class_names,
+        sample_keys=own_data.digests,
+    )
     ids = samples.id_column or None
     frame = with_sample_column(result.to_frame(ids=samples.sample_ids, id_column=ids), dataset=samples)
     _warn_when_most_are_not_kept(~frame["kept"].to_numpy())
@@ -257,6 +279,7 @@ def find_issues_in_data(
         t=result.threshold,
         score=DEFAULT_SCORE,
         **own_data.provenance(),
+        computed_with=determinism.computed_with(processes=processes),
     )
     write_json(record, provenance_path(out))
     epochs = "" if own_data.classifier is not None else f", {own_data.recipe.epochs} epochs"
@@ -412,66 +435,78 @@ def recipe_text(kind: str, *, text_recipe: str = "frozen") -> str:
     )
 
 
-def own_probabilities(own_data: OwnData, *, folds: int, repetitions: int, seed: int, cache: bool = True) -> np.ndarray:
+def own_probabilities(
+    own_data: OwnData, *, folds: int, repetitions: int, seed: int, cache: bool = True, processes: int = 1
+) -> np.ndarray:
     """The (M, N, Q) out-of-fold probabilities of ``own_data``'s samples: M = ``repetitions`` K-fold
     cross-validations of K = ``folds`` with fresh folds, seeded by ``seed`` as the workflow seeds them; features held
     in memory (a table's, embeddings) z-scored and imputed inside each fold unless ``own_data.standardize`` is False
     (for embeddings, measured: benchmarks/find_issues_vs_cleanlab.py); progress on stderr. The user's classifier
     trains as :func:`enkcvs.training.crossval.classifier_probabilities` trains it; the recipe's fold models on
     features in memory train stacked, all M x K together (``stacked`` of
-    :func:`enkcvs.training.crossval.out_of_fold_probabilities`). With ``cache``, finished fold models are kept and
-    taken again (:class:`enkcvs.training.foldcache.FoldCache`, keyed by the inputs, labels and settings)."""
+    :func:`enkcvs.training.crossval.out_of_fold_probabilities`), the others one by one, or in ``processes`` side by
+    side (:mod:`enkcvs.labelissues.parallel`). With ``cache``, finished fold models are kept and taken again
+    (:class:`enkcvs.training.foldcache.FoldCache`, keyed by the inputs, labels and settings). The same rows in any
+    order, on any number of threads or ``processes``, give the same probabilities, bitwise: the samples train sorted
+    by their ``own_data.digests``, each fold model on one thread (:mod:`enkcvs.labelissues.determinism`).
+    """
+    from enkcvs.labelissues.parallel import parallel_fold_probabilities
     from enkcvs.training.crossval import classifier_probabilities, out_of_fold_probabilities
     from enkcvs.training.device import Execution, default_device
     from enkcvs.training.foldcache import FoldCache, cache_key
 
-    data, inputs = own_data.data, own_data.inputs
+    order = determinism.canonical_order(own_data.digests)  # (N,): row i of the canonical order is sample order[i]
+    data, inputs, labels = own_data.data, determinism.in_order(own_data.inputs, order), own_data.data.y_train[order]
     standardize = own_data.standardize and own_data.in_memory
     settings = {"K": folds, "M": repetitions, "seed": seed, "standardize": standardize, "kind": own_data.kind}
+    settings["training"] = "rows in canonical order, one thread"  # an older cache's fold models trained otherwise
     model = (
         {"recipe": own_data.recipe.to_dict()}
         if own_data.classifier is None
         else {"classifier": repr(own_data.classifier)}
     )
     folds_cache = (
-        FoldCache.for_key(
-            cache_key(inputs=_cache_inputs(own_data), labels=data.y_train, settings={**settings, **model})
-        )
+        FoldCache.for_key(cache_key(inputs=_cache_inputs(inputs), labels=labels, settings={**settings, **model}))
         if cache
         else None
     )
     common = {"num_folds": folds, "iterations": repetitions, "seed": seed, "num_classes": data.num_classes}
-    if own_data.classifier is not None:
-        return classifier_probabilities(
-            classifier=own_data.classifier,
-            features=inputs.reshape(len(inputs), -1),
-            labels=data.y_train,
-            standardize=standardize,
-            progress=True,
-            cache=folds_cache,
-            **common,
-        )
-    return out_of_fold_probabilities(
-        x=inputs,
-        labels=data.y_train,
-        recipe=own_data.recipe,
-        execution=Execution(device=default_device(), loader_workers=0),
-        progress=True,
-        standardize=standardize,
-        stacked=own_data.in_memory,
-        cache=folds_cache,
-        **common,
-    )
+    with determinism.one_thread():
+        if own_data.classifier is not None:
+            stack = classifier_probabilities(
+                classifier=own_data.classifier,
+                features=inputs.reshape(len(inputs), -1),
+                labels=labels,
+                standardize=standardize,
+                progress=True,
+                cache=folds_cache,
+                **common,
+            )
+        elif processes > 1:
+            stack = parallel_fold_probabilities(
+                x=inputs, labels=labels, recipe=own_data.recipe, processes=processes, cache=folds_cache, **common
+            )
+        else:
+            stack = out_of_fold_probabilities(
+                x=inputs,
+                labels=labels,
+                recipe=own_data.recipe,
+                execution=Execution(device=default_device(), loader_workers=0),
+                progress=True,
+                standardize=standardize,
+                stacked=own_data.in_memory,
+                cache=folds_cache,
+                **common,
+            )
+    return stack[:, np.argsort(order)]  # back in the data's order
 
 
-def _cache_inputs(own_data: OwnData):
-    """What the fold models' inputs are keyed by: the array in memory, or the image files' paths, sizes and times."""
-    if isinstance(own_data.inputs, np.ndarray):
-        return own_data.inputs
-    root = Path(own_data.data.image_root or ".")
-    return [
-        f"{path}:{(stat := (root / str(path)).stat()).st_size}:{stat.st_mtime_ns}" for path in own_data.data.x_train
-    ]
+def _cache_inputs(inputs: np.ndarray | Dataset):
+    """The fold models' ``inputs`` as the cache keys them: the array, or the image files' paths, sizes and times."""
+    if isinstance(inputs, np.ndarray):
+        return inputs
+    root = Path(inputs.image_root or ".")
+    return [f"{path}:{(stat := (root / str(path)).stat()).st_size}:{stat.st_mtime_ns}" for path in inputs.x_train]
 
 
 def own_review_sheet(own_data: OwnData, **sheet):
