@@ -120,7 +120,7 @@ def enkcvs_outcome(kind: str, inputs, given: np.ndarray, *, seed: int, folder: P
     path, options = write_files(kind, inputs, given, folder=folder)
     find_issues_in_data(data=path, out=folder / "issues.csv", seed=seed, **options)
     issues = pd.read_csv(folder / "issues.csv")
-    rows = issues["path"].map(lambda name: int(Path(name).stem)) if kind == "images" else issues["sample"]
+    rows = issues["path"].map(lambda name: int(Path(name).stem)) if kind == "images" else issues["row"] - 1
     return issues.set_index(rows.to_numpy()).sort_index()[["is_label_issue", "rank"]]
 
 

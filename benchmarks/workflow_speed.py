@@ -31,7 +31,11 @@ Measures
    measures one-slot calls directly, at the smaller ready sets that a one-core run keeps (default config, 3 runs each:
    greedy 1.1-1.8 ms/job estimated at 73 ready jobs, 0.7-0.9 measured at 30; ILP 11-12 against 7.5-8.8). The probe
    leaves out the per-round copy of the ready set in ``JobScheduler.schedule``.
-4. With ``--default-run``: wall time and job count of ``snakemake --cores all`` with the default config
+4. **A bare workflow of the same shape** (``bare_snakefile``): as many jobs, the folds' fan-in to each selection
+   (M x K of the config) and the chain noise -> fold -> selection -> the rest, each rule a ``touch`` with no log,
+   benchmark, env, params or script. Its dry run (``-n``, same ``--cores``) is what Snakemake alone costs for a DAG of
+   that size on this machine; ``paper / bare`` is the share the workflow's rules add.
+5. With ``--default-run``: wall time and job count of ``snakemake --cores all`` with the default config
    (config/config.yaml, which the Snakefile loads when no --configfile is given), profile included as in ``make run``
    (about 8-10 min on 2 cores); with ``--compare-threads`` also with two threads per training job (``--set-threads
    train_fold=2 train_final_baseline=2 train_final_selected=2``) and the ratio of the wall times.
@@ -205,7 +209,11 @@ def scheduling(configfile: Path, cores: int, repeats: int) -> dict:
                 one_slot_per_job_ms=1e3 * row["probe_weighted_s"] / jobs if touch else None,
             )
             runs.append(row)
+    bare = [bare_dry_run(configfile, job_counts(configfile), cores) for _ in range(repeats)]
+    dry = next(row for row in runs if row["mode"] == "dry run" and row["scheduler"] == "greedy")
+    bare_s = statistics.median(run["wall_s"] for run in bare)
     return {
+        "bare_workflow": {**bare[0], "wall_s": bare_s, "paper_over_bare": dry["wall_s"] / bare_s},
         "configfile": str(configfile.resolve().relative_to(REPO))
         if configfile.resolve().is_relative_to(REPO)
         else str(configfile),
@@ -215,6 +223,87 @@ def scheduling(configfile: Path, cores: int, repeats: int) -> dict:
         "dag_jobs": dag_jobs,
         "runs": runs,
     }
+
+
+def bare_snakefile(*, jobs: int, folds: int, selections: int, noise: int, votes: int) -> str:
+    """A Snakefile of ``jobs`` jobs shaped as a config's DAG, with nothing but shell rules: ``noise`` label jobs,
+    ``folds`` fold jobs (one label file each), ``selections`` jobs reading ``votes`` fold files each, and one job per
+    selection output for the rest (jobs less the others and ``all``)."""
+    rest = jobs - folds - selections - noise - 1
+    return f"""rule all:
+    input:
+        expand("rest/{{i}}", i=range({rest})),
+        expand("noise/{{i}}", i=range({noise})),
+
+
+rule noise:
+    output:
+        "noise/{{i}}",
+    shell:
+        "touch {{output}}"
+
+
+rule fold:
+    input:
+        lambda w: f"noise/{{int(w.i) % {noise}}}",
+    output:
+        "folds/{{i}}",
+    shell:
+        "touch {{output}}"
+
+
+rule selection:
+    input:
+        lambda w: [f"folds/{{(int(w.i) * {votes} + j) % {folds}}}" for j in range({votes})],
+    output:
+        "selections/{{i}}",
+    shell:
+        "touch {{output}}"
+
+
+rule rest:
+    input:
+        lambda w: f"selections/{{int(w.i) % {selections}}}",
+    output:
+        "rest/{{i}}",
+    shell:
+        "touch {{output}}"
+"""
+
+
+def bare_dry_run(configfile: Path, counts: dict[str, int], cores: int) -> dict:
+    """Wall seconds of a dry run of :func:`bare_snakefile` shaped as ``configfile``'s DAG (job counts ``counts`` by
+    rule, Snakemake's job stats), in a fresh directory, and its job count."""
+    selection = yaml.safe_load(configfile.read_text())["selection"]
+    shape = {
+        "jobs": counts["total"],
+        "folds": counts["train_fold"],
+        "selections": counts["select_samples"] + counts.get("compare_confident_learning", 0),
+        "noise": counts["inject_noise"],
+        "votes": selection["M"] * selection["K"],
+    }
+    with tempfile.TemporaryDirectory(prefix="workflow_speed_bare_") as workdir:
+        snakefile = Path(workdir) / "Snakefile"
+        snakefile.write_text(bare_snakefile(**shape))
+        command = [sys.executable, "-m", "snakemake", "-s", str(snakefile), "-d", workdir, "-n", "--cores", str(cores)]
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        wall = time.perf_counter() - start
+    totals = re.findall(r"^total\s+(\d+)\s*$", done.stdout + done.stderr, flags=re.MULTILINE)
+    return {"shape": shape, "jobs": int(totals[-1]), "wall_s": wall}
+
+
+def job_counts(configfile: Path) -> dict[str, int]:
+    """Snakemake's job stats of a dry run of ``configfile`` (no job listed), by rule, with ``total``."""
+    with tempfile.TemporaryDirectory(prefix="workflow_speed_") as workdir:
+        command = [
+            sys.executable,
+            "-m",
+            "snakemake",
+            *snakemake_args(workdir, "-n", "--quiet", "rules", configfile=configfile),
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+    return {rule: int(count) for rule, count in re.findall(r"^(\w+)\s+(\d+)$", done.stdout + done.stderr, re.M)}
 
 
 def print_scheduling(results: dict, profile: str) -> None:
@@ -261,6 +350,11 @@ def print_scheduling(results: dict, profile: str) -> None:
         )
         if row["mode"] == "touch run":
             touch[row["scheduler"]] = row
+    bare = results["bare_workflow"]
+    print(
+        f"bare workflow of the same shape ({bare['jobs']} jobs, {bare['shape']['votes']} folds a selection): "
+        f"dry run {bare['wall_s']:.1f} s; the workflow's (greedy) / bare: {bare['paper_over_bare']:.2f}"
+    )
     ilp, greedy = touch["ilp"], touch["greedy"]
     print(
         "touch run, ilp / greedy: (wall-DAG)/job "

@@ -16,7 +16,7 @@ import pytest
 
 from enkcvs.io import read_json
 from enkcvs.pipeline import layout
-from enkcvs.report.audit import audit_results
+from enkcvs.report.audit import TABLE1_VALUES, TABLE2_VALUES, audit_results
 
 pytestmark = pytest.mark.workflow
 
@@ -60,7 +60,7 @@ def test_clean_run_audits_clean_via_the_cli(tiny_run, tmp_path):
         assert len(lines) == 1 and (match := SUMMARY.fullmatch(lines[0])), done.stdout
         rows, cells, result_files = map(int, match.groups())
         assert rows == sum(len(table) for table in tables)
-        assert cells == 8 * len(tables[0]) + 3 * len(tables[1])
+        assert cells == len(TABLE1_VALUES) * len(tables[0]) + len(TABLE2_VALUES) * len(tables[1])
         assert result_files == len(files) > 0
     assert audit_results(workdir=tiny_run) == []
 
@@ -124,7 +124,8 @@ def test_deleted_selection_behind_a_final_result_is_reported(copied_run, result,
 def test_row_without_runs_needs_empty_sources_and_nan_values(copied_run):
     path = copied_run / "results/report/table2.csv"
     table = pd.read_csv(path, dtype={"sources": str})
-    empty = table.iloc[[0]].assign(method="ss_only", mean=np.nan, std=np.nan, runs=0, sources="")
+    readings = {value: np.nan for value in TABLE2_VALUES if value != "runs"}  # every reading, last epoch's included
+    empty = table.iloc[[0]].assign(method="ss_only", **readings, runs=0, sources="")
     pd.concat([table, empty], ignore_index=True).to_csv(path, index=False)
     assert audit_results(workdir=copied_run) == []
     stale = empty.assign(mean=50.0, sources=table["sources"].iloc[0])

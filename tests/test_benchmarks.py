@@ -87,9 +87,9 @@ def test_fold_speed_names_bad_arguments_before_training(arguments, message, tmp_
     assert not out.exists() and "engine fold" not in done.stdout
 
 
-def gpu_check_module():
-    """benchmarks/gpu_check.py as a module (its parts, run one by one)."""
-    spec = importlib.util.spec_from_file_location("gpu_check", REPO / "benchmarks" / "gpu_check.py")
+def benchmark_module(name: str = "gpu_check"):
+    """benchmarks/<name>.py as a module (gpu_check's parts, run one by one; workflow_speed's bare workflow)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -105,7 +105,7 @@ def test_the_gpu_checks_plan_lists_every_part_and_totals_within_five_minutes():
     done = run_gpu_check("--plan")
     assert done.returncode == 0, done.stderr
     *parts, total = done.stdout.splitlines()
-    assert [line.split()[0] for line in parts] == list(gpu_check_module().PARTS)
+    assert [line.split()[0] for line in parts] == list(benchmark_module().PARTS)
     assert parts[0].startswith("smoke") and re.fullmatch(r"total \d+ s", total)
     assert int(total.split()[1]) <= 300
     assert sum(float(line.split()[1]) for line in parts) == pytest.approx(int(total.split()[1]), abs=1)
@@ -117,7 +117,7 @@ def test_the_gpu_check_rehearsed_on_the_cpu_writes_each_parts_json(tmp_path):
     done = run_gpu_check("--device", "cpu", "--quick", "--out-dir", str(tmp_path), "--budget-seconds", "100000")
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     records = {path.stem: json.loads(path.read_text()) for path in tmp_path.glob("*.json")}
-    assert set(records) == set(gpu_check_module().PARTS)
+    assert set(records) == set(benchmark_module().PARTS)
     assert all(record["status"] == "done" and record["cpu_flags"] is not None for record in records.values())
     assert set(records["smoke"]["two_steps_s"]) == {"fp32", "bf16", "stacked", "stacked graphs"}
     selection = records["selection_stack"]
@@ -133,7 +133,7 @@ def test_the_gpu_check_rehearsed_on_the_cpu_writes_each_parts_json(tmp_path):
 def test_a_budget_no_part_fits_skips_each_part_with_a_line_and_a_record(tmp_path):
     done = run_gpu_check("--device", "cpu", "--quick", "--out-dir", str(tmp_path), "--budget-seconds", "0")
     assert done.returncode == 0, done.stderr
-    names = list(gpu_check_module().PARTS)
+    names = list(benchmark_module().PARTS)
     assert [line.split(":")[0] for line in done.stdout.splitlines()] == names
     assert all("skipped" in line for line in done.stdout.splitlines())
     assert {json.loads((tmp_path / f"{name}.json").read_text())["status"] for name in names} == {"skipped"}
@@ -148,7 +148,7 @@ def test_a_part_past_its_timeout_is_stopped_and_recorded_and_the_check_fails(tmp
 
 
 def test_a_part_fits_when_it_ends_within_the_budget():
-    fits = gpu_check_module().fits
+    fits = benchmark_module().fits
     assert fits(elapsed=100, estimate=200, budget=300) and not fits(elapsed=100.5, estimate=200, budget=300)
 
 
@@ -226,13 +226,15 @@ def test_the_cleanlab_comparison_scores_both_methods_on_each_seed_and_orders_the
     assert done.stdout.count("cleanlab + LR (p = ") == 2 * 2 * 3  # two arms, two measures: tables, texts and all
 
 
-def test_a_lead_on_every_pair_is_above_and_a_mixed_one_not_distinguishable():
+def test_a_lead_on_every_pair_is_above_and_a_mixed_one_unordered():
     from enkcvs.report.versus import verdicts
 
     lead = [0.10, 0.12, 0.11, 0.09]
     frame = pd.DataFrame(
         {
             "kind": ["table"] * 2 + ["texts"] * 2,
+            "K": 4,
+            "M": 3,
             "f1 E-NKCVS": [0.5 + x for x in lead],
             "f1 E-NKCVS + LR": [0.5 - x for x in lead],
             "f1 cleanlab + LR": [0.5] * 4,
@@ -246,5 +248,24 @@ def test_a_lead_on_every_pair_is_above_and_a_mixed_one_not_distinguishable():
         "above cleanlab + LR (p = "
     )
     assert found[("all", "E-NKCVS + LR", "review list F1 against cleanlab's flags' F1")].startswith("below")
-    assert found[("all", "E-NKCVS", "ranking's P@k against cleanlab's")].startswith("not distinguishable from")
-    assert found[("all", "E-NKCVS + LR", "ranking's P@k against cleanlab's")].startswith("not distinguishable")  # all 0
+    assert found[("all", "E-NKCVS", "ranking's P@k against cleanlab's")].startswith("unordered against")
+    assert found[("all", "E-NKCVS + LR", "ranking's P@k against cleanlab's")].startswith("unordered")  # all 0
+
+
+def test_the_bare_workflow_of_a_dags_shape_plans_as_many_jobs_with_each_selections_fan_in(tmp_path):
+    """workflow_speed's yardstick: a Snakefile of shell rules shaped as a config's DAG dry-runs to the same job count,
+    each selection reading ``votes`` fold files."""
+    speed = benchmark_module("workflow_speed")
+    shape = {"jobs": 40, "folds": 24, "selections": 5, "noise": 3, "votes": 6}
+    (tmp_path / "Snakefile").write_text(speed.bare_snakefile(**shape))
+    dry = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--printshellcmds"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", dry.stdout + dry.stderr, flags=re.MULTILINE))
+    assert counts == {"all": "1", "noise": "3", "fold": "24", "selection": "5", "rest": "7", "total": "40"}
+    selection_block = re.search(r"rule selection:\n\s+input: ([^\n]+)", dry.stdout + dry.stderr)
+    assert len(selection_block.group(1).split(", ")) == shape["votes"]

@@ -1,6 +1,7 @@
 """The statistics that order results on the pages, and the data of the README's claims: Welch's and the paired
 t-test as scipy computes them from the values, Table 2 cells gathered over several records, the paper's ordering
-tested only where every cell has several seeds, and what an unrun config would train."""
+tested only where every cell has several seeds and naming E-NKCVS's K and M, and what an unrun config would train.
+The intervals, margins and Holm's adjustment themselves: tests/test_intervals.py."""
 
 import json
 from pathlib import Path
@@ -13,7 +14,16 @@ from scipy.stats import ttest_ind, ttest_rel
 
 from enkcvs.report import claims
 from enkcvs.report.gathered import gathered_row
-from enkcvs.report.statistics import SIGNIFICANCE, Cell, paired_p, paired_verdict, welch_p, welch_verdict
+from enkcvs.report.statistics import (
+    SIGNIFICANCE,
+    Cell,
+    margin_verdicts,
+    ordering_verdicts,
+    paired_difference,
+    paired_p,
+    welch_difference,
+    welch_p,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -22,19 +32,27 @@ def _cell(values: np.ndarray) -> Cell:
     return Cell(float(values.mean()), float(values.std(ddof=1)), len(values))
 
 
+def _side(difference) -> str:
+    """A difference ordered on its own (a family of one)."""
+    return ordering_verdicts(differences=[difference])[0].side
+
+
 def test_welchs_p_equals_scipys_on_the_values_and_a_gap_just_past_the_spread_orders_nothing():
     ours, theirs = np.array([98.18, 97.65, 97.88]), np.array([98.05, 98.41, 98.22])
     assert welch_p(_cell(ours), _cell(theirs)) == pytest.approx(ttest_ind(ours, theirs, equal_var=False).pvalue)
     first, second = Cell(97.90, 0.27, 3), Cell(98.186, 0.17, 3)  # a gap past the larger std, three seeds each
     assert abs(first.mean - second.mean) > max(first.std, second.std)
-    assert welch_verdict(first, second).side == "not distinguishable"
+    difference = welch_difference(ours=first, theirs=second)
+    assert _side(difference) == "unordered" and difference.low < 0 < difference.high
     assert welch_p(Cell(1.0, 0.0, 2), Cell(2.0, 0.0, 2)) == 0 and welch_p(Cell(1.0, 0.0, 2), Cell(1.0, 0.0, 2)) == 1
 
 
-def test_a_single_seed_is_never_ordered():
-    verdict = welch_verdict(Cell(99.0, float("nan"), 1), Cell(90.0, 0.1, 5))
+def test_a_single_seed_is_never_ordered_nor_read_at_the_margin():
+    difference = welch_difference(ours=Cell(99.0, float("nan"), 1), theirs=Cell(90.0, 0.1, 5))
+    assert (difference.gap, difference.low, difference.high, difference.p) == (9.0, None, None, None)
+    verdict = margin_verdicts(differences=[difference])[0]
     assert (verdict.side, verdict.p, verdict.gap) == ("untested", None, 9.0)
-    assert paired_verdict(mean=5.0, std=float("nan"), seeds=1).side == "untested"
+    assert _side(paired_difference(mean=5.0, std=float("nan"), seeds=1)) == "untested"
 
 
 def test_the_paired_p_equals_scipys_on_the_seeds_differences():
@@ -42,9 +60,9 @@ def test_the_paired_p_equals_scipys_on_the_seeds_differences():
     gaps = ours - theirs
     p = paired_p(mean=gaps.mean(), std=gaps.std(ddof=1), seeds=3)
     assert p == pytest.approx(ttest_rel(ours, theirs).pvalue)
-    verdict = paired_verdict(mean=gaps.mean(), std=gaps.std(ddof=1), seeds=3)
-    assert verdict.side == ("above" if p < SIGNIFICANCE else "not distinguishable")
-    assert paired_verdict(mean=-0.5, std=0.0, seeds=2).side == "below"
+    difference = paired_difference(mean=gaps.mean(), std=gaps.std(ddof=1), seeds=3)
+    assert _side(difference) == ("above" if p < SIGNIFICANCE else "unordered")
+    assert _side(paired_difference(mean=-0.5, std=0.0, seeds=2)) == "below"
 
 
 def _record(root: Path, name: str, seeds: list[int], cells: list[tuple], selection=(4, 3)) -> None:
@@ -107,8 +125,9 @@ def test_the_ordering_is_tested_only_where_every_cell_has_several_seeds(tmp_path
     assert found == {
         ("asym 0.4", "CE"): "above",
         ("asym 0.4", "Co-teaching"): "above",
-        ("asym 0.4", "SL"): "not distinguishable",
+        ("asym 0.4", "SL"): "unordered",
     }
+    assert {order.selection for order in claims.orderings(cells)} == {"K = 4, M = 3"}
     summary = claims.row_summary(cells)
     assert summary.cells == 6 and summary.settings == 2 and summary.sides["untested"] == 1
 

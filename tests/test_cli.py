@@ -59,25 +59,23 @@ def test_csv_end_to_end_with_ids_and_class_names(tmp_path, planted, capsys):
     )
     assert code == 0
     frame = pd.read_csv(tmp_path / "issues.csv")
-    assert list(frame.columns[:9]) == [
-        "sample",
+    assert list(frame.columns) == [  # one column a fact, the rows named by the file's ids
         "photo",
         "is_label_issue",
         "label_score",
         "given_label",
         "predicted_label",
-        "suggested_label",
-        "in_review_list",
+        "rank",
+        "votes",
         "kept",
     ]
     # In the labels' order, as cleanlab's frames: data[frame.is_label_issue] picks the listed rows.
-    assert frame["sample"].tolist() == list(range(200))
     assert (frame["photo"] == [f"img{i:03d}.jpg" for i in range(200)]).all()
     assert (frame["given_label"] == NAMES[given]).all()
     assert sorted(frame["rank"]) == list(range(1, 201))
     assert frame.sort_values("rank")["label_score"].is_monotonic_increasing
     errors = given != true
-    assert errors[frame.sort_values("rank")["sample"].head(errors.sum())].mean() > 0.8  # the planted errors first
+    assert errors[frame.sort_values("rank").index[: errors.sum()]].mean() > 0.8  # the planted errors first
     listed, kept = int(frame["is_label_issue"].sum()), int(frame["kept"].sum())
     assert 0 < listed < 200 - kept and not (frame["is_label_issue"] & frame["kept"]).any()  # inside the not kept
     assert errors[frame["is_label_issue"]].mean() > errors[~frame["kept"]].mean()
@@ -111,7 +109,19 @@ def test_parquet_in_and_out_with_iterations(tmp_path, planted):
     )
     assert code == 0
     frame = pd.read_parquet(tmp_path / "issues.parquet")
-    assert (frame["iterations"] == 3).all() and frame["kept"].tolist() == (frame["votes"] >= 3).tolist()
+    assert frame["votes"].max() == 3 and frame["kept"].tolist() == (frame["votes"] >= 3).tolist()
+    assert frame["row"].tolist() == list(range(1, 201))  # no ids: the labels file's rows, 1 the first
+    sorted_out = tmp_path / "sorted.csv"
+    assert (
+        main(
+            ["find-issues", "--probabilities", str(tmp_path / "oof.parquet"), "--labels"]
+            + [str(tmp_path / "labels.parquet"), "-t", "3", "--sorted", "--out", str(sorted_out)]
+        )
+        == 0
+    )
+    ranked = pd.read_csv(sorted_out)  # the same rows, most likely mislabelled first
+    assert ranked["rank"].tolist() == list(range(1, 201))
+    pd.testing.assert_frame_equal(ranked, frame.sort_values("rank").reset_index(drop=True), check_exact=True)
 
 
 @pytest.mark.parametrize(
@@ -218,7 +228,8 @@ def test_usage_errors_and_help():
     missing = subprocess.run(command, capture_output=True, text=True)
     assert missing.returncode == 2 and "--probabilities" in missing.stderr
     shown = subprocess.run([*command, "--help"], capture_output=True, text=True)
-    assert shown.returncode == 0 and "--id-column" in shown.stdout and "label_quality" in shown.stdout
+    assert shown.returncode == 0 and "--id-column" in shown.stdout and "label_score" in shown.stdout
+    assert "--sorted" in shown.stdout
 
 
 def test_version_prints_the_installed_package_s_version(capsys):
@@ -309,9 +320,9 @@ def test_the_review_sheet_of_a_text_column_holds_the_top_samples(tmp_path, revie
     assert len(rows) == 6
     for line, row in zip(rows, frame.sort_values("rank").head(6).to_dict("records")):
         cells = [cell.strip() for cell in line.strip("|").replace("\\|", "\0").split("|")]
-        sample = row["sample"]
-        assert cells[:3] == [str(row["rank"]), str(sample), f"note {sample} \0 of ↵ row {sample}"]
-        assert cells[3:6] == [NAMES[given[sample]], row["suggested_label"], f"{row['votes']} of 3"]
+        sample = row["row"] - 1  # the rows are numbered from 1, the first after the header
+        assert cells[:3] == [str(row["rank"]), str(row["row"]), f"note {sample} \0 of ↵ row {sample}"]
+        assert cells[3:6] == [NAMES[given[sample]], row["predicted_label"], str(row["votes"])]
 
 
 def with_missing_picture(directory):
@@ -339,12 +350,12 @@ def with_unreadable_picture(directory):
         (
             ["--image-column", "file"],
             with_missing_picture,
-            r"1 of 200 image files do not exist \(row 17: \S+pictures/17\.png; rows 0-based",
+            r"1 of 200 image files do not exist \(row 18: \S+pictures/17\.png; rows numbered from 1, the first after",
         ),
         (
             ["--image-column", "file"],
             with_unreadable_picture,
-            r"the image file \S+pictures/\d+\.png \(row \d+, 0-based in sample order\) is unreadable",
+            r"the image file \S+pictures/\d+\.png \(row \d+, 1 = the first\) is unreadable",
         ),
         (["--text-column", "note", "--review-top", "0"], None, "--review-top 0: a review sheet shows N >= 1 samples"),
         (
@@ -413,7 +424,7 @@ def test_string_labels_match_named_probability_columns_by_name_in_any_order(tmp_
     assert code == 0 and error == "", error
     _, _, reference = run(tmp_path, capsys, "--class-names", ",".join(NAMES))
     pd.testing.assert_frame_equal(frame, reference)
-    assert (frame["given_label"] == NAMES[given[frame["sample"]]]).all()
+    assert (frame["given_label"] == NAMES[given]).all()  # in the labels' order
 
 
 def test_string_labels_and_unnamed_columns_are_refused_naming_the_fix(tmp_path, planted, capsys):

@@ -193,5 +193,5 @@ def test_the_docs_own_model_example_runs_on_a_table():
     namespace = {"X": features, "y": labels}
     exec(compile(code, "docs/your-data.md", "exec"), namespace)
     issues = namespace["issues"]
-    assert issues["sample"].tolist() == list(range(len(labels))) and sorted(issues["rank"]) == list(range(1, 151))
+    assert issues["row"].tolist() == list(range(1, len(labels) + 1)) and sorted(issues["rank"]) == list(range(1, 151))
     assert (issues["given_label"] == labels).all() and issues["is_label_issue"].sum() < len(labels)

@@ -24,18 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 CLASSES = ("cat", "dog", "owl")
 FAST = ["--folds", "2", "--repetitions", "2", "--epochs", "2"]
 TABLE = ["--label-column", "animal", "--id-column", "id"]  # the columns of enkcvs example's table
-COLUMNS = [
-    "sample",
-    "given_label",
-    "suggested_label",
-    "in_review_list",
-    "kept",
-    "label_quality",
-    "votes",
-    "rank",
-    "is_label_issue",
-    "label_score",
-]
+#: The label-issue table's columns after the one that names the rows: one column a fact.
+COLUMNS = ["is_label_issue", "label_score", "given_label", "predicted_label", "rank", "votes", "kept"]
 QUESTIONS = {
     "person": [
         "Who wrote Hamlet ?",
@@ -91,12 +81,12 @@ def test_a_table_is_trained_on_and_ranked_with_both_sets_and_a_review_sheet(tabl
     out = table.parent / "issues.csv"
     assert run("--data", table, *TABLE, *FAST, "--epochs", "4", "--out", out) == 0
     frame, record = read(out)
-    assert list(frame.columns[:2]) == ["sample", "id"] and set(COLUMNS) <= set(frame.columns)
+    assert list(frame.columns) == ["id", *COLUMNS]  # no copy of the features
     assert frame["id"].equals(pd.read_csv(table)["id"])  # in the data's order
     ranked = frame.sort_values("rank")
-    assert ranked["rank"].tolist() == list(range(1, 121)) and ranked["label_quality"].is_monotonic_increasing
+    assert ranked["rank"].tolist() == list(range(1, 121)) and ranked["label_score"].is_monotonic_increasing
     assert set(frame["given_label"]) == set(CLASSES) and frame["kept"].equals(frame["votes"] >= 2)
-    assert not (frame["in_review_list"] & frame["kept"]).any()  # inside the not-kept set
+    assert not (frame["is_label_issue"] & frame["kept"]).any()  # inside the not-kept set
     flipped = set(pd.read_csv(table.with_name("animals.flipped.csv"))["id"])
     assert len(set(ranked["id"].head(len(flipped))) & flipped) >= len(flipped) / 2  # the flipped labels rank first
     assert (record["command"], record["kind"], record["seed"], record["K"], record["M"], record["t"]) == (
@@ -108,7 +98,7 @@ def test_a_table_is_trained_on_and_ranked_with_both_sets_and_a_review_sheet(tabl
         2,
     )
     assert record["recipe"]["model"] == "mlp" and record["recipe"]["epochs"] == 4 and record["samples"] == 120
-    assert record["standardized"] is True and frame["is_label_issue"].equals(frame["in_review_list"])
+    assert record["standardized"] is True and record["columns"]["id"] == "id"
     assert "versions" in record and record["columns"]["label"] == "animal"
     sheet = out.with_name("issues.review.md").read_text()
     assert sheet.startswith("# E-NKCVS ranking of animals.csv: K = 2, M = 2 iterations") and re.search(
@@ -117,6 +107,26 @@ def test_a_table_is_trained_on_and_ranked_with_both_sets_and_a_review_sheet(tabl
     summary = capsys.readouterr().out
     assert summary.startswith("2 x 2 fold models trained (mlp, 4 epochs, seed 1); ")
     assert "issues.provenance.json" in summary
+
+
+def test_rows_are_named_by_a_column_that_looks_like_row_ids_else_numbered_from_one(table, capsys):
+    """No --id-column: the example's ``id`` column (unique, named like an index) names the rows, as the file does,
+    said in one line; without it, the rows are numbered as the file's, 1 the first after the header."""
+    out = table.parent / "issues.csv"
+    assert run("--data", table, "--label-column", "animal", *FAST, "--out", out) == 0
+    frame, record = read(out)
+    assert list(frame.columns) == ["id", *COLUMNS] and frame["id"].equals(pd.read_csv(table)["id"])
+    assert record["columns"]["id"] == "id"
+    assert "column 'id' looks like row ids: it names the rows in the output" in capsys.readouterr().err
+    sheet = out.with_name("issues.review.md").read_text().splitlines()
+    first = sheet[[line.startswith("|") for line in sheet].index(True) + 2]
+    top = frame.sort_values("rank").iloc[0]
+    assert [cell.strip() for cell in first.strip("|").split("|")][:2] == [str(top["rank"]), top["id"]]
+    pd.read_csv(table).drop(columns="id").to_csv(table, index=False)
+    assert run("--data", table, "--label-column", "animal", *FAST, "--out", out) == 0
+    frame, record = read(out)
+    assert list(frame.columns) == ["row", *COLUMNS] and frame["row"].tolist() == list(range(1, 121))
+    assert record["columns"]["id"] is None
 
 
 def test_the_same_seed_gives_the_same_ranking(table):
@@ -154,8 +164,8 @@ def test_an_image_folder_is_ranked_with_its_paths_and_a_review_figure(tmp_path):
     assert run("--data", tmp_path / "photos", "--folds", "2", "--repetitions", "1", "--epochs", "1", "--out", out) == 0
     frame = pd.read_parquet(out)
     record = json.loads((tmp_path / "issues.provenance.json").read_text())
-    assert len(frame) == 18 and list(frame.columns[:2]) == ["sample", "path"] and set(COLUMNS) <= set(frame.columns)
-    assert frame["path"].str.match(r"^(cat|dog|owl)/\d\.png$").all() and (frame["iterations"] == 1).all()
+    assert len(frame) == 18 and list(frame.columns) == ["path", *COLUMNS]  # each row named by its image's path
+    assert frame["path"].str.match(r"^(cat|dog|owl)/\d\.png$").all() and frame["votes"].max() == 1
     assert (record["kind"], record["recipe"]["model"], record["image_size"], record["t"]) == ("images", "cnn4", 64, 1)
     assert (tmp_path / "issues.review.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "issues.review.pdf").read_bytes()[:5] == b"%PDF-"
@@ -187,8 +197,8 @@ def test_a_csv_of_image_paths_and_labels_is_ranked(tmp_path):
         == 0
     )  # the image column found by its name, the labels by theirs
     frame, record = read(out)
-    assert list(frame.columns[:3]) == ["sample", "uid", "path"] and len(frame) == 18
-    assert (frame["uid"] == frame["sample"].map("u{}".format)).all()
+    assert list(frame.columns) == ["uid", *COLUMNS] and len(frame) == 18  # named by the ids, not the paths
+    assert (frame["uid"] == [f"u{i}" for i in range(18)]).all()
     assert (record["kind"], record["columns"]["image"], record["columns"]["label"]) == ("images", "image", "label")
     assert (tmp_path / "issues.review.png").is_file()
 
@@ -240,7 +250,8 @@ def test_a_csv_of_texts_is_ranked_on_frozen_embeddings_by_default(tmp_path, monk
         "mlp",
         "all-MiniLM-L6-v2",
     )
-    top = set(frame.sort_values("rank")["sample"].head(len(flipped)))
+    assert list(frame.columns) == ["row", *COLUMNS] and frame["row"].tolist() == list(range(1, 91))  # no text copy
+    top = set(frame.sort_values("rank")["row"].head(len(flipped)) - 1)
     assert len(top & set(flipped)) >= len(flipped) - 1, frame.sort_values("rank").head(10)
 
 
@@ -272,7 +283,7 @@ def test_a_csv_of_texts_fine_tunes_without_mixup_and_offline_when_asked(tmp_path
     )
     frame, record = read(out)
     assert (
-        list(frame.columns[:2]) == ["sample", "text"]
+        list(frame.columns) == ["row", *COLUMNS]
         and len(frame) == 16
         and set(frame["given_label"]) == {"person", "place"}
     )

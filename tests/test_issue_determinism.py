@@ -1,7 +1,9 @@
 """The same list whatever the threads or the row order: ``enkcvs find-issues`` on one thread and on two, on a file and
 on a shuffled copy of it, writes the same rows (compared after undoing the shuffle), bitwise, and says what it ran
-with; so do the workflow's label-issue steps on shuffled inputs and on BLAS pools of one thread and of two."""
+with; so do the workflow's label-issue steps on shuffled inputs and on BLAS pools of one thread and of two (the
+whole own-data route, fold jobs included: tests/test_own_data_workflow.py)."""
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -12,12 +14,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from enkcvs.data.datasets import Dataset
-from enkcvs.io import read_table
+from enkcvs.data.datasets import Dataset, save_dataset
+from enkcvs.io import read_table, write_table
 from enkcvs.labelissues.cli import main
 from enkcvs.labelissues.example import write_example
-from enkcvs.labelissues.issues import ISSUE_OUTCOME, write_issue_files
-from enkcvs.pipeline.steps.issues import select_out_of_fold
+from enkcvs.pipeline.steps.issues import select_out_of_fold, write_label_issues
 from tests.test_find_issues_from_files import CLASSES, write_images
 
 FAST = ["--folds", "2", "--repetitions", "2", "--epochs", "3"]
@@ -44,10 +45,10 @@ def shuffled(path: Path, *, seed: int) -> Path:
 
 
 def same_rows(first: pd.DataFrame, second: pd.DataFrame, *, key: str) -> None:
-    """Every column but the row number equal, bitwise, once ``second``'s rows are put in ``first``'s order by ``key``."""
+    """Every column equal, bitwise, once ``second``'s rows are put in ``first``'s order by ``key``, the column that
+    names them."""
     second = second.set_index(key).loc[first[key]].reset_index()
-    second = second[first.columns].drop(columns="sample")
-    pd.testing.assert_frame_equal(first.drop(columns="sample"), second, check_exact=True)
+    pd.testing.assert_frame_equal(first, second[first.columns], check_exact=True)
 
 
 def test_one_thread_and_two_give_the_same_ranking_bitwise(tmp_path):
@@ -65,7 +66,7 @@ def test_a_shuffled_file_gives_the_same_rows(tmp_path):
     first, said = find_issues(tmp_path / "animals.csv", tmp_path / "first.csv", *TABLE, *FAST)
     copy = shuffled(tmp_path / "animals.csv", seed=5)
     second, said_again = find_issues(copy, tmp_path / "second.csv", *TABLE, *FAST)
-    assert first["in_review_list"].any() and not first["id"].equals(second["id"])  # a list, of rows moved
+    assert first["is_label_issue"].any() and not first["id"].equals(second["id"])  # a list, of rows moved
     same_rows(first, second, key="id")
     assert said["data_sha256"] == said_again["data_sha256"]  # the same rows, in any order
     sheets = [(tmp_path / f"{name}.review.md").read_text().splitlines() for name in ("first", "second")]
@@ -119,46 +120,53 @@ def test_the_out_of_fold_step_ranks_shuffled_files_alike_ties_included(tmp_path)
             metrics=folder / "metrics.json",
         )
         tables[name] = read_table(folder / "issues.parquet")[0]
-    assert tables["in order"]["label_quality"].duplicated().any()  # the ties are there
+    assert tables["in order"]["label_score"].duplicated().any()  # the ties are there
     same_rows(tables["in order"], tables["reversed"], key="id")
     ranked = tables["in order"].sort_values("rank")
-    listed = ranked.loc[~ranked["kept"], "in_review_list"]
+    listed = ranked.loc[~ranked["kept"], "is_label_issue"]
     assert listed.any() and listed.head(listed.sum()).all()  # the list: the ranking's first not kept, ties too
 
 
-def test_the_label_issue_files_rank_shuffled_rows_alike_ties_included(tmp_path):
-    """The workflow's ``label_issues`` and ``merged_label_issues`` steps write their tables through
-    ``write_issue_files``: the same samples and outcomes in another order rank alike."""
-    rng = np.random.default_rng(4)
-    count = 40
-    given, quality = rng.integers(0, 3, size=count), rng.random(count).round(1)  # many ties
-    outcome = {
-        "pseudo": given,
-        "predicted": given,
-        "votes": rng.integers(0, 3, size=count),
-        "beta": np.zeros(count),
-        "prob_given": quality,
-        "label_quality": quality,
-        "selected": quality > 0.3,
-        "in_review_list": quality < 0.2,
-    }
-    texts = np.array([f"text {i}" for i in range(count)])
+def write_seed(folder: Path, *, stack: np.ndarray, given: np.ndarray, order: np.ndarray) -> dict:
+    """A prepared dataset of texts with ids, its labels (``real``, seed 1) and one fold table (K = 1) per iteration of
+    ``stack`` (M, N, Q), the samples in ``order``: the inputs of the workflow's label-issue steps."""
+    folder.mkdir()
+    texts, ids = np.array([f"text {i}" for i in range(len(given))]), np.array([f"S{i:03d}" for i in order])
+    dataset = Dataset(texts[order], given[order], texts[:0], given[:0], ("a", "b", "c"), modality="text")
+    save_dataset(dataclasses.replace(dataset, sample_ids=ids, id_column="id"), folder / "data.npz")
+    samples = {"sample": np.arange(len(given)), "given": given[order]}
+    write_table(
+        pd.DataFrame({**samples, "true": -1}), folder / "labels.parquet", metadata={"num_classes": 3, "seed": 1}
+    )
+    predictions = []
+    for m, iteration in enumerate(stack[:, order], start=1):
+        frame = pd.DataFrame({**samples, "predicted": iteration.argmax(axis=1)})
+        frame[[f"prob_{c}" for c in range(3)]] = iteration.astype(np.float32)
+        predictions.append(folder / f"m{m}.parquet")
+        write_table(frame, predictions[-1], metadata={"seed": 1, "m": m, "k": 1, "K": 1})
+    return {"dataset": folder / "data.npz", "predictions": predictions, "labels": [folder / "labels.parquet"]}
+
+
+def test_the_label_issue_steps_rank_shuffled_rows_alike_ties_included(tmp_path):
+    """The workflow's ``label_issues`` and ``merged_label_issues`` steps (one function): the same samples in another
+    order get the same rows, ties in the ranking and at the review list's end included, and the same summary."""
+    stack, given = tied_probabilities()
     tables = {}
-    for name, order in (("in order", np.arange(count)), ("reversed", np.arange(count)[::-1])):
-        dataset = Dataset(texts[order], given[order], texts[:0], given[:0], ("a", "b", "c"), modality="text")
-        write_issue_files(
-            dataset=dataset,
-            given=given[order],
-            outcome={column: outcome[column][order] for column in ISSUE_OUTCOME},
-            iterations=2,
-            rule="E-NKCVS",
-            metadata={"dataset": "texts"},
+    for name, order in (("in order", np.arange(len(given))), ("reversed", np.arange(len(given))[::-1])):
+        folder = tmp_path / name.replace(" ", "-")
+        write_label_issues(
+            **write_seed(folder, stack=stack, given=given, order=order),
+            threshold=2,
             top=5,
-            table=tmp_path / f"{name}.parquet",
-            summary=tmp_path / f"{name}.md",
+            table=folder / "issues.parquet",
+            summary=folder / "summary.md",
+            provenance_fields={"dataset": "texts", "noise": "real", "seed": "1"},
         )
-        tables[name] = read_table(tmp_path / f"{name}.parquet")[0]
-    same_rows(tables["in order"], tables["reversed"], key="text")
+        tables[name] = read_table(folder / "issues.parquet")[0]
+    assert tables["in order"]["label_score"].duplicated().any() and tables["in order"]["is_label_issue"].any()
+    same_rows(tables["in order"], tables["reversed"], key="id")
+    summaries = [(tmp_path / folder / "summary.md").read_text() for folder in ("in-order", "reversed")]
+    assert summaries[0] == summaries[1]
 
 
 #: The review list of the label-issue steps (:func:`enkcvs.labelissues.oof.select`) in a process of its own, whose

@@ -70,7 +70,6 @@ def test_hand_example_votes_pseudo_labels_beta_and_rank():
     half = np.log(2) / np.log(3)
     np.testing.assert_allclose(result.beta, [0.0, half, half, 0.0, 0.0])
     np.testing.assert_allclose(result.prob_given, [0.7, 0.35, 0.15, 0.2, 0.2])
-    np.testing.assert_array_equal(result.predicted, [0, 2, 1, 1, 1])  # argmax of the mean probabilities
     # The default score is cleanlab's self-confidence: the mean probability of the given label; lowest first, then
     # index (s3 before its twin s4).
     np.testing.assert_allclose(result.label_quality, result.prob_given)
@@ -123,17 +122,17 @@ def test_agrees_with_the_workflow_selection_step(tmp_path):
     columns = {
         "given_label": "given",
         "votes": "votes",
-        "suggested_label": "pseudo",
-        "beta": "beta",
-        "prob_given": "prob_given",
-        "label_quality": "label_quality",
+        "predicted_label": "pseudo",
+        "label_score": "label_quality",  # the score select() ranked by
     }
     for column, workflow_column in columns.items():
         np.testing.assert_allclose(
             frame[column].to_numpy(float), expected[workflow_column].to_numpy(float), err_msg=column
         )
+    for attribute in ("beta", "prob_given"):
+        np.testing.assert_allclose(getattr(result, attribute), expected[attribute], err_msg=attribute)
     np.testing.assert_array_equal(frame["kept"], expected["selected"])
-    np.testing.assert_array_equal(frame["in_review_list"], expected["in_review_list"])
+    np.testing.assert_array_equal(frame["is_label_issue"], expected["in_review_list"])
     assert (result.kept_precision, result.kept_recall) == pytest.approx((metrics["precision"], metrics["recall"]))
     assert result.theorem1 == pytest.approx(metrics["theorem1"])
 
@@ -141,30 +140,25 @@ def test_agrees_with_the_workflow_selection_step(tmp_path):
 def test_package_level_select_and_to_frame_order():
     assert enkcvs.select is select
     frame = enkcvs.select(probabilities=HAND_PROBABILITIES[0], labels=HAND_GIVEN).to_frame()
+    # One column a fact: the row's number, cleanlab's four (Datalab's get_issues("label") names), then the ranking's
+    # and the method's own.
     assert list(frame.columns) == [
-        "sample",
+        "row",
         "is_label_issue",
         "label_score",
         "given_label",
         "predicted_label",
-        "suggested_label",
-        "in_review_list",
-        "kept",
-        "label_quality",
-        "votes",
-        "iterations",
-        "beta",
-        "prob_given",
         "rank",
+        "votes",
+        "kept",
     ]
     # In the data's order, so that data[frame.is_label_issue] picks the flagged rows; rank says the order to review in.
-    assert frame["sample"].tolist() == [0, 1, 2, 3, 4] and (frame["iterations"] == 1).all()
+    assert frame["row"].tolist() == [1, 2, 3, 4, 5]  # 1 the first, as the rows of a file after its header
     assert frame["rank"].tolist() == [5, 4, 3, 1, 2]  # P(given) 0.8, 0.5, 0.2, 0.1, 0.1
     assert frame["predicted_label"].tolist() == [0, 1, 0, 1, 1]
-    # cleanlab's names beside ours: Datalab's get_issues("label") columns, higher label_score = cleaner
-    assert frame["is_label_issue"].equals(frame["in_review_list"]) and frame["label_score"].equals(
-        frame["label_quality"]
-    )
+    np.testing.assert_allclose(frame["label_score"], [0.8, 0.5, 0.2, 0.1, 0.1])  # higher = cleaner
+    named = enkcvs.select(probabilities=HAND_PROBABILITIES[0], labels=HAND_GIVEN).to_frame(ids=np.arange(5) * 7)
+    assert list(named.columns[:2]) == ["id", "is_label_issue"] and named["id"].tolist() == [0, 7, 14, 21, 28]
 
 
 def test_string_labels_are_mapped_with_a_warning():
@@ -175,7 +169,7 @@ def test_string_labels_are_mapped_with_a_warning():
     assert result.class_names == ("cat", "dog", "eel") and result.kept_precision == 1.0
     frame = result.to_frame()
     assert frame["given_label"].tolist() == ["cat", "dog", "eel", "cat", "cat"]
-    assert frame["suggested_label"].tolist() == ["cat", "eel", "dog", "dog", "dog"]
+    assert frame["predicted_label"].tolist() == ["cat", "eel", "dog", "dog", "dog"]  # the pseudo labels
     assert result.to_frame(labels_as_names=False)["given_label"].tolist() == [0, 1, 2, 0, 0]
     # class_names fixes the order (no warning): here the reverse of the sorted one.
     with warnings.catch_warnings():

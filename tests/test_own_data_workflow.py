@@ -13,6 +13,8 @@ from PIL import Image
 pytestmark = pytest.mark.workflow
 
 CLASSES = np.array(["cat", "dog", "owl"])
+#: The label-issue table's columns after the one that names the rows.
+SLIM = ["is_label_issue", "label_score", "given_label", "predicted_label", "rank", "votes", "kept"]
 
 
 @pytest.fixture(scope="module")
@@ -82,21 +84,21 @@ def own_run(tmp_path_factory, run_snakemake):
 def test_planted_label_errors_rank_first_in_each_seed_and_merged(own_run, where):
     workdir, planted = own_run
     issues = pd.read_parquet(workdir / "results" / "issues" / "animals" / where / "label_issues.parquet")
-    iterations, needed = (4, 4) if where == "real" else (2, 2)  # merged: 2 seeds x M = 2, kept at t = 2 per seed
-    assert len(issues) == 300 and list(issues["sample"]) == list(range(300))  # in the data's order
+    needed = 4 if where == "real" else 2  # merged: 2 seeds x M = 2, kept at t = 2 per seed
+    assert list(issues.columns) == ["photo", *SLIM]  # one column a fact, the rows named by the file's ids
+    assert len(issues) == 300 and list(issues["photo"]) == [f"IMG_{row:04d}" for row in range(300)]  # data order
     assert sorted(issues["rank"]) == list(range(1, 301))
-    assert set(issues["given_label"]) == set(CLASSES) and (issues["iterations"] == iterations).all()
+    assert set(issues["given_label"]) == set(CLASSES) and issues["votes"].max() == needed
     assert issues["kept"].equals(issues["votes"] >= needed)
     issues = issues.sort_values("rank")
-    assert issues["label_quality"].is_monotonic_increasing
-    listed = issues["in_review_list"].to_numpy()
-    assert listed.sum() > 0 and not (issues["in_review_list"] & issues["kept"]).any()
-    assert issues.loc[~issues["kept"], "in_review_list"].head(listed.sum()).all()  # the ranking's first not kept
-    assert list(issues.columns[:2]) == ["sample", "photo"]
-    assert (issues["photo"] == issues["sample"].map("IMG_{:04d}".format)).all()
-    flagged = set(issues.loc[~issues["kept"], "sample"])
+    assert issues["label_score"].is_monotonic_increasing
+    listed = issues["is_label_issue"].to_numpy()
+    assert listed.sum() > 0 and not (issues["is_label_issue"] & issues["kept"]).any()
+    assert issues.loc[~issues["kept"], "is_label_issue"].head(listed.sum()).all()  # the ranking's first not kept
+    rows = issues.index.to_numpy()  # positions in the data
+    flagged = set(rows[~issues["kept"].to_numpy()])
     assert len(flagged & set(planted)) >= 0.8 * len(planted)  # most planted errors are found
-    assert len(set(issues["sample"].head(30)) & set(planted)) >= 20  # and ranked first
+    assert len(set(rows[:30]) & set(planted)) >= 20  # and ranked first
     summary = (workdir / "results" / "issues" / "animals" / where / "summary.md").read_text()
     assert (
         f"Review list (likely label errors to check: the first not kept of the ranking, as many as confident learning "
@@ -111,7 +113,7 @@ def test_image_folder_issues_come_with_a_review_sheet(own_run):
     workdir, _ = own_run
     merged = workdir / "results" / "issues" / "photos" / "real"
     issues = pd.read_parquet(merged / "label_issues.parquet")
-    assert len(issues) == 18 and issues["path"].str.endswith(".png").all()
+    assert len(issues) == 18 and list(issues.columns) == ["path", *SLIM] and issues["path"].str.endswith(".png").all()
     assert (merged / "review.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (merged / "review.pdf").read_bytes()[:5] == b"%PDF-"
     assert not (merged / "review.md").exists()
@@ -134,7 +136,7 @@ def test_table_issues_come_with_a_markdown_review_sheet_of_ids_labels_and_featur
         "given",
         "suggested",
         "votes",
-        "label quality",
+        "label score",
         "review list",
         "kept",
         "x0",
@@ -150,12 +152,12 @@ def test_table_issues_come_with_a_markdown_review_sheet_of_ids_labels_and_featur
             str(row["rank"]),
             row["photo"],
             row["given_label"],
-            row["suggested_label"],
-            f"{row['votes']} of 4",
-            f"{row['label_quality']:.3f}",
+            row["predicted_label"],
+            str(row["votes"]),
+            f"{row['label_score']:.3f}",
         ]
-        assert cells[6:8] == ["yes" if row["in_review_list"] else "no", "yes" if row["kept"] else "no"]
-    assert f"{issues['in_review_list'].sum()} in the review list, {issues['kept'].sum()} kept." in sheet
+        assert cells[6:8] == ["yes" if row["is_label_issue"] else "no", "yes" if row["kept"] else "no"]
+    assert f"{issues['is_label_issue'].sum()} in the review list, {issues['kept'].sum()} kept." in sheet
     assert not (merged / "review.png").exists()
 
 
@@ -181,11 +183,11 @@ def test_own_data_without_a_test_set_trains_no_final_model(own_run):
 def test_own_out_of_fold_probabilities_are_selected_without_training(own_run):
     workdir, planted = own_run
     issues = pd.read_parquet(workdir / "results" / "oof" / "mine" / "label_issues.parquet")
-    assert set(issues.loc[~issues["kept"], "sample"]) == set(planted)  # the probabilities point at the truth
-    assert list(issues.columns[:2]) == ["sample", "uid"] and (issues["uid"] == issues["sample"] * 7).all()
+    assert set(np.flatnonzero(~issues["kept"])) == set(planted)  # the probabilities point at the truth
+    assert list(issues.columns) == ["uid", *SLIM] and (issues["uid"] == np.arange(300) * 7).all()
     metrics = json.loads((workdir / "results" / "oof" / "mine" / "metrics.json").read_text())
     assert metrics["kept_precision"] == 1.0 and metrics["kept_recall"] == 1.0 and metrics["iterations"] == 1
-    assert metrics["kept"] == 300 - len(planted) and metrics["in_review_list"] == issues["in_review_list"].sum()
+    assert metrics["kept"] == 300 - len(planted) and metrics["in_review_list"] == issues["is_label_issue"].sum()
     assert "precision" not in metrics
 
 
@@ -282,3 +284,36 @@ def test_texts_and_a_table_of_image_paths_need_no_recipe_key_beyond_the_model_an
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
     done = run_snakemake(tmp_path, "-n", config=tmp_path / "c.yaml")
     assert done.returncode != 0 and "datasets.questions.recipe.mixup_alpha must be null" in done.stdout + done.stderr
+
+
+def test_a_shuffled_file_on_two_fold_threads_gets_the_same_label_issues(tmp_path, run_snakemake):
+    """The own-data route on a table, and again on a copy of it with its rows shuffled and the fold jobs on 2
+    threads: the same label-issue tables, one seed's and the merged, row by row once the shuffle is undone by the
+    ids, to the last bit; and the same review sheet."""
+    rng = np.random.default_rng(1)
+    true = np.repeat(np.arange(3), 40)
+    given = true.copy()
+    flipped = rng.choice(120, size=12, replace=False)
+    given[flipped] = (true[flipped] + 1) % 3
+    table = pd.DataFrame(rng.normal(size=(120, 4)) + 2.0 * np.eye(3, 4)[true], columns=[f"x{i}" for i in range(4)])
+    table = table.assign(animal=CLASSES[given])
+    table.insert(0, "photo", [f"IMG_{row:03d}" for row in range(120)])
+    recipe = {"model": "mlp", "optimizer": "sgd", "lr": 0.05, "epochs": 4, "batch_size": 32}
+    options = {"path": "animals.csv", "label_column": "animal", "id_column": "photo"}
+    dataset = {"source": "table", "source_options": options, "noise": ["real"], "find_issues": True, "recipe": recipe}
+    config = {"datasets": {"animals": dataset}, "seeds": [1], "selection": {"K": 2, "M": 2, "t": 2}, "methods": ["ce"]}
+    runs = {}
+    for name, rows, threads in (("in order", table, 1), ("shuffled", table.sample(frac=1, random_state=3), 2)):
+        workdir = tmp_path / name.replace(" ", "-")
+        workdir.mkdir()
+        rows.to_csv(workdir / "animals.csv", index=False)
+        (workdir / "c.yaml").write_text(yaml.safe_dump(config))
+        done = run_snakemake(workdir, "--set-threads", f"train_fold={threads}", config=workdir / "c.yaml")
+        assert done.returncode == 0, done.stderr[-4000:]
+        assert threads == 1 or f"threads: {threads}" in done.stderr  # Snakemake names threads beyond one
+        runs[name] = workdir / "results" / "issues" / "animals" / "real"
+    for where in ("seed1", "."):
+        first, second = (pd.read_parquet(runs[name] / where / "label_issues.parquet") for name in runs)
+        assert not first["photo"].equals(second["photo"]) and first["is_label_issue"].any()  # rows moved; a list
+        pd.testing.assert_frame_equal(first, second.set_index("photo").loc[first["photo"]].reset_index())
+    assert (runs["in order"] / "review.md").read_text() == (runs["shuffled"] / "review.md").read_text()

@@ -1,11 +1,11 @@
 """Review sheets of a ranking: one entry per shown sample, in rank order, with its class names, votes and label
-quality; images as titled tiles (PNG and PDF), texts and feature rows as Markdown tables; bad input refused."""
+score; images as titled tiles (PNG and PDF), texts and feature rows as Markdown tables; bad input refused."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from enkcvs.labelissues.issues import in_rank_order, label_issue_table
+from enkcvs.labelissues.issues import in_rank_order, label_issue_table, row_names
 from enkcvs.labelissues.review import (
     display_image,
     draw_review_sheet,
@@ -21,25 +21,25 @@ NAMES = ("cat", "dog", "a rather long class name that would not fit on one tile"
 
 
 def make_ranking(*, seed: int, num_samples: int = 12, iterations: int = 4, ids: bool = False) -> pd.DataFrame:
-    """A label-issue table (:func:`label_issue_table`) of random outcomes over :data:`NAMES`, optionally with ids."""
+    """A label-issue table (:func:`label_issue_table`) of random outcomes over :data:`NAMES`, in the data's order, its
+    rows named by ids (column ``photo``) or numbered."""
     rng = np.random.default_rng(seed)
     votes = rng.integers(0, iterations + 1, size=num_samples)
-    quality = rng.random(num_samples)
+    score = rng.random(num_samples)
     return label_issue_table(
         given=rng.integers(0, 3, size=num_samples),
-        pseudo=rng.integers(0, 3, size=num_samples),
         predicted=rng.integers(0, 3, size=num_samples),
+        label_score=score,
+        is_label_issue=votes == 0,
         votes=votes,
-        iterations=iterations,
-        beta=rng.random(num_samples),
-        prob_given=rng.random(num_samples),
-        label_quality=quality,
-        selected=votes >= 2,
-        in_review_list=votes == 0,
-        rank=quality.argsort().argsort() + 1,
+        kept=votes >= 2,
+        rank=score.argsort().argsort() + 1,
+        names=row_names(
+            count=num_samples,
+            ids=np.array([f"ID-{i:03d}" for i in range(num_samples)]) if ids else None,
+            id_column="photo",
+        ),
         class_names=NAMES,
-        ids=np.array([f"ID-{i:03d}" for i in range(num_samples)]) if ids else None,
-        id_column="photo" if ids else None,
     )
 
 
@@ -63,7 +63,7 @@ def test_image_sheet_titles_every_shown_sample_with_class_names_votes_and_id(tmp
         flat = title.replace("\n  ", " ")
         assert flat.startswith(f"#{row['rank']}  photo {row['photo']}\n")
         assert f"given: {row['given_label']}" in flat or row["given_label"] == NAMES[2]
-        assert f"votes {row['votes']} of 4 · quality {row['label_quality']:.2f}" in flat
+        assert f"votes {row['votes']} · score {row['label_score']:.2f}" in flat
         assert all(len(line) <= 30 for line in title.splitlines()[1:-1])  # class names wrapped to the tile's width
     long = [title for title, given in zip(titles, in_rank_order(ranking)["given_label"]) if given == NAMES[2]]
     assert all("given: a rather long class" in title and "…" in title for title in long)
@@ -80,23 +80,22 @@ def test_image_sheet_titles_every_shown_sample_with_class_names_votes_and_id(tmp
 def test_image_sheet_reads_files_and_names_samples_by_row_without_ids(tmp_path):
     from PIL import Image
 
-    ranking = in_rank_order(make_ranking(seed=3, num_samples=4)).reset_index(drop=True)
+    ranking = make_ranking(seed=3, num_samples=4)
     for i in range(4):
         Image.new("L" if i % 2 else "RGB", (6, 5), 100).save(tmp_path / f"{i}.png")
     figure = draw_review_sheet(issues=ranking, images=[f"{i}.png" for i in range(4)], caption="files", root=tmp_path)
     titles = [axis.get_title(loc="left") for axis in figure.axes if axis.get_images()]
-    assert [title.splitlines()[0] for title in titles] == [
-        f"#{r}  row {s}" for r, s in zip(ranking["rank"], ranking["sample"])
-    ]
-    shapes = {s: axis.get_images()[0].get_array().shape for s, axis in zip(ranking["sample"], figure.axes)}
+    ranked = in_rank_order(ranking)  # indexed by the samples' positions
+    assert [title.splitlines()[0] for title in titles] == [f"#{r}  row {s + 1}" for s, r in ranked["rank"].items()]
+    shapes = {s: axis.get_images()[0].get_array().shape for s, axis in zip(ranked.index, figure.axes)}
     assert {shape for s, shape in shapes.items() if s % 2} == {(5, 6)}  # grey files stay one channel
     assert {shape for s, shape in shapes.items() if not s % 2} == {(5, 6, 3)}
-    deep = ranking.assign(path=[f"some/deep/folder/of/class/pictures/{i}.png" for i in ranking["sample"]])
+    deep = ranking.assign(path=[f"some/deep/folder/of/class/pictures/{i}.png" for i in range(4)])
     deeper = draw_review_sheet(
         issues=deep, images=[f"{i}.png" for i in range(4)], caption="c", root=tmp_path, id_column="path", top=1
     )
     head = deeper.axes[0].get_title(loc="left").splitlines()[0]  # a long id keeps its end, the file's name
-    assert head.startswith("#1  path …") and head.endswith(f"/pictures/{deep['sample'][0]}.png") and len(head) == 30
+    assert head.startswith("#1  path …") and head.endswith(f"/pictures/{ranked.index[0]}.png") and len(head) == 30
 
 
 def test_text_sheet_holds_one_row_per_shown_sample_with_escaped_shortened_text(tmp_path):
@@ -106,17 +105,17 @@ def test_text_sheet_holds_one_row_per_shown_sample_with_escaped_shortened_text(t
     assert sheet.startswith("# toy texts, seed 1\n") and "Top 7 of 12 samples" in sheet
     rows = entries(sheet)
     assert len(rows) == 7
-    for cells, row in zip(rows, in_rank_order(ranking).head(7).to_dict("records")):
-        rank, photo, text, given, suggested, votes, quality, listed, kept = cells
+    for cells, (sample, row) in zip(rows, in_rank_order(ranking).head(7).iterrows()):
+        rank, photo, text, given, suggested, votes, score, listed, kept = cells
         assert (rank, photo, given, suggested) == (
             str(row["rank"]),
             row["photo"],
             row["given_label"],
-            row["suggested_label"],
+            row["predicted_label"],
         )
-        assert votes == f"{row['votes']} of 4" and quality == f"{row['label_quality']:.3f}"
-        assert (listed, kept) == tuple("yes" if row[key] else "no" for key in ("in_review_list", "kept"))
-        assert text.startswith(f"text {row['sample']} \0 with a pipe ↵ and a second line x") and text.endswith("…")
+        assert votes == str(row["votes"]) and score == f"{row['label_score']:.3f}"
+        assert (listed, kept) == tuple("yes" if row[key] else "no" for key in ("is_label_issue", "kept"))
+        assert text.startswith(f"text {sample} \0 with a pipe ↵ and a second line x") and text.endswith("…")
         assert len(text.replace("\0", "|")) == 120
     write_markdown(sheet, path=tmp_path / "review.md")
     assert (tmp_path / "review.md").read_text() == sheet
@@ -134,7 +133,7 @@ def test_table_sheet_shows_feature_values_under_their_names():
         "given",
         "suggested",
         "votes",
-        "label quality",
+        "label score",
         "review list",
         "kept",
         "a",
@@ -143,16 +142,17 @@ def test_table_sheet_shows_feature_values_under_their_names():
     ]
     rows = entries(sheet)
     assert len(rows) == 4
-    for cells, row in zip(rows, in_rank_order(ranking).head(4).to_dict("records")):
+    for cells, (sample, row) in zip(rows, in_rank_order(ranking).head(4).iterrows()):
         assert cells[:6] == [
             str(row["rank"]),
-            str(row["sample"]),
+            str(sample + 1),  # the row's number, 1 the first, as the table's own row column
             row["given_label"],
-            row["suggested_label"],
-            f"{row['votes']} of 4",
-            f"{row['label_quality']:.3f}",
+            row["predicted_label"],
+            str(row["votes"]),
+            f"{row['label_score']:.3f}",
         ]
-        assert cells[8:] == [f"{value:.4g}" for value in features[row["sample"], 0, 0]]
+        assert str(row["row"]) == cells[1]
+        assert cells[8:] == [f"{value:.4g}" for value in features[sample, 0, 0]]
     unnamed = table_sheet(issues=ranking, features=features[:, 0, 0], caption="toy", top=1)
     assert "x[0] |   x[1] |   x[2] |" in unnamed and len(entries(unnamed)) == 1
 
@@ -179,9 +179,9 @@ def test_bad_input_is_refused_with_the_fix(call, message):
 def test_missing_and_unreadable_image_files_are_named_with_their_rows(tmp_path):
     ranking = make_ranking(seed=8, num_samples=3)
     (tmp_path / "0.png").write_bytes(b"not an image")
-    with pytest.raises(FileNotFoundError, match=r"1 of 3 image files do not exist \(row 2: \S+2\.png"):
+    with pytest.raises(FileNotFoundError, match=r"1 of 3 image files do not exist \(row 3: \S+2\.png; rows numbered"):
         draw_review_sheet(issues=ranking, images=["0.png", "0.png", "2.png"], caption="c", root=tmp_path)
-    with pytest.raises(ValueError, match=r"the image file \S+0\.png \(row 4, 0-based in sample order\) is unreadable"):
+    with pytest.raises(ValueError, match=r"the image file \S+0\.png \(row 4, 1 = the first\) is unreadable"):
         read_image(tmp_path / "0.png", row=4)
 
 
@@ -228,9 +228,7 @@ def test_the_workflow_renders_a_text_datasets_sheet_with_its_ranking_named(tmp_p
     render_review_sheet(dataset=tmp_path / "d.npz", table=table, top=3, markdown=tmp_path / "review.md")
     sheet = (tmp_path / "review.md").read_text()
     assert sheet.startswith("# toy, noise real: E-NKCVS ranking of seed 1 (K = 2, M = 4, t = 2)\n")
-    assert [cells[2] for cells in entries(sheet)] == [
-        f"text of sample {s}" for s in in_rank_order(ranking)["sample"].head(3)
-    ]
+    assert [cells[2] for cells in entries(sheet)] == [f"text of sample {s}" for s in in_rank_order(ranking).index[:3]]
 
 
 def test_the_workflow_shows_a_tables_features_under_their_names(tmp_path, saved_ranking):
@@ -263,7 +261,7 @@ def test_a_group_sheet_shows_only_the_samples_of_its_group_with_their_rank_among
     from enkcvs.report.render import render_review_sheet
 
     ids = np.array([f"{'train' if i % 3 else 'test'} {i}" for i in range(12)])
-    ranking = in_rank_order(make_ranking(seed=4, ids=True)).assign(photo=lambda frame: ids[frame["sample"]])
+    ranking = make_ranking(seed=4, ids=True).assign(photo=ids)
     write_table(
         ranking,
         tmp_path / "issues.parquet",
@@ -292,6 +290,6 @@ def test_a_group_sheet_shows_only_the_samples_of_its_group_with_their_rank_among
     assert drawn["caption"].endswith("; its test samples only, ranked among all 12")
     figure = draw_review_sheet(**{key: value for key, value in drawn.items() if key not in ("png", "pdf", "dpi")})
     titles = [axis.get_title(loc="left").splitlines()[0] for axis in figure.axes if axis.get_images()]
-    tested = ranking[ranking["photo"].str.startswith("test ")]
+    tested = in_rank_order(ranking[ranking["photo"].str.startswith("test ")])
     assert titles == [f"#{rank}  photo {photo}" for rank, photo in zip(tested["rank"], tested["photo"])]
     assert "Top 4 of 4 of the 12 samples" in figure._supxlabel.get_text()

@@ -14,10 +14,11 @@ import torch
 import enkcvs.pipeline.steps
 from enkcvs.data.datasets import load_dataset
 from enkcvs.io import read_table, write_table
+from enkcvs.labelissues.determinism import dataset_digests
 from enkcvs.labelissues.oof import select
 from enkcvs.pipeline.steps.final import train_final
 from enkcvs.pipeline.steps.folds import train_fold
-from enkcvs.pipeline.steps.issues import merge_label_issues
+from enkcvs.pipeline.steps.issues import write_label_issues
 from enkcvs.pipeline.steps.select import select_samples
 from enkcvs.training.device import Execution
 from enkcvs.training.recipe import Recipe
@@ -137,7 +138,7 @@ def two_seeds(base, *, shift_second=0):
 def test_merged_label_issues_are_one_ensemble_of_every_seeds_iterations(tiny_inputs):
     predictions, labels = two_seeds(tiny_inputs)
     out = {"table": tiny_inputs / "merged.parquet", "summary": tiny_inputs / "merged.md"}
-    merge_label_issues(
+    write_label_issues(
         dataset=tiny_inputs / "data.npz",
         predictions=predictions,
         labels=labels,
@@ -153,22 +154,33 @@ def test_merged_label_issues_are_one_ensemble_of_every_seeds_iterations(tiny_inp
         labels=read_table(labels[0])[0]["given"].to_numpy(),
         threshold=2,
         class_names=["a", "b", "c"],
-        score="label_quality",  # the workflow's
+        sample_keys=dataset_digests(load_dataset(tiny_inputs / "data.npz")),  # as the command ranks
     )
-    assert merged["sample"].tolist() == list(range(len(merged)))  # in the data's order
-    assert (merged["iterations"] == 2).all() and meta["seeds"] == [3, 4] and meta["threshold"] == 1
-    assert np.array_equal(merged["kept"], expected.selected)
-    assert np.array_equal(merged["in_review_list"], expected.in_review_list)
-    assert np.allclose(merged["label_quality"], expected.label_quality)
+    pd.testing.assert_frame_equal(merged, expected.to_frame())  # rows numbered 1..N, in the data's order
+    assert merged["votes"].max() == 2 and meta["seeds"] == [3, 4] and meta["threshold"] == 1
     summary = out["summary"].read_text()
     assert "over seeds 3, 4: 2 iterations in all, a sample kept when selected in at least 2" in summary
+    one = {"table": tiny_inputs / "seed3.parquet", "summary": tiny_inputs / "seed3.md"}
+    fields = {"dataset": "tiny", "noise": "sym0.2", "seed": "3"}
+    write_label_issues(
+        dataset=tiny_inputs / "data.npz",
+        predictions=predictions[:2],
+        labels=labels[:1],
+        threshold=1,
+        top=5,
+        provenance_fields=fields,
+        **one,
+    )
+    seed3, meta = read_table(one["table"])
+    assert seed3["votes"].max() == 1 and meta["seeds"] == [3] and meta["seed"] == "3" and meta["M"] == 1
+    assert "E-NKCVS with K = 2, M = 1, t = 1 (noise setting sym0.2, seed 3). Review list" in one["summary"].read_text()
 
 
 def test_seeds_with_other_given_labels_are_not_merged(tiny_inputs):
     predictions, labels = two_seeds(tiny_inputs, shift_second=1)
     out = {"table": tiny_inputs / "merged.parquet", "summary": tiny_inputs / "merged.md"}
     with pytest.raises(ValueError, match="given labels differ from seed 3's"):
-        merge_label_issues(
+        write_label_issues(
             dataset=tiny_inputs / "data.npz",
             predictions=predictions,
             labels=labels,

@@ -187,8 +187,8 @@ def test_figures_are_rendered(tiny_run):
 
 
 def test_the_test_curves_end_at_the_test_accuracy_of_the_model_kept(tiny_run):
-    """CE asks for its curve in the tiny config (no other method does): an epoch per row, the last one the final
-    model's own accuracy, the paper's cell beside it."""
+    """CE asks for its curve to be drawn in the tiny config (no other method does): an epoch per row, the last one
+    the final model's own accuracy, the paper's cell beside it. Every final model records its curve."""
     curves = pd.read_csv(tiny_run / "results/report/test_curves.csv")
     assert set(curves["method"]) == {"ce"} and len(curves) == 2 * 2 * 3  # noise settings x seeds x epochs
     for (kind, rate, seed), curve in curves.groupby(["noise_kind", "noise_rate", "seed"]):
@@ -199,7 +199,11 @@ def test_the_test_curves_end_at_the_test_accuracy_of_the_model_kept(tiny_run):
         assert curve["epoch"].max() == 3 and curve.sort_values("epoch")["test_accuracy"].iloc[-1] == pytest.approx(
             100 * result["test_accuracy"]
         )
-    assert "test_accuracy_by_epoch" not in read_json(tiny_run / "results/final/digits/sym0.4/seed1/sl.json")
+    for result in (tiny_run / "results/final").rglob("*.json"):
+        record = read_json(result)
+        assert len(record["test_accuracy_by_epoch"]) == 3 and record["test_accuracy_by_epoch"][-1] == pytest.approx(
+            record["test_accuracy"]
+        ), result
     assert "| digits " in (tiny_run / "results/report/test_curves.md").read_text()
     assert (tiny_run / "results/report/test_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -234,9 +238,9 @@ def test_training_logs_show_what_was_read_every_epoch_and_what_was_written(tiny_
         lines = (tiny_run / log).read_text().splitlines()
         curve = [line.split(": ")[0].split()[-1] for line in lines if "curve accuracy after epoch" in line]
         lines = [line for line in lines if "curve accuracy after epoch" not in line]
-        # CE asks for its clean test curve in the tiny config: a line after each epoch's
-        asked = log.endswith("ce.log")
-        assert curve == ([f"{epoch}/{epochs}" for epoch in range(1, epochs + 1)] if asked else []), log
+        # every final model records its clean test accuracy after each epoch, a fold model none
+        final = log.startswith("logs/final")
+        assert curve == ([f"{epoch}/{epochs}" for epoch in range(1, epochs + 1)] if final else []), log
         assert "read results/data/digits.npz and results/noise/digits/sym0.4/seed1.parquet" in lines[0], log
         if log.startswith("logs/folds"):  # then the fold's split
             split = lines.pop(1)
@@ -443,6 +447,17 @@ def test_changing_t_or_gamma_retrains_no_model_that_does_not_use_it(
     assert not {"train_fold", "train_final_baseline", "confident_learning_selection", "train_final_pruned"} & rules
 
 
+def test_asking_for_a_baselines_test_curve_retrains_nothing(tiny_run, tmp_path, run_snakemake, tiny_config):
+    """Every final model records its curve: ``test_curve`` only asks the report to draw it."""
+
+    def edit(config):
+        config["datasets"]["digits"]["baselines"]["sl"]["test_curve"] = True  # the tiny config draws CE's alone
+
+    dry = dry_run_after(run_snakemake, tiny_run, tmp_path, tiny_config, edit).stdout
+    rules = set(re.findall(r"^(?:local)?rule (\w+):", dry, flags=re.MULTILINE))
+    assert "test_curves" in rules and not {rule for rule in rules if rule.startswith("train_")}
+
+
 def test_table2_sets_reproduced_beside_published(tiny_run):
     table = pd.read_csv(tiny_run / "results/report/table2.csv")
     row = table[(table["method"] == "sl") & (table["noise_kind"] == "sym")].iloc[0]
@@ -451,11 +466,20 @@ def test_table2_sets_reproduced_beside_published(tiny_run):
     asym = table[(table["method"] == "sl") & (table["noise_kind"] == "asym")].iloc[0]
     assert np.isnan(asym["published"]) and np.isnan(asym["difference"])  # the paper has no asym 0.3 column
     assert set(table["method"]) == {"ce", "ce_mixup", "sl", "gce", "coteaching", "cl_prune", "enkcvs"}
-    lines = (tiny_run / "results/report/table2.md").read_text().splitlines()
+    text = (tiny_run / "results/report/table2.md").read_text()
+    lines = text.splitlines()
     header = [cell.strip() for cell in lines[0].split("|")[1:-1]]
-    assert header == ["dataset", "method", "symmetric 0.4", "symmetric 0.4 paper", "symmetric 0.4 Δ", "asymmetric 0.3"]
+    assert header == [
+        "dataset",
+        "method",
+        "reading",
+        "symmetric 0.4",
+        "symmetric 0.4 paper",
+        "symmetric 0.4 Δ",
+        "asymmetric 0.3",
+    ]
     rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in lines[2:] if line.startswith("|")]
-    assert [row[1] for row in rows] == [
+    assert [row[1] for row in rows[::3]] == [
         "CE",
         "Co-teaching",
         "SL",
@@ -464,9 +488,13 @@ def test_table2_sets_reproduced_beside_published(tiny_run):
         "GCE (not in the paper)",
         "E-NKCVS",
     ]
-    sl = rows[2]
-    assert sl[0] == "digits (MNIST)" and sl[3] == "99.0 ± 0.1" and sl[4] == f"{row['difference']:+.3f}"
+    assert [row[2] for row in rows[:3]] == ["last epoch", "mean of last 10 epochs", "best epoch (optimistic)"]
+    sl = rows[6]
+    assert sl[0] == "digits (MNIST)" and sl[4] == "99.0 ± 0.1" and sl[5] == f"{row['difference']:+.3f}"
+    assert row["last10_epochs"] == 3 and rows[7][3].endswith("(all 3 epochs)")  # fewer than ten: said in the cell
+    assert rows[8][5] == f"{row['best_difference']:+.3f}"
     assert any("**" in cell for row in rows for cell in row)
+    assert "The protocol is the last epoch" in text
 
 
 def test_baseline_results_record_their_options(tiny_run):

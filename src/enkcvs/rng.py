@@ -14,6 +14,8 @@ class Purpose(IntEnum):
     INIT = 3
     FINAL = 4
     PEER = 5  # co-teaching's second network
+    INCV = 6  # INCV's halves and the models trained on them (Chen et al. 2019)
+    ENSEMBLE = 7  # the members of an ensemble of final models
 
 
 def derive_seed(seed: int, purpose: Purpose, *keys: int) -> int:

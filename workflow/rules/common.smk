@@ -61,6 +61,7 @@ if str(PACKAGE_SOURCE) not in os.environ.get("PYTHONPATH", "").split(os.pathsep)
 
 from enkcvs.data.checkpoints import checkpoint_slug
 from enkcvs.data.sources import SOURCES
+from enkcvs.method.ensemble import budget_members
 from enkcvs.method.methods import ABLATION_LADDER, BASELINE_METHODS, GAMMA_METHODS, SELECTION_METHODS
 from enkcvs.pipeline.config import run_config_problems
 from enkcvs.pipeline.fingerprint import code_fingerprint
@@ -151,18 +152,29 @@ def get_text_inputs(wildcards):
     return {"tokens": rules.tokenize.output.tokens.format(dataset=wildcards.dataset, tokenizer=slug)}
 
 
+#: Baseline settings that are not training options: the schedule goes into the recipe (:func:`get_baseline_recipe`);
+#: ``test_curve`` only asks the report to draw a curve every final model records, so it reruns no training.
+NOT_TRAINING_OPTIONS = ("schedule", "test_curve")
+
+
 def get_baseline_options(wildcards):
     """Hyperparameters of one baseline on one dataset, whether it mixes included, as configured (co-teaching's
-    ``nominal`` or ``actual`` forget rate is resolved by the job: :func:`enkcvs.training.final.resolve_forget_rate`); its
-    schedule goes into its recipe (:func:`get_baseline_recipe`)."""
+    ``nominal`` or ``actual`` forget rate is resolved by the job: :func:`enkcvs.training.final.resolve_forget_rate`)."""
     options = config["datasets"][wildcards.dataset]["baselines"].get(wildcards.baseline, {})
-    return canonical({key: value for key, value in options.items() if key != "schedule"})
+    return canonical({key: value for key, value in options.items() if key not in NOT_TRAINING_OPTIONS})
 
 
 def get_recipe(wildcards):
     """The wildcard dataset's training recipe, as a training job's params: a recipe field added later appears only
     where it is set (:func:`enkcvs.training.recipe.recipe_params`), so that adding it retrains nothing."""
     return canonical(recipe_params(config["datasets"][wildcards.dataset]["recipe"]))
+
+
+def get_canonical(wildcards):
+    """Whether a fold job orders the samples by their content and fits on one thread: for a user's own files (the
+    sources of :mod:`enkcvs.data.sources.own`), whose label issues must be the same in any row order and on any
+    threads (docs/your-data.md); the paper's datasets train as their recorded runs did."""
+    return SOURCES[config["datasets"][wildcards.dataset]["source"]].load.module == "own"
 
 
 def get_baseline_recipe(wildcards):
@@ -183,6 +195,19 @@ def get_baseline_recipe(wildcards):
 def get_gamma(wildcards):
     """gamma of a final model trained on a selection: the config's for the methods whose loss has it, else None."""
     return config["gamma"] if wildcards.method in GAMMA_METHODS else None
+
+
+def get_incv_iterations(wildcards):
+    """INCV's iterations N on the wildcard dataset (``baselines.incv.iterations``)."""
+    return config["datasets"][wildcards.dataset]["baselines"]["incv"]["iterations"]
+
+
+def get_ensemble_members(wildcards):
+    """The members of CE + mixup's ensemble at E-NKCVS's budget for the wildcards' (K, M)
+    (:func:`enkcvs.method.ensemble.budget_members`)."""
+    setting = {"dataset": wildcards.dataset, "noise": wildcards.noise, "seed": wildcards.seed}
+    count = budget_members(num_folds=int(wildcards.K), iterations=int(wildcards.M))
+    return [rules.train_ensemble_member.output.probabilities.format(**setting, member=j) for j in range(1, count + 1)]
 
 
 def get_pruning_selection(wildcards):
@@ -215,11 +240,16 @@ def selection_outputs(output, settings, points, **fields):
 
 
 def final_rule(model):
-    """Which rule trains a final ``model`` (an enkcvs.pipeline.plan.FinalModel). A baseline's, one on an
-    E-NKCVS selection, or prune-and-retrain's (whose kept set has no t)."""
-    if model.point is None:
-        return rules.train_final_baseline
-    return rules.train_final_pruned if model.method == "cl_prune" else rules.train_final_selected
+    """Which rule trains a final ``model`` (an enkcvs.pipeline.plan.FinalModel). A baseline's, INCV's, one on an
+    E-NKCVS selection, prune-and-retrain's (whose kept set has no t), or the ensemble's at E-NKCVS's budget (no t)."""
+    special = {
+        "incv": rules.train_final_incv,
+        "cl_prune": rules.train_final_pruned,
+        "ce_mixup_ensemble": rules.average_ensemble,
+    }
+    if model.method in special:
+        return special[model.method]
+    return rules.train_final_baseline if model.point is None else rules.train_final_selected
 
 
 def final_fields(setting, model):
@@ -244,24 +274,18 @@ def review_sheet(dataset):
     return rules.review_markdown.output if PLAN.markdown_review(dataset) else rules.review_images.output
 
 
-def get_issue_selection(wildcards):
-    """The selection one seed's label issues are read from: the dataset's main (K, M, t)."""
+def get_issue_inputs(wildcards):
+    """The prepared dataset, and the main (K, M)'s M x K held-out predictions and noisy labels of one (dataset,
+    noise) that a ranking reads: of the wildcard seed (one seed's ranking), else of every seed (the merged one)."""
     [(K, M, t)] = PLAN.main_point(wildcards.dataset)
-    return rules.select_samples.output.selection.format(
-        dataset=wildcards.dataset, noise=wildcards.noise, seed=wildcards.seed, K=K, M=M, t=t
-    )
-
-
-def get_merged_issue_inputs(wildcards):
-    """Every seed's M x K held-out predictions (main K, M) and noisy labels of one (dataset, noise)."""
-    [(K, M, t)] = PLAN.main_point(wildcards.dataset)
+    seeds = [wildcards.seed] if "seed" in wildcards.keys() else config["seeds"]
     folds = {"dataset": wildcards.dataset, "noise": wildcards.noise, "K": K}
     return {
         "dataset": rules.prepare_dataset.output.dataset.format(dataset=wildcards.dataset),
         "predictions": expand(
-            rules.train_fold.output.predictions, **folds, seed=config["seeds"], m=range(1, M + 1), k=range(1, K + 1)
+            rules.train_fold.output.predictions, **folds, seed=seeds, m=range(1, M + 1), k=range(1, K + 1)
         ),
-        "labels": expand(rules.inject_noise.output.labels, **folds, seed=config["seeds"]),
+        "labels": expand(rules.inject_noise.output.labels, **folds, seed=seeds),
     }
 
 
@@ -292,8 +316,9 @@ def get_final_output():
     """The dataset summary always; Table 3 when some dataset is compared with the paper's; the noise table, the
     training jobs' time and memory and the confident-learning comparison when some run injects noise (runs on 'real'
     noise have no true labels to score), Table 1 and the theory figure when it also selects; Table 2 (the ablation
-    ladder and the clean test curves when asked for) when such a run also has a test set; Figure 1 when enabled; label
-    issues of the datasets that ask for them and of the user's own OOF sets."""
+    ladder, the clean test curves when asked for, and E-NKCVS against the other methods paired by seed where it has
+    others) when such a run also has a test set; Figure 1 when enabled; label issues of the datasets that ask for them
+    and of the user's own OOF sets."""
     outputs = list(rules.dataset_summary.output)
     if PLAN.compares_with_the_paper():
         outputs += rules.table3.output
@@ -304,6 +329,8 @@ def get_final_output():
             outputs += [*rules.table1.output, *rules.theory_figure.output]
     if PLAN.evaluated(injected):
         outputs += rules.table2.output
+        if "enkcvs" in config["methods"] and len(config["methods"]) > 1:
+            outputs += rules.matched.output
         if get_test_curve_results(None):
             outputs += rules.test_curves.output
         if config["ablation"]:

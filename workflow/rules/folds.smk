@@ -19,6 +19,7 @@ rule train_fold:
         runtime=240,
     params:
         recipe=get_recipe,
+        canonical=get_canonical,
         code=code_of("train_fold"),
     script:
         "../scripts/train_fold.py"
@@ -53,6 +54,7 @@ if PLAN.stacked_datasets():
         params:
             recipe=get_recipe,
             iterations=get_stack_iterations,
+            canonical=get_canonical,
             code=code_of("train_stack"),
         script:
             "../scripts/train_stack.py"

@@ -5,10 +5,10 @@ localrules:
     review_markdown,
 
 
+# One seed's ranking and the merged one: the same step (one seed is a merge of one), each from the fold predictions.
 rule label_issues:
     input:
-        dataset=rules.prepare_dataset.output.dataset,
-        selection=get_issue_selection,
+        unpack(get_issue_inputs),
     output:
         table="results/issues/{dataset}/{noise}/seed{seed}/label_issues.parquet",
         summary="results/issues/{dataset}/{noise}/seed{seed}/summary.md",
@@ -17,6 +17,7 @@ rule label_issues:
     conda:
         "../../envs/analysis.yaml"
     params:
+        threshold=get_issue_threshold,
         top=config["report"]["top_issues"],
         code=code_of("label_issues"),
     script:
@@ -25,7 +26,7 @@ rule label_issues:
 
 rule merged_label_issues:
     input:
-        unpack(get_merged_issue_inputs),
+        unpack(get_issue_inputs),
     output:
         table="results/issues/{dataset}/{noise}/label_issues.parquet",
         summary=report(
@@ -41,14 +42,14 @@ rule merged_label_issues:
     params:
         threshold=get_issue_threshold,
         top=config["report"]["top_issues"],
-        code=code_of("merged_label_issues"),
+        code=code_of("label_issues"),
     script:
-        "../scripts/merged_label_issues.py"
+        "../scripts/label_issues.py"
 
 
 rule compare_real_label_issues:
     input:
-        unpack(get_merged_issue_inputs),
+        unpack(get_issue_inputs),
     output:
         markdown="results/issues/{dataset}/{noise}/confident_learning.md",
         csv="results/issues/{dataset}/{noise}/confident_learning.csv",

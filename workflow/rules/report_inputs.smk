@@ -27,8 +27,9 @@ def get_table2_results(wildcards):
 
 
 def get_test_curve_results(wildcards):
-    """The final models that record a clean test curve: the configured baselines whose dataset's options ask for one
-    (``baselines.<method>.test_curve``), at every main setting with known true labels and a test set."""
+    """The final models whose clean test curve the report draws (every final model records one): the configured
+    baselines whose dataset's options ask for it (``baselines.<method>.test_curve``), at every main setting with known
+    true labels and a test set."""
     settings = PLAN.evaluated(PLAN.main_settings(real=False))
     return [
         path
@@ -96,6 +97,29 @@ def get_final_benchmarks(rule):
         )
 
     return benchmarks
+
+
+def get_incv_benchmarks(wildcards):
+    """The benchmark files of the INCV selections behind the report's INCV models."""
+    return sorted(
+        {
+            rules.select_incv.benchmark.format(dataset=dataset, noise=noise, seed=seed)
+            for (dataset, noise, seed), model in PLAN.reported_final_models()
+            if model.method == "incv"
+        }
+    )
+
+
+def get_ensemble_member_benchmarks(wildcards):
+    """The benchmark files of the members of the report's CE + mixup ensembles."""
+    return sorted(
+        {
+            rules.train_ensemble_member.benchmark.format(dataset=dataset, noise=noise, seed=seed, member=member)
+            for (dataset, noise, seed), model in PLAN.reported_final_models()
+            if model.method == "ce_mixup_ensemble"
+            for member in range(1, budget_members(num_folds=model.point[0], iterations=model.point[1]) + 1)
+        }
+    )
 
 
 def get_paper_names(wildcards):

@@ -5,8 +5,11 @@ with logged_job(snakemake.log[0]):
 
     write_label_issues(
         dataset=snakemake.input.dataset,
-        selection=snakemake.input.selection,
+        predictions=list(snakemake.input.predictions),
+        labels=list(snakemake.input.labels),
+        threshold=snakemake.params.threshold,
         top=snakemake.params.top,
         table=snakemake.output.table,
         summary=snakemake.output.summary,
+        provenance_fields=dict(snakemake.wildcards),
     )

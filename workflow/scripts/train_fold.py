@@ -16,4 +16,5 @@ with logged_job(snakemake.log[0]):
         execution=job_execution(snakemake.resources, threads=snakemake.threads),
         output=snakemake.output.predictions,
         provenance_fields=dict(snakemake.wildcards),
+        canonical=snakemake.params.canonical,
     )

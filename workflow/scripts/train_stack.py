@@ -14,4 +14,5 @@ with logged_job(snakemake.log[0]):
         execution=job_execution(snakemake.resources, threads=snakemake.threads),
         output=snakemake.output.stack,
         provenance_fields=dict(snakemake.wildcards),
+        canonical=snakemake.params.canonical,
     )

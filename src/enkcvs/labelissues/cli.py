@@ -7,7 +7,7 @@ features, z-scored inside each fold unless ``--no-standardize``; :mod:`enkcvs.la
 kind's default recipe);
 ``enkcvs find-issues --probabilities oof.npy --labels labels.csv --out issues.csv`` reads the out-of-fold
 probabilities instead. Either way every sample is ranked from most to least likely mislabelled
-(:func:`enkcvs.labelissues.oof.select`) and two sets are marked: ``in_review_list``, the likely label errors to check
+(:func:`enkcvs.labelissues.oof.select`) and two sets are marked: ``is_label_issue``, the likely label errors to check
 (as many as confident learning estimates), and ``kept``, the paper's selection to train on. From data, the review
 sheet of the top ``--review-top`` samples (:mod:`enkcvs.labelissues.review`; 36) is written beside ``--out``
 (``issues.review.png`` and ``.pdf`` for images, ``issues.review.md`` for texts and tables), and what produced the
@@ -107,10 +107,12 @@ def find_issues_in_probabilities(
     image_column: str | None = None,
     text_column: str | None = None,
     review_top: int | None = None,
+    by_rank: bool = False,
 ) -> str:
     """Select and rank the samples of ``labels`` by their out-of-fold ``probabilities``; write the label-issue table
-    (:meth:`enkcvs.labelissues.oof.SelectionResult.to_frame`, with the user's ``id_column`` after ``sample``) to ``out``
-    (.csv or .parquet) and, given ``images`` (a .npy image batch), ``image_column`` or ``text_column`` (columns of
+    (:meth:`enkcvs.labelissues.oof.SelectionResult.to_frame`, each row named by the user's ``id_column``, else its
+    ``image_column``'s path, else its number) to ``out`` (.csv or .parquet; sorted by rank with ``by_rank``) and,
+    given ``images`` (a .npy image batch), ``image_column`` or ``text_column`` (columns of
     ``labels``), the review sheet of its top ``review_top`` samples beside it
     (:func:`enkcvs.labelissues.outputs.review_paths`). String labels name the probability columns as
     :func:`_class_names` matches them. Everything is written only when every check passed. Returns a one-line summary
@@ -149,15 +151,16 @@ def find_issues_in_probabilities(
         class_names=names,
         sample_keys=ids,
     )
-    frame = result.to_frame(ids=ids, id_column=id_column)
+    paths = None if image_column is None else _column(labels, column=image_column, what="image").astype(str)
+    frame = result.to_frame(ids=ids, id_column=id_column, paths=paths)
     _warn_when_most_are_flagged(~frame["kept"].to_numpy(), source=source)
     caption = (
         f"E-NKCVS ranking of {labels.name}: M = {result.iterations} iterations, a sample kept when selected in "
         f"at least t = {result.threshold}"
     )
-    sheet = {"issues": frame, "caption": caption, "top": review_top or DEFAULT_TOP, "id_column": id_column}
-    sheet = None if shows is None else _review_sheet(shows, labels=labels, **sheet)  # drawn before anything is written
-    return write_ranking(frame, result=result, sheet=sheet, out=out)
+    sheet = {"issues": frame, "caption": caption, "top": review_top or DEFAULT_TOP}  # rows named as the table's
+    sheet = None if shows is None else _review_sheet(shows, labels=labels, paths=paths, **sheet)  # before writing
+    return write_ranking(frame, result=result, sheet=sheet, out=out, by_rank=by_rank)
 
 
 def _checked_sheet_options(
@@ -323,16 +326,16 @@ def _warn_when_most_are_flagged(flags: np.ndarray, *, source: str) -> None:
     )
 
 
-def _review_sheet(shows: tuple[str, Path | str], *, labels: Path, **sheet):
-    """The review sheet in memory: a matplotlib figure of images, or Markdown text; errors before anything is
-    written for images that do not match the labels, an unreadable image file or a missing column."""
+def _review_sheet(shows: tuple[str, Path | str], *, labels: Path, paths: np.ndarray | None, **sheet):
+    """The review sheet in memory: a matplotlib figure of images (the ``--image-column``'s ``paths``, or an array), or
+    Markdown text; errors before anything is written for images that do not match the labels, an unreadable image
+    file or a missing column."""
     from enkcvs.labelissues.review import draw_review_sheet, text_sheet
 
     option, value = shows
     if option == "text_column":
         return text_sheet(texts=_column(labels, column=value, what="text"), **sheet)
     if option == "image_column":
-        paths = _column(labels, column=value, what="image").astype(str)
         return draw_review_sheet(images=paths, root=labels.parent, **sheet)
     if value.suffix.lower() != ".npy":
         raise ValueError(f"--images {value}: expected a .npy array (np.save) of N images; got {value.suffix!r}")
@@ -402,10 +405,9 @@ def _find_issues_parser(commands) -> None:
         "train on it; a sample is kept when at least t of the M repetitions predict its given label (column kept: the "
         "set to train on); every sample is ranked by the mean probability of its given label (rank 1 first), and the "
         "first not-kept samples of the ranking, as many as confident learning finds among them on the calibrated "
-        "mean probabilities, form the review list (columns is_label_issue and in_review_list: the likely errors to "
-        "check). Writes one row per "
-        "sample in the data's order: is_label_issue, label_score, given_label and predicted_label as cleanlab names "
-        "them, then suggested_label, in_review_list, kept, label_quality, votes, beta, prob_given and rank. Give "
+        "mean probabilities, form the review list (is_label_issue: the likely errors to check). One row per sample in "
+        "the data's order: its id, else its image's path, else its row (1 = the first after the header); "
+        "is_label_issue, label_score, given_label and predicted_label as cleanlab names them; rank, votes, kept. Give "
         "--data (trained here) or --probabilities (from a model of your own).",
     )
     command.add_argument("--out", required=True, type=Path, metavar="FILE", help="the ranked table: .csv or .parquet")
@@ -414,7 +416,8 @@ def _find_issues_parser(commands) -> None:
         metavar="COLUMN",
         help="the label column (default: 'label' where --data has it; needed when --labels has several columns)",
     )
-    command.add_argument("--id-column", metavar="COLUMN", help="a column of unique ids carried to the output")
+    command.add_argument("--id-column", metavar="COLUMN", help="unique ids naming rows (--data: else a row-id column)")
+    command.add_argument("--sorted", dest="by_rank", action="store_true", help="the table most likely wrong first")
     command.add_argument(
         "--threshold",
         "-t",

@@ -6,6 +6,9 @@ seed and settings alone, and the record of what else it depends on.
   is keyed by a digest of its content (:func:`row_digests`: its features, text or image path, label and id); the rows
   are processed sorted by it (:func:`canonical_order`) and their results handed back in the file's order; ties in the
   ranking go by it too (:func:`stable_ranks`).
+  The workflow's fold and label-issue jobs on a user's own files key the rows by :func:`dataset_digests` too, and
+  its fold jobs fit on one thread whatever threads Snakemake gives them: the command and the workflow order the same
+  rows alike.
 - **Fold models fit on one thread** (:func:`one_thread`). torch's CPU kernels split some reductions between threads:
   batch norm's batch statistics of a (B, C) input differ in their last bits between one thread and two, in float32
   and float64 alike, and the epochs grow those bits: the probabilities of the stacked ``mlp`` fold models (tables,
@@ -54,6 +57,13 @@ def row_digests(*columns: np.ndarray | None) -> np.ndarray:
             content.append(b"%d:%s" % (len(text), text))  # length-prefixed: ("ab", "c") is not ("a", "bc")
         digests[row] = hashlib.blake2b(b"".join(content), digest_size=16).digest()
     return digests
+
+
+def dataset_digests(dataset: Dataset) -> np.ndarray:
+    """(N,) the :func:`row_digests` of ``dataset``'s training samples over their content: features, text or image
+    path, label and id. The command's rows (:class:`enkcvs.labelissues.owndata.OwnData`) and the workflow's fold and
+    label-issue jobs are keyed by it, so that both order the same rows alike."""
+    return row_digests(dataset.x_train, dataset.y_train, dataset.sample_ids)
 
 
 def canonical_order(digests: np.ndarray) -> np.ndarray:

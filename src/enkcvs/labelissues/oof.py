@@ -17,7 +17,7 @@ import pandas as pd
 
 from enkcvs.io import PathLike
 from enkcvs.labelissues.determinism import canonical_order, row_digests, stable_ranks
-from enkcvs.labelissues.issues import label_issue_table
+from enkcvs.labelissues.issues import label_issue_table, row_names
 from enkcvs.method.metrics import error_list_scores, precision_recall, selection_set_sizes
 from enkcvs.method.selection import ensemble_outcome
 from enkcvs.method.theory import empirical_theorem1
@@ -30,8 +30,9 @@ RENORMALISED_ABOVE = 1e-5
 ENTRY_TOLERANCE = 1e-4
 #: K, M and the seed of the cross-validation a user's own data runs through unless told.
 DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SEED = 4, 3, 1
-#: The score :func:`select` ranks by unless told: cleanlab's default, which ranked the flipped labels of a user's
-#: own data first more often than the workflow's label quality (benchmarks/find_issues_vs_cleanlab.py).
+#: The score :func:`select` ranks by unless told, the ``label_score`` of every label-issue table (the command's,
+#: ``enkcvs.find_issues``'s and the workflow's): cleanlab's default, which ranked the flipped labels of a user's own
+#: data first more often than the margin score (benchmarks/find_issues_vs_cleanlab.py).
 DEFAULT_SCORE = "self_confidence"
 
 
@@ -45,8 +46,8 @@ class SelectionResult:
     selected : (N,) bool, the kept set SS to train on (selected in at least ``threshold`` of the ``iterations``).
     in_review_list : (N,) bool, the likely label errors to check (:mod:`enkcvs.method.review_list`).
     votes : (N,) int, the number of iterations whose prediction equals the given label.
-    pseudo_labels : (N,) int, the most frequent predicted label (ties: the highest mean probability).
-    predicted : (N,) int, the most probable class of the mean probabilities.
+    pseudo_labels : (N,) int, the most frequent predicted label (ties: the highest mean probability): the one label
+        suggested instead of the given one (Section 3.2's pseudo label).
     beta : (N,) float, H(P) / log Q, the weight of the given label's loss for a non-selected sample.
     prob_given : (N,) float, the mean predicted probability of the given label.
     label_quality : (N,) float in [0, 1], the ranking's score, low = likely mislabelled (``score`` of
@@ -65,7 +66,6 @@ class SelectionResult:
     in_review_list: np.ndarray
     votes: np.ndarray
     pseudo_labels: np.ndarray
-    predicted: np.ndarray
     beta: np.ndarray
     prob_given: np.ndarray
     label_quality: np.ndarray
@@ -86,25 +86,27 @@ class SelectionResult:
                 value.setflags(write=False)
 
     def to_frame(
-        self, *, labels_as_names: bool = True, ids: np.ndarray | None = None, id_column: str | None = None
+        self,
+        *,
+        labels_as_names: bool = True,
+        ids: np.ndarray | None = None,
+        id_column: str | None = None,
+        paths: np.ndarray | None = None,
     ) -> pd.DataFrame:
-        """One row per sample in the input's order, with its ``rank``
-        (:func:`enkcvs.labelissues.issues.label_issue_table`); the labels are class names where there are names and ``labels_as_names``, else class indices; the user's
-        ``ids`` (N,) in a column named ``id_column`` after ``sample``."""
+        """The label-issue table (:func:`enkcvs.labelissues.issues.label_issue_table`): one row per sample in the
+        input's order, named by the user's ``ids`` (N,) in a column ``id_column`` (default ``id``), else by the images'
+        ``paths`` (N,), else by its row's number, 1 for the first (:func:`enkcvs.labelissues.issues.row_names`); the
+        labels are class names where there are names and ``labels_as_names``, else class indices; ``label_score`` is
+        the ranking's score and ``predicted_label`` the pseudo label."""
         return label_issue_table(
-            ids=ids,
-            id_column=id_column,
-            rank=self.rank,
             given=self.given,
-            pseudo=self.pseudo_labels,
-            predicted=self.predicted,
+            predicted=self.pseudo_labels,
+            label_score=self.label_quality,
+            is_label_issue=self.in_review_list,
             votes=self.votes,
-            iterations=self.iterations,
-            beta=self.beta,
-            prob_given=self.prob_given,
-            label_quality=self.label_quality,
-            selected=self.selected,
-            in_review_list=self.in_review_list,
+            kept=self.selected,
+            rank=self.rank,
+            names=row_names(count=len(self.given), ids=ids, id_column=id_column or "id", paths=paths),
             class_names=self.class_names if labels_as_names else None,
         )
 
@@ -130,9 +132,9 @@ def select(
     threshold : t, the votes a sample needs to be selected; default 1 for M = 1, else 2 (the paper's default).
     true_labels : (N,) optional true labels, encoded as ``labels``; they add both sets' scores and Theorem 1.
     class_names : Q names of the probability columns, in column order.
-    score : what ranks the samples (:data:`enkcvs.method.ranking.SCORES`): ``"self_confidence"``, the mean probability
-        of the given label (cleanlab's default), or ``"label_quality"``, the workflow's margin against the suggested
-        label (:func:`enkcvs.method.ranking.label_quality`).
+    score : what ranks the samples (:data:`enkcvs.method.ranking.SCORES`): :data:`DEFAULT_SCORE`, the mean probability
+        of the given label (cleanlab's default, every label-issue table's), or ``"label_quality"``, the margin against
+        the suggested label (:func:`enkcvs.method.ranking.label_quality`) that the comparison of rankings reads.
     sample_keys : (N,) what else tells the samples apart (their ids, or digests of their data), or None.
 
     The samples are processed sorted by a digest of each one's given label, probabilities and ``sample_keys``
@@ -188,7 +190,6 @@ def select(
         in_review_list=outcome["in_review_list"],
         votes=outcome["votes"],
         pseudo_labels=outcome["pseudo"],
-        predicted=outcome["predicted"],
         beta=outcome["beta"],
         prob_given=outcome["prob_given"],
         label_quality=outcome["label_quality"],

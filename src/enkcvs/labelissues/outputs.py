@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from enkcvs.io import atomic_path, save_figure
+from enkcvs.labelissues.issues import in_rank_order
 from enkcvs.labelissues.oof import SelectionResult
 from enkcvs.labelissues.review import DEFAULT_TOP
 
@@ -56,19 +57,20 @@ def checked_review_top(review_top: int | None) -> None:
         )
 
 
-def write_ranking(frame: pd.DataFrame, *, result: SelectionResult, sheet, out: Path) -> str:
-    """Write the label-issue ``frame`` (one row per sample, in the data's order) to ``out`` in its format and
-    ``sheet`` (a figure, Markdown text, or None) beside it (:func:`review_paths`); returns the summary line of both
-    sets and where they were written."""
+def write_ranking(frame: pd.DataFrame, *, result: SelectionResult, sheet, out: Path, by_rank: bool = False) -> str:
+    """Write the label-issue ``frame`` (one row per sample, in the data's order) to ``out`` in its format, sorted by
+    ``rank`` with ``by_rank`` (``--sorted``), and ``sheet`` (a figure, Markdown text, or None) beside it
+    (:func:`review_paths`); returns the summary line of both sets and where they were written."""
     with atomic_path(out) as tmp:
-        checked_out(out)(frame, tmp)
+        checked_out(out)(in_rank_order(frame) if by_rank else frame, tmp)
     written = "" if sheet is None else f"; review sheet {_write_sheet(sheet, out=out)}"
-    listed, kept = int(frame["in_review_list"].sum()), int(frame["kept"].sum())
+    listed, kept = int(frame["is_label_issue"].sum()), int(frame["kept"].sum())
+    order = "most likely mislabelled first" if by_rank else "in the data's order"
     return (
         f"{listed} of {len(frame)} samples in the review list (likely label errors: the first not kept of the "
         "ranking, as many as confident learning finds among them); "
         f"{kept} kept for training (selected in at least t = {result.threshold} of M = {result.iterations} "
-        f"iterations); every sample ranked in {out}{written}"
+        f"iterations); every sample ranked in {out} ({order}){written}"
     )
 
 

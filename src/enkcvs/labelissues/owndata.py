@@ -30,7 +30,7 @@ from enkcvs.data.embeddings import POOLING, embed_texts
 from enkcvs.data.sources import own
 from enkcvs.io import provenance, write_json
 from enkcvs.labelissues import determinism
-from enkcvs.labelissues.issues import with_sample_column
+from enkcvs.labelissues.issues import dataset_row_names
 from enkcvs.labelissues.oof import DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SCORE, DEFAULT_SEED
 from enkcvs.labelissues.outputs import (
     checked_out,
@@ -40,7 +40,7 @@ from enkcvs.labelissues.outputs import (
     write_ranking,
 )
 from enkcvs.labelissues.ownchecks import check_class_sizes, check_kind_options, check_packages
-from enkcvs.labelissues.ownkind import infer_kind
+from enkcvs.labelissues.ownkind import infer_kind, with_detected_id
 from enkcvs.labelissues.review import DEFAULT_TOP
 from enkcvs.training.recipe import Recipe
 
@@ -139,8 +139,8 @@ class OwnData:
     @cached_property
     def digests(self) -> np.ndarray:
         """(N,) a digest of each sample's content: its features, text or image path, label and id
-        (:func:`enkcvs.labelissues.determinism.row_digests`)."""
-        return determinism.row_digests(self.data.x_train, self.data.y_train, self.data.sample_ids)
+        (:func:`enkcvs.labelissues.determinism.dataset_digests`)."""
+        return determinism.dataset_digests(self.data)
 
     def provenance(self) -> dict[str, Any]:
         """What the ranking was computed from, for its provenance record."""
@@ -199,10 +199,12 @@ def find_issues_in_data(
     review_top: int | None = None,
     classifier: str | None = None,
     cache: bool = True,
+    by_rank: bool = False,
 ) -> str:
     """Train the M x K fold models on the user's ``data`` (:func:`read_own_data`, :func:`own_probabilities`), select
     and rank its samples (:func:`enkcvs.labelissues.oof.select`), and write the label-issue table to ``out`` (.csv or
-    .parquet; each sample's image path or text after its row and id), the review sheet of its top ``review_top``
+    .parquet; each row named by its id, else its image's path, else its number; sorted by rank with ``by_rank``,
+    else in the data's order), the review sheet of its top ``review_top``
     samples beside it (:func:`own_review_sheet`) and what produced it (:func:`provenance_path`: data, seed, K, M, t,
     recipe, package versions, device and threads: :func:`enkcvs.labelissues.determinism.computed_with`). Every check
     runs before training, every file is written after it. The same rows in any order, on any number of threads, give
@@ -262,15 +264,14 @@ def find_issues_in_data(
         class_names=samples.class_names,
         sample_keys=own_data.digests,
     )
-    ids = samples.id_column or None
-    frame = with_sample_column(result.to_frame(ids=samples.sample_ids, id_column=ids), dataset=samples)
+    frame = result.to_frame(**dataset_row_names(samples))
     _warn_when_most_are_not_kept(~frame["kept"].to_numpy())
     caption = (
         f"E-NKCVS ranking of {data.name}: K = {folds}, M = {repetitions} iterations, a sample kept when "
         f"selected in at least t = {result.threshold}; {own_data.model}, seed {seed}"
     )
-    sheet = own_review_sheet(own_data, issues=frame, caption=caption, top=review_top or DEFAULT_TOP, id_column=ids)
-    summary = write_ranking(frame, result=result, sheet=sheet, out=out)
+    sheet = own_review_sheet(own_data, issues=frame, caption=caption, top=review_top or DEFAULT_TOP)
+    summary = write_ranking(frame, result=result, sheet=sheet, out=out, by_rank=by_rank)
     record = provenance(
         command="enkcvs find-issues",
         seed=seed,
@@ -319,7 +320,8 @@ def read_own_data(
     path : a folder of class folders (images), or a CSV / parquet file.
     kind : one of :data:`KINDS`, or None.
     label_column : the labels' column of a file; None: ``label`` where the file has it.
-    id_column : a column of unique ids carried to the ranking.
+    id_column : a column of unique ids that names the rows in the ranking; None: the column that looks like row ids
+        (:func:`enkcvs.labelissues.ownkind.with_detected_id`), where a file has one.
     image_column, text_column : the column of image paths / texts; None: an image column is found by name
         (:data:`enkcvs.labelissues.ownkind.IMAGE_COLUMNS`).
     feature_columns : a table's feature columns; None: every column but the label and id columns.
@@ -364,6 +366,7 @@ def read_own_data(
         classifier=classifier,
     )
     check_packages(kind)
+    columns = with_detected_id(path, columns=columns, feature_columns=feature_columns)
     if encoder is not None and (problem := image_embeddings.weights_problem(encoder)) is not None:
         raise ValueError(problem)
     estimator = None
@@ -510,7 +513,7 @@ def _cache_inputs(inputs: np.ndarray | Dataset):
 
 
 def own_review_sheet(own_data: OwnData, **sheet):
-    """The review sheet of ``own_data``'s ranking (``sheet``: the ``issues``, ``caption``, ``top`` and ``id_column``
+    """The review sheet of ``own_data``'s ranking (``sheet``: the ``issues``, ``caption`` and ``top``
     of :func:`enkcvs.labelissues.review.draw_review_sheet`): a figure of the images, or Markdown of the texts or the
     table's feature values."""
     from enkcvs.labelissues.review import draw_review_sheet, table_sheet, text_sheet

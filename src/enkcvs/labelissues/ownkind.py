@@ -1,6 +1,8 @@
 """Which kind a user's data file or folder is, for ``enkcvs find-issues --data``, and the columns it is read from:
-a folder of class folders holds images; a CSV or parquet file holds texts, image paths or a table's features."""
+a folder of class folders holds images; a CSV or parquet file holds texts, image paths or a table's features; a
+table's column that numbers its rows names them in the output."""
 
+import warnings
 from pathlib import Path
 
 from enkcvs.data.sources import own
@@ -93,3 +95,33 @@ def image_column_of(header: list[str]) -> str | None:
     if len(found) > 1:
         raise ValueError(f"columns {found} could each hold the image paths. Fix: pass --image-column naming it")
     return found[0] if found else None
+
+
+def with_detected_id(path: Path, *, columns: dict[str, str | None], feature_columns: list[str] | None) -> dict:
+    """``columns`` (label, id, image, text) of the file at ``path`` with, where no ``--id-column`` names the rows, the
+    column that numbers them: the first that looks like row ids (:func:`enkcvs.data.sources.own.id_like_columns`:
+    named like an index, or unique integers), is neither read (label, texts, image paths) nor one of
+    ``feature_columns``, and holds a value on every row, none repeated; said in one warning. Unchanged for a folder,
+    an id given, or no such column."""
+    import pandas as pd
+
+    if path.is_dir() or columns["id"] is not None:
+        return columns
+    used = {columns["label"], columns["image"], columns["text"], *(feature_columns or ())}
+    candidates = [column for column in own.table_header(str(path)) if column not in used]
+    if not candidates:
+        return columns
+    frame = (
+        pd.read_csv(path, usecols=candidates)
+        if path.suffix.lower() == ".csv"
+        else pd.read_parquet(path, columns=candidates)
+    )
+    for column in own.id_like_columns(frame):
+        if frame[column].notna().all() and frame[column].is_unique:
+            warnings.warn(
+                f"{path}: column {column!r} looks like row ids: it names the rows in the output, and is no feature. "
+                "Fix: pass --id-column to name the rows by another column, or --feature-columns to train on it",
+                stacklevel=3,
+            )
+            return {**columns, "id": column}
+    return columns

@@ -18,7 +18,6 @@ import pandas as pd
 from enkcvs.labelissues.oof import (
     DEFAULT_FOLDS,
     DEFAULT_REPETITIONS,
-    DEFAULT_SCORE,
     DEFAULT_SEED,
     encoded_labels,
     select,
@@ -35,14 +34,14 @@ def find_issues(
     seed: int = DEFAULT_SEED,
     threshold: int | None = None,
     class_names: Sequence[Hashable] | None = None,
-    score: str = DEFAULT_SCORE,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Train ``classifier`` as the M x K fold models on ``features`` and the given ``labels``
     (:func:`enkcvs.training.crossval.classifier_probabilities`), select and rank the samples
     (:func:`enkcvs.labelissues.oof.select`), and return the label-issue frame: one row per sample in the data's order,
-    cleanlab's ``is_label_issue``, ``label_score``, ``given_label`` and ``predicted_label`` beside the project's own
-    columns and ``rank`` (:func:`enkcvs.labelissues.issues.label_issue_table`).
+    numbered from 1 (``row``), cleanlab's ``is_label_issue``, ``label_score``, ``given_label`` and ``predicted_label``,
+    then ``rank``, ``votes`` and ``kept`` (:func:`enkcvs.labelissues.issues.label_issue_table`), as the command
+    writes it.
 
     Parameters
     ----------
@@ -54,7 +53,6 @@ def find_issues(
     folds, repetitions, seed : K, M and the seed of the folds (and of ``random_state``, where the classifier has one).
     threshold : t in 1..M; None: 1 for M = 1, else 2.
     class_names : the Q class names in class-index order.
-    score : what ranks the samples, as :func:`enkcvs.labelissues.oof.select` takes it.
     progress : show the progress over the fold models on stderr.
 
     Returns
@@ -87,7 +85,7 @@ def find_issues(
         seed=seed,
         progress=progress,
     )
-    result = select(probabilities=stack, labels=codes, threshold=threshold, class_names=names, score=score)
+    result = select(probabilities=stack, labels=codes, threshold=threshold, class_names=names)
     return result.to_frame()
 
 

@@ -63,17 +63,10 @@ def parallel_fold_probabilities(
     -------
     (M, N, Q) float32.
     """
-    from enkcvs.training.crossval import Progress
+    from enkcvs.training.crossval import Progress, finished_fold, pending_folds
 
     stack = np.empty((iterations, len(labels), num_classes), dtype=np.float32)
-    pending = []
-    for m in range(1, iterations + 1):
-        for k in range(1, num_folds + 1):
-            found = None if cache is None else cache.load(iteration=m, fold=k)
-            if found is None:
-                pending.append((m, k))
-            else:
-                stack[m - 1, found[0]] = found[1]
+    pending = pending_folds(cache=cache, stack=stack, num_folds=num_folds)
     bar = Progress(
         total=len(pending),
         shown=progress,
@@ -92,9 +85,9 @@ def parallel_fold_probabilities(
             for done in concurrent.futures.as_completed(folds):
                 m, k = folds[done]
                 held_out, probabilities = done.result()
-                stack[m - 1, held_out] = probabilities
-                if cache is not None:
-                    cache.save(iteration=m, fold=k, held_out=held_out, probabilities=probabilities)
+                finished_fold(
+                    cache=cache, stack=stack, iteration=m, fold=k, held_out=held_out, probabilities=probabilities
+                )
                 bar.end(f"iteration {m}, fold {k}")
     bar.close()
     return stack

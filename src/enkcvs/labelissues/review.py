@@ -1,13 +1,14 @@
 """The review sheet of a label-issue ranking: its top N samples, most likely mislabelled first, laid out for a person to
 check at a glance. Images become a figure of tiles (PNG and PDF), texts and feature rows a Markdown table; each entry
-shows the rank, the sample's id, the given and the suggested class names, the votes and the label quality.
+shows the rank, the sample's id (else its row, 1 = the first after the header), the given and the suggested class
+names, the votes and the label score.
 
 A ranking is a label-issue table (:func:`enkcvs.labelissues.issues.label_issue_table`,
-:meth:`enkcvs.labelissues.oof.SelectionResult.to_frame`) with one row per sample; the samples' images, texts or features
-are passed beside it in sample order. Bad input (a count that does not match, an array that is no image batch, a missing
-or unreadable image file, N < 1) raises ``ValueError`` or ``FileNotFoundError`` before anything is drawn or written.
-matplotlib is imported inside the drawing functions (the figure is written by :func:`enkcvs.io.save_figure`); nothing
-here imports torch.
+:meth:`enkcvs.labelissues.oof.SelectionResult.to_frame`) with one row per sample, in the data's order; the samples'
+images, texts or features are passed beside it in the same order. Bad input (a count that does not match, an array
+that is no image batch, a missing or unreadable image file, N < 1) raises ``ValueError`` or ``FileNotFoundError``
+before anything is drawn or written. matplotlib is imported inside the drawing functions (the figure is written by
+:func:`enkcvs.io.save_figure`); nothing here imports torch.
 """
 
 import os
@@ -35,9 +36,10 @@ ISSUE_COLOUR, KEPT_COLOUR = "#d62728", "#bbbbbb"  # tile frames: in the review l
 
 #: What every sheet's legend says about its fields.
 LEGEND = (
-    "votes: how many of the iterations predict the given label; label quality: low = likely mislabelled "
-    "(Section 3.2's ensemble); review list: the likely label errors to check, as many as confident learning "
-    "estimates; kept: selected in at least t iterations, the paper's set to train on"
+    "votes: how many of the M iterations predict the given label; label score: the given label's mean probability, "
+    "low = likely mislabelled; suggested: the label the iterations predict most often; review list: the likely label "
+    "errors to check, as many as confident learning estimates; kept: selected in at least t iterations, the paper's "
+    "set to train on"
 )
 
 
@@ -79,8 +81,8 @@ def display_image(image: np.ndarray, *, channels_first: bool = False) -> np.ndar
 
 
 def read_image(path: PathLike, *, row: int) -> np.ndarray:
-    """The image file ``path`` of sample ``row`` as uint8 (H, W) (grey files) or (H, W, 3); FileNotFoundError or
-    ValueError naming the file and the row."""
+    """The image file ``path`` of the sample in ``row`` (1 = the first) as uint8 (H, W) (grey files) or (H, W, 3);
+    FileNotFoundError or ValueError naming the file and the row."""
     from PIL import Image, UnidentifiedImageError
 
     fix = "Fix: correct the path (relative paths are read from the labels file's folder) or the file"
@@ -88,11 +90,10 @@ def read_image(path: PathLike, *, row: int) -> np.ndarray:
         with Image.open(path) as image:
             return np.asarray(image.convert("L" if image.mode in ("1", "L", "I", "I;16", "F") else "RGB"))
     except FileNotFoundError as error:
-        raise FileNotFoundError(f"no image file at {path} (row {row}, 0-based in sample order). {fix}") from error
+        raise FileNotFoundError(f"no image file at {path} (row {row}, 1 = the first). {fix}") from error
     except (UnidentifiedImageError, OSError, ValueError) as error:
         raise ValueError(
-            f"the image file {path} (row {row}, 0-based in sample order) is unreadable "
-            f"({type(error).__name__}: {error}). {fix}"
+            f"the image file {path} (row {row}, 1 = the first) is unreadable ({type(error).__name__}: {error}). {fix}"
         ) from error
 
 
@@ -107,20 +108,21 @@ def draw_review_sheet(
     root: PathLike = "",
     subset: np.ndarray | None = None,
 ):
-    """The ``top`` most likely mislabelled images in rank order, one tile each, titled with the rank, the sample's id,
-    the given and the suggested class names, the votes and the label quality; a tile in the review list has a red
-    frame.
+    """The ``top`` most likely mislabelled images in rank order, one tile each, titled with the rank, the sample's id
+    (or row), the given and the suggested class names, the votes and the label score; a tile in the review list has a
+    red frame.
 
     Parameters
     ----------
-    issues : the ranking, one row per sample, most likely mislabelled first (columns ``sample``, ``rank``,
-        ``given_label``, ``suggested_label``, ``votes``, ``iterations``, ``label_quality``, ``in_review_list``,
-        ``kept``).
+    issues : the ranking, one row per sample in the data's order (columns ``rank``, ``given_label``,
+        ``predicted_label``, ``votes``, ``label_score``, ``is_label_issue``, ``kept`` and the one naming the rows).
     images : the N samples' images in sample order: an array (N, H, W), (N, H, W, C) or (N, C, H, W), or N image
         paths (relative to ``root``, or absolute). Every path must exist; the shown ones are read.
     caption : which ranking this is (e.g. merged over seeds, or one seed): the figure's title.
     top : how many samples to show (>= 1).
-    id_column : the column of ``issues`` holding the user's sample ids; None: samples are named by row.
+    id_column : the column of ``issues`` that names the samples; None: its first, as
+        :func:`enkcvs.labelissues.issues.label_issue_table` lays it out (the user's ids, else image paths, else the
+        rows' numbers, 1 the first).
     layout : ``"NHW"``, ``"NHWC"`` or ``"NCHW"`` for an array; None: :func:`image_layout` infers it.
     root : the folder relative paths start from.
     subset : (N,) bool, aligned with the rows of ``issues``: show only these (e.g. one official split of the data),
@@ -135,17 +137,12 @@ def draw_review_sheet(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    shown = _shown(
-        issues if subset is None else issues[_checked_subset(subset, issues)],
-        top=top,
-        count=len(images),
-        total=len(issues),
-        what="images",
-    )
-    pictures = _images(images, samples=shown["sample"].to_numpy(), layout=layout, root=root)
+    shown = _shown(issues, top=top, count=len(images), what="images", subset=subset)
+    pictures = _images(images, samples=shown.index.to_numpy(), layout=layout, root=root)
     columns = min(max(len(shown), 3), 6)  # a sheet of one or two tiles keeps room for its caption and legend
     rows = -(-len(shown) // columns)
-    titles = [_tile_title(row, id_column=id_column) for row in shown.to_dict("records")]
+    named_by = id_column or issues.columns[0]
+    titles = [_tile_title(row, named_by=named_by) for row in shown.to_dict("records")]
     title_inches = max(title.count("\n") + 1 for title in titles) * TITLE_POINTS * 1.25 / 72
     figure, axes = plt.subplots(
         rows,
@@ -156,7 +153,7 @@ def draw_review_sheet(
     )
     for axis in axes.flat[len(shown) :]:
         axis.axis("off")
-    for axis, picture, title, flagged in zip(axes.flat, pictures, titles, shown["in_review_list"]):
+    for axis, picture, title, flagged in zip(axes.flat, pictures, titles, shown["is_label_issue"]):
         axis.imshow(picture, cmap="gray" if picture.ndim == 2 else None, vmin=0.0, vmax=1.0, interpolation="nearest")
         axis.set_title(title, fontsize=TITLE_POINTS, loc="left")
         axis.set_xticks([])
@@ -192,9 +189,9 @@ def text_sheet(
     id_column: str | None = None,
     width: int = TEXT_WIDTH,
 ) -> str:
-    """The ``top`` most likely mislabelled texts in rank order as a Markdown table: rank, id, the text (cut to ``width``
-    characters with an ellipsis; line breaks shown as ↵), given and suggested class names, votes, label quality,
-    whether it is in the review list and kept.
+    """The ``top`` most likely mislabelled texts in rank order as a Markdown table: rank, id (or row), the text (cut to
+    ``width`` characters with an ellipsis; line breaks shown as ↵), given and suggested class names, votes, label
+    score, whether it is in the review list and kept.
 
     Parameters
     ----------
@@ -207,8 +204,8 @@ def text_sheet(
     str, the Markdown sheet.
     """
     shown = _shown(issues, top=top, count=len(texts), what="texts")
-    fields = _fields(shown, id_column=id_column)
-    fields.insert(2, "text", [_shortened(str(texts[sample]), width=width) for sample in shown["sample"]])
+    fields = _fields(shown, named_by=id_column or issues.columns[0])
+    fields.insert(2, "text", [_shortened(str(texts[sample]), width=width) for sample in shown.index])
     return _markdown(fields, caption=caption, issues=issues)
 
 
@@ -239,8 +236,8 @@ def table_sheet(
             "column once, in order"
         )
     shown = _shown(issues, top=top, count=len(features), what="feature rows")
-    fields = _fields(shown, id_column=id_column)
-    values = features[shown["sample"].to_numpy(), :SHOWN_FEATURES]
+    fields = _fields(shown, named_by=id_column or issues.columns[0])
+    values = features[shown.index.to_numpy(), :SHOWN_FEATURES]
     for name, column in zip(names, values.T):
         name = f"{name} (feature)" if name in fields else name  # a feature called "rank" stays apart from the rank
         fields[name] = [f"{value:.4g}" for value in column]
@@ -255,29 +252,29 @@ def write_markdown(sheet: str, *, path: PathLike) -> None:
         tmp.write_text(sheet)
 
 
-def _checked_subset(subset: np.ndarray, issues: pd.DataFrame) -> np.ndarray:
-    subset = np.asarray(subset)
-    if subset.dtype != bool or subset.shape != (len(issues),):
-        raise ValueError(
-            f"a review sheet's subset is a (N,) bool mask over the {len(issues)} ranked samples; got "
-            f"{subset.dtype} {subset.shape}"
-        )
-    return subset
-
-
-def _shown(issues: pd.DataFrame, *, top: int, count: int, what: str, total: int | None = None) -> pd.DataFrame:
-    """The first ``top`` rows of the ranking ``issues`` after checking ``top`` and that ``count`` (the number of
-    images, texts or feature rows) matches its N samples (``total``, where ``issues`` holds only some of them)."""
+def _shown(issues: pd.DataFrame, *, top: int, count: int, what: str, subset: np.ndarray | None = None) -> pd.DataFrame:
+    """The first ``top`` rows of the ranking ``issues`` (in the data's order), of those in ``subset`` where given,
+    indexed by their positions in the data, after checking ``top``, the ``subset`` mask and that ``count`` (the
+    number of images, texts or feature rows) matches its N samples."""
     if isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 1:
         raise ValueError(
             f"a review sheet shows N >= 1 samples; got N = {top!r}. Fix: pass a whole number of 1 or "
             "more (enkcvs find-issues: --review-top; the workflow: report.review_top)"
         )
-    total = len(issues) if total is None else total
-    if count != total:
+    if count != len(issues):
         raise ValueError(
-            f"{count} {what} for {total} labelled samples. Fix: give one per labelled sample, in the labels' order"
+            f"{count} {what} for {len(issues)} labelled samples. Fix: give one per labelled sample, in the labels' "
+            "order"
         )
+    issues = issues.reset_index(drop=True)  # row i is sample i
+    if subset is not None:
+        subset = np.asarray(subset)
+        if subset.dtype != bool or subset.shape != (len(issues),):
+            raise ValueError(
+                f"a review sheet's subset is a (N,) bool mask over the {len(issues)} ranked samples; got "
+                f"{subset.dtype} {subset.shape}"
+            )
+        issues = issues[subset]
     return in_rank_order(issues).head(int(top))
 
 
@@ -289,27 +286,27 @@ def _images(images, *, samples: np.ndarray, layout: str | None, root: PathLike) 
     paths = [Path(root, str(path)) for path in images]  # an absolute path stays itself
     missing = [row for row, path in enumerate(paths) if not os.path.isfile(path)]
     if missing:
-        named = "; ".join(f"row {row}: {paths[row]}" for row in missing[:SHOWN_ROWS])
+        named = "; ".join(f"row {row + 1}: {paths[row]}" for row in missing[:SHOWN_ROWS])
         raise FileNotFoundError(
             f"{len(missing)} of {len(paths)} image files do not exist ({named}"
-            f"{'; ...' if len(missing) > SHOWN_ROWS else ''}; rows 0-based in sample order). Fix: "
-            "correct the paths (relative ones are read from the labels file's folder)"
+            f"{'; ...' if len(missing) > SHOWN_ROWS else ''}; rows numbered from 1, the first after the header). "
+            "Fix: correct the paths (relative ones are read from the labels file's folder)"
         )
-    return [display_image(read_image(paths[sample], row=int(sample))) for sample in samples]
+    return [display_image(read_image(paths[sample], row=int(sample) + 1)) for sample in samples]
 
 
-def _fields(shown: pd.DataFrame, *, id_column: str | None) -> pd.DataFrame:
-    """The fields every sheet gives a sample, as text: rank, id (or row), given, suggested, votes, label quality,
-    review list, kept."""
+def _fields(shown: pd.DataFrame, *, named_by: str) -> pd.DataFrame:
+    """The fields every sheet gives a sample, as text: rank, its name (the column ``named_by``), given, suggested,
+    votes, label score, review list, kept."""
     return pd.DataFrame(
         {
             "rank": shown["rank"].astype(str).to_numpy(),
-            id_column or "row": (shown[id_column] if id_column else shown["sample"]).astype(str).to_numpy(),
+            named_by: shown[named_by].astype(str).to_numpy(),
             "given": shown["given_label"].astype(str).to_numpy(),
-            "suggested": shown["suggested_label"].astype(str).to_numpy(),
-            "votes": [f"{votes} of {iterations}" for votes, iterations in zip(shown["votes"], shown["iterations"])],
-            "label quality": [f"{quality:.3f}" for quality in shown["label_quality"]],
-            "review list": np.where(shown["in_review_list"], "yes", "no"),
+            "suggested": shown["predicted_label"].astype(str).to_numpy(),
+            "votes": shown["votes"].astype(str).to_numpy(),
+            "label score": [f"{score:.3f}" for score in shown["label_score"]],
+            "review list": np.where(shown["is_label_issue"], "yes", "no"),
             "kept": np.where(shown["kept"], "yes", "no"),
         }
     )
@@ -321,14 +318,14 @@ def _markdown(fields: pd.DataFrame, *, caption: str, issues: pd.DataFrame, note:
     cells = fields.rename(columns=_cell).map(_cell)
     intro = f"{_top_of(len(fields), len(issues))}{note} {_set_sizes(issues)} {LEGEND}."
     features = list(fields.columns)[list(fields.columns).index("kept") + 1 :]
-    align = ["right" if column in ("rank", "votes", "label quality", *features) else "left" for column in fields]
+    align = ["right" if column in ("rank", "votes", "label score", *features) else "left" for column in fields]
     table = cells.to_markdown(index=False, disable_numparse=True, colalign=align)  # ids such as 007 stay text
     return f"# {caption}\n\n{textwrap.fill(intro, width=120)}\n\n{table}\n"
 
 
 def _set_sizes(issues: pd.DataFrame) -> str:
     """How many of all the samples are in the review list, and how many are kept."""
-    listed, kept = int(issues["in_review_list"].sum()), int(issues["kept"].sum())
+    listed, kept = int(issues["is_label_issue"].sum()), int(issues["kept"].sum())
     return f"Of all {len(issues):,}: {listed:,} in the review list, {kept:,} kept."
 
 
@@ -352,19 +349,19 @@ def _one_line(text: str) -> str:
     return re.sub(r"\s*(\r\n|\r|\n)\s*", " ↵ ", text.strip())
 
 
-def _tile_title(row: dict, *, id_column: str | None) -> str:
-    """An image tile's title from its row of the ranking: rank and id (a long id keeps its end, a file's name), the
-    given and the suggested class names (each wrapped onto at most :data:`NAME_LINES` lines of the tile's width),
-    votes and label quality."""
-    head = f"#{row['rank']}  {id_column or 'row'} "
-    sample_id = str(row[id_column] if id_column else row["sample"])
+def _tile_title(row: dict, *, named_by: str) -> str:
+    """An image tile's title from its row of the ranking: rank and name (its column ``named_by``: a long one keeps
+    its end, a file's name), the given and the suggested class names (each wrapped onto at most :data:`NAME_LINES`
+    lines of the tile's width), votes and label score."""
+    head = f"#{row['rank']}  {named_by} "
+    name = str(row[named_by])
     room = max(LINE_CHARS - len(head), 12)
-    lines = [head + (sample_id if len(sample_id) <= room else "…" + sample_id[len(sample_id) - room + 1 :])]
+    lines = [head + (name if len(name) <= room else "…" + name[len(name) - room + 1 :])]
     lines += [
         _fitted(f"given: {row['given_label']}", lines=NAME_LINES),
-        _fitted(f"suggested: {row['suggested_label']}", lines=NAME_LINES),
+        _fitted(f"suggested: {row['predicted_label']}", lines=NAME_LINES),
     ]
-    lines.append(f"votes {row['votes']} of {row['iterations']} · quality {row['label_quality']:.2f}")
+    lines.append(f"votes {row['votes']} · score {row['label_score']:.2f}")
     return "\n".join(lines)
 
 

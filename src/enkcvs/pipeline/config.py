@@ -7,7 +7,7 @@ from typing import Any
 import yaml
 
 from enkcvs.data.sources import SOURCES
-from enkcvs.method.methods import ORACLE_METHODS
+from enkcvs.method.methods import MIXUP_VARIANTS, ORACLE_METHODS
 from enkcvs.method.noise_settings import ASYMMETRIC_MAPS, SUPERCLASS_MAPS, parse_noise
 from enkcvs.training.recipe import Recipe, baseline_recipe
 
@@ -59,18 +59,20 @@ def _source_problems(key: str, dataset: dict[str, Any], source) -> list[str]:
 def _baseline_problems(key: str, dataset: dict[str, Any], *, methods: list[str]) -> list[str]:
     """Problems of the baselines' settings for the ``methods`` a dataset trains final models of."""
     problems, baselines = [], dataset["baselines"]
-    if "ce_mixup" in methods and dataset["recipe"]["mixup_alpha"] is None:
-        problems.append(
-            f"methods has 'ce_mixup' but {key}.recipe.mixup_alpha is null, so it would train CE again: "
-            "drop 'ce_mixup' from methods (the ablation ladder skips the rung there by itself)"
-        )
-    sl = baselines["sl"]
-    if "sl" in methods and not {"alpha", "beta"} <= set(sl):
-        problems.append(
-            f"{key}.baselines.sl needs alpha and beta (set {sorted({'alpha', 'beta'} - set(sl))}): symmetric "
-            "cross-entropy has no values that fit every dataset; choose them as Wang et al. advise, on noisy "
-            "validation data (config/README.md), or drop 'sl' from methods"
-        )
+    for variant, plain in MIXUP_VARIANTS.items():
+        if variant in methods and dataset["recipe"]["mixup_alpha"] is None:
+            problems.append(
+                f"methods has {variant!r} but {key}.recipe.mixup_alpha is null, so it would train {plain!r} again: "
+                f"drop {variant!r} from methods (the ablation ladder skips the rung there by itself)"
+            )
+    for method in ("sl", "sl_mixup"):
+        sl = baselines[method]
+        if method in methods and not {"alpha", "beta"} <= set(sl):
+            problems.append(
+                f"{key}.baselines.{method} needs alpha and beta (set {sorted({'alpha', 'beta'} - set(sl))}): "
+                "symmetric cross-entropy has no values that fit every dataset; choose them as Wang et al. advise, "
+                f"on noisy validation data (config/README.md), or drop {method!r} from methods"
+            )
     coteaching = baselines["coteaching"]
     if "coteaching" in methods and coteaching.get("mixup"):
         problems.append(

@@ -14,3 +14,10 @@ FINAL_BASELINE = "results/final/{dataset}/{noise}/seed{seed}/{baseline}.json"
 FINAL_SELECTED = "results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/t{t}/{method}.json"
 #: Prune-and-retrain's model: its kept set does not depend on t, so neither does its path.
 FINAL_PRUNED = "results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/cl_prune.json"
+#: INCV's selection (Chen et al. 2019), which has no (K, M, t), and its final model.
+INCV_SELECTION = "results/selection/{dataset}/{noise}/seed{seed}/incv/selection.parquet"
+FINAL_INCV = "results/final/{dataset}/{noise}/seed{seed}/incv.json"
+#: A member of CE + mixup's ensemble (its test probabilities), the same for every (K, M), and the ensemble at the
+#: budget of E-NKCVS's (K, M).
+ENSEMBLE_MEMBER = "results/final/{dataset}/{noise}/seed{seed}/ce_mixup_ensemble/member{member}.parquet"
+FINAL_ENSEMBLE = "results/final/{dataset}/{noise}/seed{seed}/K{K}/M{M}/ce_mixup_ensemble.json"

@@ -12,11 +12,26 @@ from functools import cached_property
 from typing import Any
 
 from enkcvs.data.sources import SOURCES
-from enkcvs.method.methods import ABLATION_LADDER, BASELINE_METHODS, SELECTION_METHODS
+from enkcvs.method.methods import (
+    ABLATION_LADDER,
+    BASELINE_METHODS,
+    MIXUP_VARIANTS,
+    OWN_SELECTION_METHODS,
+    SELECTION_METHODS,
+)
 from enkcvs.training.recipe import STATIC_MODELS
 
 #: The rules that train models: the expensive jobs, which a profile gives their GPUs, threads and time.
-TRAINING_RULES = ("train_fold", "train_stack", "train_final_baseline", "train_final_selected", "train_final_pruned")
+TRAINING_RULES = (
+    "train_fold",
+    "train_stack",
+    "train_final_baseline",
+    "train_final_selected",
+    "train_final_pruned",
+    "select_incv",
+    "train_final_incv",
+    "train_ensemble_member",
+)
 
 Setting = tuple[str, str, int]
 Point = tuple[int, int, int]
@@ -93,19 +108,21 @@ class Plan:
     def final_models(
         self, methods, settings: list[Setting], points: Callable[[str], list[Point]]
     ) -> list[tuple[Setting, FinalModel]]:
-        """The final models ``methods`` on ``settings``: baselines once per setting, selection methods once per
-        (K, M, t) of ``points(dataset)``. CE + mixup only where the dataset's recipe mixes (text datasets do not:
-        there it would be CE again)."""
+        """The final models ``methods`` on ``settings``: baselines and INCV once per setting, selection methods and
+        the budget's ensembles once per (K, M, t) of ``points(dataset)``. CE + mixup and SL + mixup only where the
+        dataset's recipe mixes (text datasets do not: there they would be CE and SL again)."""
+        unpointed = (*BASELINE_METHODS, *OWN_SELECTION_METHODS)
         return [
             ((dataset, noise, seed), FinalModel(method, point))
             for method in methods
             for dataset, noise, seed in settings
-            if method != "ce_mixup" or self.config["datasets"][dataset]["recipe"]["mixup_alpha"] is not None
-            for point in ([None] if method in BASELINE_METHODS else points(dataset))
+            if method not in MIXUP_VARIANTS or self.config["datasets"][dataset]["recipe"]["mixup_alpha"] is not None
+            for point in ([None] if method in unpointed else points(dataset))
         ]
 
     def curve_methods(self, dataset: str) -> list[str]:
-        """The configured methods of ``dataset`` whose options ask for a clean test curve."""
+        """The configured methods of ``dataset`` whose options ask the report to draw their clean test curve (every
+        final model records one)."""
         baselines = self.datasets[dataset]["baselines"]
         return [method for method in self.config["methods"] if baselines.get(method, {}).get("test_curve", False)]
 

@@ -9,9 +9,9 @@ The tables' CSVs (``results/report/table{1,2}.csv``) list, per row, the result J
 * checks that each source sits where the workflow writes a file with its fields, and that its own inputs exist:
   a selection's noise labels, its M x K fold predictions and its ``selection.parquet``; a final model's noise labels
   and, for a selection method, the selection it trained from (``selection.parquet``; prune-and-retrain:
-  confident learning's ``cl_selection.parquet``);
+  confident learning's ``cl_selection.parquet``; INCV: its own), for CE + mixup's ensemble its members' files;
 * for Table 2, checks that each source's dataset, noise and method are the row's, and that a row without runs has no
-  sources and NaN mean and std.
+  sources and NaN in every reading (:mod:`enkcvs.report.readings`).
 
 Problems name the table, the row (1-based, header not counted, so row ``i`` is line ``i + 1`` of the CSV), its keys,
 and the column or file at fault. Run it from the working directory::
@@ -33,13 +33,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from enkcvs.method.ensemble import budget_members
 from enkcvs.method.methods import BASELINE_METHODS, SELECTION_METHODS
 from enkcvs.pipeline.layout import (
     CL_SELECTION,
+    ENSEMBLE_MEMBER,
     FINAL_BASELINE,
+    FINAL_ENSEMBLE,
+    FINAL_INCV,
     FINAL_PRUNED,
     FINAL_SELECTED,
     FOLD,
+    INCV_SELECTION,
     NOISE_LABELS,
     SELECTION,
     SELECTION_METRICS,
@@ -52,7 +57,7 @@ TABLE2 = f"{REPORT}/table2.csv"
 TABLE1_KEYS = ("dataset", "noise_kind", "noise_rate", "K", "M", "t")
 TABLE1_VALUES = ("seeds", "CS", "SS", "CSS", "precision", "recall", "theorem1_precision", "theorem1_recall")
 TABLE2_KEYS = ("dataset", "noise_kind", "noise_rate", "method")
-TABLE2_VALUES = ("mean", "std", "runs")
+TABLE2_VALUES = ("mean", "std", "runs", "last10_mean", "last10_std", "last10_epochs", "best_mean", "best_std")
 #: Columns read as numbers (anything else in them is a problem of its own).
 NUMERIC_COLUMNS = ("noise_rate", "K", "M", "t", *TABLE1_VALUES, *TABLE2_VALUES)
 REL_TOL = 1e-9
@@ -253,26 +258,31 @@ def _check_final_result(audit: Audit, where: str, row: pd.Series, record: dict[s
                 f"{source} (source of {where}): {key} is {_show(record.get(key))}, not {_show(row[key])}"
             )
     method = record.get("method")
-    selected = method in SELECTION_METHODS
-    if not selected and method not in BASELINE_METHODS:
+    setting = ("dataset", "noise", "seed")
+    # Where each kind of final model lies, by its fields, and what it trained from beside its noise labels. Prune-and-
+    # retrain's kept set, INCV's selection and the ensemble's members have no t.
+    if method == "cl_prune":
+        names, location, selections = (*setting, "K", "M"), FINAL_PRUNED, [CL_SELECTION]
+    elif method in SELECTION_METHODS:
+        names, location, selections = (*setting, "K", "M", "t"), FINAL_SELECTED, [SELECTION]
+    elif method == "incv":
+        names, location, selections = setting, FINAL_INCV, [INCV_SELECTION]
+    elif method == "ce_mixup_ensemble":
+        names, location, selections = (*setting, "K", "M"), FINAL_ENSEMBLE, []
+    elif method in BASELINE_METHODS:
+        names, location, selections = setting, FINAL_BASELINE, []
+    else:
         audit.problems.append(f"{source} (source of {where}): unknown method {method!r}")
         return
-    pruned = method == "cl_prune"  # its kept set, and so its path, has no t
-    names = ("dataset", "noise", "seed", *(("K", "M") if pruned else ("K", "M", "t") if selected else ()))
     fields = _fields(record, names)
     if fields is None:
         audit.problems.append(f"{source} (source of {where}): lacks one of {', '.join(names)}")
         return
-    if pruned:
-        location = FINAL_PRUNED.format(**fields)
-    elif selected:
-        location = FINAL_SELECTED.format(**fields, method=method)
-    else:
-        location = FINAL_BASELINE.format(**fields, baseline=method)
-    _check_location(audit, source, where, location)
-    inputs = [NOISE_LABELS.format(**fields)]
-    if selected:
-        inputs.append((CL_SELECTION if pruned else SELECTION).format(**fields))
+    _check_location(audit, source, where, location.format(**fields, method=method, baseline=method))
+    inputs = [NOISE_LABELS.format(**fields), *(selection.format(**fields) for selection in selections)]
+    if method == "ce_mixup_ensemble":
+        budget = budget_members(num_folds=int(fields["K"]), iterations=int(fields["M"]))
+        inputs += [ENSEMBLE_MEMBER.format(**fields, member=member) for member in range(1, budget + 1)]
     _require_files(audit, source, where, inputs)
 
 
@@ -291,10 +301,10 @@ def _audit_table1_row(audit: Audit, where: str, row: pd.Series) -> None:
 
 
 def _audit_empty_table2_row(audit: Audit, where: str, row: pd.Series) -> None:
-    """A Table 2 row without runs: no sources, NaN mean and std."""
+    """A Table 2 row without runs: no sources, NaN in every reading."""
     if row["sources"].strip():
         audit.problems.append(f"{where}: has no runs but lists sources: {row['sources']}")
-    for column in ("mean", "std"):
+    for column in (value for value in TABLE2_VALUES if value != "runs"):
         if not math.isnan(row[column]):
             audit.problems.append(f"{where}, column {column!r}: has no runs but is {_show(row[column])}, not NaN")
     audit.cells += len(TABLE2_VALUES)

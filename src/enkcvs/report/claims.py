@@ -1,6 +1,7 @@
 """The data behind the README's first screen: for each claim of the paper, what the recorded runs hold and how it
-stands by the stated test (:mod:`enkcvs.report.statistics`), or, where nothing ran, what running it would take. Every
-function returns data; the sentences are the README's template's (:mod:`enkcvs.report.pages`).
+stands by the stated intervals and tests (:mod:`enkcvs.report.statistics`), or, where nothing ran, what running it
+would take. Every function returns data; the sentences are the README's template's (:mod:`enkcvs.report.pages`),
+but for the two columns docs/results.md prints as they are (:func:`row_cells`).
 
 The records read (``results/recorded/<name>/``) are named here, each with the methods taken from it, so that a page
 and its test read one list.
@@ -10,15 +11,25 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import yaml
 
 from enkcvs.method.methods import SELECTION_METHODS
 from enkcvs.pipeline.plan import Plan
 from enkcvs.recording.provenance import RUN_HOME
-from enkcvs.report.gathered import gathered_row, selection_title
+from enkcvs.report.gathered import gathered_row, seeds_and_selection, selection_title
 from enkcvs.report.paper import METHOD_NAMES, TABLE2_RUNS
-from enkcvs.report.statistics import Cell, Verdict, welch_verdict
+from enkcvs.report.readings import READINGS, best_epoch, epochs_averaged, last_epoch, mean_of_last_epochs
+from enkcvs.report.statistics import (
+    CONFIDENCE,
+    MARGIN,
+    Cell,
+    Verdict,
+    margin_verdicts,
+    ordering_verdicts,
+    welch_difference,
+)
 
 #: The full-MNIST row of Table 2, gathered from the runs that recorded it (each with the methods taken from it, None
 #: for all; a later run's cell replaces an earlier one's where their seeds meet).
@@ -56,35 +67,67 @@ def records(root: Path) -> Path:
 
 def row_cells(root: Path, runs: list[tuple[str, set[str] | None]]) -> pd.DataFrame:
     """Table 2 cells of the paper's methods gathered from ``runs`` (:func:`enkcvs.report.gathered.gathered_row`),
-    each with its verdict against the paper's own cell (``side``, ``gap``, ``p``: Welch's t-test from both means and
-    stds, the paper's over its five runs)."""
+    each against the paper's own cell (its mean and std over its five runs) by
+    :func:`enkcvs.report.statistics.welch_difference`, the row one family
+    (:func:`enkcvs.report.statistics.margin_verdicts`): ``verdict`` at :data:`~enkcvs.report.statistics.MARGIN`,
+    ``difference`` (ours minus the paper's, points), ``low`` and ``high`` (its interval), ``p`` (Welch's,
+    Holm-adjusted over the row's tested cells); and the same as docs/results.md prints them, the margin and level
+    named: ``side`` and ``gap``."""
     cells = gathered_row([(records(root) / name, methods) for name, methods in runs])
     cells = cells[cells["method"].isin(PAPER_METHODS) & cells["published"].notna()].reset_index(drop=True)
-    verdicts = [
-        welch_verdict(Cell(row.mean, row.std, int(row.runs)), Cell(row.published, row.published_std, TABLE2_RUNS))
+    differences = [
+        welch_difference(
+            ours=Cell(row.mean, row.std, int(row.runs)), theirs=Cell(row.published, row.published_std, TABLE2_RUNS)
+        )
         for row in cells.itertuples()
     ]
-    return cells.assign(side=[v.side for v in verdicts], gap=[v.gap for v in verdicts], p=[v.p for v in verdicts])
+    verdicts = margin_verdicts(differences=differences)
+    return cells.assign(
+        verdict=[v.side for v in verdicts],
+        difference=[v.gap for v in verdicts],
+        low=[v.low for v in verdicts],
+        high=[v.high for v in verdicts],
+        p=[v.p for v in verdicts],
+        side=[_side(v) for v in verdicts],
+        gap=[_gap(v) for v in verdicts],
+    )
+
+
+def _side(verdict: Verdict) -> str:
+    """A verdict with the margin it was read at: ``within ±1``, ``undecided at ±1``, ``untested``."""
+    at = {"within": "within", "outside": "outside", "undecided": "undecided at"}.get(verdict.side)
+    return verdict.side if at is None else f"{at} ±{MARGIN:g}"
+
+
+def _gap(verdict: Verdict) -> str:
+    """A difference with its interval and level: ``-0.50 (95 % CI -0.99 to -0.01)``; alone where untested."""
+    if verdict.low is None:
+        return f"{verdict.gap:+.2f}"
+    return f"{verdict.gap:+.2f} ({100 * CONFIDENCE:g} % CI {verdict.low:+.2f} to {verdict.high:+.2f})"
 
 
 @dataclass(frozen=True)
 class RowSummary:
-    """A gathered Table 2 row against the paper's: its cells by verdict, the seeds, selections and settings."""
+    """A gathered Table 2 row against the paper's: its cells by verdict (read at ``margin`` points, intervals at
+    ``confidence``), the seeds, selections and settings."""
 
     cells: int
-    sides: dict[str, int]  # verdict -> cells
+    sides: dict[str, int]  # verdict -> cells, in the order within, outside, undecided, untested
     untested_gaps: tuple[float, float] | None  # the smallest and largest gap of the untested cells (points)
     seeds: tuple[int, int]  # the fewest and most seeds of a cell
     selections: list[str]  # the selections (K, M) of E-NKCVS's cells
     settings: int
+    margin: float = MARGIN
+    confidence: float = CONFIDENCE
 
 
 def row_summary(cells: pd.DataFrame) -> RowSummary:
-    untested = cells.loc[cells["side"] == "untested", "gap"]
+    untested = cells.loc[cells["verdict"] == "untested", "difference"]
+    counts = cells["verdict"].value_counts()
     selections = [selection_title(s) for s in cells.loc[cells["method"] == "enkcvs", "selection"].dropna().unique()]
     return RowSummary(
         cells=len(cells),
-        sides=cells["side"].value_counts().to_dict(),
+        sides={side: int(counts[side]) for side in ("within", "outside", "undecided", "untested") if side in counts},
         untested_gaps=(untested.min(), untested.max()) if len(untested) else None,
         seeds=(int(cells["runs"].min()), int(cells["runs"].max())),
         selections=sorted(selections),
@@ -94,18 +137,20 @@ def row_summary(cells: pd.DataFrame) -> RowSummary:
 
 @dataclass(frozen=True)
 class Ordering:
-    """E-NKCVS against another of the paper's methods at one setting of several seeds."""
+    """E-NKCVS, at its selection (K, M), against another of the paper's methods at one setting of several seeds."""
 
     setting: str
+    selection: str  # E-NKCVS's K and M: ``K = 4, M = 3``
     method: str  # the other method's printed name
     verdict: Verdict
     seeds: tuple[int, int]  # E-NKCVS's and the other's
 
 
 def orderings(cells: pd.DataFrame) -> list[Ordering]:
-    """The paper's ordering tested where it can be: E-NKCVS (at its best-seeded selection) against each other method
-    of the paper at every setting whose cells all have several seeds, by Welch's t-test over seeds."""
-    found = []
+    """The paper's ordering tested where it can be: E-NKCVS (at its best-seeded selection) minus each other method
+    of the paper at every setting whose cells all have several seeds, by Welch's t-test over seeds, the orderings
+    one family (:func:`enkcvs.report.statistics.ordering_verdicts`)."""
+    tested = []  # (setting, E-NKCVS's selection, the other method, both seed counts, the difference)
     for (kind, rate), rows in cells.groupby(["noise_kind", "noise_rate"], sort=False):
         ours = rows[rows["method"] == "enkcvs"].sort_values("runs").tail(1)
         others = rows[rows["method"] != "enkcvs"]
@@ -113,13 +158,77 @@ def orderings(cells: pd.DataFrame) -> list[Ordering]:
             continue
         ours = ours.iloc[0]
         for other in others.itertuples():
-            verdict = welch_verdict(
-                Cell(ours["mean"], ours["std"], int(ours["runs"])), Cell(other.mean, other.std, int(other.runs))
+            difference = welch_difference(
+                ours=Cell(ours["mean"], ours["std"], int(ours["runs"])),
+                theirs=Cell(other.mean, other.std, int(other.runs)),
             )
-            found.append(
-                Ordering(f"{kind} {rate:g}", METHOD_NAMES[other.method], verdict, (int(ours["runs"]), int(other.runs)))
+            seeds = (int(ours["runs"]), int(other.runs))
+            tested.append(
+                (f"{kind} {rate:g}", selection_title(ours["selection"]), METHOD_NAMES[other.method], seeds, difference)
             )
-    return found
+    verdicts = ordering_verdicts(differences=[difference for *_, difference in tested])
+    return [
+        Ordering(setting, selection, method, verdict, seeds)
+        for (setting, selection, method, seeds, _), verdict in zip(tested, verdicts)
+    ]
+
+
+@dataclass(frozen=True)
+class GapReading:
+    """A row's cell furthest from the paper's, read off the recorded clean test curve of its very training
+    (:mod:`enkcvs.report.readings`, accuracies in %)."""
+
+    method: str  # the printed name
+    setting: str  # ``sym 0.8``
+    gap: float  # the cell (its last epoch) minus the paper's, points
+    published: float  # the paper's cell
+    run: str  # the record holding the curve
+    epochs: int
+    last: float
+    last10: float
+    averaged: int  # the epochs last10 averages
+    best: float
+    best_epoch: int  # 1-based
+    nearest: str  # the title of the reading nearest the paper's cell
+
+
+def largest_gap_reading(root: Path, cells: pd.DataFrame) -> GapReading | None:
+    """The cell of ``cells`` (:func:`row_cells`) furthest from the paper's, read the three ways of
+    :data:`~enkcvs.report.readings.READINGS` off a recorded clean test curve (a record's ``test_curves.csv``) of the
+    same setting, method and seed that ends at the cell's own value: the training the cell reports, the test set
+    scored after every epoch. None where the cell pools several seeds or no record holds its curve."""
+    cell = cells.loc[cells["difference"].abs().idxmax()]
+    if cell["runs"] != 1:
+        return None
+    for path in sorted(records(root).glob("*/test_curves.csv")):
+        curves = pd.read_csv(path)
+        same = (
+            (curves["dataset"] == cell["dataset"])
+            & (curves["noise_kind"] == cell["noise_kind"])
+            & np.isclose(curves["noise_rate"], cell["noise_rate"])
+            & (curves["method"] == cell["method"])
+            & curves["seed"].isin(cell["seeds"])
+        )
+        curve = curves[same].sort_values("epoch")["test_accuracy"].to_numpy()
+        if not len(curve) or not np.isclose(last_epoch(curve), cell["mean"]):
+            continue  # another setting, or another training than the one the cell reports
+        epoch, best = best_epoch(curve)
+        readings = {"last": last_epoch(curve), "last10": mean_of_last_epochs(curve), "best": best}
+        return GapReading(
+            method=METHOD_NAMES[cell["method"]],
+            setting=f"{cell['noise_kind']} {cell['noise_rate']:g}",
+            gap=float(cell["difference"]),
+            published=float(cell["published"]),
+            run=path.parent.name,
+            epochs=len(curve),
+            last=readings["last"],
+            last10=readings["last10"],
+            averaged=epochs_averaged(curve),
+            best=best,
+            best_epoch=epoch,
+            nearest=READINGS[min(readings, key=lambda reading: abs(readings[reading] - cell["published"]))],
+        )
+    return None
 
 
 @dataclass(frozen=True)
@@ -151,23 +260,73 @@ def theorem_gaps(root: Path) -> TheoremGaps:
 
 @dataclass(frozen=True)
 class Reweighting:
-    """What re-weighting the non-selected samples adds: E-NKCVS minus SS only (trained on the selection alone), per
-    setting of a run's ablation ladder, by Welch's t-test where both cells have several seeds."""
+    """What re-weighting the non-selected samples adds: E-NKCVS minus SS only (trained on the selection alone), both
+    at the run's selection (K, M), per setting of a run's ablation ladder, by Welch's t-test where both cells have
+    several seeds, the settings one family (:func:`enkcvs.report.statistics.ordering_verdicts`)."""
 
     run: str
+    selection: str  # ``K = 4, M = 3``
     settings: list[tuple[str, Verdict]]
 
 
 def reweighting(root: Path, run: str) -> Reweighting:
     ladder = pd.read_csv(records(root) / run / "ablation.csv")
-    settings = []
-    for row in ladder.itertuples():
-        seeds = int(row.seeds)
-        verdict = welch_verdict(
-            Cell(row.enkcvs_mean, row.enkcvs_std, seeds), Cell(row.ss_only_mean, row.ss_only_std, seeds)
+    differences = [
+        welch_difference(
+            ours=Cell(row.enkcvs_mean, row.enkcvs_std, int(row.seeds)),
+            theirs=Cell(row.ss_only_mean, row.ss_only_std, int(row.seeds)),
         )
-        settings.append((f"{row.dataset} {row.noise_kind} {row.noise_rate:g}", verdict))
-    return Reweighting(run=run, settings=settings)
+        for row in ladder.itertuples()
+    ]
+    settings = [f"{row.dataset} {row.noise_kind} {row.noise_rate:g}" for row in ladder.itertuples()]
+    _, selection = seeds_and_selection(records(root) / run)
+    return Reweighting(
+        run=run,
+        selection=selection_title(selection),
+        settings=list(zip(settings, ordering_verdicts(differences=differences))),
+    )
+
+
+#: The recorded study of E-NKCVS beside baselines given what it gets (config/experiments/matched-baselines-digits.yaml).
+MATCHED_RUN = "matched-baselines-digits"
+#: The README's two questions of that study: what E-NKCVS adds over mixup alone, and over equal compute.
+MATCHED_QUESTIONS = {"mixup alone": "ce_mixup", "equal compute": "ce_mixup_ensemble"}
+
+
+@dataclass(frozen=True)
+class Matched:
+    """E-NKCVS minus the baselines of :data:`MATCHED_QUESTIONS` in a recorded ``matched`` table, per noise setting:
+    ``answers`` {question: [(setting, verdict)]}, each verdict's p Holm-adjusted over the table's ``family`` rows."""
+
+    run: str
+    dataset: str
+    selection: str
+    seeds: int
+    family: int
+    answers: dict[str, list[tuple[str, Verdict]]]
+
+
+def matched(root: Path, run: str = MATCHED_RUN) -> Matched:
+    table = pd.read_csv(records(root) / run / "matched.csv")
+    _, selection = seeds_and_selection(records(root) / run)
+    answers = {
+        question: [
+            (
+                f"{row.noise_kind} {row.noise_rate:g}",
+                Verdict(row.side, row.lead, row.low, row.high, row.p_holm),
+            )
+            for row in table[table["method"] == method].itertuples()
+        ]
+        for question, method in MATCHED_QUESTIONS.items()
+    }
+    return Matched(
+        run=run,
+        dataset=", ".join(table["dataset"].unique()),
+        selection=selection_title(selection),
+        seeds=int(table["seeds"].min()),
+        family=len(table),
+        answers=answers,
+    )
 
 
 @dataclass(frozen=True)
@@ -243,7 +402,7 @@ def current_config(root: Path, configfile: str) -> str:
 
 def run_facts(root: Path, name: str) -> dict:
     """What a recorded run trained: its config's datasets (with their source and model), noise settings, seeds,
-    selection, methods; its jobs, wall time and machine."""
+    selection, methods; its jobs, wall time, machine and commit (``dirty``: with uncommitted changes)."""
     run = records(root) / name
     meta = json.loads((run / "provenance.json").read_text())
     config = yaml.safe_load(meta.get("config", "{}"))  # a grid search (trec-sl-grid) records its own settings
@@ -255,6 +414,7 @@ def run_facts(root: Path, name: str) -> dict:
         "wall_seconds": meta["wall_seconds"],
         "machine": meta["machine"],
         "commit": meta["git"].get("commit"),
+        "dirty": meta["git"].get("dirty"),
         "selection": config.get("selection"),
         "seeds": config.get("seeds", [meta.get("seed")]),
         "selection_methods": [m for m in config.get("methods", []) if m in SELECTION_METHODS],

@@ -1,6 +1,7 @@
-"""Clean test curves of final models (``baselines.<method>.test_curve``): the test accuracy after every epoch, only
-recorded, beside the last epoch's, which Table 2 reports (docs/paper-notes.md: no clean validation data picks an epoch). They
-show whether a paper's cell could be an earlier epoch of the same training."""
+"""Clean test curves of final models (every final model records one; ``baselines.<method>.test_curve`` asks for a
+method's to be drawn): the test accuracy after every epoch, only recorded, beside the last epoch's, the protocol's
+reading (docs/paper-notes.md: no clean validation data picks an epoch). They show whether a paper's cell could be an
+earlier epoch of the same training."""
 
 from collections.abc import Mapping
 
@@ -8,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from enkcvs.report.paper_table2 import compare_table2
+from enkcvs.report.readings import best_epoch, last_epoch
 
 SETTING = ["dataset", "noise_kind", "noise_rate"]
 
@@ -37,14 +39,14 @@ def curve_summary(curves: pd.DataFrame, *, paper_names: Mapping[str, str | None]
     rows = []
     for key, part in ordered.groupby(keys, sort=False):
         accuracy = part["test_accuracy"].to_numpy()
-        peak = int(np.argmax(accuracy))
+        peak_epoch, peak = best_epoch(accuracy)
         rows.append(
             {
                 **dict(zip(keys, key)),
                 "epochs": len(accuracy),
-                "peak": accuracy[peak],
-                "peak_epoch": int(part["epoch"].iloc[peak]),
-                "last": accuracy[-1],
+                "peak": peak,
+                "peak_epoch": int(part["epoch"].iloc[peak_epoch - 1]),
+                "last": last_epoch(accuracy),
             }
         )
     summary = pd.DataFrame(rows, columns=[*keys, "epochs", "peak", "peak_epoch", "last"])

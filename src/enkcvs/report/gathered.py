@@ -30,19 +30,32 @@ def selection_title(selection: tuple | None) -> str:
     return "" if selection is None else ", ".join(f"{name} = {int(value)}" for name, value in zip("KMt", selection))
 
 
+def _pooled_reading(n: np.ndarray, mean: np.ndarray, std: np.ndarray) -> tuple[float, float]:
+    """One reading's mean and std (ddof=1) over the seeds of P parts, of ``n`` (P,) seeds each with their ``mean``
+    and ``std`` (P,), exactly as if computed from the seeds' values: the within- and between-part sums of squares.
+    NaN where a part has no mean (a reading its record lacks)."""
+    total = n.sum()
+    if np.isnan(mean).any():
+        return float("nan"), float("nan")
+    grand = float((n * mean).sum() / total)
+    squares = (np.nan_to_num(std) ** 2 * (n - 1)).sum() + (n * (mean - grand) ** 2).sum()
+    return grand, float(np.sqrt(squares / (total - 1))) if total > 1 else float("nan")
+
+
 def pooled(cells: pd.DataFrame) -> pd.Series:
     """The mean, std (ddof=1) and count over every seed of ``cells`` (rows of Table 2: ``mean``, ``std``, ``runs``
-    over disjoint seeds), exactly as if computed from the seeds' values: the within- and between-part sums of
-    squares."""
-    n, mean = cells["runs"].to_numpy(float), cells["mean"].to_numpy(float)
-    total = n.sum()
-    grand = float((n * mean).sum() / total)
-    squares = (np.nan_to_num(cells["std"].to_numpy(float)) ** 2 * (n - 1)).sum() + (n * (mean - grand) ** 2).sum()
+    over disjoint seeds), and so of the other readings (``last10_*``, ``best_*``; NaN where a part's table lacks
+    them, recorded before every final model kept its curve)."""
+    n = cells["runs"].to_numpy(float)
+    readings = {}
+    for reading in ("", "last10_", "best_"):
+        values = cells.reindex(columns=[f"{reading}mean", f"{reading}std"]).to_numpy(float)
+        readings[f"{reading}mean"], readings[f"{reading}std"] = _pooled_reading(n, values[:, 0], values[:, 1])
     return pd.Series(
         {
-            "mean": grand,
-            "std": float(np.sqrt(squares / (total - 1))) if total > 1 else float("nan"),
-            "runs": int(total),
+            **readings,
+            "runs": int(n.sum()),
+            "last10_epochs": cells.reindex(columns=["last10_epochs"])["last10_epochs"].min(skipna=False),
             "published": cells["published"].iloc[0],
             "published_std": cells["published_std"].iloc[0],
             "runs_from": ", ".join(dict.fromkeys(cells["run"])),
@@ -54,9 +67,10 @@ def gathered_row(runs: list[tuple[Path, set[str] | None]]) -> pd.DataFrame:
     """The Table 2 cells of ``runs`` (in order; each with the methods taken from it, None: all) pooled per setting
     and method (and selection, for the methods that train on it): a later run's cell replaces an earlier one's where
     their seeds meet; the others' seeds pool (:func:`pooled`). Columns: the setting, ``method``, ``selection`` (the
-    run's (K, M) for :data:`~enkcvs.method.methods.SELECTION_METHODS`, else None), ``mean``, ``std``, ``runs``
-    (seeds), ``published`` and ``published_std`` (the paper's cell), ``runs_from`` (the runs it came from) and ``seeds`` (their seeds,
-    sorted)."""
+    run's (K, M) for :data:`~enkcvs.method.methods.SELECTION_METHODS`, else None), ``mean``, ``std`` (the last
+    epoch), ``last10_mean``, ``last10_std``, ``last10_epochs``, ``best_mean``, ``best_std`` (the other readings,
+    :mod:`enkcvs.report.readings`), ``runs`` (seeds), ``published`` and ``published_std`` (the paper's cell),
+    ``runs_from`` (the runs it came from) and ``seeds`` (their seeds, sorted)."""
     parts: dict[tuple, list[tuple[set[int], pd.Series]]] = {}
     for run, methods in runs:
         seeds, selection = seeds_and_selection(run)

@@ -17,6 +17,8 @@ from enkcvs.recording.provenance import duration
 from enkcvs.report import claims, versus
 from enkcvs.report.gathered import selection_title
 from enkcvs.report.paper import METHOD_NAMES
+from enkcvs.report.paper_table2 import reading_text
+from enkcvs.report.readings import READINGS
 from enkcvs.report.statistics import SIGNIFICANCE
 
 
@@ -48,11 +50,13 @@ def readme_data(root: Path) -> dict[str, Any]:
     return {
         "mnist": claims.row_summary(mnist),
         "mnist_orderings": claims.orderings(mnist),
+        "largest_gap": claims.largest_gap_reading(root, mnist),
         "cells": sorted(path.relative_to(root).as_posix() for path in (root / claims.CELLS).glob("*.yaml")),
         "trec": claims.row_summary(trec),
         "trec_run": claims.run_facts(root, "trec-full"),
         "theorem": claims.theorem_gaps(root),
         "reweighting": claims.reweighting(root, "default-per-setting"),
+        "matched": claims.matched(root),
         "cifar10": claims.estimate(root, "config/experiments/cifar10.yaml"),
         "cifar100": claims.estimate(root, "config/experiments/cifar100.yaml"),
         "real_world": claims.estimate(root, "config/experiments/real-world.yaml"),
@@ -75,6 +79,9 @@ def results_data(root: Path) -> dict[str, Any]:
     row = mnist[
         ["noise", "method", "selection", "mean", "std", "runs", "published", "published_std", "side", "gap", "p"]
     ].round({"mean": 2, "std": 2, "gap": 2, "p": 3})
+    for reading in ("last10", "best"):  # beside the last epoch's mean: the cells' other readings, alike for all
+        texts = [reading_text(cell, reading, decimals=2) for _, cell in mnist.iterrows()]
+        row.insert(row.columns.get_loc("runs"), READINGS[reading], texts)
     theory = []
     for path in sorted(home.glob("*/theory.csv")):
         table = pd.read_csv(path)
@@ -110,6 +117,8 @@ def results_data(root: Path) -> dict[str, Any]:
         "mnist_row": markdown(row),
         "trec_table": (home / "trec-full" / "table2.md").read_text().strip(),
         "trec_run": claims.run_facts(root, "trec-full"),
+        "matched_table": (home / claims.MATCHED_RUN / "matched.md").read_text().strip(),
+        "matched_run": claims.run_facts(root, claims.MATCHED_RUN),
         "theory": markdown(pd.DataFrame(theory)),
         "runs": markdown(pd.DataFrame(runs)),
         "duration": duration,

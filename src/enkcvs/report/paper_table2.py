@@ -25,7 +25,12 @@ from enkcvs.report.comparison import (
     rate_label,
 )
 from enkcvs.report.paper import published_results
+from enkcvs.report.readings import LAST_EPOCHS, READINGS
 from enkcvs.report.titles import METHOD_TITLES
+
+#: The columns of :func:`enkcvs.report.tables.table2` holding the readings besides the last epoch's (``mean``,
+#: ``std``), which a frame of results recorded before every final model kept its curve may lack.
+READING_COLUMNS = ["last10_mean", "last10_std", "last10_epochs", "best_mean", "best_std"]
 
 
 def compare_table2(
@@ -37,8 +42,8 @@ def compare_table2(
     ----------
     reproduced : pandas.DataFrame
         :func:`enkcvs.report.tables.table2`'s long frame: columns ``dataset``, ``noise_kind``, ``noise_rate``,
-        ``method``, ``mean``, ``std`` (test accuracy, %), ``runs`` (0 for a configured method without results),
-        ``sources``.
+        ``method``, ``mean``, ``std`` (test accuracy at the last epoch, %), ``runs`` (0 for a configured method without
+        results), ``sources``, and the other readings' :data:`READING_COLUMNS` (NaN where absent).
     paper_names : mapping of str to str or None
         Our dataset name (config key, e.g. ``"mnist5k"``) to the paper's (``"MNIST"``), or None for no comparison.
         Every dataset of ``reproduced`` needs an entry.
@@ -51,9 +56,12 @@ def compare_table2(
         One row per reproduced cell (plus, with ``all_published``, per unmatched paper cell), columns ``dataset``,
         ``paper_dataset`` (None when unmapped), ``noise_kind``, ``noise_rate``, ``method``, ``mean``, ``std``,
         ``runs``, ``published``, ``published_std`` (NaN where the paper has no such cell), ``published_decimals``
-        (Int64, as printed), ``difference`` (``mean - published``; NaN where either is missing), ``sources``.
+        (Int64, as printed), ``difference`` (``mean - published``; NaN where either is missing), the other readings
+        (:data:`READING_COLUMNS`) with their differences ``last10_difference`` and ``best_difference``, ``sources``.
     """
-    frame = reproduced[["dataset", "noise_kind", "noise_rate", "method", "mean", "std", "runs", "sources"]].copy()
+    frame = reproduced.reindex(
+        columns=["dataset", "noise_kind", "noise_rate", "method", "mean", "std", "runs", *READING_COLUMNS, "sources"]
+    )
     frame = frame.astype({"dataset": object, "noise_kind": object, "method": object})
     mapping = dict(zip(frame["dataset"], check_names(frame["dataset"], paper_names)))
     frame["_rate"] = rate_key(frame["noise_rate"])
@@ -90,6 +98,8 @@ def compare_table2(
         paper, how="left", on=["paper_dataset", "noise_kind", "_rate", "method"], validate="many_to_one"
     )
     merged["difference"] = merged["mean"] - merged["published"]
+    for reading in ("last10", "best"):
+        merged[f"{reading}_difference"] = merged[f"{reading}_mean"] - merged["published"]
     columns = [
         "dataset",
         "paper_dataset",
@@ -103,6 +113,9 @@ def compare_table2(
         "published_std",
         "published_decimals",
         "difference",
+        *READING_COLUMNS,
+        "last10_difference",
+        "best_difference",
         "sources",
     ]
     return noise_sort(merged[columns], ["dataset", "noise_kind", "noise_rate"])
@@ -124,8 +137,31 @@ def _published_table2() -> pd.DataFrame:
     )
 
 
+#: Each reading's columns of :func:`compare_table2`'s frame: its mean, its std and its difference to the paper's cell.
+_READING_VALUES = {
+    "last": ("mean", "std", "difference"),
+    "last10": ("last10_mean", "last10_std", "last10_difference"),
+    "best": ("best_mean", "best_std", "best_difference"),
+}
+
+
+def reading_text(cell: pd.Series, reading: str, *, decimals: int) -> str:
+    """One reading (a key of :data:`~enkcvs.report.readings.READINGS`) of a cell that ran, a row holding the readings'
+    columns (:func:`compare_table2`, :func:`enkcvs.report.gathered.gathered_row`): "mean ± std" to ``decimals``
+    digits, the epochs averaged named where the models trained fewer than
+    :data:`~enkcvs.report.readings.LAST_EPOCHS`; "—" where its results have no curve to read."""
+    mean, std, _ = _READING_VALUES[reading]
+    if np.isnan(cell[mean]):
+        return NO_NUMBER
+    text = format_mean_std(cell[mean], cell[std], decimals)
+    if reading == "last10" and cell["last10_epochs"] < LAST_EPOCHS:
+        return f"{text} (all {cell['last10_epochs']:.0f} epochs)"
+    return text
+
+
 def format_table2(frame: pd.DataFrame, *, decimals: int, bold: Bold = "markdown") -> pd.DataFrame:
-    """Table 2 as the paper prints it, from :func:`compare_table2`'s frame.
+    """Table 2 as the paper prints it, from :func:`compare_table2`'s frame, each cell read three ways alike for every
+    method (:data:`~enkcvs.report.readings.READINGS`).
 
     Parameters
     ----------
@@ -134,19 +170,21 @@ def format_table2(frame: pd.DataFrame, *, decimals: int, bold: Bold = "markdown"
     decimals : int
         Digits after the point of reproduced values and differences (published values keep the paper's digits).
     bold : {"markdown", "latex", None}
-        Mark the best reproduced mean of each dataset and noise setting (all ties at ``decimals``) as ``**x**`` or
-        ``\\textbf{x}``, or not.
+        Mark the best reproduced last-epoch mean of each dataset and noise setting (all ties at ``decimals``) as
+        ``**x**`` or ``\\textbf{x}``, or not.
 
     Returns
     -------
     pandas.DataFrame
-        One row per dataset and method: datasets in the paper's order (those without a paper dataset last), methods in
-        the paper's order with E-NKCVS last (:data:`enkcvs.report.titles.METHOD_TITLES`). Two-level columns: ``("",
-        "dataset")``, ``("", "method")``, then one column per noise setting grouped under ``symmetric`` /
-        ``asymmetric`` / ``real`` with the rate as label (rates ascending), holding "mean ± std" ("missing" for a
-        configured run without results, "" where the dataset has no such setting); a setting where the paper has a
-        number is followed by ``"<rate> paper"`` (as printed, "—" where the paper has none) and ``"<rate> Δ"``
-        (reproduced minus published).
+        One row per dataset, method and reading: datasets in the paper's order (those without a paper dataset last),
+        methods in the paper's order with E-NKCVS last (:data:`enkcvs.report.titles.METHOD_TITLES`), the readings in
+        the order of :data:`~enkcvs.report.readings.READINGS` (the last epoch, the protocol, first; the best epoch
+        titled as optimistic). Two-level columns: ``("", "dataset")``, ``("", "method")``, ``("", "reading")``, then
+        one column per noise setting grouped under ``symmetric`` / ``asymmetric`` / ``real`` with the rate as label
+        (rates ascending), holding "mean ± std" ("missing" for a configured run without results, "—" for a reading of
+        results recorded without their curve, "" where the dataset has no such setting); a setting where the paper has
+        a number is followed by ``"<rate> paper"`` (as printed, "—" where the paper has none) and ``"<rate> Δ"``
+        (the row's reading minus published).
     """
     check_bold(bold)
     frame = frame.reset_index(drop=True)
@@ -157,7 +195,7 @@ def format_table2(frame: pd.DataFrame, *, decimals: int, bold: Bold = "markdown"
 
     settings = noise_sort(frame[["noise_kind", "noise_rate"]].drop_duplicates(), ["noise_kind", "noise_rate"])
     compared = set(zip(frame.loc[frame["published"].notna(), "noise_kind"], labels[frame["published"].notna()]))
-    columns = [("", "dataset"), ("", "method")]
+    columns = [("", "dataset"), ("", "method"), ("", "reading")]
     for kind, rate in zip(settings["noise_kind"], settings["noise_rate"]):
         group, label = NOISE_TITLES.get(kind, kind), rate_label(rate)
         columns.append((group, label))
@@ -169,26 +207,30 @@ def format_table2(frame: pd.DataFrame, *, decimals: int, bold: Bold = "markdown"
     for i in frame.index:
         dataset, method, kind = frame.at[i, "dataset"], frame.at[i, "method"], frame.at[i, "noise_kind"]
         group, label = NOISE_TITLES.get(kind, kind), labels[i]
-        record = records.setdefault(
-            (dataset, method), {("", "dataset"): titles[dataset], ("", "method"): METHOD_TITLES.get(method, method)}
-        )
-        if has_run[i]:
-            text = format_mean_std(frame.at[i, "mean"], frame.at[i, "std"], decimals)
-            record[(group, label)] = embolden(text, bold) if rounded[i] == best[i] else text
-        else:
-            record[(group, label)] = MISSING
-        if (kind, label) in compared:
-            published, digits = frame.at[i, "published"], frame.at[i, "published_decimals"]
-            difference = frame.at[i, "difference"]
-            record[(group, f"{label} {PAPER}".strip())] = (
-                NO_NUMBER
-                if np.isnan(published)
-                else format_mean_std(published, frame.at[i, "published_std"], int(digits))
+        published, digits = frame.at[i, "published"], frame.at[i, "published_decimals"]
+        for reading, title in READINGS.items():
+            record = records.setdefault(
+                (dataset, method, reading),
+                {
+                    ("", "dataset"): titles[dataset],
+                    ("", "method"): METHOD_TITLES.get(method, method),
+                    ("", "reading"): title,
+                },
             )
-            record[(group, f"{label} {DELTA}".strip())] = (
-                NO_NUMBER if np.isnan(difference) else format_number(difference, decimals, sign=True)
-            )
-    datasets, methods = dataset_rank(frame), method_rank(frame)
-    order = sorted(records, key=lambda key: (datasets[key[0]], methods[key[1]]))
+            text = reading_text(frame.loc[i], reading, decimals=decimals) if has_run[i] else MISSING
+            # bold reads the protocol alone: the best epoch is not a result to rank methods by
+            record[(group, label)] = embolden(text, bold) if reading == "last" and rounded[i] == best[i] else text
+            if (kind, label) in compared:
+                difference = frame.at[i, _READING_VALUES[reading][2]]
+                record[(group, f"{label} {PAPER}".strip())] = (
+                    NO_NUMBER
+                    if np.isnan(published)
+                    else format_mean_std(published, frame.at[i, "published_std"], int(digits))
+                )
+                record[(group, f"{label} {DELTA}".strip())] = (
+                    NO_NUMBER if np.isnan(difference) else format_number(difference, decimals, sign=True)
+                )
+    datasets, methods, readings = dataset_rank(frame), method_rank(frame), list(READINGS)
+    order = sorted(records, key=lambda key: (datasets[key[0]], methods[key[1]], readings.index(key[2])))
     table = pd.DataFrame([records[key] for key in order], columns=pd.MultiIndex.from_tuples(columns))
     return table.fillna("")

@@ -10,6 +10,9 @@ from enkcvs.report.paper import METHOD_NAMES
 METHOD_TITLES = {
     **{method: METHOD_NAMES[method] for method in METHODS if method in METHOD_NAMES},
     "ce_mixup": "CE + mixup (not in the paper)",
+    "ce_mixup_ensemble": "CE + mixup ensemble, E-NKCVS's budget (not in the paper)",
+    "sl_mixup": "SL + mixup (not in the paper)",
+    "incv": "INCV selection (not in the paper)",
     "ce_true": "CE, true labels",
     "gce": "GCE (not in the paper)",
     "cs_only": "CS only (oracle)",

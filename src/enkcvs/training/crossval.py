@@ -313,7 +313,7 @@ def out_of_fold_probabilities(
             stack[index // num_folds, held_out] = probabilities
         bar.close()
         return stack
-    pending = _pending_folds(cache, stack, num_folds=num_folds)
+    pending = pending_folds(cache=cache, stack=stack, num_folds=num_folds)
     done = f" ({models - len(pending)} taken from the cache)" if len(pending) < models else ""
     bar = Progress(
         total=len(pending) * recipe.epochs, shown=progress, unit="epoch", what=f"epochs of {models} fold models{done}"
@@ -325,14 +325,15 @@ def out_of_fold_probabilities(
             fold=k,
             on_epoch=lambda epoch, m=m, k=k: bar.end(f"iteration {m}, fold {k}, epoch {epoch} of {recipe.epochs}"),
         )
-        _finished(cache, stack, iteration=m, fold=k, held_out=held_out, probabilities=probabilities)
+        finished_fold(cache=cache, stack=stack, iteration=m, fold=k, held_out=held_out, probabilities=probabilities)
     bar.close()
     return stack
 
 
-def _pending_folds(cache: FoldCache | None, stack: np.ndarray, *, num_folds: int) -> list[tuple[int, int]]:
+def pending_folds(*, cache: FoldCache | None, stack: np.ndarray, num_folds: int) -> list[tuple[int, int]]:
     """Fill ``stack`` (M, N, Q) with the held-out probabilities of the fold models ``cache`` holds; returns the
-    (m, k) of those left to train, in order."""
+    (m, k) of those left to train, in order. With :func:`finished_fold`, how every way of training the fold models,
+    one by one or side by side, uses the cache."""
     pending = []
     for m in range(1, len(stack) + 1):
         for k in range(1, num_folds + 1):
@@ -344,10 +345,10 @@ def _pending_folds(cache: FoldCache | None, stack: np.ndarray, *, num_folds: int
     return pending
 
 
-def _finished(
+def finished_fold(
+    *,
     cache: FoldCache | None,
     stack: np.ndarray,
-    *,
     iteration: int,
     fold: int,
     held_out: np.ndarray,
@@ -426,7 +427,7 @@ def classifier_probabilities(
     if standardize:
         features = np.asarray(features, dtype=np.float64)
     stack = np.empty((iterations, len(given), num_classes), dtype=np.float32)
-    pending = _pending_folds(cache, stack, num_folds=num_folds)
+    pending = pending_folds(cache=cache, stack=stack, num_folds=num_folds)
     bar = Progress(total=len(pending), shown=progress, unit="model", what=f"{iterations * num_folds} fold models")
     for m, k in pending:
         held_out, probabilities = _classifier_fold(
@@ -437,7 +438,7 @@ def classifier_probabilities(
             num_classes=num_classes,
             folds={"seed": seed, "num_folds": num_folds, "iteration": m, "fold": k},
         )
-        _finished(cache, stack, iteration=m, fold=k, held_out=held_out, probabilities=probabilities)
+        finished_fold(cache=cache, stack=stack, iteration=m, fold=k, held_out=held_out, probabilities=probabilities)
         bar.end(f"iteration {m}, fold {k}")
     bar.close()
     return stack

@@ -55,7 +55,8 @@ def labelled_accuracy(
 
 class EpochCurve:
     """Network 1's accuracy on a labelled set after every epoch: the noisy-validation scores :class:`BestEpoch` keeps
-    an epoch by, or a final model's clean test curve, which is only recorded (``baselines.<method>.test_curve``).
+    an epoch by, or a final model's clean test curve, which is only recorded (every final model's
+    ``test_accuracy_by_epoch``).
     Scoring runs in eval mode and draws no random numbers, so a training with a curve ends with the same weights as
     one without."""
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from enkcvs.method.methods import BASELINE_METHODS, METHODS, MIXUP_METHODS, ORACLE_METHODS
+from enkcvs.method.methods import BASELINE_METHODS, METHODS, MIXUP_METHODS, MIXUP_VARIANTS, ORACLE_METHODS
 from enkcvs.method.noise import actual_noise_rate
 from enkcvs.method.noise_settings import parse_noise
 from enkcvs.method.weights import full_loss_sample_weights, reweighted_targets
@@ -17,16 +17,16 @@ from enkcvs.training.recipe import CoTeaching, Recipe
 METHOD_OPTIONS = {
     **{method: () for method in METHODS},
     "sl": ("alpha", "beta"),
+    "sl_mixup": ("alpha", "beta"),
     "gce": ("q",),
     "coteaching": ("forget_rate", "warmup_epochs"),
 }
-#: Options a method may be given, with their defaults: the baselines train without mixup unless told to, and record
-#: a clean test curve only when told to.
+#: Options a method may be given, with their defaults: the baselines train without mixup unless told to.
 OPTIONAL_OPTIONS = {
-    "ce": {"mixup": False, "test_curve": False},
-    "sl": {"mixup": False, "test_curve": False},
-    "gce": {"mixup": False, "test_curve": False},
-    "coteaching": {"ramp": "auto", "mixup": False, "test_curve": False},
+    "ce": {"mixup": False},
+    "sl": {"mixup": False},
+    "gce": {"mixup": False},
+    "coteaching": {"ramp": "auto", "mixup": False},
 }
 
 
@@ -38,7 +38,6 @@ class FinalTraining:
     loss: str = "ce"  # name in enkcvs.method.losses.make_loss
     loss_params: dict[str, float] = field(default_factory=dict)
     co_teaching: CoTeaching | None = None
-    test_curve: bool = False  # record the clean test accuracy after every epoch (only recorded)
 
     def train_model_arguments(self) -> dict[str, Any]:
         """The keyword arguments of :func:`enkcvs.training.train.train_model` besides the recipe."""
@@ -59,11 +58,11 @@ class FinalTraining:
 def final_training(*, method: str, options: dict[str, Any]) -> FinalTraining:
     """How ``method`` trains with its ``options`` (see :data:`METHOD_OPTIONS` and :data:`OPTIONAL_OPTIONS`).
 
-    ``sl`` {alpha, beta} and ``gce`` {q} give the loss; ``coteaching`` {forget_rate (a number, resolved), warmup_epochs,
-    ramp} gives the co-teaching settings; ``ce``, ``sl``, ``gce`` and ``coteaching`` say through ``mixup`` whether
-    they mix (co-teaching cannot) and through ``test_curve`` whether their clean test accuracy is recorded after every
-    epoch; :data:`~enkcvs.method.methods.MIXUP_METHODS` always mix, the others never. Unknown methods, missing and unknown options, and mixup
-    for co-teaching raise ``ValueError``.
+    ``sl`` and ``sl_mixup`` {alpha, beta} and ``gce`` {q} give the loss; ``coteaching`` {forget_rate (a number,
+    resolved), warmup_epochs, ramp} gives the co-teaching settings; ``ce``, ``sl``, ``gce`` and ``coteaching`` say
+    through ``mixup`` whether they mix (co-teaching cannot); :data:`~enkcvs.method.methods.MIXUP_METHODS` always mix,
+    the others never.
+    Unknown methods, missing and unknown options, and mixup for co-teaching raise ``ValueError``.
     """
     if method not in METHOD_OPTIONS:
         raise ValueError(f"unknown method {method!r}; known methods: {list(METHODS)}")
@@ -77,14 +76,9 @@ def final_training(*, method: str, options: dict[str, Any]) -> FinalTraining:
         )
     options = {**optional, **options}
     mixup = bool(options["mixup"]) if "mixup" in options else method in MIXUP_METHODS
-    test_curve = bool(options.get("test_curve", False))
-    if method in ("sl", "gce"):
-        return FinalTraining(
-            mixup=mixup,
-            loss=method,
-            loss_params={name: float(options[name]) for name in required},
-            test_curve=test_curve,
-        )
+    if method in ("sl", "sl_mixup", "gce"):
+        loss = MIXUP_VARIANTS.get(method, method)  # SL + mixup trains SL's loss
+        return FinalTraining(mixup=mixup, loss=loss, loss_params={name: float(options[name]) for name in required})
     if method == "coteaching":
         if mixup:
             raise ValueError(
@@ -94,8 +88,8 @@ def final_training(*, method: str, options: dict[str, Any]) -> FinalTraining:
         co_teaching = CoTeaching(
             forget_rate=float(options["forget_rate"]), warmup_epochs=options["warmup_epochs"], ramp=options["ramp"]
         )
-        return FinalTraining(mixup=False, co_teaching=co_teaching, test_curve=test_curve)
-    return FinalTraining(mixup=mixup, test_curve=test_curve)
+        return FinalTraining(mixup=False, co_teaching=co_teaching)
+    return FinalTraining(mixup=mixup)
 
 
 def resolve_forget_rate(value: float | str, *, noise: str, given: np.ndarray, true: np.ndarray) -> float:
@@ -135,7 +129,8 @@ def final_training_set(
     given : (N,) given (noisy) labels.
     num_classes : Q.
     selection : for :data:`~enkcvs.method.methods.SELECTION_METHODS`: the selection table (N rows by sample: ``selected``, and ``pseudo``,
-        ``beta`` where the method uses them; for ``cl_prune`` ``selected`` = not flagged by confident learning).
+        ``beta`` where the method uses them; for ``cl_prune`` ``selected`` = not flagged by confident learning; for
+        ``incv`` INCV's selected set, :mod:`enkcvs.method.incv`).
     gamma : weight of the non-selected samples' term in Eq. full-loss (:data:`~enkcvs.method.methods.GAMMA_METHODS`).
     true : (N,) true labels, for :data:`~enkcvs.method.methods.ORACLE_METHODS` only.
 
@@ -159,7 +154,7 @@ def final_training_set(
     if selection is None:
         raise ValueError(f"method {method!r} needs a selection table")
     selected = selection["selected"].to_numpy(dtype=bool)
-    if method in ("ss_only", "css_only", "cl_prune"):
+    if method in ("ss_only", "css_only", "cl_prune", "incv"):
         indices = np.flatnonzero(selected & (given == true) if method == "css_only" else selected)
         return indices, one_hot[given[indices]]
     if method in ("ss_pseudo", "ss_pseudo_weighted"):

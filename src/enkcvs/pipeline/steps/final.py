@@ -1,14 +1,16 @@
 """The final rules' step (``workflow/rules/final.smk``): a final model of one method trained from scratch, its clean
-test accuracy written with what it trained with. It imports torch itself."""
+test accuracy after every epoch and at the last written with what it trained with. It imports torch itself."""
 
 import logging
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from enkcvs.data.datasets import Dataset, load_dataset
-from enkcvs.io import PathLike, provenance, read_table, read_table_metadata, write_json
+from enkcvs.io import PathLike, provenance, read_table, read_table_metadata, write_json, write_table
+from enkcvs.method.ensemble import budget_members, ensemble_probabilities
 from enkcvs.method.methods import GAMMA_METHODS
 from enkcvs.pipeline.predictions import read_label_table
 from enkcvs.rng import Purpose, derive_seed
@@ -112,7 +114,8 @@ def _final_model(
 
 
 def _write_final(final: _FinalModel, result: Any, *, setting: _Setting, execution: Any) -> None:
-    """``final``'s clean test accuracy (its kept epoch) and what it trained with, as JSON at its output."""
+    """``final``'s clean test accuracy (its kept epoch, the last), the accuracy after every epoch and what it trained
+    with, as JSON at its output."""
     from enkcvs.training.evaluate import labelled_accuracy
 
     test_accuracy = labelled_accuracy(
@@ -130,7 +133,7 @@ def _write_final(final: _FinalModel, result: Any, *, setting: _Setting, executio
             train_samples=len(final.targets),
             test_accuracy=test_accuracy,
             final_train_loss=result.train_loss[-1],
-            **({"test_accuracy_by_epoch": result.curve_accuracy} if final.training.test_curve else {}),
+            test_accuracy_by_epoch=result.curve_accuracy,
         ),
         final.output,
     )
@@ -148,7 +151,7 @@ def _train(final: _FinalModel, *, setting: _Setting, seed: int, execution: Any) 
         seed=derive_seed(seed, Purpose.FINAL),
         execution=execution,
         resume=checkpoint_path(final.output),
-        curve=setting.test if final.training.test_curve else None,
+        curve=setting.test,  # scored after every epoch, so that the tables can read the curve three ways
         **final.training.train_model_arguments(),
     )
 
@@ -168,8 +171,9 @@ def train_final(
     options: dict[str, Any] | None = None,
     tokens: PathLike | None = None,
 ) -> None:
-    """Train a final model of ``method`` from scratch and write its clean test accuracy (last epoch) as JSON, with
-    the accuracy after every epoch (``test_accuracy_by_epoch``) where the method's ``test_curve`` option asks for it.
+    """Train a final model of ``method`` from scratch and write its clean test accuracy as JSON: at the last epoch,
+    the model kept (``test_accuracy``), and after every epoch (``test_accuracy_by_epoch``, scored in eval mode by the
+    same :func:`enkcvs.training.evaluate.labelled_accuracy`; it changes no weight).
 
     ``options`` are the method's hyperparameters (see :func:`enkcvs.training.final.final_training`; co-teaching's
     ``forget_rate`` is resolved by :func:`enkcvs.training.final.resolve_forget_rate`), recorded in the JSON beside what
@@ -205,3 +209,91 @@ def _resolved_options(
         resolved["forget_rate"] = resolve_forget_rate(resolved["forget_rate"], noise=noise, given=given, true=true)
         log.info("co-teaching forgets %s: %.4f", options["forget_rate"], resolved["forget_rate"])
     return resolved
+
+
+def train_ensemble_member(
+    *,
+    dataset: PathLike,
+    labels: PathLike,
+    recipe: dict[str, Any],
+    seed: int,
+    member: int,
+    output: PathLike,
+    provenance_fields: dict[str, Any],
+    execution,
+    tokens: PathLike | None = None,
+) -> None:
+    """Member ``member`` (1-based) of the ensemble of CE + mixup models (``ce_mixup_ensemble``,
+    :mod:`enkcvs.method.ensemble`): CE + mixup's final model on the run's noisy labels, trained from scratch as
+    :func:`train_final` trains it but from the member's own seed, ``derive_seed(seed, Purpose.ENSEMBLE, member)`` in
+    place of the run's. Writes its clean test probabilities, a row per test sample (``sample``, ``prob_0`` ..
+    ``prob_{Q-1}``), with its test accuracy and what it trained with in the metadata; arguments as
+    :func:`train_final`'s."""
+    from enkcvs.training.evaluate import predict_proba
+
+    setting = _read_setting(dataset=dataset, labels=labels, tokens=tokens)
+    final = _final_model(
+        setting,
+        method="ce_mixup",
+        recipe=recipe,
+        gamma=None,
+        options={},
+        selection=None,
+        output=output,
+        provenance_fields=provenance_fields,
+    )
+    member_seed = derive_seed(seed, Purpose.ENSEMBLE, member)
+    result = _train(final, setting=setting, seed=member_seed, execution=execution)
+    inputs, test_labels = setting.test
+    probabilities = predict_proba(
+        result.model, inputs, device=execution.device, workers=execution.loader_workers, bf16=result.bf16
+    )  # (N_test, Q)
+    frame = pd.DataFrame(probabilities, columns=[f"prob_{c}" for c in range(probabilities.shape[1])])
+    test_accuracy = float(np.mean(probabilities.argmax(axis=1) == test_labels))
+    write_table(
+        frame.assign(sample=np.arange(len(frame)))[["sample", *frame.columns]],
+        output,
+        metadata=provenance(
+            **{**provenance_fields, "method": "ce_mixup", "member": member},
+            member_seed=member_seed,
+            trained_with=final.training.record(final.recipe),
+            recipe=final.recipe.to_dict(),
+            train_samples=len(final.targets),
+            test_accuracy=test_accuracy,
+        ),
+    )
+    log.info("wrote %s (member %d, clean test accuracy %.4f)", output, member, test_accuracy)
+
+
+def average_ensemble(
+    *, members: list[PathLike], dataset: PathLike, output: PathLike, provenance_fields: dict[str, Any]
+) -> None:
+    """CE + mixup's ensemble at E-NKCVS's budget for (K, M) (``provenance_fields``' K and M): the mean of its members'
+    clean test probabilities (:func:`enkcvs.method.ensemble.ensemble_probabilities`) scored on the test labels, written
+    as a final model's JSON (``test_accuracy``) with each member's accuracy and what they trained with.
+    ``ValueError`` where ``members`` (:func:`train_ensemble_member`'s tables) are not the
+    :func:`enkcvs.method.ensemble.budget_members` the budget gives."""
+    budget = budget_members(num_folds=int(provenance_fields["K"]), iterations=int(provenance_fields["M"]))
+    if len(members) != budget:
+        raise ValueError(
+            f"the ensemble at K, M = {provenance_fields['K']}, {provenance_fields['M']} has {budget} members, "
+            f"M (K - 1) + 1; given {len(members)}: plan its members with enkcvs.method.ensemble.budget_members"
+        )
+    tables = [read_table(path) for path in members]
+    probabilities = np.stack([frame.filter(like="prob_").to_numpy() for frame, _ in tables])  # (E, N_test, Q)
+    test_labels = load_dataset(dataset).y_test
+    test_accuracy = float(np.mean(ensemble_probabilities(probabilities).argmax(axis=1) == test_labels))
+    first = tables[0][1]
+    write_json(
+        provenance(
+            **{**provenance_fields, "method": "ce_mixup_ensemble"},
+            members=budget,
+            member_test_accuracy=[meta["test_accuracy"] for _, meta in tables],
+            trained_with=first["trained_with"],
+            recipe=first["recipe"],
+            train_samples=first["train_samples"],
+            test_accuracy=test_accuracy,
+        ),
+        output,
+    )
+    log.info("wrote %s (%d members, clean test accuracy %.4f)", output, budget, test_accuracy)

@@ -1,43 +1,20 @@
 """The label-issue rules' steps (``workflow/rules/issues.smk``): rankings of the samples most likely mislabelled, per
-seed and merged over the seeds, cleanlab's beside the merged one, and E-NKCVS on a user's own out-of-fold
-probabilities."""
+seed and merged over the seeds (one step for both), cleanlab's beside the merged one, and E-NKCVS on a user's own
+out-of-fold probabilities."""
 
 from typing import Any
 
 import numpy as np
 
 from enkcvs.data.datasets import load_dataset
-from enkcvs.io import PathLike, atomic_path, provenance, read_table, read_table_metadata, write_json, write_table
-from enkcvs.labelissues.issues import ISSUE_OUTCOME, write_issue_files
+from enkcvs.io import PathLike, atomic_path, provenance, read_table_metadata, write_json, write_table
+from enkcvs.labelissues.determinism import dataset_digests
+from enkcvs.labelissues.issues import dataset_row_names, write_issue_files
 from enkcvs.labelissues.oof import load_labels, load_probabilities, select
-from enkcvs.method.selection import ensemble_outcome
 from enkcvs.pipeline.predictions import read_iterations, stack_iterations
 
 
-def write_label_issues(*, dataset: PathLike, selection: PathLike, top: int, table: PathLike, summary: PathLike) -> None:
-    """One seed's samples ranked from most to least likely mislabeled (lowest label quality first), with class names
-    (and the user's ids), and a Markdown summary with the top ``top`` rows."""
-    frame, meta = read_table(selection)
-    fields = {key: meta[key] for key in ("dataset", "noise", "seed", "K", "M", "threshold")}
-    outcome = {column: frame[column].to_numpy() for column in ISSUE_OUTCOME}
-    rule = (
-        f"E-NKCVS with K = {fields['K']}, M = {fields['M']}, t = {fields['threshold']} (noise setting "
-        f"{fields['noise']}, seed {fields['seed']})"
-    )
-    write_issue_files(
-        dataset=load_dataset(dataset),
-        given=frame["given"].to_numpy(),
-        outcome=outcome,
-        iterations=int(meta["M"]),
-        rule=rule,
-        metadata=provenance(**fields, selection=str(selection)),
-        top=top,
-        table=table,
-        summary=summary,
-    )
-
-
-def merge_label_issues(
+def write_label_issues(
     *,
     dataset: PathLike,
     predictions: list[PathLike],
@@ -48,43 +25,53 @@ def merge_label_issues(
     summary: PathLike,
     provenance_fields: dict[str, Any],
 ) -> None:
-    """One ranking from every seed: the S seeds' M iterations taken as one ensemble of S x M iterations (votes, pseudo
-    labels, beta and label quality from all of them, Section 3.2), a sample kept when selected in at least t x S of
-    them (t per seed on average). Only for seeds that share the given labels (``real`` noise, or one seed): synthetic
-    noise draws other labels per seed, which no merged ranking can describe (ValueError).
+    """One ranking of the samples, most to least likely mislabelled, from one seed or merged over several: the S
+    seeds' M iterations taken as one ensemble of S x M iterations (votes, pseudo labels and the review list from all
+    of them, Section 3.2), a sample kept when selected in at least t x S of them (t per seed on average); written as
+    the label-issue table in the data's order (:meth:`enkcvs.labelissues.oof.SelectionResult.to_frame`, each row
+    named by the user's id or image path, else its number) and a Markdown summary with the top ``top`` rows. Several
+    seeds only where they share the given labels (``real`` noise, or one seed): synthetic noise draws other labels per
+    seed, which no merged ranking can describe (ValueError).
+
+    :func:`enkcvs.labelissues.oof.select` ranks, as ``enkcvs find-issues`` does: the samples sorted by a digest of
+    each one's content (:func:`enkcvs.labelissues.determinism.dataset_digests`), so that a shuffled copy of a file
+    ranks its rows alike, ties and the review list's end included.
 
     Parameters
     ----------
-    dataset : the prepared dataset (class names, ids, texts or paths).
+    dataset : the prepared dataset (class names, ids, image paths, the content of each sample).
     predictions : the S x M x K held-out prediction tables; each names its seed, iteration and fold in its metadata.
     labels : the S noisy-label tables, one per seed.
     threshold : t, the votes per seed.
-    top, table, summary : as :func:`write_label_issues`.
+    top : the rows the summary shows.
+    table, summary : the parquet and Markdown files written.
+    provenance_fields : the wildcards (dataset, noise and, for one seed's ranking, seed).
     """
-    given, seeds, predicted, probabilities = read_merged_iterations(predictions, labels=labels)
-    iterations = len(predicted)
-    outcome = ensemble_outcome(
-        predicted=predicted,
-        mean_probabilities=probabilities.mean(axis=0),
-        given=given,
+    given, seeds, _, probabilities = read_merged_iterations(predictions, labels=labels)
+    data = load_dataset(dataset)
+    result = select(
+        probabilities=probabilities,
+        labels=given,
         threshold=threshold * len(seeds),
+        class_names=data.class_names,
+        sample_keys=dataset_digests(data),
     )
     fields = {
         **provenance_fields,
         "seeds": seeds,
         "K": read_table_metadata(predictions[0])["K"],
-        "M": iterations // len(seeds),
+        "M": result.iterations // len(seeds),
     }
-    rule = (
-        f"E-NKCVS with K = {fields['K']}, M = {fields['M']}, t = {threshold} (noise setting {fields['noise']}) over "
-        f"seeds {', '.join(map(str, fields['seeds']))}: {iterations} iterations in all, a sample kept when "
-        f"selected in at least {threshold * len(seeds)} of them"
-    )
+    rule = f"E-NKCVS with K = {fields['K']}, M = {fields['M']}, t = {threshold} (noise setting {fields['noise']}"
+    if len(seeds) == 1:
+        rule += f", seed {seeds[0]})"
+    else:
+        rule += (
+            f") over seeds {', '.join(map(str, seeds))}: {result.iterations} iterations in all, a sample kept when "
+            f"selected in at least {result.threshold} of them"
+        )
     write_issue_files(
-        dataset=load_dataset(dataset),
-        given=given,
-        outcome=outcome,
-        iterations=iterations,
+        issues=result.to_frame(**dataset_row_names(data)),
         rule=rule,
         metadata=provenance(**fields, threshold=threshold),
         top=top,
@@ -162,14 +149,15 @@ def select_out_of_fold(
     """E-NKCVS on the user's own out-of-fold probabilities (no training): the ranked label-issue table, both sets'
     sizes and, with true labels, the kept set's precision and recall (Eq. prec-rec), the review list's (as cleanlab
     scores its flags) and the corrected Theorem 1's prediction."""
+    id_column = settings.get("id_column")
+    ids = None if id_column is None else load_labels(labels, column=id_column)
     result = select(
         probabilities=load_probabilities(probabilities),
         labels=load_labels(labels, column=settings.get("label_column")),
         threshold=settings["threshold"],
         true_labels=None if true_labels is None else load_labels(true_labels, column=settings.get("true_label_column")),
+        sample_keys=ids,  # ties by the samples' ids too, as the command ranks them
     )
-    id_column = settings.get("id_column")
-    ids = None if id_column is None else load_labels(labels, column=id_column)
     meta = provenance(probabilities=str(probabilities), labels=str(labels), true_labels=str(true_labels), **settings)
     write_table(result.to_frame(ids=ids, id_column=id_column), table, metadata=meta)
     scores = {
