@@ -121,8 +121,8 @@ def render_table2(
 TEST_CURVES_CAPTION = (
     "Clean test accuracy (%) of final models after every epoch (those datasets.<d>.baselines.<method>.test_curve "
     "draws; the whole curve in test_curves.csv and test_curves.png): its peak and the first epoch reaching it, and the "
-    "last epoch's, the model kept and the protocol's reading in Table 2, beside the paper's Table 2 cell. The curve is "
-    "only recorded: the test set chooses nothing, and a model picked by it would not be a result."
+    "last epoch's, the model kept and the protocol's reading in Table 2, beside the paper's Table 2 cell. The test set "
+    "chooses no model: its best epoch is Table 2's optimistic reading, never the model kept."
 )
 
 
