@@ -48,6 +48,8 @@ def test_fold_predictions_cover_each_sample_once_per_iteration(tiny_run):
                 str(m),
             }
             assert meta["recipe"]["model"] == "cnn4" and "torch" in meta["versions"]
+            # what it ran: the rule's code fingerprint, and torch on the job's one thread (rule train_fold)
+            assert re.fullmatch(r"[0-9a-f]{16,}", meta["code"]) and meta["torch_threads"] == 1
             probabilities = frame[[f"prob_{c}" for c in range(10)]].to_numpy()
             np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=1e-5)
             assert np.array_equal(probabilities.argmax(axis=1), frame["predicted"].to_numpy())
@@ -56,6 +58,9 @@ def test_fold_predictions_cover_each_sample_once_per_iteration(tiny_run):
         read_table(tiny_run / f"results/folds/digits/sym0.4/seed1/K2/m{m}/k1.parquet")[0]["sample"] for m in (1, 2)
     ]
     assert not np.array_equal(np.sort(iteration_folds[0]), np.sort(iteration_folds[1])), "folds must differ across m"
+    final = read_json(tiny_run / "results/final/digits/sym0.4/seed1/K2/M2/t1/enkcvs.json")
+    assert re.fullmatch(r"[0-9a-f]{16,}", final["code"]) and final["torch_threads"] == 1
+    assert final["code"] != meta["code"]  # each rule its own fingerprint
 
 
 def test_selection_metrics_match_the_selection_table(tiny_run):

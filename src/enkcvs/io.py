@@ -8,6 +8,7 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from importlib.metadata import PackageNotFoundError, distribution, version
@@ -125,8 +126,12 @@ def cache_dir() -> Path:
 
 
 def provenance(**fields: Any) -> dict[str, Any]:
-    """What produced an artifact: the given fields (config slice, seed, wildcards), package versions, git commit."""
-    return {**fields, "versions": package_versions(), "git": git_state()}
+    """What produced an artifact: the given fields (config slice, seed, wildcards, a job's code fingerprint), package
+    versions, git commit, and where torch computed it, torch's thread count (float sums differ in their last bits
+    between thread counts)."""
+    torch = sys.modules.get("torch")  # only where the job imported it: a provenance never pays for the import
+    threads = {"torch_threads": torch.get_num_threads()} if torch is not None else {}
+    return {**fields, "versions": package_versions(), "git": git_state(), **threads}
 
 
 @contextlib.contextmanager

@@ -7,5 +7,5 @@ with logged_job(snakemake.log[0]):
         members=list(snakemake.input.members),
         dataset=snakemake.input.dataset,
         output=snakemake.output.result,
-        provenance_fields=dict(snakemake.wildcards),
+        provenance_fields=dict(snakemake.wildcards, code=snakemake.params.code),
     )

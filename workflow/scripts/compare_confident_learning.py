@@ -9,5 +9,5 @@ with logged_job(snakemake.log[0]):
         threshold=int(snakemake.wildcards.t),
         output=snakemake.output.table,
         ranking=snakemake.output.ranking,
-        provenance_fields=dict(snakemake.wildcards),
+        provenance_fields=dict(snakemake.wildcards, code=snakemake.params.code),
     )

@@ -9,5 +9,5 @@ with logged_job(snakemake.log[0]):
         threshold=snakemake.params.threshold,
         markdown=snakemake.output.markdown,
         csv=snakemake.output.csv,
-        provenance_fields=dict(snakemake.wildcards),
+        provenance_fields=dict(snakemake.wildcards, code=snakemake.params.code),
     )

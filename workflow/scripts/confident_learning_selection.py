@@ -7,5 +7,5 @@ with logged_job(snakemake.log[0]):
         predictions=list(snakemake.input.predictions),
         labels=snakemake.input.labels,
         output=snakemake.output.selection,
-        provenance_fields=dict(snakemake.wildcards),
+        provenance_fields=dict(snakemake.wildcards, code=snakemake.params.code),
     )

@@ -11,5 +11,5 @@ with logged_job(snakemake.log[0]):
         top=snakemake.params.top,
         table=snakemake.output.table,
         summary=snakemake.output.summary,
-        provenance_fields=dict(snakemake.wildcards),
+        provenance_fields=dict(snakemake.wildcards, code=snakemake.params.code),
     )

@@ -14,5 +14,5 @@ with logged_job(snakemake.log[0]):
         execution=job_execution(snakemake.resources, threads=snakemake.threads),
         table=snakemake.output.selection,
         metrics=snakemake.output.metrics,
-        provenance_fields=dict(snakemake.wildcards),
+        provenance_fields=dict(snakemake.wildcards, code=snakemake.params.code),
     )

@@ -9,5 +9,5 @@ with logged_job(snakemake.log[0]):
         threshold=int(snakemake.wildcards.t),
         table=snakemake.output.selection,
         metrics=snakemake.output.metrics,
-        provenance_fields=dict(snakemake.wildcards),
+        provenance_fields=dict(snakemake.wildcards, code=snakemake.params.code),
     )

@@ -13,5 +13,5 @@ with logged_job(snakemake.log[0]):
         member=int(snakemake.wildcards.member),
         execution=job_execution(snakemake.resources, threads=snakemake.threads),
         output=snakemake.output.probabilities,
-        provenance_fields=dict(snakemake.wildcards),
+        provenance_fields=dict(snakemake.wildcards, code=snakemake.params.code),
     )

@@ -16,5 +16,5 @@ with logged_job(snakemake.log[0]):
         seed=int(snakemake.wildcards.seed),
         execution=job_execution(snakemake.resources, threads=snakemake.threads),
         output=snakemake.output.result,
-        provenance_fields=dict(snakemake.wildcards),
+        provenance_fields=dict(snakemake.wildcards, code=snakemake.params.code),
     )

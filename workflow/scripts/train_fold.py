@@ -15,6 +15,6 @@ with logged_job(snakemake.log[0]):
         fold=int(snakemake.wildcards.k),
         execution=job_execution(snakemake.resources, threads=snakemake.threads),
         output=snakemake.output.predictions,
-        provenance_fields=dict(snakemake.wildcards),
+        provenance_fields=dict(snakemake.wildcards, code=snakemake.params.code),
         canonical=snakemake.params.canonical,
     )

@@ -13,6 +13,6 @@ with logged_job(snakemake.log[0]):
         iterations=snakemake.params.iterations,
         execution=job_execution(snakemake.resources, threads=snakemake.threads),
         output=snakemake.output.stack,
-        provenance_fields=dict(snakemake.wildcards),
+        provenance_fields=dict(snakemake.wildcards, code=snakemake.params.code),
         canonical=snakemake.params.canonical,
     )

@@ -8,5 +8,5 @@ with logged_job(snakemake.log[0]):
         iteration=int(snakemake.wildcards.m),
         fold=int(snakemake.wildcards.k),
         output=snakemake.output.predictions,
-        provenance_fields=dict(snakemake.wildcards),
+        provenance_fields=dict(snakemake.wildcards, code=snakemake.params.code),
     )
