@@ -118,6 +118,7 @@ def test_the_out_of_fold_step_ranks_shuffled_files_alike_ties_included(tmp_path)
             settings={"threshold": 2, "label_column": "label", "id_column": "id"},
             table=folder / "issues.parquet",
             metrics=folder / "metrics.json",
+            provenance_fields={"name": "tied", "code": "0123456789abcdef"},
         )
         tables[name] = read_table(folder / "issues.parquet")[0]
     assert tables["in order"]["label_score"].duplicated().any()  # the ties are there

@@ -127,8 +127,9 @@ def cache_dir() -> Path:
 
 def provenance(**fields: Any) -> dict[str, Any]:
     """What produced an artifact: the given fields (config slice, seed, wildcards, a job's code fingerprint), package
-    versions, git commit, and where torch computed it, torch's thread count (float sums differ in their last bits
-    between thread counts)."""
+    versions, git commit, and where the process imported torch, torch's thread count as the record is written (the
+    job's threads: float sums on a CPU differ in their last bits between thread counts; a block that fits on one
+    thread and restores them, :func:`enkcvs.labelissues.determinism.one_thread`, is not seen)."""
     torch = sys.modules.get("torch")  # only where the job imported it: a provenance never pays for the import
     threads = {"torch_threads": torch.get_num_threads()} if torch is not None else {}
     return {**fields, "versions": package_versions(), "git": git_state(), **threads}

@@ -10,4 +10,5 @@ with logged_job(snakemake.log[0]):
         settings=dict(snakemake.params.settings),
         table=snakemake.output.table,
         metrics=snakemake.output.metrics,
+        provenance_fields=dict(snakemake.wildcards, code=snakemake.params.code),
     )

@@ -145,10 +145,12 @@ def select_out_of_fold(
     settings: dict[str, Any],
     table: PathLike,
     metrics: PathLike,
+    provenance_fields: dict[str, Any],
 ) -> None:
     """E-NKCVS on the user's own out-of-fold probabilities (no training): the ranked label-issue table, both sets'
     sizes and, with true labels, the kept set's precision and recall (Eq. prec-rec), the review list's (as cleanlab
-    scores its flags) and the corrected Theorem 1's prediction."""
+    scores its flags) and the corrected Theorem 1's prediction; ``provenance_fields`` (wildcards, code) go into
+    both's provenance."""
     id_column = settings.get("id_column")
     ids = None if id_column is None else load_labels(labels, column=id_column)
     result = select(
@@ -158,7 +160,13 @@ def select_out_of_fold(
         true_labels=None if true_labels is None else load_labels(true_labels, column=settings.get("true_label_column")),
         sample_keys=ids,  # ties by the samples' ids too, as the command ranks them
     )
-    meta = provenance(probabilities=str(probabilities), labels=str(labels), true_labels=str(true_labels), **settings)
+    meta = provenance(
+        **provenance_fields,
+        probabilities=str(probabilities),
+        labels=str(labels),
+        true_labels=str(true_labels),
+        **settings,
+    )
     write_table(result.to_frame(ids=ids, id_column=id_column), table, metadata=meta)
     scores = {
         key: getattr(result, key)
