@@ -76,7 +76,7 @@ def test_at_its_lowest_versions_the_package_ranks_out_of_fold_probabilities(tmp_
     )
     assert done.returncode == 0, done.stderr[-3000:]
     issues = pd.read_csv(tmp_path / "issues.csv")
-    assert sorted(issues.loc[issues["is_label_issue"], "sample"]) == flipped.tolist()
+    assert sorted(issues.loc[issues["is_label_issue"], "row"] - 1) == flipped.tolist()  # rows count from 1
     versions = subprocess.run(
         [
             str(python),
