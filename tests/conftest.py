@@ -300,7 +300,12 @@ def tiny_inputs(tmp_path):
     x = (rng.normal(size=(60, 1, 4, 4)) + y[:, None, None, None]).astype(np.float32)
     save_dataset(Dataset(x, y, x[:9], y[:9], ("a", "b", "c")), tmp_path / "data.npz")
     make_noisy_labels(
-        dataset=tmp_path / "data.npz", noise="sym0.2", seed=3, asymmetric_map=None, output=tmp_path / "labels.parquet"
+        dataset=tmp_path / "data.npz",
+        noise="sym0.2",
+        seed=3,
+        asymmetric_map=None,
+        code="test",
+        output=tmp_path / "labels.parquet",
     )
     return tmp_path
 

@@ -147,3 +147,20 @@ def test_an_unrun_config_is_estimated_from_its_planned_models_and_the_measured_r
     assert estimate.gpu_hours > main * one_fold and estimate.device == record["device"]
     engine = record["engine_fold"]["seconds"] / record["step_loops"]["eager"]["projected_fold_s"]
     assert estimate.engine_ratio == engine > 1  # the rate is a lower bound: the engine's fold took longer
+
+
+def test_reweighting_reads_enkcvs_minus_ss_only_per_setting_of_a_runs_table2_by_welch(tmp_path):
+    cells = [(0.2, "enkcvs", 95.0, 0.5, 3), (0.2, "ss_only", 90.0, 0.5, 3), (0.2, "ce", 80.0, 1.0, 3)]
+    cells += [(0.4, "enkcvs", 91.0, 1.0, 3), (0.4, "ss_only", 91.2, 1.2, 3)]
+    cells += [(0.6, "enkcvs", 85.0, 1.0, 3)]  # no SS only cell: no comparison
+    _record(tmp_path, "default", [1, 2, 3], cells, selection=(3, 3))
+    found = claims.reweighting(tmp_path, "default")
+    assert (found.run, found.selection, found.seeds) == ("default", "K = 3, M = 3", 3)
+    expected = ordering_verdicts(
+        differences=[
+            welch_difference(ours=Cell(95.0, 0.5, 3), theirs=Cell(90.0, 0.5, 3)),
+            welch_difference(ours=Cell(91.0, 1.0, 3), theirs=Cell(91.2, 1.2, 3)),
+        ]
+    )
+    assert found.settings == list(zip(["mnist asym 0.2", "mnist asym 0.4"], expected))
+    assert [verdict.side for _, verdict in found.settings] == ["above", "unordered"]

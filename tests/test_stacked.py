@@ -306,7 +306,12 @@ def test_a_train_stack_job_gives_each_fold_the_table_of_its_fold_job(make_separa
     x, y = make_separable_images(seed=2, num_samples=150, num_classes=3)
     save_dataset(Dataset(x, y, x[:9], y[:9], ("a", "b", "c")), tmp_path / "data.npz")
     make_noisy_labels(
-        dataset=tmp_path / "data.npz", noise="sym0.2", seed=3, asymmetric_map=None, output=tmp_path / "labels.parquet"
+        dataset=tmp_path / "data.npz",
+        noise="sym0.2",
+        seed=3,
+        asymmetric_map=None,
+        code="test",
+        output=tmp_path / "labels.parquet",
     )
     recipe = {
         "model": "cnn4",

@@ -268,7 +268,12 @@ def test_real_noise_keeps_the_labels_and_selection_scores_nothing(tiny_inputs):
 
     tmp_path = tiny_inputs
     make_noisy_labels(
-        dataset=tmp_path / "data.npz", noise="real", seed=3, asymmetric_map=None, output=tmp_path / "labels.parquet"
+        dataset=tmp_path / "data.npz",
+        noise="real",
+        seed=3,
+        asymmetric_map=None,
+        code="test",
+        output=tmp_path / "labels.parquet",
     )
     labels = read_table(tmp_path / "labels.parquet")[0]
     assert (labels["true"] == -1).all() and (labels["given"] == load_dataset(tmp_path / "data.npz").y_train).all()
@@ -302,6 +307,7 @@ def test_superclass_noise_stays_inside_superclasses_and_is_recorded(tmp_path):
         noise="asym0.4",
         seed=1,
         asymmetric_map="cifar100_pairs",
+        code="test",
         output=tmp_path / "labels.parquet",
     )
     labels = read_table(tmp_path / "labels.parquet")[0]

@@ -34,7 +34,12 @@ def planned_jobs(dry_run_output: str) -> list[tuple[str, str]]:
 
 
 def test_fold_predictions_cover_each_sample_once_per_iteration(tiny_run):
-    labels, _ = read_table(tiny_run / "results/noise/digits/sym0.4/seed1.parquet")
+    labels, noise_meta = read_table(tiny_run / "results/noise/digits/sym0.4/seed1.parquet")
+    with np.load(tiny_run / "results/data/digits.npz") as arrays:
+        data_meta = json.loads(str(arrays["provenance"]))
+    # the data and noise jobs record their code too, each its own script's fingerprint
+    assert re.fullmatch(r"[0-9a-f]{16,}", noise_meta["code"]) and re.fullmatch(r"[0-9a-f]{16,}", data_meta["code"])
+    assert noise_meta["code"] != data_meta["code"]
     for m in (1, 2):
         folds = [read_table(tiny_run / f"results/folds/digits/sym0.4/seed1/K2/m{m}/k{k}.parquet") for k in (1, 2)]
         samples = np.concatenate([frame["sample"].to_numpy() for frame, _ in folds])

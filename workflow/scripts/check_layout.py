@@ -3,4 +3,9 @@ from enkcvs.pipeline.job import logged_job
 with logged_job(snakemake.log[0]):
     from enkcvs.pipeline.steps.data import check_layout
 
-    check_layout(source=snakemake.params.source, options=dict(snakemake.params.options), output=snakemake.output.record)
+    check_layout(
+        source=snakemake.params.source,
+        options=dict(snakemake.params.options),
+        code=snakemake.params.code,
+        output=snakemake.output.record,
+    )

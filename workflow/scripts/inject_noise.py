@@ -8,5 +8,6 @@ with logged_job(snakemake.log[0]):
         noise=snakemake.wildcards.noise,
         seed=int(snakemake.wildcards.seed),
         asymmetric_map=snakemake.params.asymmetric_map,
+        code=snakemake.params.code,
         output=snakemake.output.labels,
     )

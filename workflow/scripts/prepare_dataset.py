@@ -4,5 +4,8 @@ with logged_job(snakemake.log[0]):
     from enkcvs.pipeline.steps.data import prepare_dataset
 
     prepare_dataset(
-        source=snakemake.params.source, options=dict(snakemake.params.options), output=snakemake.output.dataset
+        source=snakemake.params.source,
+        options=dict(snakemake.params.options),
+        code=snakemake.params.code,
+        output=snakemake.output.dataset,
     )

@@ -7,5 +7,6 @@ with logged_job(snakemake.log[0]):
         dataset=snakemake.input.dataset,
         checkpoint=snakemake.params.model_name,
         max_length=snakemake.params.max_length,
+        code=snakemake.params.code,
         output=snakemake.output.tokens,
     )

@@ -111,7 +111,7 @@ def data_provenance(*, configfile: PathLike) -> dict:
             "file": str(path),
             "sha256": digest,
             "source": entry["source"],
-            "built": {key: built.get(key) for key in ("source", "options", "git")},
+            "built": {key: built.get(key) for key in ("source", "options", "git", "code")},
         }
         check = get_source(entry["source"]).check
         if check is not None:

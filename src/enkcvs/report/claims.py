@@ -261,28 +261,33 @@ def theorem_gaps(root: Path) -> TheoremGaps:
 @dataclass(frozen=True)
 class Reweighting:
     """What re-weighting the non-selected samples adds: E-NKCVS minus SS only (trained on the selection alone), both
-    at the run's selection (K, M), per setting of a run's ablation ladder, by Welch's t-test where both cells have
+    at the run's selection (K, M), per noise setting of a run's Table 2, by Welch's t-test where both cells have
     several seeds, the settings one family (:func:`enkcvs.report.statistics.ordering_verdicts`)."""
 
     run: str
     selection: str  # ``K = 4, M = 3``
+    seeds: int
     settings: list[tuple[str, Verdict]]
 
 
 def reweighting(root: Path, run: str) -> Reweighting:
-    ladder = pd.read_csv(records(root) / run / "ablation.csv")
+    table = pd.read_csv(records(root) / run / "table2.csv")
+    table = table[table["method"].isin(["enkcvs", "ss_only"])]
+    cells = table.pivot(index=["dataset", "noise_kind", "noise_rate"], columns="method", values=["mean", "std", "runs"])
+    cells = cells.dropna(subset=[("mean", "enkcvs"), ("mean", "ss_only")])
     differences = [
         welch_difference(
-            ours=Cell(row.enkcvs_mean, row.enkcvs_std, int(row.seeds)),
-            theirs=Cell(row.ss_only_mean, row.ss_only_std, int(row.seeds)),
+            ours=Cell(row["mean", "enkcvs"], row["std", "enkcvs"], int(row["runs", "enkcvs"])),
+            theirs=Cell(row["mean", "ss_only"], row["std", "ss_only"], int(row["runs", "ss_only"])),
         )
-        for row in ladder.itertuples()
+        for _, row in cells.iterrows()
     ]
-    settings = [f"{row.dataset} {row.noise_kind} {row.noise_rate:g}" for row in ladder.itertuples()]
-    _, selection = seeds_and_selection(records(root) / run)
+    settings = [f"{dataset} {kind} {rate:g}" for dataset, kind, rate in cells.index]
+    seeds, selection = seeds_and_selection(records(root) / run)
     return Reweighting(
         run=run,
         selection=selection_title(selection),
+        seeds=len(seeds),
         settings=list(zip(settings, ordering_verdicts(differences=differences))),
     )
 

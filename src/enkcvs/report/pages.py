@@ -55,7 +55,7 @@ def readme_data(root: Path) -> dict[str, Any]:
         "trec": claims.row_summary(trec),
         "trec_run": claims.run_facts(root, "trec-full"),
         "theorem": claims.theorem_gaps(root),
-        "reweighting": claims.reweighting(root, "default-per-setting"),
+        "reweighting": claims.reweighting(root, "default"),
         "matched": claims.matched(root),
         "cifar10": claims.estimate(root, "config/experiments/cifar10.yaml"),
         "cifar100": claims.estimate(root, "config/experiments/cifar100.yaml"),

@@ -10,11 +10,12 @@ from enkcvs.method.noise_settings import ASYMMETRIC_MAPS, SUPERCLASS_MAPS, parse
 
 
 def make_noisy_labels(
-    *, dataset: PathLike, noise: str, seed: int, asymmetric_map: str | None, output: PathLike
+    *, dataset: PathLike, noise: str, seed: int, asymmetric_map: str | None, code: str, output: PathLike
 ) -> None:
     """Write the noisy training labels of one (dataset, noise, seed): columns ``sample``, ``true``, ``given``.
 
-    ``true`` is -1 (unknown) for ``real`` noise: the dataset's own labels are the given ones.
+    ``true`` is -1 (unknown) for ``real`` noise: the dataset's own labels are the given ones. ``code`` is the job's
+    code fingerprint (:func:`enkcvs.pipeline.fingerprint.code_fingerprint`), recorded in the file's provenance.
     """
     data = load_dataset(dataset)
     spec = parse_noise(noise)
@@ -34,5 +35,6 @@ def make_noisy_labels(
         asymmetric_map=asymmetric_map,
         mapping={str(source): target for source, target in sorted((mapping or {}).items())},
         num_classes=data.num_classes,
+        code=code,
     )
     write_table(frame, output, metadata=meta)
