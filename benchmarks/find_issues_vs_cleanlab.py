@@ -38,7 +38,8 @@ from review_list import sets_row, synthetic_texts
 import enkcvs
 from enkcvs import machine
 from enkcvs.io import git_state, package_versions
-from enkcvs.labelissues.owndata import find_issues_in_data
+from enkcvs.labelissues.find import write_issues
+from enkcvs.labelissues.request import Request
 from enkcvs.method.noise import inject_noise
 from enkcvs.method.noise_settings import parse_noise
 from enkcvs.report.statistics import SIGNIFICANCE
@@ -118,7 +119,7 @@ def write_files(kind: str, inputs, given: np.ndarray, *, folder: Path) -> tuple[
 def enkcvs_outcome(kind: str, inputs, given: np.ndarray, *, seed: int, folder: Path) -> pd.DataFrame:
     """``enkcvs find-issues --data`` on the written files: (N,) ``is_label_issue`` and ``rank`` in row order."""
     path, options = write_files(kind, inputs, given, folder=folder)
-    find_issues_in_data(data=path, out=folder / "issues.csv", seed=seed, **options)
+    write_issues(Request(data=path, out=folder / "issues.csv", seed=seed, **options))
     issues = pd.read_csv(folder / "issues.csv")
     rows = issues["path"].map(lambda name: int(Path(name).stem)) if kind == "images" else issues["row"] - 1
     return issues.set_index(rows.to_numpy()).sort_index()[["is_label_issue", "rank"]]

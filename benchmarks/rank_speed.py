@@ -4,7 +4,7 @@ of PNG images per class, a CSV of texts) and ranked with the command's default r
 (:data:`enkcvs.labelissues.owndata.DEFAULT_RECIPES`).
 
 Per kind it measures reading and preparing the files (as the command does: :func:`~enkcvs.labelissues.owndata.
-read_own_data`) and one of the M x K fold models (iteration 1, fold 1: its training, best epoch by validation and
+read_data`) and one of the M x K fold models (iteration 1, fold 1: its training, best epoch by validation and
 held-out prediction); the whole ranking is that preparation plus M x K such fold models, which the JSON states as a
 projection beside the measured parts (where the inputs are features in memory, a table's or the texts' embeddings,
 all M x K fold models are also timed, one by one and stacked as the command trains them), and, run on fewer samples
@@ -36,7 +36,9 @@ from review_list import synthetic_texts
 
 from enkcvs import machine
 from enkcvs.io import CACHE_VARIABLE, package_versions
-from enkcvs.labelissues.owndata import DEFAULT_FOLDS, DEFAULT_RECIPES, DEFAULT_REPETITIONS, read_own_data
+from enkcvs.labelissues.oof import DEFAULT_FOLDS, DEFAULT_REPETITIONS
+from enkcvs.labelissues.owndata import DEFAULT_RECIPES, read_data
+from enkcvs.labelissues.request import Request
 from enkcvs.method.noise import inject_noise
 from enkcvs.method.noise_settings import parse_noise
 from enkcvs.rng import Purpose, generator
@@ -177,7 +179,7 @@ def one_kind(
     path, options = WRITERS[kind](folder, samples=samples, seed=seed)
     with empty_cache(folder / f"{kind}-cache"):
         started = time.perf_counter()
-        own_data = read_own_data(path=path, **options)
+        own_data = read_data(Request(data=path, **options))
         prepare = time.perf_counter() - started
     fold = one_fold_seconds(own_data, seed=seed)
     models = DEFAULT_FOLDS * DEFAULT_REPETITIONS

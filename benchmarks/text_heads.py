@@ -25,8 +25,8 @@ from enkcvs import machine
 from enkcvs.data.embeddings import embed_texts
 from enkcvs.data.sources.trec import load_trec
 from enkcvs.io import package_versions
-from enkcvs.labelissues.oof import select
-from enkcvs.labelissues.owndata import DEFAULT_FOLDS, DEFAULT_RECIPES, DEFAULT_REPETITIONS, MAX_TOKENS
+from enkcvs.labelissues.oof import DEFAULT_FOLDS, DEFAULT_REPETITIONS, select
+from enkcvs.labelissues.owndata import DEFAULT_RECIPES, MAX_TOKENS
 from enkcvs.method.noise import inject_noise
 from enkcvs.method.noise_settings import parse_noise
 from enkcvs.method.ranking import ranking_quality

@@ -607,3 +607,70 @@ def test_a_folder_where_a_file_belongs_says_so(tmp_path, planted, capsys, option
     error = capsys.readouterr().err.strip()
     assert code == 2 and re.search(message, error), error
     assert not (tmp_path / "out").exists() and not (tmp_path / "issues.csv").exists()
+
+
+@pytest.mark.parametrize("score", ["normalized_margin", "confidence_weighted_entropy"])
+def test_score_is_cleanlab_s_label_quality_on_the_mean_probabilities(tmp_path, planted, capsys, score):
+    from cleanlab.rank import get_label_quality_scores
+
+    probabilities, given, _ = planted
+    code, error, frame = run(tmp_path, capsys, "--class-names", ",".join(NAMES), "--score", score)
+    assert code == 0, error
+    expected = get_label_quality_scores(labels=given, pred_probs=probabilities.mean(axis=0), method=score)
+    np.testing.assert_allclose(frame["label_score"], expected, rtol=1e-6)
+    assert (frame.sort_values("rank")["label_score"].diff().dropna() >= 0).all()  # rank 1: the lowest score
+    _, _, default = run(tmp_path, capsys, "--class-names", ",".join(NAMES))
+    assert frame["kept"].equals(default["kept"]) and frame["votes"].equals(default["votes"])  # only the ranking moved
+
+
+def review_list_is_the_first_not_kept_of_the_ranking(frame: pd.DataFrame) -> None:
+    ranked = frame[~frame["kept"]].sort_values("rank")
+    listed = int(frame["is_label_issue"].sum())
+    assert ranked["is_label_issue"].tolist() == [True] * listed + [False] * (len(ranked) - listed)
+    assert not (frame["is_label_issue"] & frame["kept"]).any()
+
+
+def test_the_review_list_s_length_follows_cleanlab_s_filter_options(tmp_path, planted, capsys):
+    names = ["--class-names", ",".join(NAMES)]
+    _, _, default = run(tmp_path, capsys, *names)
+    _, _, half = run(tmp_path, capsys, *names, "--frac-noise", "0.5")
+    _, _, by_class = run(
+        tmp_path, capsys, *names, "--filter-by", "prune_by_class", "--num-to-remove-per-class", "1,1,1,1"
+    )
+    _, _, all_wrong = run(tmp_path, capsys, *names, "--filter-by", "predicted_neq_given")
+    for frame in (default, half, by_class, all_wrong):
+        review_list_is_the_first_not_kept_of_the_ranking(frame)
+        assert frame["kept"].equals(default["kept"]) and frame["rank"].equals(default["rank"])
+    lengths = [int(frame["is_label_issue"].sum()) for frame in (default, half, by_class, all_wrong)]
+    assert 0 < lengths[1] < lengths[0] and lengths[2] <= 4 and lengths[3] >= lengths[0], lengths
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--frac-noise", "0"], r"--frac-noise 0\.0: a share of the estimated errors\. Fix: pass it in \(0, 1\]"),
+        (["--num-to-remove-per-class", "1,2"], r"one count of 0 or more for each of the Q = 4 classes"),
+        (["--filter-by", "random"], r"argument --filter-by: invalid choice"),
+    ],
+    ids=["frac noise", "counts", "filter"],
+)
+def test_bad_list_options_exit_2_naming_the_fix(tmp_path, planted, capsys, options, message):
+    if options[0] == "--filter-by":
+        with pytest.raises(SystemExit) as exited:
+            run(tmp_path, capsys, "--class-names", ",".join(NAMES), *options)
+        assert exited.value.code == 2 and re.search(message, capsys.readouterr().err)
+        return
+    code, error, frame = run(tmp_path, capsys, "--class-names", ",".join(NAMES), *options)
+    assert code == 2 and frame is None and re.search(message, error), error
+
+
+def test_a_labels_file_not_in_utf_8_names_its_likely_encoding_and_the_fix(tmp_path, planted, capsys):
+    labels = pd.read_csv(tmp_path / "labels.csv")
+    labels.loc[0, "photo"] = "caf\u00e9.jpg"
+    labels.to_csv(tmp_path / "labels.csv", index=False, encoding="cp1252")
+    code, error, _ = run(tmp_path, capsys, "--class-names", ",".join(NAMES))
+    assert code == 2 and re.search(
+        r"labels\.csv is not UTF-8 \(it holds the byte 0xe9\); it reads as cp1252\. Fix: save it as UTF-8, e\.g\. "
+        r"pandas\.read_csv\(path, encoding='cp1252'\)",
+        error,
+    ), error

@@ -234,8 +234,11 @@ def topic_texts(*, seed: int, per_topic: int = 30) -> tuple[list[str], list[str]
     return texts, labels
 
 
-def test_a_csv_of_texts_is_ranked_on_frozen_embeddings_by_default(tmp_path, monkeypatch):
+def test_a_csv_of_texts_is_ranked_on_frozen_embeddings_by_default(tmp_path, monkeypatch, capsys):
+    import enkcvs.labelissues.owndata
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(enkcvs.labelissues.owndata, "ENCODED_AT_ONCE", 32)
     texts, true = topic_texts(seed=4)
     given = list(true)
     flipped = [3, 17, 38, 52, 66, 81]
@@ -244,6 +247,8 @@ def test_a_csv_of_texts_is_ranked_on_frozen_embeddings_by_default(tmp_path, monk
     pd.DataFrame({"text": texts, "topic": given}).to_csv(tmp_path / "texts.csv", index=False)
     out = tmp_path / "issues.csv"
     assert run("--data", tmp_path / "texts.csv", "--text-column", "text", "--label-column", "topic", "--out", out) == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("encoding texts: ")]
+    assert said == ["encoding texts: 32/90", "encoding texts: 64/90", "encoding texts: 90/90"]  # progress, in order
     frame, record = read(out)
     assert (record["text_recipe"], record["recipe"]["model"], record["encoder"]["checkpoint"]) == (
         "frozen",

@@ -71,9 +71,14 @@ def test_an_encoder_for_a_table_is_refused(tmp_path, capsys):
     )
 
 
-def test_images_are_encoded_once_and_ranked_by_heads_on_their_embeddings(photos, random_weights, monkeypatch):
+def test_images_are_encoded_once_and_ranked_by_heads_on_their_embeddings(photos, random_weights, monkeypatch, capsys):
+    import enkcvs.labelissues.owndata
+
+    monkeypatch.setattr(enkcvs.labelissues.owndata, "ENCODED_AT_ONCE", 10)
     out = photos.parent / "issues.csv"
     assert run("--data", photos, "--encoder", SMALL, *FAST, "--out", out) == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("encoding images: ")]
+    assert said == ["encoding images: 10/18", "encoding images: 18/18"]  # progress as they are encoded
     frame, record = read(out)
     assert len(frame) == 18 and set(COLUMNS) <= set(frame.columns) and frame["path"].str.endswith(".png").all()
     assert record["recipe"]["model"] == "mlp" and record["encoder"]["torchvision"] == SMALL

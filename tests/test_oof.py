@@ -201,8 +201,11 @@ def _bad(probabilities=HAND_PROBABILITIES, labels=HAND_GIVEN, **kwargs):
         ),
         ({"labels": [0, 1, 3, 0, -1]}, r"2 labels lie outside 0..2 .*e.g. \[3, -1\]"),
         ({"labels": list("abcdb")}, r"labels have 4 distinct values but the probabilities have Q = 3 columns"),
-        ({"threshold": 3}, r"threshold t = 3 is not an integer in 1..M = 1..2 .*pass t between 1 and 2"),
-        ({"class_names": ["a", "b"]}, r"class_names must be Q = 3 distinct names"),
+        (
+            {"threshold": 3},
+            r"threshold 3: .* M = 2 repetitions, so t lies in 1\.\.2\. Fix: pass threshold between 1 and 2",
+        ),
+        ({"class_names": ["a", "b"]}, r"class_names a,b: expected Q = 3 distinct names"),
     ],
 )
 def test_bad_inputs_fail_before_any_work_naming_problem_and_fix(arguments, message):

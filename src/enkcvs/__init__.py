@@ -21,7 +21,7 @@ Importing the package is cheap and needs no third-party package: the modules tha
 :mod:`enkcvs.method.mixup`, :mod:`enkcvs.method.losses`) import it themselves, and the training steps import them
 inside the step, so selection, voting, metrics, theory and reporting run without it. ``enkcvs.select`` applies
 E-NKCVS to out-of-fold probabilities a user already has (:mod:`enkcvs.labelissues.oof`), ``enkcvs.find_issues``
-trains a scikit-learn-compatible classifier of the user's as the fold models (:mod:`enkcvs.labelissues.ownmodel`).
+trains a scikit-learn-compatible classifier of the user's as the fold models (:mod:`enkcvs.labelissues.find`).
 """
 
 __all__ = ["find_issues", "select"]
@@ -34,7 +34,7 @@ def __getattr__(name: str):
 
         return select
     if name == "find_issues":
-        from enkcvs.labelissues.ownmodel import find_issues
+        from enkcvs.labelissues.find import find_issues
 
         return find_issues
     raise AttributeError(f"module 'enkcvs' has no attribute {name!r}")

@@ -8,34 +8,22 @@ methods compare on either scale. cleanlab is imported only where it is called: n
 import numpy as np
 import pandas as pd
 
-from enkcvs.labelissues.oof import select
+from enkcvs.labelissues.oof import CLEANLAB_SCORES, FILTERS, select
 from enkcvs.method.metrics import precision_recall, selection_set_sizes
 from enkcvs.method.ranking import LABEL_QUALITY, VOTES_ORDER, ranking_quality
 
-#: ``filter_by`` values of :func:`cleanlab.filter.find_label_issues` compared here.
-CLEANLAB_METHODS = ("prune_by_noise_rate", "prune_by_class", "both", "confident_learning", "predicted_neq_given")
-#: ``find_label_issues``'s own default ``filter_by``: the one prune-and-retrain (method ``cl_prune``) uses.
-CLEANLAB_DEFAULT_FILTER = "prune_by_noise_rate"
-#: ``method`` values of :func:`cleanlab.rank.get_label_quality_scores` whose rankings are compared here.
-CLEANLAB_SCORES = ("self_confidence", "normalized_margin", "confidence_weighted_entropy")
+#: ``filter_by`` values of :func:`cleanlab.filter.find_label_issues` compared here (its default first, the one
+#: prune-and-retrain, method ``cl_prune``, uses); the rankings compared are :data:`CLEANLAB_SCORES`'.
+CLEANLAB_METHODS = FILTERS[:5]
+CLEANLAB_DEFAULT_FILTER = FILTERS[0]
 SCORE_COLUMNS = ("kept", "flagged", "kept_precision", "kept_recall", "flagged_precision", "flagged_recall")
 #: The top-k sizes at which two rankings of labels whose errors are unknown (``real`` noise) are set side by side.
 AGREEMENT_TOPS = (36, 100, 1000)
 
 
 def cleanlab_flags(*, probabilities: np.ndarray, labels: np.ndarray, method: str) -> np.ndarray:
-    """Label issues found by confident learning: ``cleanlab.filter.find_label_issues(filter_by=method)``.
-
-    Parameters
-    ----------
-    probabilities : (N, Q) out-of-fold predicted probabilities.
-    labels : (N,) given labels in 0..Q-1.
-    method : one of :data:`CLEANLAB_METHODS`.
-
-    Returns
-    -------
-    (N,) bool, True where cleanlab flags the given label as an error.
-    """
+    """(N,) bool, the label issues ``cleanlab.filter.find_label_issues(filter_by=method)`` finds from ``probabilities``
+    (N, Q) and ``labels`` (N,) in 0..Q-1; ``method`` one of :data:`CLEANLAB_METHODS`."""
     if method not in CLEANLAB_METHODS:
         raise ValueError(f"unknown cleanlab method {method!r}: choose one of {CLEANLAB_METHODS}")
     from cleanlab.filter import find_label_issues
@@ -69,22 +57,10 @@ def kept_and_flagged_scores(*, flagged: np.ndarray, given: np.ndarray, true: np.
 def compare_with_confident_learning(
     *, probabilities: np.ndarray, given: np.ndarray, true: np.ndarray, threshold: int | None = None
 ) -> pd.DataFrame:
-    """E-NKCVS and each cleanlab method on the same OOF probabilities, scored both ways.
-
-    Rows: ``E-NKCVS (M=1)`` (iteration 1, t = 1); ``E-NKCVS (M=<M>, t=<t>)`` when M > 1; ``cleanlab <method>`` on
-    iteration 1 (the predictions E-NKCVS M=1 uses); when M > 1, ``cleanlab <method> (mean of <M>)`` on the mean of
-    the M iterations' probabilities.
-
-    Parameters
-    ----------
-    probabilities : (M, N, Q) out-of-fold probabilities, one slice per repetition of the cross-validation.
-    given, true : (N,) given and true labels in 0..Q-1.
-    threshold : t for the M-iteration row (default as :func:`enkcvs.labelissues.oof.select`).
-
-    Returns
-    -------
-    One row per method: ``method`` and the columns of :func:`kept_and_flagged_scores`.
-    """
+    """E-NKCVS and each cleanlab method on the same (M, N, Q) ``probabilities``, scored both ways against (N,)
+    ``given`` and ``true`` labels: rows ``E-NKCVS (M=1)`` (iteration 1, t = 1), ``E-NKCVS (M=<M>, t=<t>)``,
+    ``cleanlab <method>`` on iteration 1 and, for M > 1, ``cleanlab <method> (mean of <M>)``; columns ``method`` and
+    :func:`kept_and_flagged_scores`'."""
     ensemble = select(probabilities=probabilities, labels=given, threshold=threshold, true_labels=true)  # checks all
     stack = np.asarray(probabilities, dtype=float)  # (M, N, Q)
     stack = stack[None] if stack.ndim == 2 else stack
@@ -102,22 +78,10 @@ def compare_with_confident_learning(
 
 
 def compare_rankings(*, probabilities: np.ndarray, given: np.ndarray, true: np.ndarray) -> pd.DataFrame:
-    """How well each score ranks the true label errors first, on the same OOF probabilities.
-
-    Rows: ``E-NKCVS label quality`` (:func:`enkcvs.method.ranking.label_quality`), ``E-NKCVS votes, then P(given)``
-    (fewest votes first, ties by the mean probability of the given label: the order the paper's selection suggests), and
-    ``cleanlab <method>`` for each of :data:`CLEANLAB_SCORES` on the mean of the M iterations' probabilities (the
-    probabilities E-NKCVS's score reads).
-
-    Parameters
-    ----------
-    probabilities : (M, N, Q) or (N, Q) out-of-fold probabilities.
-    given, true : (N,) given and true labels in 0..Q-1.
-
-    Returns
-    -------
-    One row per score: ``method`` and the keys of :func:`enkcvs.method.ranking.ranking_quality`.
-    """
+    """How well each score ranks the true label errors first on the same (M, N, Q) or (N, Q) ``probabilities`` and
+    (N,) ``given`` and ``true`` labels: E-NKCVS's label quality, its votes then P(given), and each of cleanlab's
+    :data:`CLEANLAB_SCORES` on the mean probabilities; one row per score, the keys of
+    :func:`enkcvs.method.ranking.ranking_quality`."""
     from cleanlab.rank import get_label_quality_scores
 
     result = select(probabilities=probabilities, labels=given, true_labels=true, score="label_quality")  # checks all
@@ -139,27 +103,11 @@ def compare_rankings(*, probabilities: np.ndarray, given: np.ndarray, true: np.n
 def agreement_on_real_labels(
     *, probabilities: np.ndarray, given: np.ndarray, threshold: int, tops: tuple[int, ...] = AGREEMENT_TOPS
 ) -> pd.DataFrame:
-    """E-NKCVS beside cleanlab's defaults on the same out-of-fold probabilities where no true labels exist to score
-    either (``real`` noise): how many samples each flags and both flag, and how many of each one's k most likely
-    mislabelled samples the other ranks in its top k too.
-
-    E-NKCVS flags the samples selected in fewer than ``threshold`` of the M iterations and ranks by label quality
-    (:func:`enkcvs.labelissues.oof.select`); cleanlab flags by ``find_label_issues`` (:data:`CLEANLAB_DEFAULT_FILTER`)
-    and ranks by ``get_label_quality_scores`` (its default, self-confidence), both on the mean of the M iterations'
-    probabilities.
-
-    Parameters
-    ----------
-    probabilities : (M, N, Q) out-of-fold probabilities, one slice per iteration (every seed's, merged).
-    given : (N,) given labels in 0..Q-1.
-    threshold : t, the iterations that must select a sample to keep it.
-    tops : the k of the top-k rows (those above N are left out).
-
-    Returns
-    -------
-    Rows ``flagged`` and ``top <k>``; columns ``set``, ``E-NKCVS``, ``cleanlab`` (the set's sizes) and ``both``
-    (the samples in both sets).
-    """
+    """E-NKCVS beside cleanlab's defaults on the same (M, N, Q) ``probabilities`` and (N,) ``given`` labels where no
+    true labels exist (``real`` noise): rows ``flagged`` (E-NKCVS's not kept at t = ``threshold``, cleanlab's
+    ``find_label_issues`` on the mean probabilities) and ``top <k>`` for each k of ``tops`` up to N (the k lowest
+    E-NKCVS label quality, the k lowest cleanlab self-confidence); columns ``set``, ``E-NKCVS``, ``cleanlab`` (sizes) and
+    ``both`` (the samples in both)."""
     from cleanlab.rank import get_label_quality_scores
 
     ensemble = select(probabilities=probabilities, labels=given, threshold=threshold)  # checks all inputs

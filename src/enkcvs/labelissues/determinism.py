@@ -1,25 +1,17 @@
-"""The same ranking whatever the row order or the number of threads: what makes a label-issue list depend on its data,
-seed and settings alone, and the record of what else it depends on.
+"""The same ranking whatever the row order or the number of threads or processes, and the record of what else it
+depends on.
 
-- **Rows in a canonical order.** Folds, batches, the sums of the standardisation and of the review list's calibration,
-  and every tie go by a row's position, so a shuffled copy of a file would get other folds and another list. Each row
-  is keyed by a digest of its content (:func:`row_digests`: its features, text or image path, label and id); the rows
-  are processed sorted by it (:func:`canonical_order`) and their results handed back in the file's order; ties in the
-  ranking go by it too (:func:`stable_ranks`).
-  The workflow's fold and label-issue jobs on a user's own files key the rows by :func:`dataset_digests` too, and
-  its fold jobs fit on one thread whatever threads Snakemake gives them: the command and the workflow order the same
-  rows alike.
-- **Fold models fit on one thread** (:func:`one_thread`). torch's CPU kernels split some reductions between threads:
-  batch norm's batch statistics of a (B, C) input differ in their last bits between one thread and two, in float32
-  and float64 alike, and the epochs grow those bits: the probabilities of the stacked ``mlp`` fold models (tables,
-  embeddings) and of ``cnn4`` (images) came out up to 4e-4 apart, with ``torch.use_deterministic_algorithms`` on as
-  off. One thread makes them the same, bitwise.
-  On a CPU, the fold models that train one by one (images from scratch, fine-tuned texts) train side by side in
-  processes instead (:mod:`enkcvs.labelissues.parallel`), the cores used as threads would use them. Encoding texts
-  and images is left on every thread: the frozen MiniLM's and a torchvision ResNet's forward passes gave the same
-  bits on one thread and two.
-- :func:`computed_with`: what a result still depends on (the device, the CPU's instruction set, the versions of the
-  packages that compute the list) and the threads it ran with, for its provenance record.
+- **Rows in a canonical order.** Folds, batches, the standardisation's and the review list's sums and every tie go by
+  a row's position, so each row is keyed by a digest of its content (:func:`row_digests`), the rows are processed
+  sorted by it (:func:`canonical_order`) and handed back in the file's order; ties in the ranking go by it too
+  (:func:`stable_ranks`). The workflow's fold and label-issue jobs on a user's own files key them alike
+  (:func:`dataset_digests`).
+- **Fold models fit on one thread** (:func:`one_thread`): torch's CPU kernels split some reductions between threads
+  (batch norm's statistics differ in their last bits between one thread and two, and the epochs grow them). The fold
+  models that train one by one train side by side in processes instead (:mod:`enkcvs.labelissues.parallel`).
+  Encoding texts and images uses every thread: their forward passes gave the same bits on one thread and two.
+- :func:`computed_with`: what a result still depends on (device, CPU instruction set, package versions) and the
+  threads it ran with, for its provenance record.
 """
 
 import contextlib
@@ -61,7 +53,7 @@ def row_digests(*columns: np.ndarray | None) -> np.ndarray:
 
 def dataset_digests(dataset: Dataset) -> np.ndarray:
     """(N,) the :func:`row_digests` of ``dataset``'s training samples over their content: features, text or image
-    path, label and id. The command's rows (:class:`enkcvs.labelissues.owndata.OwnData`) and the workflow's fold and
+    path, label and id. The command's rows (:func:`enkcvs.labelissues.owndata.read_data`) and the workflow's fold and
     label-issue jobs are keyed by it, so that both order the same rows alike."""
     return row_digests(dataset.x_train, dataset.y_train, dataset.sample_ids)
 

@@ -20,19 +20,9 @@ SEPARATION = 3.0  # distance of each class's centre from the origin, in standard
 
 
 def write_example(*, out: Path, samples: int = 300, flipped: float = 0.1, seed: int = 1) -> str:
-    """Write the example table to ``out`` (.csv) and its flipped rows beside it (``<stem>.flipped.csv``).
-
-    Parameters
-    ----------
-    out : the table's path.
-    samples : N rows, as evenly spread over the classes as N allows.
-    flipped : the share of rows whose label is replaced by another class, drawn uniformly.
-    seed : seeds the features and which labels flip.
-
-    Returns
-    -------
-    A one-line summary naming both files and the next command.
-    """
+    """Write the example table of ``samples`` rows to ``out`` (.csv), a share ``flipped`` of its labels replaced by
+    another class, and the flipped rows beside it (``<stem>.flipped.csv``), both seeded by ``seed``; returns a summary
+    naming both files and the next command."""
     if out.suffix.lower() != ".csv":
         raise ValueError(f"--out {out}: the example is a CSV file. Fix: e.g. --out {out.with_suffix('.csv')}")
     if samples < 3 * len(CLASSES) or not 0 <= flipped < 1:

@@ -1,13 +1,8 @@
 """The label-issue table: every sample with its E-NKCVS outcome in the data's order, in cleanlab's terms, named as its
-file names it and ranked; and the workflow's files of it (the table and a Markdown summary of the most likely
-mislabelled).
-
-Two sets, each for its use: ``kept`` is the paper's selection (Eq. contains), a clean set to train on, which leaves out
-every sample the iterations doubt; ``is_label_issue`` is the short, precision-first list of likely label errors for a
-person to check, the review list (:mod:`enkcvs.method.review_list`).
-
-Built by :meth:`enkcvs.labelissues.oof.SelectionResult.to_frame`, on every route: ``enkcvs find-issues``,
-``enkcvs.find_issues`` and the workflow's label-issue steps (:mod:`enkcvs.pipeline.steps.issues`).
+file names it and ranked (built by :meth:`enkcvs.labelissues.oof.SelectionResult.to_frame` on every route); and the
+workflow's files of it. Two sets, each for its use: ``kept``, the paper's selection (Eq. contains), a clean set to
+train on; ``is_label_issue``, the review list, the likely label errors for a person to check
+(:mod:`enkcvs.method.review_list`).
 """
 
 from collections.abc import Hashable, Sequence
@@ -28,9 +23,9 @@ PATH_COLUMN = "path"
 def row_names(
     *, count: int, ids: np.ndarray | None = None, id_column: str | None = None, paths: np.ndarray | None = None
 ) -> tuple[str, np.ndarray]:
-    """The column that names each of ``count`` rows as its file names them, and its values (count,): the user's
-    ``ids`` under ``id_column``; else the images' ``paths`` under :data:`PATH_COLUMN`; else the row's number in the
-    file under :data:`ROW_COLUMN`, 1 for the first row after the header (a ``.npy`` array's index + 1)."""
+    """The column that names each of ``count`` rows and its values (count,): ``ids`` under ``id_column``; else the
+    images' ``paths`` under :data:`PATH_COLUMN`; else the row's number in the file under :data:`ROW_COLUMN`, 1 the
+    first after the header."""
     if ids is not None:
         return id_column, np.asarray(ids)
     if paths is not None:
@@ -107,16 +102,8 @@ def two_sets_sentence(issues: pd.DataFrame) -> str:
 def write_issue_files(
     *, issues: pd.DataFrame, rule: str, metadata: dict[str, Any], top: int, table: PathLike, summary: PathLike
 ) -> None:
-    """Write the label-issue table ``issues`` (:func:`label_issue_table`, in the data's order) and its Markdown summary.
-
-    Parameters
-    ----------
-    issues : one row per sample, in the data's order.
-    rule : the selection rule in words, opening the summary.
-    metadata : the table's provenance; its ``dataset`` titles the summary.
-    top : the number of most likely mislabelled rows the summary shows.
-    table, summary : the parquet and Markdown files written.
-    """
+    """Write the label-issue table ``issues`` (:func:`label_issue_table`) to ``table`` (parquet, with its provenance
+    ``metadata``) and a Markdown ``summary``: ``rule``, the selection rule in words, then the ``top`` rows by rank."""
     write_table(issues, table, metadata=metadata)
     lines = [
         f"# Label issues: {metadata['dataset']}",

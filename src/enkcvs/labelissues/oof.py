@@ -1,9 +1,10 @@
-"""E-NKCVS on a user's own out-of-fold (OOF) predicted probabilities: selection without training anything.
+"""E-NKCVS on out-of-fold (OOF) predicted probabilities: selection without training anything.
 
 Any cross-validation that predicts each sample from a model that never saw it yields NKCVS's held-out predictions
 (Algorithm 1); M repetitions with different splits yield E-NKCVS's (Algorithm 2). :func:`select` applies the paper's
 voting, pseudo labels and entropy weights to them, lists the likely label errors for review beside the kept set, and
-scores both when the true labels are known.
+scores both when the true labels are known. The labels become class indices here, once, for every route
+(:func:`encoded_labels`); the files of probabilities and labels are read here too.
 """
 
 import csv
@@ -30,35 +31,26 @@ RENORMALISED_ABOVE = 1e-5
 ENTRY_TOLERANCE = 1e-4
 #: K, M and the seed of the cross-validation a user's own data runs through unless told.
 DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SEED = 4, 3, 1
-#: The score :func:`select` ranks by unless told, the ``label_score`` of every label-issue table (the command's,
-#: ``enkcvs.find_issues``'s and the workflow's): cleanlab's default, which ranked the flipped labels of a user's own
-#: data first more often than the margin score (benchmarks/find_issues_vs_cleanlab.py).
+#: What ranks the samples (``label_score``): cleanlab's ``get_label_quality_scores`` methods on the mean of the M
+#: repetitions' probabilities, and the margin against the suggested label that only the comparison of rankings reads.
+CLEANLAB_SCORES = ("self_confidence", "normalized_margin", "confidence_weighted_entropy")
+SCORES = ("label_quality", *CLEANLAB_SCORES)
+#: cleanlab's default, which ranked the flipped labels of a user's own data first more often than the margin score
+#: (benchmarks/find_issues_vs_cleanlab.py): every label-issue table's unless told.
 DEFAULT_SCORE = "self_confidence"
+#: ``filter_by`` of ``cleanlab.filter.find_label_issues``, which counts the review list; its default first.
+FILTERS = ("prune_by_noise_rate", "prune_by_class", "both", "confident_learning", "predicted_neq_given")
+FILTERS += ("low_normalized_margin", "low_self_confidence")
 
 
 @dataclass(frozen=True, eq=False)  # eq on array fields would be ambiguous
 class SelectionResult:
-    """E-NKCVS applied to OOF probabilities: one entry per sample in every array, in the input's sample order.
-
-    Attributes
-    ----------
-    given : (N,) int, the given labels as class indices 0..Q-1.
-    selected : (N,) bool, the kept set SS to train on (selected in at least ``threshold`` of the ``iterations``).
-    in_review_list : (N,) bool, the likely label errors to check (:mod:`enkcvs.method.review_list`).
-    votes : (N,) int, the number of iterations whose prediction equals the given label.
-    pseudo_labels : (N,) int, the most frequent predicted label (ties: the highest mean probability): the one label
-        suggested instead of the given one (Section 3.2's pseudo label).
-    beta : (N,) float, H(P) / log Q, the weight of the given label's loss for a non-selected sample.
-    prob_given : (N,) float, the mean predicted probability of the given label.
-    label_quality : (N,) float in [0, 1], the ranking's score, low = likely mislabelled (``score`` of
-        :func:`select`).
-    rank : (N,) int, 1..N; 1 is the most likely mislabelled (lowest ``label_quality``; ties in the order of the
-        samples' digests, :func:`select`).
-    class_names : the label of each class index 0..Q-1, or None when the labels were integers without names.
-    iterations, threshold : M and t.
-    kept_precision, kept_recall : Eq. prec-rec of the kept (selected) set when true labels were given, else None.
-    review_precision, review_recall : the review list's, as cleanlab scores its flags, when true labels were given.
-    theorem1 : corrected Theorem 1's expected ``precision`` and ``recall`` from the empirical T and C, else None.
+    """E-NKCVS applied to OOF probabilities, every array (N,) in the input's sample order: ``given`` labels (class
+    indices), ``selected`` (the kept set SS to train on: in at least ``threshold`` of the M ``iterations``),
+    ``in_review_list`` (the likely label errors to check), ``votes``, ``pseudo_labels`` (the most frequent predicted
+    label), ``beta`` (H(P) / log Q), ``prob_given`` (the given label's mean probability), ``label_quality`` (the
+    ranking's score, low = likely mislabelled), ``rank`` (1 = most likely mislabelled); ``class_names`` (None for
+    integer labels without names); given the true labels, both sets' scores and corrected Theorem 1's expectation.
     """
 
     given: np.ndarray
@@ -93,11 +85,9 @@ class SelectionResult:
         id_column: str | None = None,
         paths: np.ndarray | None = None,
     ) -> pd.DataFrame:
-        """The label-issue table (:func:`enkcvs.labelissues.issues.label_issue_table`): one row per sample in the
-        input's order, named by the user's ``ids`` (N,) in a column ``id_column`` (default ``id``), else by the images'
-        ``paths`` (N,), else by its row's number, 1 for the first (:func:`enkcvs.labelissues.issues.row_names`); the
-        labels are class names where there are names and ``labels_as_names``, else class indices; ``label_score`` is
-        the ranking's score and ``predicted_label`` the pseudo label."""
+        """The label-issue table (:func:`enkcvs.labelissues.issues.label_issue_table`), one row per sample in the
+        input's order, named by ``ids`` (N,) under ``id_column`` (default ``id``), else by the images' ``paths`` (N,),
+        else by its number from 1; labels as class names where there are names and ``labels_as_names``."""
         return label_issue_table(
             given=self.given,
             predicted=self.pseudo_labels,
@@ -120,57 +110,58 @@ def select(
     class_names: Sequence[Hashable] | None = None,
     score: str = DEFAULT_SCORE,
     sample_keys: np.ndarray | None = None,
+    filter_by: str = FILTERS[0],
+    frac_noise: float = 1.0,
+    num_to_remove_per_class: Sequence[int] | None = None,
 ) -> SelectionResult:
     """E-NKCVS selection (Algorithm 2, Eq. contains), pseudo labels and beta (Section 3.2) from OOF probabilities.
 
+    The samples are processed sorted by a digest of each one's label, probabilities and ``sample_keys``
+    (:func:`enkcvs.labelissues.determinism.canonical_order`) and handed back in their order: the same samples in any
+    order get the same result, bitwise. ValueError naming the fix, before any computation, for malformed input.
+
     Parameters
     ----------
-    probabilities : (N, Q) for one cross-validation (M = 1), or (M, N, Q) / a list of M (N, Q) arrays, one per
-        repetition; row i of each holds the class probabilities of sample i from a model that did not train on it.
-    labels : (N,) given labels: ints in 0..Q-1, or strings / any hashable values, mapped to 0..Q-1 in the order of
-        ``class_names`` or, without it, of their sorted distinct values (a guess, so it warns naming the mapping).
-    threshold : t, the votes a sample needs to be selected; default 1 for M = 1, else 2 (the paper's default).
-    true_labels : (N,) optional true labels, encoded as ``labels``; they add both sets' scores and Theorem 1.
-    class_names : Q names of the probability columns, in column order.
-    score : what ranks the samples (:data:`enkcvs.method.ranking.SCORES`): :data:`DEFAULT_SCORE`, the mean probability
-        of the given label (cleanlab's default, every label-issue table's), or ``"label_quality"``, the margin against
-        the suggested label (:func:`enkcvs.method.ranking.label_quality`) that the comparison of rankings reads.
-    sample_keys : (N,) what else tells the samples apart (their ids, or digests of their data), or None.
-
-    The samples are processed sorted by a digest of each one's given label, probabilities and ``sample_keys``
-    (:func:`enkcvs.labelissues.determinism.canonical_order`), and the results handed back in their order: the review
-    list's calibration and confident learning sum over the samples in that order, and ties in the ranking and at the
-    review list's end go by it, so that the same samples in any order get the same result, bitwise.
+    probabilities : (N, Q), (M, N, Q) or a list of M (N, Q); row i predicted by a model that did not train on sample i.
+    labels : (N,) class indices, or names numbered by ``class_names`` (Q, the columns' names) as :func:`encoded_labels`.
+    threshold : t; default 1 for M = 1, else 2.
+    true_labels : (N,) optional; they add both sets' scores and Theorem 1.
+    score : what ranks the samples: one of :data:`CLEANLAB_SCORES` (``cleanlab.rank.get_label_quality_scores`` on the
+        mean probabilities), or ``"label_quality"``, the margin against the suggested label.
+    sample_keys : (N,) what else tells the samples apart (ids, digests of their data), or None.
+    filter_by, frac_noise, num_to_remove_per_class : ``cleanlab.filter.find_label_issues``' options on the calibrated
+        mean probabilities: the review list holds as many not-kept samples, first in the ranking, as it flags among them.
 
     Returns
     -------
     SelectionResult
-
-    Raises
-    ------
-    ValueError
-        Before any computation, naming the problem and its fix, for malformed probabilities, labels or threshold.
     """
     stack = _checked_probabilities(probabilities)  # (M, N, Q)
     iterations, num_samples, num_classes = stack.shape
-    names = _checked_class_names(class_names, num_classes=num_classes)
+    names = checked_class_names(class_names, num_classes=num_classes)
     sizes = {"num_samples": num_samples, "num_classes": num_classes}
     given, names = encoded_labels(labels, what="labels", class_names=names, infer_names=True, **sizes)
     true = None
     if true_labels is not None:
         true, _ = encoded_labels(true_labels, what="true_labels", class_names=names, infer_names=False, **sizes)
-    threshold = _checked_threshold(threshold, iterations=iterations)
+    threshold = checked_threshold(threshold, iterations=iterations)
+    cleanlab = checked_list_options(
+        score=score, filter_by=filter_by, frac_noise=frac_noise, per_class=num_to_remove_per_class, classes=num_classes
+    )
 
     predicted = stack.argmax(axis=2)  # (M, N)
     digests = row_digests(given, stack.transpose(1, 0, 2), sample_keys)  # (N,) each sample's (M, Q) and label
     order = canonical_order(digests)
+    mean = stack.mean(axis=0)[order]
     outcome = ensemble_outcome(
         predicted=predicted[:, order],
-        mean_probabilities=stack.mean(axis=0)[order],
+        mean_probabilities=mean,
         given=given[order],
         threshold=threshold,
-        score=score,
+        score="label_quality" if score == "label_quality" else "self_confidence",
     )
+    if score not in ("label_quality", "self_confidence") or cleanlab:
+        outcome.update(_cleanlab_ranking(mean=mean, given=given[order], outcome=outcome, score=score, **cleanlab))
     outcome = {name: values[np.argsort(order)] for name, values in outcome.items()}  # back in the samples' order
     scores = {}
     if true is not None:
@@ -201,6 +192,53 @@ def select(
     )
 
 
+def checked_list_options(*, score: str, filter_by: str, frac_noise: float, per_class, classes: int) -> dict:
+    """The cleanlab options that differ from the review list's defaults (empty: the default list); ValueError, with
+    the choices, for an unknown score or filter, a ``frac_noise`` outside (0, 1] or ``per_class`` not Q counts."""
+    for name, value, choices in (("score", score, SCORES), ("filter_by", filter_by, FILTERS)):
+        if value not in choices:
+            raise ValueError(f"{name}={value!r}: choose one of {', '.join(choices)}")
+    if not 0 < frac_noise <= 1:
+        raise ValueError(f"frac_noise={frac_noise!r}: a share of the estimated errors, in (0, 1]. Fix: pass e.g. 0.5")
+    if per_class is not None and (len(per_class) != classes or min(per_class) < 0):
+        raise ValueError(
+            f"num_to_remove_per_class={list(per_class)}: one count of 0 or more for each of the Q = {classes} "
+            "classes, in class order"
+        )
+    options = {"filter_by": filter_by, "frac_noise": frac_noise, "num_to_remove_per_class": per_class}
+    return {} if options == {"filter_by": FILTERS[0], "frac_noise": 1.0, "num_to_remove_per_class": None} else options
+
+
+def _cleanlab_ranking(*, mean: np.ndarray, given: np.ndarray, outcome: dict, score: str, **cleanlab) -> dict:
+    """``label_quality`` by cleanlab's ``score`` (the margin kept as is) and the review list counted by cleanlab's
+    ``find_label_issues`` with the ``cleanlab`` options on the calibrated ``mean`` (N, Q) probabilities: the first
+    not-kept samples of the ranking, as many as it flags among them (as :func:`enkcvs.method.review_list.review_list`,
+    which counts with its defaults)."""
+    from cleanlab.filter import find_label_issues
+    from cleanlab.rank import get_label_quality_scores
+
+    from enkcvs.method.review_list import calibrated_probabilities, review_list
+
+    quality = outcome["label_quality"]
+    if score in CLEANLAB_SCORES:
+        quality = get_label_quality_scores(labels=given, pred_probs=mean, method=score)
+    if not cleanlab:
+        return {
+            "label_quality": quality,
+            "in_review_list": review_list(
+                probabilities=mean, given=given, not_kept=~outcome["selected"], score=quality
+            ),
+        }
+    calibrated = calibrated_probabilities(probabilities=mean, given=given)
+    with warnings.catch_warnings():  # cleanlab's note on small classes: the command checks class sizes itself
+        warnings.filterwarnings("ignore", message="May not flag all label issues in class")
+        flagged = find_label_issues(labels=given, pred_probs=calibrated, n_jobs=1, **cleanlab)
+    candidates = np.flatnonzero(~outcome["selected"])
+    listed = np.zeros(len(given), dtype=bool)
+    listed[candidates[np.argsort(quality[candidates], kind="stable")[: int(flagged[candidates].sum())]]] = True
+    return {"label_quality": quality, "in_review_list": listed}
+
+
 def _checked_probabilities(probabilities) -> np.ndarray:
     """The probabilities as one (M, N, Q) float array, or ValueError naming what is wrong and how to fix it."""
     if isinstance(probabilities, list | tuple):
@@ -208,23 +246,21 @@ def _checked_probabilities(probabilities) -> np.ndarray:
         if not arrays or any(a.ndim != 2 for a in arrays):
             raise ValueError(
                 f"probabilities as a list must hold M >= 1 arrays of shape (N, Q); got shapes "
-                f"{[a.shape for a in arrays]}: pass one (N, Q) array per repetition of the "
-                "cross-validation"
+                f"{[a.shape for a in arrays]}: pass one (N, Q) array per repetition of the cross-validation"
             )
         for name, axis in (("Q (classes)", 1), ("N (samples)", 0)):
-            sizes = [a.shape[axis] for a in arrays]
-            if len(set(sizes)) > 1:
+            if len({a.shape[axis] for a in arrays}) > 1:
                 raise ValueError(
-                    f"the repetitions' probabilities differ in {name}: {sizes}; every repetition must "
-                    "predict the same samples over the same classes, in the same order"
+                    f"the repetitions' probabilities differ in {name}: {[a.shape[axis] for a in arrays]}; every "
+                    "repetition must predict the same samples over the same classes, in the same order"
                 )
         stack = np.stack(arrays)
     else:
         stack = np.asarray(probabilities, dtype=float)
         if stack.ndim not in (2, 3):
             raise ValueError(
-                f"probabilities must be (N, Q) or (M, N, Q); got shape {stack.shape}: pass one row of "
-                "class probabilities per sample, stacked over the M repetitions if there are several"
+                f"probabilities must be (N, Q) or (M, N, Q); got shape {stack.shape}: pass one row of class "
+                "probabilities per sample, stacked over the M repetitions if there are several"
             )
         stack = stack[None] if stack.ndim == 2 else stack
     if stack.shape[2] < 2 or stack.shape[1] == 0:
@@ -232,15 +268,14 @@ def _checked_probabilities(probabilities) -> np.ndarray:
     if not np.isfinite(stack).all():
         raise ValueError(
             f"probabilities hold {int((~np.isfinite(stack)).sum())} NaN or infinite entries (the first in "
-            f"{_first_row(~np.isfinite(stack).all(axis=2))}): check the model's outputs and drop or "
-            "re-predict those samples"
+            f"{_first_row(~np.isfinite(stack).all(axis=2))}): check the model's outputs and drop or re-predict those "
+            "samples"
         )
-    below = stack < -ENTRY_TOLERANCE
-    if below.any():
+    if (below := stack < -ENTRY_TOLERANCE).any():
         raise ValueError(
-            f"probabilities hold {int(below.sum())} negative entries (minimum {stack.min():.4g}; the "
-            f"first in {_first_row(below.any(axis=2))}): these look like logits or log-probabilities; "
-            "apply softmax (or exp) first"
+            f"probabilities hold {int(below.sum())} negative entries (minimum {stack.min():.4g}; the first in "
+            f"{_first_row(below.any(axis=2))}): these look like logits or log-probabilities; apply softmax (or exp) "
+            "first"
         )
     stack = np.clip(stack, 0.0, None)
     sums = stack.sum(axis=2)  # (M, N)
@@ -266,34 +301,49 @@ def _first_row(rows: np.ndarray) -> str:
     return f"row {i}" + (f" of repetition {m + 1}" if len(rows) > 1 else "") + " (0-based in sample order)"
 
 
-def _checked_class_names(class_names, *, num_classes: int) -> tuple[Hashable, ...] | None:
+def checked_class_names(class_names, *, num_classes: int | None, option: str = "class_names"):
+    """``class_names`` as a tuple, or None; ValueError, worded in ``option``, unless Q distinct names."""
     if class_names is None:
         return None
     names = tuple(np.asarray(class_names, dtype=object).tolist())
-    if len(names) != num_classes or len(set(names)) != num_classes:
+    if num_classes is not None and not len(names) == len(set(names)) == num_classes:
         raise ValueError(
-            f"class_names must be Q = {num_classes} distinct names, one per probability column; got {names!r}"
+            f"{option} {','.join(map(str, names))}: expected Q = {num_classes} distinct names, one per probability "
+            "column, in column order"
         )
     return names
 
 
+def are_indices(values: np.ndarray) -> bool:
+    """Whether labels are class indices: integers, or floats of integer value (readers turn integer columns into
+    floats)."""
+    return values.dtype.kind in "iu" or (
+        values.dtype.kind == "f" and bool(np.isfinite(values).all()) and bool((values == np.round(values)).all())
+    )
+
+
 def encoded_labels(
-    labels, *, what: str, num_samples: int, num_classes: int, class_names: tuple | None, infer_names: bool
+    labels,
+    *,
+    what: str,
+    num_samples: int,
+    num_classes: int,
+    class_names: tuple | None,
+    infer_names: bool,
+    source: str = "class_names",
 ) -> tuple[np.ndarray, tuple[Hashable, ...] | None]:
-    """(N,) class indices of ``labels`` and the class names (inferred from sorted distinct values if allowed)."""
+    """(N,) class indices of ``labels`` (N,) and the class names: class indices are kept; names are matched to
+    ``class_names`` (from ``source``, in words) as text or, without them and with ``infer_names``, numbered in their
+    sorted order with a warning. ``what`` names the labels in the errors."""
     values = np.asarray(labels)
     if values.ndim != 1 or len(values) != num_samples:
         raise ValueError(
             f"{what} must have shape (N,) = ({num_samples},) like the probabilities; got shape {values.shape}: "
             "pass one label per probability row, in the same sample order"
         )
-    integral = values.dtype.kind in "iu" or (
-        values.dtype.kind == "f" and np.isfinite(values).all() and (values == np.round(values)).all()
-    )  # readers turn integer columns into floats
-    if integral:  # class indices, named by class_names if any
+    if are_indices(values):  # class indices, named by class_names if any
         codes = values.astype(np.int64)
-        outside = (codes < 0) | (codes >= num_classes)
-        if outside.any():
+        if (outside := (codes < 0) | (codes >= num_classes)).any():
             raise ValueError(
                 f"{int(outside.sum())} {what} lie outside 0..{num_classes - 1} (Q = {num_classes} probability "
                 f"columns), e.g. {codes[outside][:5].tolist()}: labels must index the probability columns"
@@ -305,40 +355,47 @@ def encoded_labels(
                 f"{what} are not integers but labels are: pass class_names to map both to 0..{num_classes - 1}"
             )
         try:
-            distinct = np.unique(values).tolist()
+            class_names = tuple(np.unique(values).tolist())
         except TypeError:
             raise ValueError(f"{what} mix types that cannot be sorted: pass class_names in column order") from None
-        if len(distinct) != num_classes:
-            fix = "check the label column" if len(distinct) > num_classes else "pass class_names in column order"
+        if len(class_names) != num_classes:
+            fix = "check the label column" if len(class_names) > num_classes else "pass class_names in column order"
             raise ValueError(
-                f"{what} have {len(distinct)} distinct values but the probabilities have Q = {num_classes} columns: "
-                f"{fix}"
+                f"{what} have {len(class_names)} distinct values but the probabilities have Q = {num_classes} "
+                f"columns: {fix}"
             )
-        class_names = tuple(distinct)
+        kind = "strings" if all(isinstance(name, str) for name in class_names) else "not integers"
         mapping = {name: index for index, name in enumerate(class_names)}
-        kind = "strings" if all(isinstance(name, str) for name in distinct) else "not integers"
         warnings.warn(f"{what} are {kind}; mapped to 0..{num_classes - 1} as {mapping}", stacklevel=3)
-    mapping = {name: index for index, name in enumerate(class_names)}
-    unknown = sorted({str(value) for value in values.tolist() if value not in mapping})
-    if unknown:
-        raise ValueError(f"{what} hold values not in class_names {class_names!r}: {unknown[:5]}")
-    return np.array([mapping[value] for value in values.tolist()], dtype=np.int64), class_names
+    index = {str(name): code for code, name in enumerate(class_names)}
+    texts = [str(value) for value in values.tolist()]
+    if unknown := sorted({text for text in texts if text not in index}):
+        count = sum(text not in index for text in texts)
+        raise ValueError(
+            f"{what}: {'1 label names' if count == 1 else f'{count} labels name'} no probability column "
+            f"({', '.join(unknown[:5])}{', ...' if len(unknown) > 5 else ''}); the classes, from {source}, are "
+            f"{', '.join(index)}. Fix: correct those labels, or check {source}"
+        )
+    return np.array([index[text] for text in texts], dtype=np.int64), class_names
 
 
-def _checked_threshold(threshold: int | None, *, iterations: int) -> int:
+def checked_threshold(threshold: int | None, *, iterations: int, option: str = "threshold") -> int:
+    """t: ``threshold``, default 1 for M = 1, else 2; ValueError, worded in ``option``, for a t outside 1..M."""
     if threshold is None:
         return 1 if iterations == 1 else 2
     if not isinstance(threshold, int | np.integer) or not 1 <= threshold <= iterations:
         raise ValueError(
-            f"threshold t = {threshold!r} is not an integer in 1..M = 1..{iterations} (M = the number of "
-            f"repetitions; a sample gets at most one vote per repetition): pass t between 1 and {iterations}"
+            f"{option} {threshold!r}: a sample gets at most one vote from each of the M = {iterations} repetitions, "
+            f"so t lies in 1..{iterations}. Fix: pass {option} between 1 and {iterations}"
         )
     return int(threshold)
 
 
 def _read_file(path: PathLike, *, what: str) -> pd.DataFrame | np.ndarray:
-    """The array of a ``.npy`` file or the table of a ``.parquet`` / ``.csv`` file; ``ValueError`` naming the file when
-    it is empty, unreadable or a table without rows."""
+    """The array of a ``.npy`` file or the table of a ``.parquet`` / ``.csv`` file; errors naming the file and the
+    fix where it is missing, empty, unreadable, not UTF-8 or without rows."""
+    from enkcvs.data.sources.own import _unreadable
+
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a folder, not a {what} file. Fix: point at the file itself")
@@ -353,10 +410,12 @@ def _read_file(path: PathLike, *, what: str) -> pd.DataFrame | np.ndarray:
         if suffix == ".npy":
             return np.load(path, allow_pickle=False)
         table = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
+    except UnicodeDecodeError as error:
+        raise _unreadable(str(path), error) from None
     except (ValueError, OSError, EOFError) as error:  # pandas' and pyarrow's parser errors are ValueErrors
         raise ValueError(
-            f"the {what} file {path} is unreadable ({type(error).__name__}: {error}). Fix: write it "
-            "again as .npy, .parquet or .csv"
+            f"the {what} file {path} is unreadable ({type(error).__name__}: {error}). Fix: write it again as .npy, "
+            ".parquet or .csv"
         ) from error
     if table.empty:
         raise ValueError(f"the {what} file {path} holds no rows. Fix: one row per sample, under a header")
@@ -364,12 +423,8 @@ def _read_file(path: PathLike, *, what: str) -> pd.DataFrame | np.ndarray:
 
 
 def load_probabilities(path: PathLike) -> np.ndarray:
-    """OOF probabilities from a file, ready for :func:`select`: an (N, Q) or (M, N, Q) float array.
-
-    ``.npy``: an (N, Q) or (M, N, Q) array. ``.parquet`` / ``.csv``: columns ``prob_0`` .. ``prob_{Q-1}``, optionally
-    ``iteration`` (1..M, same samples in each) and ``sample``; rows are sorted by iteration, then sample. Columns named
-    by class are refused (their names would be lost): :func:`load_named_probabilities` reads them.
-    """
+    """The (N, Q) or (M, N, Q) probabilities of :func:`load_named_probabilities` whose columns are class indices;
+    columns named by class are refused (their names would be lost)."""
     values, names = load_named_probabilities(path)
     if names is not None:
         raise ValueError(
@@ -380,48 +435,42 @@ def load_probabilities(path: PathLike) -> np.ndarray:
 
 
 def load_named_probabilities(path: PathLike) -> tuple[np.ndarray, tuple[str, ...] | None]:
-    """The probabilities of :func:`load_probabilities` and the class each column names, in column order: a table's
-    columns ``prob_<name>`` or, without ``prob_`` columns, every column besides ``iteration`` and ``sample``; None
-    (classes by index) for a ``.npy`` array or columns ``prob_0`` .. ``prob_{Q-1}``."""
+    """OOF probabilities (N, Q) or (M, N, Q) from a ``.npy`` array, or a ``.parquet`` / ``.csv`` table with one column
+    per class (``prob_<class>``, else every column but ``iteration``, 1..M, and ``sample``; rows sorted by both), and
+    the class each column names, in column order (None for a ``.npy`` array or columns ``prob_0`` .. ``prob_{Q-1}``)."""
     frame = _read_file(path, what="probabilities")
     if isinstance(frame, np.ndarray):
         return frame.astype(float), None
-    columns, names = _class_columns(frame, path=path)
+    prefixed = [c for c in frame.columns if str(c).startswith("prob_")]
+    columns = prefixed or [c for c in frame.columns if c not in ("iteration", "sample")]
+    names = [str(c).removeprefix("prob_") if prefixed else str(c) for c in columns]
+    if not columns or all(name.isdigit() for name in names):
+        order = sorted(range(len(names)), key=lambda i: int(names[i]))
+        if not columns or [int(names[i]) for i in order] != list(range(len(names))):
+            raise ValueError(
+                f"{path}: expected columns prob_0..prob_{{Q-1}} (one per class) or one column per class named "
+                f"prob_<class> or <class>; found columns {list(frame.columns)}"
+            )
+        columns, names = [columns[i] for i in order], None
     frame = frame.sort_values([c for c in ("iteration", "sample") if c in frame.columns], kind="stable")
     try:
         values = frame[columns].to_numpy(dtype=float)  # (M * N, Q)
     except (ValueError, TypeError):
         raise ValueError(
-            f"{path}: the class columns {columns} must all hold probabilities; some hold text. Fix: "
-            "keep only the probability columns (besides iteration and sample), or name them prob_<class>"
+            f"{path}: the class columns {columns} must all hold probabilities; some hold text. Fix: keep only the "
+            "probability columns (besides iteration and sample), or name them prob_<class>"
         ) from None
+    names = None if names is None else tuple(names)
     if "iteration" not in frame.columns:
         return values, names
     sizes = frame.groupby("iteration").size()
     if sizes.nunique() != 1:
         raise ValueError(f"{path}: iterations hold different numbers of rows {sizes.to_dict()}; each must hold all N")
-    stack = values.reshape(len(sizes), -1, len(columns))
     if "sample" in frame.columns:
         samples = frame["sample"].to_numpy().reshape(len(sizes), -1)
         if (samples != samples[0]).any():
             raise ValueError(f"{path}: iterations cover different samples; each must predict the same N samples")
-    return stack, names
-
-
-def _class_columns(frame: pd.DataFrame, *, path: PathLike) -> tuple[list, tuple[str, ...] | None]:
-    """The probability columns of a table in class order, and their class names (None for classes by index)."""
-    prefixed = [c for c in frame.columns if str(c).startswith("prob_")]
-    columns = prefixed or [c for c in frame.columns if c not in ("iteration", "sample")]
-    names = [str(c).removeprefix("prob_") if prefixed else str(c) for c in columns]
-    if columns and not all(name.isdigit() for name in names):
-        return columns, tuple(names)
-    order = sorted(range(len(names)), key=lambda i: int(names[i]))
-    if not columns or [int(names[i]) for i in order] != list(range(len(names))):
-        raise ValueError(
-            f"{path}: expected columns prob_0..prob_{{Q-1}} (one per class) or one column per class "
-            f"named prob_<class> or <class>; found columns {list(frame.columns)}"
-        )
-    return [columns[i] for i in order], None
+    return values.reshape(len(sizes), -1, len(columns)), names
 
 
 class ColumnError(ValueError):
@@ -436,12 +485,9 @@ class ColumnError(ValueError):
 def load_labels(
     path: PathLike, *, column: str | None = None, what: str = "label", id_column: str | None = None
 ) -> np.ndarray:
-    """(N,) labels from a ``.npy`` array or a ``.csv`` / ``.parquet`` column (rows sorted by ``sample`` if present).
-
-    ``column`` may be omitted for a table with a single column (besides ``sample``). ``what`` the column holds
-    (``"label"``, ``"id"``, ``"text"``, ``"image"``) names it in the errors: :class:`ColumnError` for a column the
-    file lacks, ValueError naming the line (and the ``id_column`` value) of each empty cell but of a text.
-    """
+    """(N,) labels from a ``.npy`` array or a ``.csv`` / ``.parquet`` ``column`` (the only one besides ``sample`` where
+    None; rows sorted by ``sample`` if present); ``what`` it holds names it in the errors: :class:`ColumnError` for a
+    column the file lacks, ValueError naming the line (and ``id_column`` value) of each empty cell but of a text."""
     frame = _read_file(path, what="labels")
     if isinstance(frame, np.ndarray):
         if column is not None:
@@ -456,8 +502,7 @@ def load_labels(
         column = candidates[0]
     if column not in frame.columns:
         raise ColumnError(
-            f"{path}: no {what} column {column!r}; the file has columns {list(frame.columns)}: pass "
-            "column=<one of them>",
+            f"{path}: no {what} column {column!r}; the file has columns {list(frame.columns)}: pass column=<one of them>",
             columns=list(frame.columns),
         )
     if what != "text":
@@ -469,8 +514,8 @@ def load_labels(
 
 
 def _refuse_empty_cells(values: pd.Series, *, path: Path, what: str, ids: pd.Series | None = None) -> None:
-    """ValueError naming where ``values`` (in file order) hold an empty cell (NaN, None or blank text): the line of a
-    ``.csv`` (header = line 1), the 1-based row of a ``.parquet``, the 0-based index of a ``.npy``; and its id."""
+    """ValueError naming each empty cell of ``values``: by the line of a ``.csv`` (header = line 1), the 1-based row of
+    a ``.parquet``, the 0-based index of a ``.npy``; and its id."""
     empty = (values.isna() | values.map(lambda value: isinstance(value, str) and not value.strip())).to_numpy()
     if not empty.any():
         return
@@ -484,19 +529,16 @@ def _refuse_empty_cells(values: pd.Series, *, path: Path, what: str, ids: pd.Ser
         kind, kinds, base = ("row", "rows", 1) if suffix == ".parquet" else ("index", "indices", 0)
         places, scheme = [f"{kind} {p + base}" for p in positions], f"{kinds} {base}-based"
     if ids is not None:
-        named = ids.tolist()
-        places = [f"{place} ({ids.name} {named[p]!r})" for place, p in zip(places, positions)]
+        places = [f"{place} ({ids.name} {ids.iloc[p]!r})" for place, p in zip(places, positions)]
     shown = ", ".join(places[:5]) + (f" and {len(places) - 5} more" if len(places) > 5 else "")
-    cells = "cell" if len(places) == 1 else "cells"
     raise ValueError(
-        f"{path}: {len(places)} empty {cells} in the {what}: {shown}; {scheme}. Fix: give every "
-        "sample its value, or drop the sample from both files"
+        f"{path}: {len(places)} empty {'cell' if len(places) == 1 else 'cells'} in the {what}: {shown}; {scheme}. "
+        "Fix: give every sample its value, or drop the sample from both files"
     )
 
 
 def _csv_record_lines(path: Path) -> list[int]:
-    """The line each data record of a CSV file starts on (1-based; the header and blank lines skipped, a quoted cell
-    may span lines)."""
+    """The line (1-based) each data record of a CSV file starts on; a quoted cell may span lines."""
     starts, line = [], 0
     with path.open(newline="", encoding="utf-8", errors="replace") as handle:
         reader = csv.reader(handle)

@@ -19,17 +19,17 @@ from enkcvs.training.recipe import Recipe
 _WORKER: dict[str, Any] = {}
 
 
-def fold_processes(*, models: int, one_by_one: bool) -> int:
-    """How many processes train the fold models side by side: for ``models`` fold models that train ``one_by_one``
-    on a CPU, as many as torch has threads (``OMP_NUM_THREADS``, else the cores), up to ``models``; else 1. The
-    probabilities are the same for any number."""
+def fold_processes(*, models: int, one_by_one: bool, jobs: int | None = None) -> int:
+    """How many processes train the ``models`` fold models side by side: for fold models that train ``one_by_one`` on
+    a CPU, ``jobs`` (``--jobs``), else as many as torch has threads (``OMP_NUM_THREADS``, else the cores), up to
+    ``models``; else 1. The probabilities are the same for any number."""
     import torch
 
     from enkcvs.training.device import default_device
 
     if not one_by_one or default_device().type != "cpu":
         return 1
-    return max(1, min(torch.get_num_threads(), models))
+    return max(1, min(jobs or torch.get_num_threads(), models))
 
 
 def parallel_fold_probabilities(
@@ -45,24 +45,10 @@ def parallel_fold_probabilities(
     cache: FoldCache | None = None,
     progress: bool = False,
 ) -> np.ndarray:
-    """What :func:`enkcvs.training.crossval.out_of_fold_probabilities` returns for the same arguments on the CPU,
-    bitwise, with one thread (not stacked): the fold models trained by ``processes`` worker processes, started fresh
-    (spawned, so that no thread pool of this process is inherited) and each on one thread.
-
-    Parameters
-    ----------
-    x : token ids (N, 2, L) or a :class:`enkcvs.data.datasets.Dataset` of image files, streamed from disk.
-    labels : (N,) given labels in 0..Q-1.
-    num_folds, iterations, seed, num_classes : K, M, the seed and Q.
-    cache : where each finished fold model's held-out probabilities are kept as it ends, and taken from instead of
-        training again.
-    progress : a line on stderr as each fold model ends, with the time left
-        (:class:`enkcvs.training.crossval.Progress`).
-
-    Returns
-    -------
-    (M, N, Q) float32.
-    """
+    """What :func:`enkcvs.training.crossval.out_of_fold_probabilities` returns for the same arguments on the CPU with
+    one thread, bitwise: the (M, N, Q) float32 probabilities of ``x`` (token ids (N, 2, L) or a Dataset of image
+    files) and ``labels`` (N,), the fold models trained by ``processes`` worker processes (spawned, so that no thread
+    pool of this one is inherited), each on one thread; ``cache`` and ``progress`` as there."""
     from enkcvs.training.crossval import Progress, finished_fold, pending_folds
 
     stack = np.empty((iterations, len(labels), num_classes), dtype=np.float32)

@@ -1,14 +1,8 @@
-"""The review sheet of a label-issue ranking: its top N samples, most likely mislabelled first, laid out for a person to
-check at a glance. Images become a figure of tiles (PNG and PDF), texts and feature rows a Markdown table; each entry
-shows the rank, the sample's id (else its row, 1 = the first after the header), the given and the suggested class
-names, the votes and the label score.
-
-A ranking is a label-issue table (:func:`enkcvs.labelissues.issues.label_issue_table`,
-:meth:`enkcvs.labelissues.oof.SelectionResult.to_frame`) with one row per sample, in the data's order; the samples'
-images, texts or features are passed beside it in the same order. Bad input (a count that does not match, an array
-that is no image batch, a missing or unreadable image file, N < 1) raises ``ValueError`` or ``FileNotFoundError``
-before anything is drawn or written. matplotlib is imported inside the drawing functions (the figure is written by
-:func:`enkcvs.io.save_figure`); nothing here imports torch.
+"""The review sheet of a label-issue table (:func:`enkcvs.labelissues.issues.label_issue_table`, rows in the data's
+order): its top N samples, most likely mislabelled first, for a person to check at a glance. Images become a figure
+of tiles (PNG and PDF), texts and feature rows a Markdown table; each entry shows the rank, the sample's name, the
+given and the suggested class, the votes and the label score. Bad input raises ValueError or FileNotFoundError before
+anything is drawn; matplotlib is imported where a figure is drawn.
 """
 
 import os
@@ -44,8 +38,8 @@ LEGEND = (
 
 
 def image_layout(shape: Sequence[int]) -> str:
-    """The layout of an image batch of ``shape``: ``"NHW"`` (grey), ``"NHWC"`` (C in 1, 3, 4 last) or ``"NCHW"``
-    (C in 1, 3, 4 second; a last axis of 1, 3 or 4 is read as channels first). ValueError for any other shape."""
+    """``"NHW"`` (grey), ``"NHWC"`` (C in 1, 3, 4 last; first choice) or ``"NCHW"`` for an image batch of ``shape``;
+    ValueError for any other shape."""
     shape = tuple(shape)
     if len(shape) == 3 and min(shape[1:]) > 1:
         return "NHW"
@@ -61,11 +55,8 @@ def image_layout(shape: Sequence[int]) -> str:
 
 
 def display_image(image: np.ndarray, *, channels_first: bool = False) -> np.ndarray:
-    """One image ready to draw: (H, W) grey or (H, W, 3 or 4) colour, float in [0, 1].
-
-    ``image`` is (H, W), (H, W, C) or, with ``channels_first``, (C, H, W). uint8 is scaled by 1/255 and uint16 by
-    1/65535; other values already in [0, 1] are kept; any other range (standardised pixels) is stretched to [0, 1].
-    """
+    """``image`` (H, W), (H, W, C) or, ``channels_first``, (C, H, W) ready to draw: (H, W) or (H, W, 3 or 4) in [0, 1];
+    uint8 and uint16 scaled by their maximum, values in [0, 1] kept, any other range stretched to [0, 1]."""
     image = np.asarray(image)
     if channels_first and image.ndim == 3:
         image = np.moveaxis(image, 0, -1)
@@ -81,8 +72,8 @@ def display_image(image: np.ndarray, *, channels_first: bool = False) -> np.ndar
 
 
 def read_image(path: PathLike, *, row: int) -> np.ndarray:
-    """The image file ``path`` of the sample in ``row`` (1 = the first) as uint8 (H, W) (grey files) or (H, W, 3);
-    FileNotFoundError or ValueError naming the file and the row."""
+    """The image file ``path`` of the sample in ``row`` (1 = the first) as uint8 (H, W) or (H, W, 3); errors naming
+    the file and the row."""
     from PIL import Image, UnidentifiedImageError
 
     fix = "Fix: correct the path (relative paths are read from the labels file's folder) or the file"
@@ -108,29 +99,22 @@ def draw_review_sheet(
     root: PathLike = "",
     subset: np.ndarray | None = None,
 ):
-    """The ``top`` most likely mislabelled images in rank order, one tile each, titled with the rank, the sample's id
-    (or row), the given and the suggested class names, the votes and the label score; a tile in the review list has a
-    red frame.
+    """The ``top`` most likely mislabelled images in rank order, one tile each, titled with the rank, the sample's
+    name, the given and the suggested class, the votes and the label score; a tile in the review list framed red.
 
     Parameters
     ----------
-    issues : the ranking, one row per sample in the data's order (columns ``rank``, ``given_label``,
-        ``predicted_label``, ``votes``, ``label_score``, ``is_label_issue``, ``kept`` and the one naming the rows).
-    images : the N samples' images in sample order: an array (N, H, W), (N, H, W, C) or (N, C, H, W), or N image
-        paths (relative to ``root``, or absolute). Every path must exist; the shown ones are read.
-    caption : which ranking this is (e.g. merged over seeds, or one seed): the figure's title.
-    top : how many samples to show (>= 1).
-    id_column : the column of ``issues`` that names the samples; None: its first, as
-        :func:`enkcvs.labelissues.issues.label_issue_table` lays it out (the user's ids, else image paths, else the
-        rows' numbers, 1 the first).
-    layout : ``"NHW"``, ``"NHWC"`` or ``"NCHW"`` for an array; None: :func:`image_layout` infers it.
-    root : the folder relative paths start from.
-    subset : (N,) bool, aligned with the rows of ``issues``: show only these (e.g. one official split of the data),
-        each with its rank among all; None: all.
+    issues : the label-issue table, N rows in the data's order.
+    images : the N images in sample order, (N, H, W), (N, H, W, C) or (N, C, H, W), or N paths relative to ``root``
+        (or absolute); every path must exist, the shown ones are read.
+    caption : the figure's title; top : how many samples to show (>= 1).
+    id_column : the column of ``issues`` naming the samples; None: its first.
+    layout : ``"NHW"``, ``"NHWC"`` or ``"NCHW"`` for an array; None: :func:`image_layout`.
+    subset : (N,) bool, show only these (e.g. one official split), each with its rank among all; None: all.
 
     Returns
     -------
-    matplotlib.figure.Figure; its i-th axes is the i-th shown sample, its title that tile's title.
+    matplotlib.figure.Figure; its i-th axes is the i-th shown sample, titled as its tile.
     """
     import matplotlib
 
@@ -189,20 +173,9 @@ def text_sheet(
     id_column: str | None = None,
     width: int = TEXT_WIDTH,
 ) -> str:
-    """The ``top`` most likely mislabelled texts in rank order as a Markdown table: rank, id (or row), the text (cut to
-    ``width`` characters with an ellipsis; line breaks shown as ↵), given and suggested class names, votes, label
-    score, whether it is in the review list and kept.
-
-    Parameters
-    ----------
-    issues, caption, top, id_column : as :func:`draw_review_sheet`.
-    texts : (N,) the samples' texts in sample order.
-    width : characters of each text shown.
-
-    Returns
-    -------
-    str, the Markdown sheet.
-    """
+    """The ``top`` most likely mislabelled of the (N,) ``texts`` in rank order as Markdown: rank, name, the text (cut
+    to ``width`` characters, line breaks shown as ↵), given and suggested class, votes, label score, review list,
+    kept; ``issues``, ``caption``, ``top``, ``id_column`` as :func:`draw_review_sheet`."""
     shown = _shown(issues, top=top, count=len(texts), what="texts")
     fields = _fields(shown, named_by=id_column or issues.columns[0])
     fields.insert(2, "text", [_shortened(str(texts[sample]), width=width) for sample in shown.index])
@@ -218,16 +191,9 @@ def table_sheet(
     top: int = DEFAULT_TOP,
     id_column: str | None = None,
 ) -> str:
-    """The ``top`` most likely mislabelled rows of a feature table in rank order as a Markdown table: the fields of
-    :func:`text_sheet` without the text, then the row's feature values (4 significant digits; the first
-    :data:`SHOWN_FEATURES` features).
-
-    Parameters
-    ----------
-    issues, caption, top, id_column : as :func:`draw_review_sheet`.
-    features : (N, F) the samples' feature values in sample order.
-    feature_names : (F,) the features' names; None: ``x[0]``, ``x[1]``, ...
-    """
+    """The ``top`` most likely mislabelled rows of ``features`` (N, F) in rank order as Markdown: the fields of
+    :func:`text_sheet` without the text, then the first :data:`SHOWN_FEATURES` values under their ``feature_names``
+    (F,) (None: ``x[0]``, ...)."""
     features = np.asarray(features).reshape(len(features), -1)
     names = [f"x[{j}]" for j in range(features.shape[1])] if feature_names is None else list(feature_names)
     if len(names) != features.shape[1]:
@@ -253,9 +219,8 @@ def write_markdown(sheet: str, *, path: PathLike) -> None:
 
 
 def _shown(issues: pd.DataFrame, *, top: int, count: int, what: str, subset: np.ndarray | None = None) -> pd.DataFrame:
-    """The first ``top`` rows of the ranking ``issues`` (in the data's order), of those in ``subset`` where given,
-    indexed by their positions in the data, after checking ``top``, the ``subset`` mask and that ``count`` (the
-    number of images, texts or feature rows) matches its N samples."""
+    """The first ``top`` rows of ``issues`` in rank order (of ``subset`` where given), indexed by their positions in
+    the data, once ``top``, ``subset`` and ``count`` (images, texts or feature rows given) are checked."""
     if isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 1:
         raise ValueError(
             f"a review sheet shows N >= 1 samples; got N = {top!r}. Fix: pass a whole number of 1 or "
@@ -296,8 +261,7 @@ def _images(images, *, samples: np.ndarray, layout: str | None, root: PathLike) 
 
 
 def _fields(shown: pd.DataFrame, *, named_by: str) -> pd.DataFrame:
-    """The fields every sheet gives a sample, as text: rank, its name (the column ``named_by``), given, suggested,
-    votes, label score, review list, kept."""
+    """The fields every sheet gives a sample, as text."""
     return pd.DataFrame(
         {
             "rank": shown["rank"].astype(str).to_numpy(),
@@ -313,8 +277,7 @@ def _fields(shown: pd.DataFrame, *, named_by: str) -> pd.DataFrame:
 
 
 def _markdown(fields: pd.DataFrame, *, caption: str, issues: pd.DataFrame, note: str = "") -> str:
-    """A Markdown sheet: ``caption`` as its heading, the legend with the sizes of both sets of ``issues``, and
-    ``fields`` as a table (cells escaped)."""
+    """``caption`` as the heading, the legend with both sets' sizes, and ``fields`` as a table (cells escaped)."""
     cells = fields.rename(columns=_cell).map(_cell)
     intro = f"{_top_of(len(fields), len(issues))}{note} {_set_sizes(issues)} {LEGEND}."
     features = list(fields.columns)[list(fields.columns).index("kept") + 1 :]
@@ -350,9 +313,8 @@ def _one_line(text: str) -> str:
 
 
 def _tile_title(row: dict, *, named_by: str) -> str:
-    """An image tile's title from its row of the ranking: rank and name (its column ``named_by``: a long one keeps
-    its end, a file's name), the given and the suggested class names (each wrapped onto at most :data:`NAME_LINES`
-    lines of the tile's width), votes and label score."""
+    """An image tile's title: rank and name (a long one keeps its end), the given and the suggested class (each on
+    at most :data:`NAME_LINES` lines), votes and label score."""
     head = f"#{row['rank']}  {named_by} "
     name = str(row[named_by])
     room = max(LINE_CHARS - len(head), 12)
