@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint readme record clean gpu-check wheelhouse install-offline
+.PHONY: run test lint readme record record-cells clean gpu-check wheelhouse install-offline
 
 $(BIN)/.installed: requirements.lock requirements-nodeps.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,12 @@ readme: $(BIN)/.installed
 # jobs; a run killed or stopped at a time limit goes on when the same command is given again)
 record: $(BIN)/.installed
 	$(BIN)/python -m enkcvs.runs run --name $(NAME) --configfile $(CONFIG) $(if $(PROFILE),--profile $(PROFILE))
+
+# The K = 10, M = 5 cells of the full-MNIST row (config/experiments/cells/), recorded in order at one commit, each as
+# results/recorded/mnist-k10-<file stem>: make record-cells [PROFILE=profiles/gpu-node] [DRY_RUN=1] (DRY_RUN: Snakemake's
+# dry run of every cell, its jobs and expected time; nothing trains)
+record-cells: $(BIN)/.installed
+	$(BIN)/python -m enkcvs.runs cells $(if $(PROFILE),--profile $(PROFILE)) $(if $(DRY_RUN),--dry-run)
 
 # The GPU check (benchmarks/gpu_check.py), on a GPU node: its parts one by one, each JSON written as the part ends
 # into benchmarks/results/gpu-check-DATE/; `make gpu-check BUDGET=SECONDS` skips the parts that would not fit.

@@ -65,13 +65,13 @@ def test_the_paired_p_equals_scipys_on_the_seeds_differences():
     assert _side(paired_difference(mean=-0.5, std=0.0, seeds=2)) == "below"
 
 
-def _record(root: Path, name: str, seeds: list[int], cells: list[tuple], selection=(4, 3)) -> None:
+def _record(root: Path, name: str, seeds: list[int], cells: list[tuple], selection=(4, 3), meta=None) -> None:
     """A recorded run of ``seeds`` whose Table 2 holds ``cells``: (rate, method, mean, std, runs), each beside the
-    paper's cell 98.0 ± 0.5 at asymmetric noise."""
+    paper's cell 98.0 ± 0.5 at asymmetric noise; ``meta``: more of its provenance (commit, machine, versions)."""
     run = root / "results" / "recorded" / name
     run.mkdir(parents=True)
     config = {"seeds": seeds, "selection": {"K": selection[0], "M": selection[1], "t": 2}}
-    (run / "provenance.json").write_text(json.dumps({"config": yaml.safe_dump(config)}))
+    (run / "provenance.json").write_text(json.dumps({"config": yaml.safe_dump(config), **(meta or {})}))
     rows = [
         {
             "dataset": "mnist",
@@ -164,3 +164,41 @@ def test_reweighting_reads_enkcvs_minus_ss_only_per_setting_of_a_runs_table2_by_
     )
     assert found.settings == list(zip(["mnist asym 0.2", "mnist asym 0.4"], expected))
     assert [verdict.side for _, verdict in found.settings] == ["above", "unordered"]
+
+
+def test_places_read_enkcvs_among_the_methods_as_printed_with_ties_and_the_leader():
+    rows = [("sym", 0.4, "ce", 95.6), ("sym", 0.4, "sl", 94.8), ("sym", 0.4, "enkcvs", 91.4)]
+    rows += [("asym", 0.4, "ce", 91.8), ("asym", 0.4, "sl", 94.19999), ("asym", 0.4, "enkcvs", 94.2)]
+    cells = pd.DataFrame(rows, columns=["noise_kind", "noise_rate", "method", "mean"])
+    third, tied = claims.places(cells)
+    assert (third.setting, third.place, third.tied, third.leader) == ("sym 0.4", 3, [], "CE")
+    assert (third.leader_mean, third.enkcvs_mean) == (95.6, 91.4)
+    assert (tied.setting, tied.place, tied.tied, tied.leader, tied.leader_mean) == ("asym 0.4", 1, ["SL"], None, None)
+
+
+def _provenance(commit: str, torch: str) -> dict:
+    return {
+        "git": {"commit": commit, "dirty": False},
+        "machine": {"cpu": "AMD EPYC", "cores": 2},
+        "versions": {"torch": torch},
+    }
+
+
+def test_a_cell_pooling_outputs_that_ran_differently_is_marked_and_one_pooling_alike_ones_is_not(tmp_path):
+    cell = [(0.4, "ce", 97.0, np.nan, 1)]
+    _record(tmp_path, "a", [1], cell, meta=_provenance("a" * 40, "2.11.0"))
+    _record(tmp_path, "b", [2], cell, meta=_provenance("b" * 40, "2.15.0"))
+    _record(tmp_path, "c", [3], cell, meta=_provenance("a" * 40, "2.11.0"))
+    _record(
+        tmp_path, "d", [4], [(0.4, "enkcvs", 97.0, np.nan, 1)], selection=(10, 5), meta=_provenance("d" * 40, "2.11.0")
+    )
+    home = tmp_path / "results" / "recorded"
+    differing = gathered_row([(home / "a", None), (home / "b", None)]).iloc[0]
+    alike = gathered_row([(home / "a", None), (home / "c", None)]).iloc[0]
+    assert differing["differs"] == "commit, torch" and alike["differs"] == ""
+    assert [(fact["run"], fact["seed"], fact["commit"], fact["torch"]) for fact in differing["facts"]] == [
+        ("a", 1, "aaaaaaa", "2.11.0"),
+        ("b", 2, "bbbbbbb", "2.15.0"),
+    ]
+    assert {fact["precision"] for fact in differing["facts"]} == {"not recorded"}  # older records lack it
+    assert alike["trainings"] == "1" and gathered_row([(home / "d", None)]).iloc[0]["trainings"] == "51"

@@ -494,37 +494,35 @@ def test_a_curve_record_retrains_one_method_of_its_parent_asking_for_its_curve(c
 CELLS = sorted((EXPERIMENTS / "cells").glob("*.yaml"))
 
 
-def test_the_k10_cells_come_in_the_order_the_readmes_row_needs_them():
+def test_the_k10_cells_are_the_papers_full_mnist_settings_in_the_order_the_readmes_row_needs_them():
     assert [path.stem for path in CELLS] == [
-        "01-asym0.4-seed2",
-        "02-asym0.4-seed3",
-        "03-sym0.8-seed1",
-        "04-sym0.8-seed2",
-        "05-sym0.8-seed3",
-        "06-asym0.2-seed1",
-        "07-sym0.0-seed1",
-        "08-sym0.2-seed1",
-        "09-sym0.4-seed1",
-        "10-sym0.6-seed1",
+        "01-asym0.4",
+        "02-sym0.8",
+        "03-asym0.2",
+        "04-sym0.0",
+        "05-sym0.2",
+        "06-sym0.4",
+        "07-sym0.6",
     ]
 
 
 @pytest.mark.parametrize("cell", CELLS, ids=[path.stem for path in CELLS])
-def test_each_k10_cell_is_mnist_full_k10_at_one_setting_and_seed(cell):
-    """Its cells join the full-MNIST row: mnist-full-k10's data, recipe and selection at one noise setting and one
-    seed; E-NKCVS alone where the row's baselines are recorded at that seed and setting, else with them (on their
-    defaults), and its header names the command that records it."""
+def test_each_k10_cell_is_mnist_full_k10_at_one_setting_with_three_seeds_the_papers_four_methods_in_fp32(cell):
+    """Its cells join the full-MNIST row: mnist-full-k10's data, recipe and selection at one noise setting, with
+    seeds 1 to 3, the paper's four methods (SL on its authors' schedule, Co-teaching at the actual noise rate) and
+    fp32 (bf16 false), and its header names the command that records it."""
     k10 = yaml.safe_load((EXPERIMENTS / "mnist-full-k10.yaml").read_text())
     setting = yaml.safe_load(cell.read_text())
-    _, noise, seed = cell.stem.split("-")
-    assert setting["datasets"]["mnist"].pop("noise") == [noise] and setting.pop("seeds") == [int(seed[4:])]
-    methods = setting.pop("methods")
-    if methods != ["enkcvs"]:
-        assert methods == ["ce", "coteaching", "sl", "enkcvs"]
-        assert setting["datasets"]["mnist"].pop("baselines") == {
-            "sl": {"alpha": 0.01, "beta": 1.0, "schedule": "authors"},
-            "coteaching": {"forget_rate": "actual", "warmup_epochs": 10},
-        }
+    _, noise = cell.stem.split("-")
+    mnist = setting["datasets"]["mnist"]
+    assert mnist.pop("noise") == [noise] and setting.pop("seeds") == [1, 2, 3]
+    assert setting.pop("methods") == ["ce", "coteaching", "sl", "enkcvs"]
+    assert mnist["recipe"].pop("bf16") is False
+    assert mnist.pop("baselines") == {
+        "sl": {"alpha": 0.01, "beta": 1.0, "schedule": "authors"},
+        "coteaching": {"forget_rate": "actual", "warmup_epochs": 10},
+    }
     k10["datasets"]["mnist"].pop("noise"), k10.pop("seeds"), k10.pop("methods")
+    assert "bf16" not in k10["datasets"]["mnist"]["recipe"]
     assert setting == k10
-    assert f"make record NAME=mnist-k10-{cell.stem} CONFIG=config/experiments/cells/{cell.name}" in cell.read_text()
+    assert "make record-cells PROFILE=profiles/gpu-node" in cell.read_text()

@@ -1,13 +1,28 @@
 """The report's tables as frames (enkcvs.report.tables), on small hand-built records."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from enkcvs.io import write_table
+from enkcvs.io import write_json, write_table
 from enkcvs.method.noise import inject_noise
 from enkcvs.method.noise_settings import ASYMMETRIC_MAPS, parse_noise
-from enkcvs.report.tables import format_noise_table, noise_records, noise_table, resource_table, sensitivity_table
+from enkcvs.report.comparison import NO_NUMBER
+from enkcvs.report.output_provenance import DIFFERS_MARK
+from enkcvs.report.paper_table2 import compare_table2, format_table2
+from enkcvs.report.readings import READINGS
+from enkcvs.report.tables import (
+    collect_records,
+    format_noise_table,
+    noise_records,
+    noise_table,
+    resource_table,
+    sensitivity_table,
+    table2,
+)
+from enkcvs.report.titles import METHOD_TITLES
 
 
 def _sweep_records(seeds=(1, 2)) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -148,3 +163,40 @@ def test_noise_table_shows_the_range_where_the_seeds_differ(tmp_path, make_label
     assert row["wrong labels %"] == "15.0 (10.0-20.0)" and row["forget rate actual"] == "0.150 (0.100-0.200)"
     with pytest.raises(ValueError, match="one name per file"):
         noise_records(labels=files, datasets=["a"])
+
+
+def _final(folder, name: str, *, method: str, seed: int, threads: int, K=None, M=None) -> str:
+    """A final model's JSON as train_final writes it, at commit abc1234567 (clean), torch 2.11.0, bf16 off."""
+    record = {"dataset": "digits", "noise": "sym0.4", "seed": seed, "method": method, "test_accuracy": 0.9}
+    record |= {"git": {"commit": "abc1234567", "dirty": False}, "code": "f00d", "versions": {"torch": "2.11.0"}}
+    record |= {"bf16": False, "torch_threads": threads} | ({} if K is None else {"K": K, "M": M, "t": 2})
+    write_json(record, folder / name)
+    return str(folder / name)
+
+
+def test_table2_names_what_a_cells_outputs_differ_in_and_counts_each_methods_trainings(tmp_path):
+    paths = [
+        _final(tmp_path, "ce1.json", method="ce", seed=1, threads=2),
+        _final(tmp_path, "ce2.json", method="ce", seed=2, threads=8),  # another thread count: marked
+        _final(tmp_path, "en1.json", method="enkcvs", seed=1, threads=2, K=4, M=3),
+        _final(tmp_path, "en2.json", method="enkcvs", seed=2, threads=2, K=4, M=3),  # alike: not marked
+        _final(tmp_path, "incv1.json", method="incv", seed=1, threads=2),
+    ]
+    table = table2(
+        collect_records(paths), methods=["ce", "coteaching", "incv", "enkcvs"], incv_iterations={"digits": 4}
+    )
+    cells = table.set_index("method")
+    assert cells.loc["ce", "differs"] == "threads" and cells.loc["enkcvs", "differs"] == ""
+    assert cells.loc["enkcvs", "trainings"] == 13 and cells.loc["ce", "trainings"] == 1
+    assert cells.loc["incv", "trainings"] == 9 and pd.isna(cells.loc["coteaching", "trainings"])  # no runs
+    seeds = json.loads(cells.loc["ce", "provenance"])
+    assert [(fact["seed"], fact["threads"], fact["commit"], fact["precision"]) for fact in seeds] == [
+        (1, "2", "abc1234", "float32"),
+        (2, "8", "abc1234", "float32"),
+    ]
+    wide = format_table2(compare_table2(table, paper_names={"digits": None}), decimals=2, bold=None)
+    last = wide[wide[("", "reading")] == READINGS["last"]].set_index(("", "method"))
+    assert last.loc[METHOD_TITLES["ce"], ("symmetric", "0.4")].endswith(DIFFERS_MARK)
+    assert not last.loc[METHOD_TITLES["enkcvs"], ("symmetric", "0.4")].endswith(DIFFERS_MARK)
+    assert last.loc[METHOD_TITLES["enkcvs"], ("", "trainings")] == "13"
+    assert last.loc[METHOD_TITLES["coteaching"], ("", "trainings")] == NO_NUMBER

@@ -482,6 +482,7 @@ def test_table2_sets_reproduced_beside_published(tiny_run):
     assert header == [
         "dataset",
         "method",
+        "trainings",
         "reading",
         "symmetric 0.4",
         "symmetric 0.4 paper",
@@ -498,11 +499,12 @@ def test_table2_sets_reproduced_beside_published(tiny_run):
         "GCE (not in the paper)",
         "E-NKCVS",
     ]
-    assert [row[2] for row in rows[:3]] == ["last epoch", "mean of last 10 epochs", "best epoch (optimistic)"]
+    assert [row[2] for row in rows[::3]] == ["1", "2", "1", "1", "5", "1", "5"]  # K·M + 1 at K = M = 2
+    assert [row[3] for row in rows[:3]] == ["last epoch", "mean of last 10 epochs", "best epoch (optimistic)"]
     sl = rows[6]
-    assert sl[0] == "digits (MNIST)" and sl[4] == "99.0 ± 0.1" and sl[5] == f"{row['difference']:+.3f}"
-    assert row["last10_epochs"] == 3 and rows[7][3].endswith("(all 3 epochs)")  # fewer than ten: said in the cell
-    assert rows[8][5] == f"{row['best_difference']:+.3f}"
+    assert sl[0] == "digits (MNIST)" and sl[5] == "99.0 ± 0.1" and sl[6] == f"{row['difference']:+.3f}"
+    assert row["last10_epochs"] == 3 and rows[7][4].endswith("(all 3 epochs)")  # fewer than ten: said in the cell
+    assert rows[8][6] == f"{row['best_difference']:+.3f}"
     assert any("**" in cell for row in rows for cell in row)
     assert "The protocol is the last epoch" in text
 

@@ -11,4 +11,7 @@ with logged_job(snakemake.log[0]):
         latex=snakemake.output.latex,
         decimals=snakemake.params.decimals,
         paper_names=dict(snakemake.params.paper_names),
+        incv_iterations={
+            name: dataset["baselines"]["incv"]["iterations"] for name, dataset in snakemake.config["datasets"].items()
+        },
     )

@@ -5,6 +5,7 @@ again is timed whole."""
 import os
 import re
 import subprocess
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -49,6 +50,7 @@ def run_and_record(
     cores: str | None = None,
     root: PathLike = RUN_HOME,
     profile: PathLike | None = None,
+    options: Sequence[str] = (),
 ) -> Path:
     """Run the workflow on ``configfile`` through ``workflow/run.sh`` (resuming a killed run), count its jobs (the
     whole DAG's, by a forced dry run) and record the report into ``root/name/``. The wall time is the sum over the
@@ -56,13 +58,14 @@ def run_and_record(
     :func:`since_file` until the record is written, so a run killed (or stopped by a scheduler's time limit) and
     started again with the same command is timed whole. ``profile``: a Snakemake profile to run with
     (``profiles/gpu-node``, ``profiles/slurm``), which sets the cores and GPU jobs; ``cores`` (default: the
-    profile's, else all) overrides them.
+    profile's, else all) overrides them, as do further Snakemake ``options`` (``["--resources", "gpu=12"]``).
 
     Raises ``RuntimeError`` where the run fails (nothing is recorded), and ``ValueError`` where no job ran (the
     outputs were all there already: no run to time)."""
     execution = [*(["--profile", str(profile)] if profile else []), *(["--cores", cores] if cores else [])]
     if not profile and not cores:
         execution = ["--cores", "all"]
+    execution += options
     dry = subprocess.run(
         [snakemake, "-n", "--forceall", *execution, "--configfile", str(configfile)], capture_output=True, text=True
     )

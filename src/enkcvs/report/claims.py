@@ -44,8 +44,8 @@ MNIST_ROW = [
 ]
 #: TREC's row of Table 2, at full size with a smaller text model.
 TREC_ROW = [("trec-full", None)]
-#: The configs of the row's K = 10, M = 5 cells still to record, one setting and seed each, in the order the row
-#: needs them; each recorded as ``mnist-k10-<file stem>`` joins the row.
+#: The configs of the row's K = 10, M = 5 cells, one noise setting and three seeds each, in the order the row needs
+#: them (:mod:`enkcvs.recording.cells`); each recorded as ``mnist-k10-<file stem>`` joins the row.
 CELLS = "config/experiments/cells"
 
 
@@ -171,6 +171,42 @@ def orderings(cells: pd.DataFrame) -> list[Ordering]:
         Ordering(setting, selection, method, verdict, seeds)
         for (setting, selection, method, seeds, _), verdict in zip(tested, verdicts)
     ]
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where E-NKCVS's cell stands among the paper's methods at one setting of a row, read off the means as they ran
+    (no test: a row of one seed): ``place`` 1 for first, ``tied`` the methods with the same mean, ``leader`` the
+    first method where E-NKCVS is not first, with both means (%)."""
+
+    setting: str
+    place: int
+    tied: list[str]
+    leader: str | None
+    leader_mean: float | None
+    enkcvs_mean: float
+
+
+def places(cells: pd.DataFrame, *, decimals: int = 1) -> list[Place]:
+    """E-NKCVS's :class:`Place` at each setting of ``cells`` (:func:`row_cells`), means compared as printed (to
+    ``decimals``), in the row's order of settings."""
+    found = []
+    for (kind, rate), setting in cells.groupby(["noise_kind", "noise_rate"], sort=False):
+        means = setting.set_index("method")["mean"].round(decimals)
+        ours = means["enkcvs"]
+        others = means.drop("enkcvs")
+        leader = others.idxmax()
+        found.append(
+            Place(
+                setting=f"{kind} {rate:g}",
+                place=1 + int((others > ours).sum()),
+                tied=[METHOD_NAMES[method] for method in others.index[others == ours]],
+                leader=METHOD_NAMES[leader] if others[leader] > ours else None,
+                leader_mean=float(others[leader]) if others[leader] > ours else None,
+                enkcvs_mean=float(ours),
+            )
+        )
+    return found
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ another way), and seeds pooled into mean ± std. A method that trains on the sel
 across them.
 """
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,8 @@ import pandas as pd
 
 from enkcvs.method.methods import SELECTION_METHODS
 from enkcvs.recording.provenance import recorded_config
+from enkcvs.report.output_provenance import differing, recorded_facts
+from enkcvs.report.trainings import config_trainings
 
 #: The columns that name a setting in a run's tables.
 SETTING = ["dataset", "noise_kind", "noise_rate"]
@@ -70,10 +73,15 @@ def gathered_row(runs: list[tuple[Path, set[str] | None]]) -> pd.DataFrame:
     run's (K, M) for :data:`~enkcvs.method.methods.SELECTION_METHODS`, else None), ``mean``, ``std`` (the last
     epoch), ``last10_mean``, ``last10_std``, ``last10_epochs``, ``best_mean``, ``best_std`` (the other readings,
     :mod:`enkcvs.report.readings`), ``runs`` (seeds), ``published`` and ``published_std`` (the paper's cell),
-    ``runs_from`` (the runs it came from) and ``seeds`` (their seeds, sorted)."""
+    ``runs_from`` (the runs it came from), ``seeds`` (their seeds, sorted), ``trainings`` (the models a seed trains,
+    :func:`enkcvs.report.trainings.config_trainings` at each run's config, as text: the counts joined by "/" where its
+    runs differ in it), ``facts`` (each seed's, with its ``run``:
+    :func:`enkcvs.report.output_provenance.recorded_facts`) and ``differs`` (the facts they differ in, or may:
+    :func:`enkcvs.report.output_provenance.differing`, joined by ", ")."""
     parts: dict[tuple, list[tuple[set[int], pd.Series]]] = {}
     for run, methods in runs:
         seeds, selection = seeds_and_selection(run)
+        config, meta = recorded_config(run), json.loads((run / "provenance.json").read_text())
         table = pd.read_csv(run / "table2.csv")
         taken = table["runs"] > 0 if methods is None else (table["runs"] > 0) & table["method"].isin(methods)
         for row in table[taken].itertuples(index=False):
@@ -84,14 +92,27 @@ def gathered_row(runs: list[tuple[Path, set[str] | None]]) -> pd.DataFrame:
                 row.method,
                 selection if row.method in SELECTION_METHODS else None,
             )
-            kept = [(s, cell) for s, cell in parts.get(key, []) if not s & seeds]
-            parts[key] = [*kept, (seeds, pd.Series({**row._asdict(), "run": run.name}))]
-    rows = [
-        {
-            **dict(zip([*SETTING, "method", "selection"], key)),
-            **pooled(pd.DataFrame([cell for _, cell in cells])),
-            "seeds": sorted(set().union(*(seeds for seeds, _ in cells))),
-        }
-        for key, cells in parts.items()
-    ]
+            facts = recorded_facts(meta=meta, seeds=seeds, provenance=getattr(row, "provenance", None))
+            cell = {
+                **row._asdict(),
+                "run": run.name,
+                "trainings": config_trainings(config=config, dataset=row.dataset, method=row.method),
+                "facts": [{**fact, "run": run.name} for fact in facts],
+            }
+            kept = [(s, part) for s, part in parts.get(key, []) if not s & seeds]
+            parts[key] = [*kept, (seeds, pd.Series(cell))]
+    rows = []
+    for key, cells in parts.items():
+        facts = [fact for _, cell in cells for fact in cell["facts"]]
+        counts = sorted({cell["trainings"] for _, cell in cells if cell["trainings"] is not None})
+        rows.append(
+            {
+                **dict(zip([*SETTING, "method", "selection"], key)),
+                **pooled(pd.DataFrame([cell for _, cell in cells])),
+                "seeds": sorted(set().union(*(seeds for seeds, _ in cells))),
+                "trainings": "/".join(map(str, counts)),
+                "facts": facts,
+                "differs": ", ".join(differing(facts)),
+            }
+        )
     return pd.DataFrame(rows)

@@ -16,9 +16,11 @@ import yaml
 from enkcvs.recording.provenance import duration
 from enkcvs.report import claims, versus
 from enkcvs.report.gathered import selection_title
+from enkcvs.report.output_provenance import DIFFERS_MARK, FIELDS, NOT_RECORDED
 from enkcvs.report.paper import METHOD_NAMES
 from enkcvs.report.paper_table2 import reading_text
 from enkcvs.report.readings import READINGS
+from enkcvs.report.reproducibility import kernel_classes
 from enkcvs.report.statistics import SIGNIFICANCE
 
 
@@ -54,6 +56,7 @@ def readme_data(root: Path) -> dict[str, Any]:
         "cells": sorted(path.relative_to(root).as_posix() for path in (root / claims.CELLS).glob("*.yaml")),
         "trec": claims.row_summary(trec),
         "trec_run": claims.run_facts(root, "trec-full"),
+        "trec_places": claims.places(trec),
         "theorem": claims.theorem_gaps(root),
         "reweighting": claims.reweighting(root, "default"),
         "matched": claims.matched(root),
@@ -64,6 +67,26 @@ def readme_data(root: Path) -> dict[str, Any]:
         "significance": SIGNIFICANCE,
         "duration": duration,
     }
+
+
+def seed_facts(cells: pd.DataFrame) -> pd.DataFrame:
+    """What each seed's outputs of a gathered row ran with (``cells``: :func:`enkcvs.report.claims.row_cells`, its
+    ``method`` printed): a row per run, seed and facts (:data:`enkcvs.report.output_provenance.FIELDS`), naming the
+    row's cells they gave."""
+    rows: dict[tuple, list[str]] = {}
+    for cell in cells.itertuples():
+        title = f"{cell.noise} {cell.method}" + (f" ({cell.selection})" if cell.selection != "-" else "")
+        for fact in cell.facts:
+            rows.setdefault((fact["run"], fact["seed"], *(fact[field] for field in FIELDS)), []).append(title)
+    frame = pd.DataFrame(
+        [(f"`{run}`", seed, "; ".join(titles), *facts) for (run, seed, *facts), titles in rows.items()],
+        columns=["run", "seed", "cells", *FIELDS],
+    )
+    return frame.sort_values("seed", kind="stable")
+
+
+#: The default config's second record, at the default record's commit under an older CPU class's kernels.
+KERNELS_RUN = "default-avx2-kernels"
 
 
 def results_data(root: Path) -> dict[str, Any]:
@@ -77,8 +100,25 @@ def results_data(root: Path) -> dict[str, Any]:
         noise=[f"{k} {r:g}" for k, r in zip(mnist["noise_kind"], mnist["noise_rate"])],
     )
     row = mnist[
-        ["noise", "method", "selection", "mean", "std", "runs", "published", "published_std", "side", "gap", "p"]
-    ].round({"mean": 2, "std": 2, "gap": 2, "p": 3})
+        [
+            "noise",
+            "method",
+            "selection",
+            "trainings",
+            "mean",
+            "std",
+            "runs",
+            "published",
+            "published_std",
+            "side",
+            "gap",
+            "p",
+            "differs",
+        ]
+    ].round({"std": 2, "gap": 2, "p": 3})
+    row["mean"] = [
+        f"{mean:.2f}{f' {DIFFERS_MARK}' if differs else ''}" for mean, differs in zip(row["mean"], row["differs"])
+    ]
     for reading in ("last10", "best"):  # beside the last epoch's mean: the cells' other readings, alike for all
         texts = [reading_text(cell, reading, decimals=2) for _, cell in mnist.iterrows()]
         row.insert(row.columns.get_loc("runs"), READINGS[reading], texts)
@@ -107,14 +147,21 @@ def results_data(root: Path) -> dict[str, Any]:
             }
         )
     default = home / "default"
+    kernels = kernel_classes(records=home, first="default", second=KERNELS_RUN)
     return {
         "default": claims.run_facts(root, "default"),
+        "kernels": kernels,
+        "kernels_tables": markdown(kernels.tables[kernels.tables["cells_differ"] > 0].round(2)),
+        "kernels_cells": markdown(kernels.cells.round(2)),
         "machine": machine,
         "report": {
             name: (default / f"{name}.md").read_text().strip()
             for name in ("table2", "table1", "theory", "confident_learning", "ranking", "noise", "resources")
         },
-        "mnist_row": markdown(row),
+        "mnist_row": markdown(row.rename(columns={"differs": "outputs differ in"})),
+        "mnist_seeds": markdown(seed_facts(mnist)),
+        "differs_mark": DIFFERS_MARK,
+        "not_recorded": NOT_RECORDED,
         "trec_table": (home / "trec-full" / "table2.md").read_text().strip(),
         "trec_run": claims.run_facts(root, "trec-full"),
         "matched_table": (home / claims.MATCHED_RUN / "matched.md").read_text().strip(),

@@ -24,6 +24,7 @@ from enkcvs.report.comparison import (
     rate_key,
     rate_label,
 )
+from enkcvs.report.output_provenance import DIFFERS_MARK
 from enkcvs.report.paper import published_results
 from enkcvs.report.readings import LAST_EPOCHS, READINGS
 from enkcvs.report.titles import METHOD_TITLES
@@ -31,6 +32,9 @@ from enkcvs.report.titles import METHOD_TITLES
 #: The columns of :func:`enkcvs.report.tables.table2` holding the readings besides the last epoch's (``mean``,
 #: ``std``), which a frame of results recorded before every final model kept its curve may lack.
 READING_COLUMNS = ["last10_mean", "last10_std", "last10_epochs", "best_mean", "best_std"]
+#: The columns of :func:`enkcvs.report.tables.table2` saying what a cell cost and ran with, which a frame of results
+#: recorded before Table 2 kept them lacks.
+COST_COLUMNS = ["trainings", "differs", "provenance"]
 
 
 def compare_table2(
@@ -43,7 +47,7 @@ def compare_table2(
     reproduced : pandas.DataFrame
         :func:`enkcvs.report.tables.table2`'s long frame: columns ``dataset``, ``noise_kind``, ``noise_rate``,
         ``method``, ``mean``, ``std`` (test accuracy at the last epoch, %), ``runs`` (0 for a configured method without
-        results), ``sources``, and the other readings' :data:`READING_COLUMNS` (NaN where absent).
+        results), ``sources``, the other readings' :data:`READING_COLUMNS` and :data:`COST_COLUMNS` (NaN where absent).
     paper_names : mapping of str to str or None
         Our dataset name (config key, e.g. ``"mnist5k"``) to the paper's (``"MNIST"``), or None for no comparison.
         Every dataset of ``reproduced`` needs an entry.
@@ -57,10 +61,22 @@ def compare_table2(
         ``paper_dataset`` (None when unmapped), ``noise_kind``, ``noise_rate``, ``method``, ``mean``, ``std``,
         ``runs``, ``published``, ``published_std`` (NaN where the paper has no such cell), ``published_decimals``
         (Int64, as printed), ``difference`` (``mean - published``; NaN where either is missing), the other readings
-        (:data:`READING_COLUMNS`) with their differences ``last10_difference`` and ``best_difference``, ``sources``.
+        (:data:`READING_COLUMNS`) with their differences ``last10_difference`` and ``best_difference``,
+        :data:`COST_COLUMNS`, ``sources``.
     """
     frame = reproduced.reindex(
-        columns=["dataset", "noise_kind", "noise_rate", "method", "mean", "std", "runs", *READING_COLUMNS, "sources"]
+        columns=[
+            "dataset",
+            "noise_kind",
+            "noise_rate",
+            "method",
+            "mean",
+            "std",
+            "runs",
+            *READING_COLUMNS,
+            *COST_COLUMNS,
+            "sources",
+        ]
     )
     frame = frame.astype({"dataset": object, "noise_kind": object, "method": object})
     mapping = dict(zip(frame["dataset"], check_names(frame["dataset"], paper_names)))
@@ -116,6 +132,7 @@ def compare_table2(
         *READING_COLUMNS,
         "last10_difference",
         "best_difference",
+        *COST_COLUMNS,
         "sources",
     ]
     return noise_sort(merged[columns], ["dataset", "noise_kind", "noise_rate"])
@@ -159,6 +176,16 @@ def reading_text(cell: pd.Series, reading: str, *, decimals: int) -> str:
     return text
 
 
+def _trainings_texts(frame: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """Each dataset's and method's ``trainings`` of :func:`compare_table2`'s frame as text: the count, the counts
+    joined by "/" where its settings differ in it, "—" where no cell knows it."""
+    texts = {}
+    for (dataset, method), counts in frame.groupby(["dataset", "method"], sort=False)["trainings"]:
+        known = sorted({int(count) for count in counts.dropna()})
+        texts[dataset, method] = "/".join(map(str, known)) or NO_NUMBER
+    return texts
+
+
 def format_table2(frame: pd.DataFrame, *, decimals: int, bold: Bold = "markdown") -> pd.DataFrame:
     """Table 2 as the paper prints it, from :func:`compare_table2`'s frame, each cell read three ways alike for every
     method (:data:`~enkcvs.report.readings.READINGS`).
@@ -179,12 +206,16 @@ def format_table2(frame: pd.DataFrame, *, decimals: int, bold: Bold = "markdown"
         One row per dataset, method and reading: datasets in the paper's order (those without a paper dataset last),
         methods in the paper's order with E-NKCVS last (:data:`enkcvs.report.titles.METHOD_TITLES`), the readings in
         the order of :data:`~enkcvs.report.readings.READINGS` (the last epoch, the protocol, first; the best epoch
-        titled as optimistic). Two-level columns: ``("", "dataset")``, ``("", "method")``, ``("", "reading")``, then
+        titled as optimistic). Two-level columns: ``("", "dataset")``, ``("", "method")``, ``("", "trainings")``
+        (the models a seed of the method trains, :func:`enkcvs.report.trainings.trainings`; "—" where unknown; the
+        values joined by "/" where the dataset's settings differ in it; left out where no cell knows it, a frame of
+        results recorded before Table 2 counted them), ``("", "reading")``, then
         one column per noise setting grouped under ``symmetric`` / ``asymmetric`` / ``real`` with the rate as label
         (rates ascending), holding "mean ± std" ("missing" for a configured run without results, "—" for a reading of
         results recorded without their curve, "" where the dataset has no such setting); a setting where the paper has
         a number is followed by ``"<rate> paper"`` (as printed, "—" where the paper has none) and ``"<rate> Δ"``
-        (the row's reading minus published).
+        (the row's reading minus published). A cell whose outputs differ in what they ran with (``differs``, not
+        empty) carries :data:`~enkcvs.report.output_provenance.DIFFERS_MARK` after each reading it has a number of.
     """
     check_bold(bold)
     frame = frame.reset_index(drop=True)
@@ -195,7 +226,8 @@ def format_table2(frame: pd.DataFrame, *, decimals: int, bold: Bold = "markdown"
 
     settings = noise_sort(frame[["noise_kind", "noise_rate"]].drop_duplicates(), ["noise_kind", "noise_rate"])
     compared = set(zip(frame.loc[frame["published"].notna(), "noise_kind"], labels[frame["published"].notna()]))
-    columns = [("", "dataset"), ("", "method"), ("", "reading")]
+    costs = _trainings_texts(frame) if frame["trainings"].notna().any() else None
+    columns = [("", "dataset"), ("", "method"), *([("", "trainings")] if costs else []), ("", "reading")]
     for kind, rate in zip(settings["noise_kind"], settings["noise_rate"]):
         group, label = NOISE_TITLES.get(kind, kind), rate_label(rate)
         columns.append((group, label))
@@ -214,10 +246,13 @@ def format_table2(frame: pd.DataFrame, *, decimals: int, bold: Bold = "markdown"
                 {
                     ("", "dataset"): titles[dataset],
                     ("", "method"): METHOD_TITLES.get(method, method),
+                    **({("", "trainings"): costs[dataset, method]} if costs else {}),
                     ("", "reading"): title,
                 },
             )
             text = reading_text(frame.loc[i], reading, decimals=decimals) if has_run[i] else MISSING
+            if text != NO_NUMBER and has_run[i] and isinstance(frame.at[i, "differs"], str) and frame.at[i, "differs"]:
+                text = f"{text} {DIFFERS_MARK}"
             # bold reads the protocol alone: the best epoch is not a result to rank methods by
             record[(group, label)] = embolden(text, bold) if reading == "last" and rounded[i] == best[i] else text
             if (kind, label) in compared:

@@ -11,6 +11,7 @@ from enkcvs.io import PathLike, atomic_path, read_table
 from enkcvs.report.curves import curve_summary, epoch_curves
 from enkcvs.report.dataset_summary import dataset_summary, describe_dataset
 from enkcvs.report.figures import comparison_figure, sensitivity_figure, test_curve_figure, theory_figure
+from enkcvs.report.output_provenance import DIFFERS_MARK
 from enkcvs.report.paper_table1 import compare_table1, format_table1
 from enkcvs.report.paper_table2 import compare_table2, format_table2
 from enkcvs.report.paper_table3 import table3
@@ -51,7 +52,16 @@ TABLE2_CAPTION = (
     "it), as many papers report (CIFAR-N's authors among them). A dataset in parentheses is compared with that paper "
     "dataset: 'paper' is the paper's Table 2 cell as printed (mean ± std over 5 runs), Δ = the row's reading - paper. "
     "Bold: the best last-epoch mean of each dataset and noise setting. 'missing': a configured run without a result; "
-    "'—': a reading of results recorded without their accuracy after every epoch."
+    "'—': a reading of results recorded without their accuracy after every epoch. 'trainings': the models one seed "
+    "of the method trains from scratch, each for its recipe's epochs: 1 for a method of one final model; 2 for "
+    "Co-teaching, its two networks trained together; K·M fold models and 1 final model for a method that needs the "
+    "fold models (E-NKCVS's selection, or confident learning's on the same folds), a fold model training on "
+    "(K - 1)/K of the data; M (K - 1) + 1 for the CE + mixup ensemble, as many as E-NKCVS's K·M + 1 come to in "
+    "trainings on the full data; 2 N + 1 at most for INCV, two models in each of its N iterations and its final "
+    "model. "
+    f"{DIFFERS_MARK}: the cell pools outputs that differ in commit, code fingerprint, device, precision (bf16 or "
+    "not), torch's thread count or torch's version, or where one output's record holds a field another's lacks "
+    "(table2.csv: 'differs' names which, 'provenance' holds each seed's)."
 )
 
 NOISE_CAPTION = (
@@ -99,12 +109,16 @@ def render_table2(
     csv: PathLike,
     latex: PathLike,
     decimals: int,
+    incv_iterations: dict[str, int],
 ) -> None:
-    """Table 2 from the final-model JSONs: long CSV (each reading reproduced, published, differences, sources);
-    Markdown and LaTeX in the paper's layout (:func:`enkcvs.report.paper_table2.format_table2`: a row per dataset,
-    method and reading, a column per noise setting, the paper's number and the difference beside each reproduced one,
-    the best last-epoch mean in bold)."""
-    comparison = compare_table2(table2(collect_records(results), methods=methods), paper_names=paper_names)
+    """Table 2 from the final-model JSONs: long CSV (each reading reproduced, published, differences, what each cell
+    cost and ran with, sources); Markdown and LaTeX in the paper's layout
+    (:func:`enkcvs.report.paper_table2.format_table2`: a row per dataset, method and reading, a column per noise
+    setting, the paper's number and the difference beside each reproduced one, the best last-epoch mean in bold).
+    ``incv_iterations``: INCV's iterations N per dataset (``baselines.incv.iterations``)."""
+    comparison = compare_table2(
+        table2(collect_records(results), methods=methods, incv_iterations=incv_iterations), paper_names=paper_names
+    )
     write_table(
         comparison,
         markdown=markdown,

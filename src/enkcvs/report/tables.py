@@ -5,6 +5,8 @@ Each function here computes; none writes. :mod:`enkcvs.report.tabular` writes a 
 ``sources`` column naming the result files behind it, so that :mod:`enkcvs.report.audit` can recompute it.
 """
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -12,9 +14,11 @@ from enkcvs.io import PathLike, read_json, read_table
 from enkcvs.method.noise import actual_noise_rate
 from enkcvs.method.noise_settings import parse_noise
 from enkcvs.method.ranking import LABEL_QUALITY
+from enkcvs.report.output_provenance import differing, facts_json, output_facts
 from enkcvs.report.paper import published_results
 from enkcvs.report.readings import best_epoch, epochs_averaged, mean_of_last_epochs
 from enkcvs.report.titles import RUNG_COLUMNS
+from enkcvs.report.trainings import trainings
 
 
 def collect_records(paths: list[PathLike]) -> pd.DataFrame:
@@ -79,14 +83,45 @@ def _std_of_all(values: pd.Series) -> float:
     return values.std(skipna=False)
 
 
-def table2(results: pd.DataFrame, *, methods: list[str]) -> pd.DataFrame:
+def _cell_costs_and_provenance(
+    results: pd.DataFrame, *, keys: list[str], incv_iterations: Mapping[str, int] | None
+) -> pd.DataFrame:
+    """Per Table 2 cell of ``results`` (grouped by ``keys``): ``trainings`` (:func:`enkcvs.report.trainings.trainings`
+    at the K and M its results record), ``differs`` (:func:`enkcvs.report.output_provenance.differing`, joined by
+    ", ") and ``provenance`` (each output's facts, :func:`enkcvs.report.output_provenance.facts_json`)."""
+    rows = []
+    for key, cell in results.groupby(keys, dropna=False):
+        K, M = (  # a selection method's and the ensemble's (K, M); none for a method without one
+            int(cell[column].dropna().iloc[0]) if column in cell and cell[column].notna().any() else None
+            for column in ("K", "M")
+        )
+        facts = output_facts(cell)
+        rows.append(
+            {
+                **dict(zip(keys, key)),
+                "trainings": trainings(
+                    method=key[-1], num_folds=K, iterations=M, incv_iterations=(incv_iterations or {}).get(key[0])
+                ),
+                "differs": ", ".join(differing(facts)),
+                "provenance": facts_json(facts),
+            }
+        )
+    return pd.DataFrame(rows, columns=[*keys, "trainings", "differs", "provenance"]).astype({"trainings": "Int64"})
+
+
+def table2(
+    results: pd.DataFrame, *, methods: list[str], incv_iterations: Mapping[str, int] | None = None
+) -> pd.DataFrame:
     """Table 2 in long form: test accuracy (%) per dataset, noise and method, read three ways
     (:mod:`enkcvs.report.readings`), each as mean and std over seeds (ddof=1): at the last epoch, the protocol
     (``mean``, ``std``, from ``test_accuracy``, with the run count ``runs``); the mean of the last ten epochs
     (``last10_mean``, ``last10_std``, over ``last10_epochs`` epochs, fewer where the models trained fewer); the best
     epoch, optimistic (``best_mean``, ``best_std``). The last two are NaN where a seed's result has no curve (recorded
-    before every final model kept one). Every configured method appears for every setting; a method without runs has
-    count 0 and NaN values."""
+    before every final model kept one). What each cell cost and ran with: ``trainings``, the models a seed trains
+    (:func:`enkcvs.report.trainings.trainings`; ``incv_iterations``: INCV's N per dataset, None where no INCV runs),
+    ``differs``, the facts its outputs differ in (:mod:`enkcvs.report.output_provenance`), and ``provenance``, each
+    output's facts as JSON. Every configured method appears for every setting; a method without runs has count 0 and
+    NaN values."""
     results = results.assign(accuracy=results["test_accuracy"] * 100.0).join(_curve_readings(results))
     stats = (
         results.groupby(["dataset", "noise_kind", "noise_rate", "method"], dropna=False)  # real noise: rate NaN
@@ -105,7 +140,9 @@ def table2(results: pd.DataFrame, *, methods: list[str]) -> pd.DataFrame:
     )
     settings = results[["dataset", "noise_kind", "noise_rate"]].drop_duplicates()
     grid = settings.merge(pd.DataFrame({"method": methods}), how="cross")
-    table = grid.merge(stats, how="left", on=["dataset", "noise_kind", "noise_rate", "method"])
+    keys = ["dataset", "noise_kind", "noise_rate", "method"]
+    stats = stats.merge(_cell_costs_and_provenance(results, keys=keys, incv_iterations=incv_iterations), on=keys)
+    table = grid.merge(stats, how="left", on=keys)
     table["runs"] = table["runs"].fillna(0).astype(int)
     table["sources"] = table["sources"].fillna("")
     return table.sort_values(["dataset", "noise_kind", "noise_rate", "method"], ignore_index=True)

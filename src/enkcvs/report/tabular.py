@@ -30,6 +30,7 @@ _LATEX_SPECIALS = {
     "Δ": r"$\Delta$",
     "—": "---",
     "×": r"$\times$",
+    "†": r"\dag{}",
 }
 _LATEX_BOLD = re.compile(r"\\textbf\{(.*)\}", re.DOTALL)
 
