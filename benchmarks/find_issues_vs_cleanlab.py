@@ -1,22 +1,32 @@
-"""E-NKCVS as a practitioner runs it beside cleanlab as a practitioner runs it, on data whose flipped labels are known.
+"""E-NKCVS as a practitioner runs it beside cleanlab as a practitioner runs it, on data whose flipped labels are known,
+with the arms between them that say what each of E-NKCVS's ingredients adds.
 
-Three arms on each data set and flip seed, all on the same features:
+Five arms on each data set, noise setting and flip seed, all on the same features:
 
 - ``enkcvs``: ``enkcvs find-issues --data`` on the files a user has (a CSV of raw table features, with its missing
   values and text columns where it has them; a CSV of texts; a folder of PNG images per class), the command's
   defaults throughout (K, M, t, the recipe of each kind, fold models kept in the cache: a run again takes them
   there; speed is rank_speed.py's to measure);
-- ``enkcvs_lr``: ``enkcvs.find_issues`` with cleanlab's own classifier below as the M x K fold models (the
-  own-model route);
+- ``enkcvs_lr``: ``enkcvs.select`` (E-NKCVS's votes, list and ranking) on the M x K out-of-fold probabilities of
+  cleanlab's classifier below, E-NKCVS's folds (``enkcvs.training.crossval.classifier_probabilities``, the fold models
+  of ``enkcvs.find_issues`` with that classifier);
+- ``cleanlab_calibrated``: cleanlab's defaults (below) on the mean of those M x K probabilities, calibrated as
+  E-NKCVS calibrates them for its list (``enkcvs.method.review_list.calibrated_probabilities``);
+- ``cleanlab_m``: cleanlab's defaults on that mean, uncalibrated;
 - ``cleanlab``: ``cleanlab.filter.find_label_issues`` (its default filter) and
   ``cleanlab.rank.get_label_quality_scores`` (its default score) on the probabilities of
   ``cleanlab.count.estimate_cv_predicted_probabilities`` (its default 5 folds, one cross-validation) by a scikit-learn
   logistic regression: a table through a pipeline that imputes, one-hot encodes and z-scores (fitted in each fold),
   the texts' embeddings by the command's own frozen MiniLM, the images' pixels.
 
-Per (data, seed), a share of the labels flipped (``--noise``): each list's F1 against the flips, its length against
+From ``cleanlab`` to ``enkcvs`` each arm changes one thing: M cross-validations of E-NKCVS's K folds averaged, then
+calibrated, then E-NKCVS's selection and ranking in place of cleanlab's, then the command's own models and features.
+
+Per (data, noise, seed), a share of the labels flipped (``--noise``: ``sym`` flips to any other class, ``asym`` to
+the next class, c -> c + 1 mod Q, a class-conditional pair flip): each list's F1 against the flips, its length against
 their number, and each ranking's precision at the number of flips (P@k). Per kind of data and over all, each E-NKCVS
-arm's lead over cleanlab is ordered by the paired t-test over the (data, seed) pairs (:mod:`enkcvs.report.versus`).
+arm's lead over cleanlab is ordered by the paired t-test over the (data, noise, seed) triples, and so is each
+ingredient's step (:mod:`enkcvs.report.versus`).
 Data: scikit-learn's wine, breast cancer (also "messy": a share of cells blanked and two columns turned into text
 categories), digits as a 64-feature table and as 8 x 8 PNG images; synthetic topic texts; and, with ``--trec``, the
 official TREC questions under their 6 coarse and their fine labels. Run ``python benchmarks/find_issues_vs_cleanlab.py
@@ -39,11 +49,12 @@ import enkcvs
 from enkcvs import machine
 from enkcvs.io import git_state, package_versions
 from enkcvs.labelissues.find import write_issues
+from enkcvs.labelissues.oof import DEFAULT_FOLDS, DEFAULT_REPETITIONS
 from enkcvs.labelissues.request import Request
 from enkcvs.method.noise import inject_noise
 from enkcvs.method.noise_settings import parse_noise
 from enkcvs.report.statistics import SIGNIFICANCE
-from enkcvs.report.versus import means, runs_frame, verdicts
+from enkcvs.report.versus import ingredients, means, runs_frame, verdicts
 
 KINDS = ("table", "texts", "images")
 CLEANLAB_FOLDS = 5  # estimate_cv_predicted_probabilities' default
@@ -153,20 +164,34 @@ def logistic_inputs(kind: str, inputs) -> tuple[object, object]:
     return inputs.reshape(len(inputs), -1), logistic
 
 
-def cleanlab_outcome(features, classifier, given: np.ndarray, *, seed: int) -> dict[str, np.ndarray]:
-    """cleanlab as its documentation runs it: (N,) ``flagged`` by ``find_label_issues`` and ``quality`` by
-    ``get_label_quality_scores`` (lower = more likely an error) on its own cross-validated probabilities."""
-    from cleanlab.count import estimate_cv_predicted_probabilities
+def cleanlab_defaults(probabilities: np.ndarray, given: np.ndarray) -> dict[str, np.ndarray]:
+    """cleanlab's defaults on (N, Q) ``probabilities``: (N,) ``flagged`` by ``find_label_issues`` and ``quality`` by
+    ``get_label_quality_scores`` (lower = more likely an error)."""
     from cleanlab.filter import find_label_issues
     from cleanlab.rank import get_label_quality_scores
 
-    probabilities = estimate_cv_predicted_probabilities(
-        features, given, clf=classifier, cv_n_folds=CLEANLAB_FOLDS, seed=seed
-    )
     return {
         "flagged": find_label_issues(labels=given, pred_probs=probabilities, n_jobs=1),
         "quality": get_label_quality_scores(given, probabilities),
     }
+
+
+def cleanlab_outcome(features, classifier, given: np.ndarray, *, seed: int) -> dict[str, np.ndarray]:
+    """cleanlab as its documentation runs it: :func:`cleanlab_defaults` on its own cross-validated probabilities."""
+    from cleanlab.count import estimate_cv_predicted_probabilities
+
+    probabilities = estimate_cv_predicted_probabilities(
+        features, given, clf=classifier, cv_n_folds=CLEANLAB_FOLDS, seed=seed
+    )
+    return cleanlab_defaults(probabilities, given)
+
+
+def flipped(true: np.ndarray, *, noise: str, seed: int) -> np.ndarray:
+    """The given labels: ``true`` with a share flipped by ``noise``, ``asym`` as the pair flip c -> c + 1 mod Q."""
+    classes = int(true.max()) + 1
+    pairs = {source: (source + 1) % classes for source in range(classes)}
+    spec = parse_noise(noise)
+    return inject_noise(true, spec=spec, num_classes=classes, seed=seed, mapping=pairs if spec.kind == "asym" else None)
 
 
 def scored(listed: np.ndarray, order: np.ndarray, *, given: np.ndarray, true: np.ndarray) -> dict:
@@ -180,27 +205,46 @@ def scored(listed: np.ndarray, order: np.ndarray, *, given: np.ndarray, true: np
 
 
 def one_run(kind: str, name: str, inputs, true: np.ndarray, *, seed: int, noise: str) -> dict:
-    """The three arms on one data set and seed."""
+    """The five arms on one data set, noise setting and seed."""
+    from enkcvs.method.review_list import calibrated_probabilities
+    from enkcvs.training.crossval import classifier_probabilities
+
     true = np.asarray(true, dtype=np.int64)
-    given = inject_noise(true, spec=parse_noise(noise), num_classes=int(true.max()) + 1, seed=seed)
+    given = flipped(true, noise=noise, seed=seed)
     with tempfile.TemporaryDirectory() as folder:
         ours = enkcvs_outcome(kind, inputs, given, seed=seed, folder=Path(folder))
     features, classifier = logistic_inputs(kind, inputs)
-    own = enkcvs.find_issues(features=features, labels=given, classifier=classifier, seed=seed)
-    theirs = cleanlab_outcome(features, classifier, given, seed=seed)
+    stack = classifier_probabilities(  # (M, N, Q): E-NKCVS's M x K folds
+        classifier=classifier,
+        features=features,
+        labels=given,
+        num_classes=int(true.max()) + 1,
+        num_folds=DEFAULT_FOLDS,
+        iterations=DEFAULT_REPETITIONS,
+        seed=seed,
+    )
+    own = enkcvs.select(probabilities=stack, labels=given)
+    mean = stack.mean(axis=0)
+    arms = {
+        "cleanlab_m": cleanlab_defaults(mean, given),
+        "cleanlab_calibrated": cleanlab_defaults(calibrated_probabilities(probabilities=mean, given=given), given),
+        "cleanlab": cleanlab_outcome(features, classifier, given, seed=seed),
+    }
     return {
         "kind": kind,
         "data": name,
+        "noise": noise,
         "seed": seed,
         "samples": len(true),
         "errors": int((given != true).sum()),
         "enkcvs": scored(
             ours["is_label_issue"].to_numpy(), np.argsort(ours["rank"].to_numpy()), given=given, true=true
         ),
-        "enkcvs_lr": scored(
-            own["is_label_issue"].to_numpy(), np.argsort(own["rank"].to_numpy()), given=given, true=true
-        ),
-        "cleanlab": scored(theirs["flagged"], np.argsort(theirs["quality"], kind="stable"), given=given, true=true),
+        "enkcvs_lr": scored(own.in_review_list, np.argsort(own.rank), given=given, true=true),
+        **{
+            arm: scored(outcome["flagged"], np.argsort(outcome["quality"], kind="stable"), given=given, true=true)
+            for arm, outcome in arms.items()
+        },
     }
 
 
@@ -209,14 +253,20 @@ def summary(results: dict) -> str:
     frame = runs_frame(results)
     return (
         f"{means(frame).to_markdown(index=False, floatfmt='.3f')}\n\nordered where p < {SIGNIFICANCE}:\n\n"
-        f"{verdicts(frame).to_markdown(index=False, floatfmt='+.3f')}"
+        f"{verdicts(frame).to_markdown(index=False, floatfmt='+.3f')}\n\nwhat each ingredient adds:\n\n"
+        f"{ingredients(frame).to_markdown(index=False, floatfmt='+.3f')}"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=lambda text: [int(s) for s in text.split(",")], default=[1, 2, 3])
-    parser.add_argument("--noise", default="sym0.12")
+    parser.add_argument(
+        "--noise",
+        type=lambda text: text.split(","),
+        default=["sym0.12", "asym0.12"],
+        help="noise settings, comma-separated: symmetric and class-conditional (the pair flip c -> c + 1 mod Q)",
+    )
     parser.add_argument("--texts", type=int, default=1500, help="synthetic texts per seed")
     parser.add_argument("--images", type=int, default=800, help="digit images (the first of scikit-learn's)")
     parser.add_argument("--trec", type=Path, help="a folder holding TREC's train_5500.label (none: no TREC)")
@@ -229,9 +279,11 @@ def main() -> None:
         for kind, name, inputs, true in datasets(
             texts=arguments.texts, images=arguments.images, seed=seed, trec=arguments.trec
         ):
-            if kind in arguments.kinds:
-                runs.append(one_run(kind, name, inputs, true, seed=seed, noise=arguments.noise))
-                print(json.dumps({key: runs[-1][key] for key in ("kind", "data", "seed")}), flush=True)
+            # two classes: the pair flip is the symmetric one, run once
+            noises = [noise for noise in arguments.noise if true.max() > 1 or not noise.startswith("asym")]
+            for noise in noises if kind in arguments.kinds else ():
+                runs.append(one_run(kind, name, inputs, true, seed=seed, noise=noise))
+                print(json.dumps({key: runs[-1][key] for key in ("kind", "data", "noise", "seed")}), flush=True)
     results = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - started, 1),
@@ -244,6 +296,8 @@ def main() -> None:
             "cleanlab": f"find_label_issues and get_label_quality_scores, defaults; {CLEANLAB_FOLDS}-fold "
             "estimate_cv_predicted_probabilities",
             "logistic_regression": "scikit-learn LogisticRegression(max_iter=2000)",
+            "K": DEFAULT_FOLDS,
+            "M": DEFAULT_REPETITIONS,
         },
         "cpu": machine.cpu_model(),
         "cpu_flags": machine.cpu_flags(),

@@ -217,13 +217,17 @@ def test_the_cleanlab_comparison_scores_both_methods_on_each_seed_and_orders_the
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(out.read_text())
     data = ["wine", "breast cancer", "breast cancer, messy", "digits, as a table", "synthetic texts"]
-    assert [(run["data"], run["seed"]) for run in found["runs"]] == [(name, seed) for seed in (1, 2) for name in data]
+    binary = {"breast cancer", "breast cancer, messy"}  # the pair flip of two classes is the symmetric flip: once
+    noises = {name: ["sym0.12"] if name in binary else ["sym0.12", "asym0.12"] for name in data}
+    expected = [(name, noise, seed) for seed in (1, 2) for name in data for noise in noises[name]]
+    assert [(run["data"], run["noise"], run["seed"]) for run in found["runs"]] == expected
     for run in found["runs"]:
         assert run["errors"] > 0
-        for arm in ("enkcvs", "enkcvs_lr", "cleanlab"):
+        for arm in ("enkcvs", "enkcvs_lr", "cleanlab_calibrated", "cleanlab_m", "cleanlab"):
             assert 0 <= run[arm]["f1"] <= 1 and 0 <= run[arm]["precision_at_errors"] <= 1
             assert run[arm]["length_over_errors"] == pytest.approx(run[arm]["listed"] / run["errors"])
     assert done.stdout.count("cleanlab + LR (p = ") == 2 * 2 * 3  # two arms, two measures: tables, texts and all
+    assert done.stdout.count("| M cross-validations of K folds averaged") == 2  # each ingredient, both measures
 
 
 def test_a_lead_on_every_pair_is_above_and_a_mixed_one_unordered():

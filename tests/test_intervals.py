@@ -158,3 +158,21 @@ def test_the_pages_state_the_margin_and_no_longer_read_a_large_p_as_a_match():
     assert "K = 4, M = 3 is" in readme or "E-NKCVS at K" in readme  # the ordering names its selection
     for text in (readme, results, (REPO / "benchmarks" / "README.md").read_text()):
         assert "distinguishable" not in text
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_in_a_family_within_is_the_two_one_sided_tests_at_the_level_shared_among_its_tested_cells(seed):
+    """A family of n tested cells: within ⇔ each cell's one-sided tests reject at (1 - CONFIDENCE) / (2 n)
+    (Bonferroni), so that every within of the family holds at CONFIDENCE together; an untested cell shares nothing."""
+    cells = [_random_cells(seed * 3 + i) for i in range(3)]
+    differences = [welch_difference(ours=ours, theirs=theirs) for ours, theirs in cells]
+    differences.append(welch_difference(ours=Cell(99.0, float("nan"), 1), theirs=Cell(98.0, 0.1, 5)))
+    verdicts = margin_verdicts(differences=differences, margin=MARGIN)
+    level = (1 - CONFIDENCE) / 2 / 3
+    for (ours, theirs), verdict, alone in zip(cells, verdicts, differences):
+        stats = (ours.std, ours.runs, theirs.mean, theirs.std, theirs.runs)
+        above = ttest_ind_from_stats(ours.mean + MARGIN, *stats, equal_var=False, alternative="greater").pvalue
+        below = ttest_ind_from_stats(ours.mean - MARGIN, *stats, equal_var=False, alternative="less").pvalue
+        assert (verdict.side == "within") == (above < level and below < level)
+        assert verdict.low <= alone.low and verdict.high >= alone.high  # wider than the cell's own interval
+    assert verdicts[-1].side == "untested"

@@ -213,6 +213,8 @@ def test_members_train_from_their_own_seeds_and_the_ensemble_scores_their_mean(t
     assert result["members"] == 3 and result["method"] == "ce_mixup_ensemble"
     assert result["test_accuracy"] == pytest.approx(np.mean(probabilities.mean(axis=0).argmax(axis=1) == test_labels))
     assert result["member_test_accuracy"] == [meta["test_accuracy"] for _, meta in tables]
+    # what the members trained with, once where they agree
+    assert (result["device"], result["bf16"], result["torch_threads"]) == ("cpu", False, tables[0][1]["torch_threads"])
     with pytest.raises(ValueError, match=r"has 7 members, M \(K - 1\) \+ 1; given 3"):
         average_ensemble(
             members=members,

@@ -4,6 +4,7 @@
 import json
 
 import numpy as np
+import pandas as pd
 
 from enkcvs.report.output_provenance import (
     FIELDS,
@@ -11,6 +12,7 @@ from enkcvs.report.output_provenance import (
     commit_text,
     differing,
     facts_json,
+    output_facts,
     recorded_facts,
 )
 
@@ -59,3 +61,15 @@ def test_an_older_record_gives_its_runs_facts_to_every_seed_and_a_continued_run_
     assert facts[0]["torch"] == f"2.11.0 or {NOT_RECORDED}"  # a sitting's environment is not recorded
     assert {facts[0][field] for field in ("code", "device", "precision", "threads")} == {NOT_RECORDED}
     assert differing(facts) == ["commit", "machine", "torch"]  # two seeds of one run, either sitting's
+
+
+def test_an_ensembles_members_that_differ_are_named_each_and_a_fact_they_share_once():
+    records = pd.DataFrame(
+        [
+            {"seed": 1, "device": ["cuda:0", "cpu"], "bf16": [True, False], "torch_threads": 1},
+            {"seed": 2, "device": "cpu", "bf16": False, "torch_threads": [1, None]},
+        ]
+    )
+    first, second = output_facts(records)
+    assert (first["device"], first["precision"], first["threads"]) == ("cuda:0 or cpu", "bf16 or float32", "1")
+    assert (second["device"], second["precision"], second["threads"]) == ("cpu", "float32", f"1 or {NOT_RECORDED}")

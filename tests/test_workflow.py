@@ -65,6 +65,7 @@ def test_fold_predictions_cover_each_sample_once_per_iteration(tiny_run):
     assert not np.array_equal(np.sort(iteration_folds[0]), np.sort(iteration_folds[1])), "folds must differ across m"
     final = read_json(tiny_run / "results/final/digits/sym0.4/seed1/K2/M2/t1/enkcvs.json")
     assert re.fullmatch(r"[0-9a-f]{16,}", final["code"]) and final["torch_threads"] == 1
+    assert (final["device"], final["bf16"]) == ("cpu", False)  # what the model trained on, and in what precision
     assert final["code"] != meta["code"]  # each script its own fingerprint
 
 

@@ -6,7 +6,8 @@ only narrow down lists its candidates joined by :data:`ALTERNATIVE`.
 """
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -51,9 +52,9 @@ def output_facts(results: pd.DataFrame) -> list[dict[str, object]]:
                 "commit": commit_text(None if commit is None else {"commit": commit, "dirty": record.get("git.dirty")}),
                 "code": _value(record, "code") or NOT_RECORDED,
                 "machine": NOT_RECORDED,
-                "device": _value(record, "device") or NOT_RECORDED,
-                "precision": NOT_RECORDED if bf16 is None else ("bf16" if bf16 else "float32"),
-                "threads": NOT_RECORDED if threads is None else str(int(threads)),
+                "device": _either(_value(record, "device"), str),
+                "precision": _either(bf16, lambda on: "bf16" if on else "float32"),
+                "threads": _either(threads, lambda count: str(int(count))),
                 "torch": _value(record, "versions.torch") or NOT_RECORDED,
             }
         )
@@ -88,6 +89,15 @@ def machine_text(machine: Mapping | None) -> str:
 
 def _alternatives(values: Iterable[str]) -> str:
     return ALTERNATIVE.join(dict.fromkeys(values))
+
+
+def _either(value: Any, text: Callable[[Any], str]) -> str:
+    """A recorded fact as text: :data:`NOT_RECORDED` where absent; the values of an ensemble's members that differ
+    joined by "or"."""
+    if value is None:
+        return NOT_RECORDED
+    values = value if isinstance(value, list) else [value]
+    return " or ".join(NOT_RECORDED if item is None else text(item) for item in values)
 
 
 def recorded_facts(*, meta: Mapping, seeds: Iterable[int], provenance: object) -> list[dict[str, object]]:

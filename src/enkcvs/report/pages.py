@@ -25,8 +25,8 @@ from enkcvs.report.statistics import SIGNIFICANCE
 
 
 def signed(value: float, digits: int = 1) -> str:
-    """A difference in points: ``+0.9``, ``-56.9``."""
-    return f"{value:+.{digits}f}"
+    """A difference in points: ``+0.9``, ``-56.9``; one that rounds to zero is ``+0.0`` (never ``-0.0``)."""
+    return f"{round(value, digits) + 0.0:+.{digits}f}"
 
 
 def pvalue(value: float | None) -> str:
@@ -83,10 +83,6 @@ def seed_facts(cells: pd.DataFrame) -> pd.DataFrame:
         columns=["run", "seed", "cells", *FIELDS],
     )
     return frame.sort_values("seed", kind="stable")
-
-
-#: The default config's second record, at the default record's commit under an older CPU class's kernels.
-KERNELS_RUN = "default-avx2-kernels"
 
 
 def results_data(root: Path) -> dict[str, Any]:
@@ -147,7 +143,7 @@ def results_data(root: Path) -> dict[str, Any]:
             }
         )
     default = home / "default"
-    kernels = kernel_classes(records=home, first="default", second=KERNELS_RUN)
+    kernels = kernel_classes(records=home, first="default", second=claims.KERNELS_RUN)
     return {
         "default": claims.run_facts(root, "default"),
         "kernels": kernels,
@@ -219,6 +215,10 @@ def benchmarks_data(root: Path) -> dict[str, Any]:
         "seeds": ", ".join(map(str, bench["settings"]["seeds"])),
         "means": versus.means(frame).to_markdown(index=False, floatfmt=".3f"),
         "verdicts": versus.verdicts(frame).to_markdown(index=False, floatfmt="+.3f"),
+        "ingredients": versus.ingredients(frame).to_markdown(index=False, floatfmt="+.3f")
+        if all(arm in bench["runs"][0] for arm in versus.ARMS)
+        else None,
+        "noise": ", ".join(frame["noise"].unique()),
     }
     return {"targets": markdown(pd.DataFrame(rows)), "vs_cleanlab": vs_cleanlab, "significance": SIGNIFICANCE}
 

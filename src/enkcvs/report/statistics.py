@@ -2,8 +2,9 @@
 interval and two-sided p-value (Welch's, from two cells' means, stds and seed counts; the paired t-test's, where both
 scored the same seeds), Holm's adjustment of the p-values of a family of comparisons, and two readings of a family:
 
-- against the paper's cells, an equivalence verdict at :data:`MARGIN`: ``within`` where the whole interval lies
-  inside ±margin, ``outside`` where it lies wholly beyond it, ``undecided`` otherwise;
+- against the paper's cells, an equivalence verdict at :data:`MARGIN` on simultaneous intervals (Bonferroni over
+  the family): ``within`` where the whole interval lies inside ±margin, ``outside`` where it lies wholly beyond it,
+  ``undecided`` otherwise;
 - between two methods, an ordering: ``above`` or ``below`` where the Holm-adjusted p < :data:`SIGNIFICANCE`, else
   ``unordered``.
 
@@ -19,8 +20,9 @@ from scipy.stats import ttest_ind_from_stats
 
 #: The level below which a Holm-adjusted p-value orders two results.
 SIGNIFICANCE = 0.05
-#: The level of every interval the pages print. The equivalence verdict reads the same interval the row shows: two
-#: one-sided tests at 2.5 % a side, stricter than the 90 % interval of a TOST at 5 %, and checkable on the row.
+#: The level of every interval the pages print, alone or, for the equivalence verdicts against the paper, for a
+#: family's intervals together (:func:`family_confidence`). The verdict reads the interval the row shows: two
+#: one-sided tests at (1 - CONFIDENCE) / 2 a side over the family, stricter than a TOST at 5 %, checkable on the row.
 CONFIDENCE = 0.95
 #: The equivalence margin against the paper, in points of test accuracy, one for every table. The paper's five runs of
 #: a full-MNIST cell (the only data reproduced here with several seeds) have a std of at most 0.5 points; twice that
@@ -43,12 +45,15 @@ class Cell:
 @dataclass(frozen=True)
 class Difference:
     """One result minus another (``gap``), its :data:`CONFIDENCE` interval (``low``, ``high``) and the two-sided
-    p-value of no difference; the three None where untested."""
+    p-value of no difference; the three None where untested. ``error`` and ``df``, the gap's standard error and
+    degrees of freedom, give its interval at another level (:func:`margin_verdicts`)."""
 
     gap: float
     low: float | None
     high: float | None
     p: float | None
+    error: float | None = None
+    df: float | None = None
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,7 @@ def welch_difference(*, ours: Cell, theirs: Cell, confidence: float = CONFIDENCE
         if error
         else 0
     )
-    return Difference(gap, *_interval(gap, error, df, confidence), welch_p(ours, theirs))
+    return Difference(gap, *_interval(gap, error, df, confidence), welch_p(ours, theirs), error, df)
 
 
 def paired_difference(*, mean: float, std: float, seeds: int, confidence: float = CONFIDENCE) -> Difference:
@@ -112,8 +117,9 @@ def paired_difference(*, mean: float, std: float, seeds: int, confidence: float 
     :func:`paired_p`; untested for one seed."""
     if seeds < 2:
         return Difference(mean, None, None, None)
-    low, high = _interval(mean, std / math.sqrt(seeds), seeds - 1, confidence)
-    return Difference(mean, low, high, paired_p(mean=mean, std=std, seeds=seeds))
+    error = std / math.sqrt(seeds)
+    low, high = _interval(mean, error, seeds - 1, confidence)
+    return Difference(mean, low, high, paired_p(mean=mean, std=std, seeds=seeds), error, seeds - 1)
 
 
 def holm(*, p: Sequence[float]) -> np.ndarray:
@@ -137,13 +143,24 @@ def _adjusted(differences: Sequence[Difference]) -> list[float | None]:
     return adjusted
 
 
+def family_confidence(*, tested: int) -> float:
+    """The level of each of ``tested`` intervals that holds them all at :data:`CONFIDENCE` together (Bonferroni):
+    1 - (1 - CONFIDENCE) / tested; :data:`CONFIDENCE` itself for a family of one."""
+    return 1 - (1 - CONFIDENCE) / max(tested, 1)
+
+
 def margin_verdicts(*, differences: Sequence[Difference], margin: float = MARGIN) -> list[Verdict]:
-    """Each difference of a family (a table's cells against the paper's) read at the equivalence margin ±``margin``:
-    ``within`` where its interval lies inside, ``outside`` where it lies wholly beyond, ``undecided`` where it
-    crosses an edge, ``untested`` without an interval; with its p Holm-adjusted over the family."""
+    """Each difference of a family (a table's cells against the paper's) read at the equivalence margin ±``margin``
+    on its simultaneous interval, the family's tested differences held at :data:`CONFIDENCE` together
+    (:func:`family_confidence`): ``within`` where the interval lies inside, ``outside`` where it lies wholly beyond,
+    ``undecided`` where it crosses an edge, ``untested`` without an interval; the verdict carries that interval and
+    its p Holm-adjusted over the family."""
+    level = family_confidence(tested=sum(difference.p is not None for difference in differences))
     verdicts = []
     for difference, p in zip(differences, _adjusted(differences)):
         low, high = difference.low, difference.high
+        if p is not None and difference.error is not None:
+            low, high = _interval(difference.gap, difference.error, difference.df, level)
         if p is None:
             side = "untested"
         elif -margin < low and high < margin:

@@ -1,7 +1,8 @@
-"""``enkcvs find-issues --data`` and ``enkcvs.find_issues`` beside cleanlab on data with labels flipped on purpose,
-from the records that ``benchmarks/find_issues_vs_cleanlab.py`` writes: each arm's scores per data set (means over the
-seeds) and each E-NKCVS arm's lead, at its K and M, with its interval and ordered by the paired t-test over the
-(data, seed) pairs, the table's leads one family (:func:`enkcvs.report.statistics.ordering_verdicts`)."""
+"""``enkcvs find-issues --data`` and E-NKCVS on a logistic regression's probabilities beside cleanlab on data with
+labels flipped on purpose, from the records that ``benchmarks/find_issues_vs_cleanlab.py`` writes: each arm's scores
+per data set (means over the seeds) and each E-NKCVS arm's lead, at its K and M, with its interval and ordered by the
+paired t-test over the (data, noise, seed) triples, the table's leads one family
+(:func:`enkcvs.report.statistics.ordering_verdicts`); and what each ingredient adds, one arm to the next."""
 
 import numpy as np
 import pandas as pd
@@ -14,12 +15,23 @@ MEASURES = {
     "f1": "review list F1 against cleanlab's flags' F1",
     "precision_at_errors": "ranking's P@k against cleanlab's",
 }
-#: The arms of a run, each by its key and its name in the tables; the last is what the others are compared with.
+#: The arms of a run, each by its key and its name in the tables, in the order of :data:`INGREDIENTS`' steps.
 ARMS = {
     "enkcvs": "E-NKCVS",
     "enkcvs_lr": "E-NKCVS + LR",
+    "cleanlab_calibrated": "cleanlab + LR, M x K, calibrated",
+    "cleanlab_m": "cleanlab + LR, M x K",
     "cleanlab": "cleanlab + LR",
 }
+#: The E-NKCVS arms each set against cleanlab's (:func:`verdicts`).
+LEADS = ("enkcvs", "enkcvs_lr")
+#: What each step from cleanlab to the command changes: (arm, the arm before it, the ingredient).
+INGREDIENTS = (
+    ("cleanlab_m", "cleanlab", "M cross-validations of K folds averaged"),
+    ("cleanlab_calibrated", "cleanlab_m", "those probabilities calibrated"),
+    ("enkcvs_lr", "cleanlab_calibrated", "E-NKCVS's selection and ranking in place of cleanlab's"),
+    ("enkcvs", "enkcvs_lr", "the command's own models and features in place of LR's"),
+)
 #: What the means table shows of each arm beside the measures: the list's length over the number of flips.
 LENGTH = "length_over_errors"
 #: A verdict's side as the tables phrase it before "cleanlab".
@@ -39,19 +51,20 @@ def selection(record: dict) -> tuple[int, int]:
 
 
 def runs_frame(record: dict) -> pd.DataFrame:
-    """One row per (data, seed) of a record: kind, data, seed, E-NKCVS's K and M, and each measure and list length
-    of each arm."""
+    """One row per (data, noise, seed) of a record: kind, data, noise, seed, E-NKCVS's K and M, and each measure and
+    list length of each arm (NaN for an arm an older record lacks)."""
     K, M = selection(record)
     return pd.DataFrame(
         [
             {
                 "kind": run["kind"],
                 "data": run["data"],
+                "noise": run.get("noise", record["settings"]["noise"]),
                 "seed": run["seed"],
                 "K": K,
                 "M": M,
                 **{
-                    f"{measure} {name}": run[arm][measure]
+                    f"{measure} {name}": run[arm][measure] if arm in run else np.nan
                     for measure in (*MEASURES, LENGTH)
                     for arm, name in ARMS.items()
                 },
@@ -62,28 +75,51 @@ def runs_frame(record: dict) -> pd.DataFrame:
 
 
 def means(frame: pd.DataFrame) -> pd.DataFrame:
-    """Each data set's measures of every arm, means over its seeds."""
-    return frame.drop(columns=["seed", "K", "M"]).groupby(["kind", "data"], sort=False).mean().reset_index()
+    """Each data set's measures of every arm at each noise setting, means over its seeds."""
+    means = frame.drop(columns=["seed", "K", "M"]).groupby(["kind", "data", "noise"], sort=False).mean()
+    return means.dropna(axis="columns", how="all").reset_index()
 
 
 def verdicts(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per kind of data and over all (``all``), per E-NKCVS arm (with its K and M) and measure: its lead over
-    cleanlab (mean of the paired differences), the lead's interval, and the side and Holm-adjusted p-value of the
-    paired t-test, the table's rows one family."""
-    *ours, theirs = ARMS.values()
+    """Per kind of data and over all (``all``), per E-NKCVS arm of :data:`LEADS` (with its K and M) and measure: its
+    lead over cleanlab (mean of the paired differences), the lead's interval, and the side and Holm-adjusted p-value
+    of the paired t-test, the table's rows one family."""
+    theirs = ARMS["cleanlab"]
     rows, differences = [], []
     for kind, pairs in [*frame.groupby("kind", sort=False), ("all", frame)]:
-        for arm in ours:
+        for arm in (ARMS[key] for key in LEADS):
             for measure, name in MEASURES.items():
-                lead = (pairs[f"{measure} {arm}"] - pairs[f"{measure} {theirs}"]).to_numpy()
-                std = float(np.std(lead, ddof=1)) if len(lead) > 1 else float("nan")
-                differences.append(paired_difference(mean=float(lead.mean()), std=std, seeds=len(lead)))
+                differences.append(_paired(pairs[f"{measure} {arm}"] - pairs[f"{measure} {theirs}"]))
                 K, M = (", ".join(map(str, pairs[column].unique())) for column in ("K", "M"))
-                rows.append({"data": kind, "arm": arm, "K": K, "M": M, "measure": name, "pairs": len(lead)})
+                rows.append({"data": kind, "arm": arm, "K": K, "M": M, "measure": name, "pairs": len(pairs)})
+    return _read(rows, differences, lambda side, p: f"{AGAINST[side]} {theirs} (p = {p})")
+
+
+def ingredients(frame: pd.DataFrame) -> pd.DataFrame:
+    """Over all (data, noise, seed) triples, per step of :data:`INGREDIENTS` and measure: what the step's ingredient
+    adds (the arm minus the arm before it, mean of the paired differences), its interval, and the side and
+    Holm-adjusted p-value of the paired t-test, the table's rows one family."""
+    rows, differences = [], []
+    for arm, before, ingredient in INGREDIENTS:
+        for measure in MEASURES:
+            differences.append(_paired(frame[f"{measure} {ARMS[arm]}"] - frame[f"{measure} {ARMS[before]}"]))
+            rows.append({"ingredient": ingredient, "from": ARMS[before], "measure": measure, "triples": len(frame)})
+    return _read(rows, differences, lambda side, p: f"{side} (p = {p})")
+
+
+def _paired(lead: pd.Series):
+    """The paired difference of one arm over another: mean, interval and p over the pairs."""
+    lead = lead.to_numpy(dtype=float)
+    std = float(np.std(lead, ddof=1)) if len(lead) > 1 else float("nan")
+    return paired_difference(mean=float(lead.mean()), std=std, seeds=len(lead))
+
+
+def _read(rows: list[dict], differences: list, verdict_text) -> pd.DataFrame:
+    """``rows`` with each difference's lead, interval and verdict, the rows one family."""
     interval = f"{100 * CONFIDENCE:g} % interval"
     for row, verdict in zip(rows, ordering_verdicts(differences=differences)):
         p = "n/a" if verdict.p is None else f"{verdict.p:.2g}"
         row["lead"] = verdict.gap
         row[interval] = "n/a" if verdict.low is None else f"{verdict.low:+.3f} to {verdict.high:+.3f}"
-        row["is"] = f"{AGAINST[verdict.side]} {theirs} (p = {p})"
+        row["is"] = verdict_text(verdict.side, p)
     return pd.DataFrame(rows)

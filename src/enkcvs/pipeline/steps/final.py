@@ -128,6 +128,7 @@ def _write_final(final: _FinalModel, result: Any, *, setting: _Setting, executio
             options=final.options,
             trained_with=final.training.record(final.recipe),
             recipe=final.recipe.to_dict(),
+            device=str(execution.device),
             bf16=result.bf16,
             cuda_graphs=result.cuda_graphs,
             train_samples=len(final.targets),
@@ -258,11 +259,23 @@ def train_ensemble_member(
             member_seed=member_seed,
             trained_with=final.training.record(final.recipe),
             recipe=final.recipe.to_dict(),
+            device=str(execution.device),
+            bf16=result.bf16,
             train_samples=len(final.targets),
             test_accuracy=test_accuracy,
         ),
     )
     log.info("wrote %s (member %d, clean test accuracy %.4f)", output, member, test_accuracy)
+
+
+def _members_facts(metas: list[dict[str, Any]]) -> dict[str, Any]:
+    """The device, bf16 and torch threads the ensemble's members trained with: each one value where all agree, else
+    the list of their values (the averaging itself runs on the CPU and adds none)."""
+    facts = {}
+    for key in ("device", "bf16", "torch_threads"):
+        values = list(dict.fromkeys(meta.get(key) for meta in metas))
+        facts[key] = values[0] if len(values) == 1 else values
+    return facts
 
 
 def average_ensemble(
@@ -289,6 +302,7 @@ def average_ensemble(
             **{**provenance_fields, "method": "ce_mixup_ensemble"},
             members=budget,
             member_test_accuracy=[meta["test_accuracy"] for _, meta in tables],
+            **_members_facts([meta for _, meta in tables]),
             trained_with=first["trained_with"],
             recipe=first["recipe"],
             train_samples=first["train_samples"],
