@@ -649,7 +649,11 @@ def test_the_review_list_s_length_follows_cleanlab_s_filter_options(tmp_path, pl
     "options, message",
     [
         (["--frac-noise", "0"], r"--frac-noise 0\.0: a share of the estimated errors\. Fix: pass it in \(0, 1\]"),
-        (["--num-to-remove-per-class", "1,2"], r"one count of 0 or more for each of the Q = 4 classes"),
+        (
+            ["--num-to-remove-per-class", "1,2"],
+            r"--num-to-remove-per-class 1,2: 2 counts for Q = 4 classes\. Fix: pass one count of 0 or more for each "
+            r"of the Q = 4 classes, in class order \(ant, bee, cat, dog\)$",
+        ),
         (["--filter-by", "random"], r"argument --filter-by: invalid choice"),
     ],
     ids=["frac noise", "counts", "filter"],
@@ -674,3 +678,102 @@ def test_a_labels_file_not_in_utf_8_names_its_likely_encoding_and_the_fix(tmp_pa
         r"pandas\.read_csv\(path, encoding='cp1252'\)",
         error,
     ), error
+
+
+@pytest.fixture
+def table(tmp_path):
+    """``enkcvs example``'s table: 60 rows of 3 classes (cat, dog, owl), ``animal`` the label column."""
+    assert main(["example", "--out", str(tmp_path / "animals.csv"), "--samples", "60"]) == 0
+    return tmp_path / "animals.csv"
+
+
+def untrained(monkeypatch):
+    """Fold models that fail the test if any trains."""
+    import enkcvs.labelissues.find
+
+    def trains(*_, **__):
+        raise AssertionError("a fold model trained before the options were refused")
+
+    monkeypatch.setattr(enkcvs.labelissues.find, "fold_probabilities", trains)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        *(
+            (
+                ["--filter-by", name, "--num-to-remove-per-class", "1,1,1"],
+                rf"--num-to-remove-per-class goes with --filter-by prune_by_noise_rate, prune_by_class or both, not "
+                rf"with --filter-by {name}, which takes no counts\. Fix: pass --filter-by prune_by_class \(the counts "
+                r"per given class\), or drop --num-to-remove-per-class$",
+            )
+            for name in ("confident_learning", "predicted_neq_given", "low_self_confidence")
+        ),
+        (
+            ["--filter-by", "low_normalized_margin", "--frac-noise", "0.5"],
+            r"--frac-noise 0\.5 goes with --filter-by prune_by_noise_rate, prune_by_class or both, not with --filter-by "
+            r"low_normalized_margin, whose list cleanlab does not scale\. Fix: drop --frac-noise, or pass one of "
+            r"those filters$",
+        ),
+        (
+            ["--filter-by", "prune_by_class", "--frac-noise", "0.5", "--num-to-remove-per-class", "1,1,1"],
+            r"--frac-noise 0\.5 and --num-to-remove-per-class each set how many samples cleanlab flags: the counts "
+            r"replace the estimate of the errors that --frac-noise scales\. Fix: drop one of them$",
+        ),
+        (
+            ["--num-to-remove-per-class", "1,-1,1"],
+            r"--num-to-remove-per-class 1,-1,1: counts of samples, 0 or more\. Fix: pass one count of 0 or more for "
+            r"each class, in class order$",
+        ),
+    ],
+    ids=["confident learning", "predicted neq given", "low self confidence", "frac noise", "both", "negative"],
+)
+def test_list_options_that_do_not_go_together_are_refused_before_any_file_is_read(
+    tmp_path, monkeypatch, capsys, options, message
+):
+    untrained(monkeypatch)
+    missing = tmp_path / "no such folder" / "animals.csv"  # read, it would be refused as missing
+    for source in (
+        ["--data", str(missing), "--label-column", "animal"],
+        ["--probabilities", str(missing.with_suffix(".npy")), "--labels", str(missing)],
+    ):
+        code = main(["find-issues", *source, "--out", str(tmp_path / "out" / "issues.csv"), *options])
+        error = capsys.readouterr().err.strip()
+        assert code == 2 and re.search(message, error.removeprefix("enkcvs find-issues: error: ")), error
+        assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("counts", ["1,1", "1,1,1,1"])
+def test_counts_not_one_per_class_are_refused_before_any_fold_model_trains(
+    tmp_path, table, monkeypatch, capsys, counts
+):
+    untrained(monkeypatch)
+    code = main(
+        [
+            *("find-issues", "--data", str(table), "--label-column", "animal", "--id-column", "id"),
+            *("--out", str(tmp_path / "out" / "issues.csv"), "--num-to-remove-per-class", counts),
+        ]
+    )
+    error = capsys.readouterr().err.strip()
+    count = len(counts.split(","))
+    assert code == 2 and error == (
+        f"enkcvs find-issues: error: --num-to-remove-per-class {counts}: {count} counts for Q = 3 classes. Fix: pass "
+        "one count of 0 or more for each of the Q = 3 classes, in class order (cat, dog, owl)"
+    ), error
+    assert not (tmp_path / "out").exists() and "fold model" not in error
+
+
+def test_counts_and_filters_that_go_together_reach_the_fold_models(tmp_path, table, monkeypatch, capsys):
+    untrained(monkeypatch)
+    for options in (
+        ["--filter-by", "prune_by_class", "--num-to-remove-per-class", "1,0,2"],
+        ["--filter-by", "both", "--frac-noise", "0.5"],
+        ["--filter-by", "confident_learning", "--frac-noise", "1"],
+    ):
+        with pytest.raises(AssertionError, match="a fold model trained"):
+            main(
+                [
+                    *("find-issues", "--data", str(table), "--label-column", "animal", "--id-column", "id"),
+                    *("--out", str(tmp_path / "issues.csv"), *options),
+                ]
+            )

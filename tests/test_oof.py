@@ -384,3 +384,43 @@ def test_label_loader_names_empty_cells_missing_columns_and_folders(tmp_path):
     assert caught.value.columns is None
     with pytest.raises(IsADirectoryError, match=r"is a folder, not a labels file\. Fix: point at the file itself"):
         load_labels(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (
+            {"filter_by": "confident_learning", "num_to_remove_per_class": [1, 1, 1, 1]},
+            r"^num_to_remove_per_class goes with filter_by prune_by_noise_rate, prune_by_class or both, not with "
+            r"filter_by='confident_learning', which takes no counts\. Fix: pass filter_by='prune_by_class'",
+        ),
+        (
+            {"filter_by": "predicted_neq_given", "frac_noise": 0.5},
+            r"^frac_noise=0\.5 goes with filter_by prune_by_noise_rate, prune_by_class or both, not with "
+            r"filter_by='predicted_neq_given', whose list cleanlab does not scale",
+        ),
+        (
+            {"filter_by": "prune_by_class", "frac_noise": 0.5, "num_to_remove_per_class": [1, 1, 1, 1]},
+            r"^frac_noise=0\.5 and num_to_remove_per_class each set how many samples cleanlab flags",
+        ),
+    ],
+    ids=["counts", "share", "both"],
+)
+def test_list_options_that_cleanlab_would_refuse_or_ignore_are_refused_before_any_fold_model_trains(
+    monkeypatch, options, message
+):
+    from sklearn.linear_model import LogisticRegression
+
+    import enkcvs.labelissues.find
+
+    probabilities, given, _ = make_planted(seed=3, num_samples=80)
+    with pytest.raises(ValueError, match=message):
+        select(probabilities=probabilities, labels=given, **options)
+
+    def trains(*_, **__):
+        raise AssertionError("a fold model trained before the options were refused")
+
+    monkeypatch.setattr(enkcvs.labelissues.find, "fold_probabilities", trains)
+    for options_here in (options, {"num_to_remove_per_class": [1, 1]}):
+        with pytest.raises(ValueError, match=message if options_here is options else "Q = 4 classes"):
+            enkcvs.find_issues(features=probabilities[0], labels=given, classifier=LogisticRegression(), **options_here)

@@ -1,12 +1,14 @@
-"""The ``enkcvs`` command: its arguments parsed into one :class:`enkcvs.labelissues.request.Request`, ranked by
-:func:`enkcvs.labelissues.find.write_issues`.
+"""Find label issues with E-NKCVS in your own data, or in out-of-fold probabilities you already have.
 
-``enkcvs find-issues --data animals.csv --label-column animal --out issues.csv`` trains the M x K fold models on the
-data (images, texts or a table: :mod:`enkcvs.labelissues.owndata`); ``enkcvs find-issues --probabilities oof.npy
---labels labels.csv --out issues.csv`` reads out-of-fold probabilities instead. ``enkcvs example --out animals.csv``
-writes a small table with known label errors to try it on (:mod:`enkcvs.labelissues.example`). Exit status 0 on
-success (warnings on stderr, one line each), 2 on a malformed command line or a bad input file or option (the message
-names the problem and the fix; nothing is written, nothing trained).
+Its arguments are parsed into one :class:`enkcvs.labelissues.request.Request`, ranked by
+:func:`enkcvs.labelissues.find.write_issues`. ``enkcvs find-issues --data animals.csv --label-column animal --out
+issues.csv`` trains the M x K fold models on the data (images, texts or a table: :mod:`enkcvs.labelissues.owndata`);
+``enkcvs find-issues --probabilities oof.npy --labels labels.csv --out issues.csv`` reads out-of-fold probabilities
+instead. ``enkcvs example --out animals.csv`` writes a small table with known label errors to try it on
+(:mod:`enkcvs.labelissues.example`). Exit status 0 on success (warnings on stderr, one line each), 2 on a malformed
+command line or a bad input file or option (the message names the problem and the fix; nothing is written, no fold
+model trains: options that contradict each other are refused before any file is read, and counts that do not fit
+the classes as soon as the labels are read).
 """
 
 import argparse
@@ -102,15 +104,20 @@ def _list_options(command) -> None:
         type=float,
         default=1.0,
         metavar="SHARE",
-        help="find_label_issues' frac_noise: count only this share of the errors it estimates, a shorter review list "
-        "(default 1)",
+        help="find_label_issues' frac_noise, with --filter-by prune_by_noise_rate, prune_by_class or both: cleanlab "
+        "flags about this share of the errors it estimates, a shorter review list (default 1); refused with the other "
+        "filters, which cleanlab does not scale, and with --num-to-remove-per-class, whose counts replace the estimate",
     )
     ranking.add_argument(
         "--num-to-remove-per-class",
         type=lambda text: [int(count) for count in _names(text)],
         metavar="N1,N2,...",
-        help="find_label_issues' num_to_remove_per_class, one count per class in class order (with --filter-by "
-        "prune_by_class or both)",
+        help="find_label_issues' num_to_remove_per_class, one count N_k per class k in class order, in place of "
+        "cleanlab's estimate of the errors. With --filter-by prune_by_class cleanlab flags the N_k samples labelled k "
+        "with the lowest probability of k; with prune_by_noise_rate (the default) up to N_k samples labelled another "
+        "class, those whose probability of k exceeds that of their label the most; with both, the samples both flag. "
+        "It then drops those whose most probable class is their label, so the review list holds at most N_1 + N_2 + "
+        "... samples. Refused with the other filters, which take no counts",
     )
 
 

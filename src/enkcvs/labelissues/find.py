@@ -25,6 +25,7 @@ from enkcvs.labelissues.oof import (
     DEFAULT_SEED,
     FILTERS,
     SelectionResult,
+    checked_list_options,
     checked_threshold,
     select,
 )
@@ -68,6 +69,13 @@ def find_issues(
     if not 2 <= folds <= len(labels):
         raise ValueError(f"folds={folds}: K must lie in 2..N = {len(labels)}")
     source = in_memory(features=features, labels=labels, classifier=classifier, class_names=class_names)
+    checked_list_options(  # before any fold model trains
+        score=score,
+        filter_by=filter_by,
+        frac_noise=frac_noise,
+        per_class=num_to_remove_per_class,
+        classes=len(source.class_names) if source.class_names else int(source.labels.max()) + 1,
+    )
     request = Request(
         folds=folds,
         repetitions=repetitions,

@@ -9,7 +9,7 @@ scores both when the true labels are known. The labels become class indices here
 
 import csv
 import warnings
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -41,6 +41,9 @@ DEFAULT_SCORE = "self_confidence"
 #: ``filter_by`` of ``cleanlab.filter.find_label_issues``, which counts the review list; its default first.
 FILTERS = ("prune_by_noise_rate", "prune_by_class", "both", "confident_learning", "predicted_neq_given")
 FILTERS += ("low_normalized_margin", "low_self_confidence")
+#: The filters that read ``frac_noise`` and ``num_to_remove_per_class``: with the others ``find_label_issues`` ignores
+#: the first (with a warning) and refuses the second, so both are refused here before anything is computed.
+COUNTED_FILTERS = FILTERS[:3]
 
 
 @dataclass(frozen=True, eq=False)  # eq on array fields would be ambiguous
@@ -205,8 +208,45 @@ def checked_list_options(*, score: str, filter_by: str, frac_noise: float, per_c
             f"num_to_remove_per_class={list(per_class)}: one count of 0 or more for each of the Q = {classes} "
             "classes, in class order"
         )
+    if problem := list_options_conflict(filter_by=filter_by, frac_noise=frac_noise, per_class=per_class):
+        raise ValueError(problem)
     options = {"filter_by": filter_by, "frac_noise": frac_noise, "num_to_remove_per_class": per_class}
     return {} if options == {"filter_by": FILTERS[0], "frac_noise": 1.0, "num_to_remove_per_class": None} else options
+
+
+def _keyword(name: str, value=None) -> str:
+    """A list option as Python takes it: ``name`` or ``name='value'``."""
+    return name if value is None else f"{name}={value!r}"
+
+
+def list_options_conflict(
+    *, filter_by: str, frac_noise: float, per_class, option: Callable[..., str] = _keyword
+) -> str | None:
+    """What is wrong with the list options together, in words with the fix, or None: ``per_class`` counts or a
+    ``frac_noise`` below 1 with a filter outside :data:`COUNTED_FILTERS` (cleanlab refuses the counts and ignores the
+    share), or both together (the counts replace the estimate of the errors that the share scales).
+    ``option(name, value=None)`` writes an option as the caller takes it."""
+    counts, share = option("num_to_remove_per_class"), option("frac_noise", frac_noise)
+    if per_class is not None and frac_noise != 1:
+        return (
+            f"{share} and {counts} each set how many samples cleanlab flags: the counts replace the estimate of the "
+            f"errors that {option('frac_noise')} scales. Fix: drop one of them"
+        )
+    if filter_by in COUNTED_FILTERS:
+        return None
+    filters = ", ".join(COUNTED_FILTERS[:-1]) + f" or {COUNTED_FILTERS[-1]}"
+    if per_class is not None:
+        return (
+            f"{counts} goes with {option('filter_by')} {filters}, not with {option('filter_by', filter_by)}, which "
+            f"takes no counts. Fix: pass {option('filter_by', 'prune_by_class')} (the counts per given class), or "
+            f"drop {counts}"
+        )
+    if frac_noise != 1:
+        return (
+            f"{share} goes with {option('filter_by')} {filters}, not with {option('filter_by', filter_by)}, whose "
+            f"list cleanlab does not scale. Fix: drop {option('frac_noise')}, or pass one of those filters"
+        )
+    return None
 
 
 def _cleanlab_ranking(*, mean: np.ndarray, given: np.ndarray, outcome: dict, score: str, **cleanlab) -> dict:

@@ -98,6 +98,7 @@ def read_data(request: Request) -> Source:
     recipe = FINETUNE_RECIPE if text_recipe == "finetune" else DEFAULT_RECIPES["texts" if encoder else kind]
     recipe = Recipe.from_dict({**recipe, **({} if request.epochs is None else {"epochs": request.epochs})})
     data = _load(request, kind=kind, columns=columns)
+    request.check_counts(data.class_names)
     check_class_sizes(data, folds=folds, path=path)
     print(
         f"read {len(data.y_train)} samples of {data.num_classes} classes from {path} ({kind})",

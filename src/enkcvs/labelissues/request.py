@@ -1,6 +1,7 @@
 """What ``enkcvs find-issues`` is asked: what to read, which model, and the settings, in one frozen
 :class:`Request`, and the checks that need no file read, each a ValueError in the command's words naming the fix."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from enkcvs.labelissues.oof import (
     DEFAULT_SEED,
     FILTERS,
     checked_threshold,
+    list_options_conflict,
 )
 from enkcvs.labelissues.review import DEFAULT_TOP
 
@@ -120,6 +122,15 @@ class Request:
                 raise ValueError(f"{_flag(option)} {value}: pass {_flag(option)} {least} or more")
         if self.frac_noise is not None and not 0 < self.frac_noise <= 1:
             raise ValueError(f"--frac-noise {self.frac_noise}: a share of the estimated errors. Fix: pass it in (0, 1]")
+        if (counts := self.num_to_remove_per_class) is not None and any(count < 0 for count in counts):
+            raise ValueError(
+                f"--num-to-remove-per-class {','.join(map(str, counts))}: counts of samples, 0 or more. Fix: pass "
+                "one count of 0 or more for each class, in class order"
+            )
+        if problem := list_options_conflict(
+            filter_by=self.filter_by, frac_noise=self.frac_noise, per_class=counts, option=_option
+        ):
+            raise ValueError(problem)
         if self.class_names is not None and self.classes_in_sorted_order:
             raise ValueError(
                 "--class-names and --classes-in-sorted-order each set the class of each probability column; pass "
@@ -143,6 +154,25 @@ class Request:
                 "--text-column too"
             )
         return self
+
+    def check_counts(self, classes: Sequence) -> None:
+        """ValueError naming the fix unless ``--num-to-remove-per-class`` holds one count for each of the ``classes``
+        (their names, or indices, in class order): run by the readers as soon as the labels are read, before anything
+        is encoded or any fold model trains."""
+        counts = self.num_to_remove_per_class
+        if counts is None or len(counts) == len(classes):
+            return
+        shown = ", ".join(map(str, classes[:10])) + (", ..." if len(classes) > 10 else "")
+        raise ValueError(
+            f"--num-to-remove-per-class {','.join(map(str, counts))}: {len(counts)} "
+            f"{'count' if len(counts) == 1 else 'counts'} for Q = {len(classes)} classes. Fix: pass one count of 0 "
+            f"or more for each of the Q = {len(classes)} classes, in class order ({shown})"
+        )
+
+
+def _option(name: str, value=None) -> str:
+    """A list option as the command takes it: ``--name`` or ``--name value``."""
+    return _flag(name) if value is None else f"{_flag(name)} {value}"
 
 
 def _flag(name: str) -> str:

@@ -109,6 +109,7 @@ def read_probabilities(request: Request) -> Source:
             infer_names=False,
             source=source,
         )
+        request.check_counts(names if names is not None else range(num_classes))
     else:
         codes = given  # select names the shape
     paths = None if request.image_column is None else _column(labels, column=request.image_column, what="image")
