@@ -1,7 +1,7 @@
 """E-NKCVS as a practitioner runs it beside cleanlab as a practitioner runs it, on data whose flipped labels are known,
 with the arms between them that say what each of E-NKCVS's ingredients adds.
 
-Five arms on each data set, noise setting and flip seed, all on the same features:
+Five arms on each data set, noise setting and flip seed, on the same data (the four LR arms on the same features):
 
 - ``enkcvs``: ``enkcvs find-issues --data`` on the files a user has (a CSV of raw table features, with its missing
   values and text columns where it has them; a CSV of texts; a folder of PNG images per class), the command's
@@ -19,14 +19,16 @@ Five arms on each data set, noise setting and flip seed, all on the same feature
   logistic regression: a table through a pipeline that imputes, one-hot encodes and z-scores (fitted in each fold),
   the texts' embeddings by the command's own frozen MiniLM, the images' pixels.
 
-From ``cleanlab`` to ``enkcvs`` each arm changes one thing: M cross-validations of E-NKCVS's K folds averaged, then
-calibrated, then E-NKCVS's selection and ranking in place of cleanlab's, then the command's own models and features.
+From ``cleanlab`` to ``enkcvs`` each arm changes one thing for the review list: M cross-validations of E-NKCVS's
+K = 4 folds (cleanlab's: one of 5) averaged, then calibrated, then E-NKCVS's selection in place of cleanlab's, then the
+command's own models and features. For the ranking, E-NKCVS + LR ranks as ``cleanlab_m`` does (self-confidence on
+the uncalibrated mean): the calibrated arm's ranking is not a step towards it.
 
 Per (data, noise, seed), a share of the labels flipped (``--noise``: ``sym`` flips to any other class, ``asym`` to
 the next class, c -> c + 1 mod Q, a class-conditional pair flip): each list's F1 against the flips, its length against
 their number, and each ranking's precision at the number of flips (P@k). Per kind of data and over all, each E-NKCVS
-arm's lead over cleanlab is ordered by the paired t-test over the (data, noise, seed) triples, and so is each
-ingredient's step (:mod:`enkcvs.report.versus`).
+arm's lead over cleanlab is ordered by the paired t-test over the (data, noise, seed) triples, and each
+ingredient's step over all triples (:mod:`enkcvs.report.versus`).
 Data: scikit-learn's wine, breast cancer (also "messy": a share of cells blanked and two columns turned into text
 categories), digits as a 64-feature table and as 8 x 8 PNG images; synthetic topic texts; and, with ``--trec``, the
 official TREC questions under their 6 coarse and their fine labels. Run ``python benchmarks/find_issues_vs_cleanlab.py

@@ -8,7 +8,7 @@ instead. ``enkcvs example --out animals.csv`` writes a small table with known la
 (:mod:`enkcvs.labelissues.example`). Exit status 0 on success (warnings on stderr, one line each), 2 on a malformed
 command line or a bad input file or option (the message names the problem and the fix; nothing is written, no fold
 model trains: options that contradict each other are refused before any file is read, and counts that do not fit
-the classes as soon as the labels are read).
+the classes before anything is encoded or any fold model trains).
 """
 
 import argparse
@@ -105,8 +105,9 @@ def _list_options(command) -> None:
         default=1.0,
         metavar="SHARE",
         help="find_label_issues' frac_noise, with --filter-by prune_by_noise_rate, prune_by_class or both: cleanlab "
-        "flags about this share of the errors it estimates, a shorter review list (default 1); refused with the other "
-        "filters, which cleanlab does not scale, and with --num-to-remove-per-class, whose counts replace the estimate",
+        "flags about this share of the errors it estimates, a shorter review list (default 1); a share below 1 is "
+        "refused with the other filters, which cleanlab does not scale, and with --num-to-remove-per-class, whose "
+        "counts replace the estimate",
     )
     ranking.add_argument(
         "--num-to-remove-per-class",

@@ -280,15 +280,14 @@ class TheoremGaps:
     with_iterations: int  # selections of M >= 2
 
 
-#: The default config's second record, at the default record's commit under an older CPU class's kernels: its
-#: selections are the default record's again, counted once (:func:`theorem_gaps`).
+#: The default config's second record, at the default record's commit under an older CPU class's kernels.
 KERNELS_RUN = "default-avx2-kernels"
 
 
 def theorem_gaps(root: Path) -> TheoremGaps:
-    paths = sorted(records(root).glob("*/theory.csv"))
-    tables = [pd.read_csv(path) for path in paths if path.parent.name != KERNELS_RUN]
-    gaps = pd.concat(tables, ignore_index=True)
+    tables = [pd.read_csv(path) for path in sorted(records(root).glob("*/theory.csv"))]
+    # a run that reused another's selections (the same files, carried over) counts them once
+    gaps = pd.concat(tables, ignore_index=True).drop_duplicates()
     return TheoremGaps(
         selections=len(gaps),
         runs=len(tables),

@@ -1,6 +1,6 @@
 """``enkcvs find-issues --data`` and E-NKCVS on a logistic regression's probabilities beside cleanlab on data with
 labels flipped on purpose, from the records that ``benchmarks/find_issues_vs_cleanlab.py`` writes: each arm's scores
-per data set (means over the seeds) and each E-NKCVS arm's lead, at its K and M, with its interval and ordered by the
+per data set and noise setting (means over the seeds) and each E-NKCVS arm's lead, at its K and M, with its interval and ordered by the
 paired t-test over the (data, noise, seed) triples, the table's leads one family
 (:func:`enkcvs.report.statistics.ordering_verdicts`); and what each ingredient adds, one arm to the next."""
 
@@ -27,9 +27,10 @@ ARMS = {
 LEADS = ("enkcvs", "enkcvs_lr")
 #: What each step from cleanlab to the command changes: (arm, the arm before it, the ingredient).
 INGREDIENTS = (
-    ("cleanlab_m", "cleanlab", "M cross-validations of K folds averaged"),
+    ("cleanlab_m", "cleanlab", "M cross-validations of K folds averaged (cleanlab: one of its own)"),
     ("cleanlab_calibrated", "cleanlab_m", "those probabilities calibrated"),
     ("enkcvs_lr", "cleanlab_calibrated", "E-NKCVS's selection and ranking in place of cleanlab's"),
+    # the ranking: E-NKCVS + LR ranks as cleanlab_m does, so this step's P@k undoes the calibrated one's
     ("enkcvs", "enkcvs_lr", "the command's own models and features in place of LR's"),
 )
 #: What the means table shows of each arm beside the measures: the list's length over the number of flips.
