@@ -47,7 +47,7 @@ def test_a_record_with_its_outputs_facts_keeps_each_seeds_and_adds_the_runs_mach
     assert json.loads(kept)[0]["seed"] == 1
 
 
-def test_an_older_record_gives_its_runs_facts_to_every_seed_and_a_continued_run_each_sittings():
+def test_an_older_record_gives_its_runs_facts_to_every_seed_and_a_resumed_run_each_parts():
     meta = {
         "git": {"commit": "c" * 40, "dirty": True},
         "machine": {**MACHINE, "gpus": ["NVIDIA H100"]},
@@ -58,9 +58,9 @@ def test_an_older_record_gives_its_runs_facts_to_every_seed_and_a_continued_run_
     assert [fact["seed"] for fact in facts] == [1, 2]
     assert facts[0]["commit"] == "aaaaaaa or ccccccc+"
     assert facts[0]["machine"] == "AMD EPYC (no GPU) or NVIDIA H100"
-    assert facts[0]["torch"] == f"2.11.0 or {NOT_RECORDED}"  # a sitting's environment is not recorded
+    assert facts[0]["torch"] == f"2.11.0 or {NOT_RECORDED}"  # an earlier part's environment is not recorded
     assert {facts[0][field] for field in ("code", "device", "precision", "threads")} == {NOT_RECORDED}
-    assert differing(facts) == ["commit", "machine", "torch"]  # two seeds of one run, either sitting's
+    assert differing(facts) == ["commit", "machine", "torch"]  # two seeds of one run, either part's
 
 
 def test_an_ensembles_members_that_differ_are_named_each_and_a_fact_they_share_once():

@@ -104,22 +104,22 @@ def recorded_facts(*, meta: Mapping, seeds: Iterable[int], provenance: object) -
     """The facts of the outputs of one recorded run's Table 2 cell, one per seed of ``seeds``, each with its
     ``seed``. ``meta``: the run's ``provenance.json``; ``provenance``: the cell's column of that name in the run's
     table2.csv (its outputs' facts, :func:`facts_json`), or NaN where the record predates it. The machine is the
-    run's; where the run went on over several sittings (``carried``: each sitting's commit and machine, not which
-    outputs it made) the machine, and for a record without its outputs' facts the commit, are any of its sittings',
-    and torch's version, kept for the last sitting alone, may be another. A record without its outputs' facts holds
+    run's; where the run was resumed in several parts (``carried``: each part's commit and machine, not which
+    outputs it made) the machine, and for a record without its outputs' facts the commit, are any of its parts',
+    and torch's version, kept for the last part alone, may be another. A record without its outputs' facts holds
     no code fingerprint, device, precision or thread count of them."""
-    sittings = list(meta.get("carried") or [])
-    machine = _alternatives(machine_text(part.get("machine")) for part in [*sittings, meta])
+    earlier_parts = list(meta.get("carried") or [])
+    machine = _alternatives(machine_text(part.get("machine")) for part in [*earlier_parts, meta])
     if isinstance(provenance, str):
         return [{**fact, "machine": machine} for fact in json.loads(provenance)]
     torch = meta.get("versions", {}).get("torch", NOT_RECORDED)
     run = {
-        "commit": _alternatives(commit_text(part.get("git")) for part in [*sittings, meta]),
+        "commit": _alternatives(commit_text(part.get("git")) for part in [*earlier_parts, meta]),
         "code": NOT_RECORDED,
         "machine": machine,
         "device": NOT_RECORDED,
         "precision": NOT_RECORDED,
         "threads": NOT_RECORDED,
-        "torch": _alternatives([torch, *([NOT_RECORDED] if sittings else [])]),
+        "torch": _alternatives([torch, *([NOT_RECORDED] if earlier_parts else [])]),
     }
     return [{"seed": seed, **run} for seed in sorted(seeds)]

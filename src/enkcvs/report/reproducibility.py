@@ -2,13 +2,13 @@
 class whose kernels computed them (:data:`enkcvs.machine.ISA_VARIABLES`), each Table 2 cell's move between them set
 against its spread over seeds (docs/results.md)."""
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from enkcvs.io import read_json
 from enkcvs.recording.compare import compare_runs
 
 #: The columns that name a Table 2 cell.
@@ -33,10 +33,6 @@ class KernelClasses:
     beyond_spread: int
 
 
-def _provenance(run: Path) -> dict:
-    return json.loads((run / "provenance.json").read_text())
-
-
 def _by_table(columns: pd.DataFrame) -> pd.DataFrame:
     """:func:`~enkcvs.recording.compare.compare_runs`' rows summed per table: its numeric columns, those that
     differ, the cells that differ of all, the largest difference."""
@@ -58,7 +54,7 @@ def kernel_classes(*, records: Path, first: str, second: str) -> KernelClasses:
     """Compare the records ``first`` and ``second`` under ``records`` (``results/recorded``); raises ``ValueError``
     where they ran other configs or commits, or where either ran with uncommitted changes: then what differs
     between them is not the CPU class alone."""
-    facts = {name: _provenance(records / name) for name in (first, second)}
+    facts = {name: read_json(records / name / "provenance.json") for name in (first, second)}
     a, b = facts[first], facts[second]
     if a["config"] != b["config"] or a["git"] != b["git"] or a["git"].get("dirty"):
         raise ValueError(
