@@ -609,7 +609,7 @@ def test_a_folder_where_a_file_belongs_says_so(tmp_path, planted, capsys, option
     assert not (tmp_path / "out").exists() and not (tmp_path / "issues.csv").exists()
 
 
-@pytest.mark.parametrize("score", ["normalized_margin", "confidence_weighted_entropy"])
+@pytest.mark.parametrize("score", ["self_confidence", "normalized_margin", "confidence_weighted_entropy"])
 def test_score_is_cleanlab_s_label_quality_on_the_mean_probabilities(tmp_path, planted, capsys, score):
     from cleanlab.rank import get_label_quality_scores
 

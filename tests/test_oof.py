@@ -70,10 +70,15 @@ def test_hand_example_votes_pseudo_labels_beta_and_rank():
     half = np.log(2) / np.log(3)
     np.testing.assert_allclose(result.beta, [0.0, half, half, 0.0, 0.0])
     np.testing.assert_allclose(result.prob_given, [0.7, 0.35, 0.15, 0.2, 0.2])
-    # The default score is cleanlab's self-confidence: the mean probability of the given label; lowest first, then
-    # index (s3 before its twin s4).
-    np.testing.assert_allclose(result.label_quality, result.prob_given)
-    np.testing.assert_array_equal(result.rank, [5, 4, 1, 2, 3])
+    # The default score is the logit margin: log P[given] - log P[most probable other class] of the mean
+    # probabilities; lowest first, then index (s3 before its twin s4), s2's rival less sure than theirs.
+    mean = HAND_PROBABILITIES.mean(axis=0)
+    rival = np.array([0.2, 0.55, 0.5, 0.7, 0.7])
+    np.testing.assert_allclose(result.label_quality, np.log(mean[np.arange(5), HAND_GIVEN]) - np.log(rival))
+    np.testing.assert_array_equal(result.rank, [5, 4, 3, 1, 2])
+    confidence = select(probabilities=HAND_PROBABILITIES, labels=HAND_GIVEN, score="self_confidence")
+    np.testing.assert_allclose(confidence.label_quality, result.prob_given)
+    np.testing.assert_array_equal(confidence.rank, [5, 4, 1, 2, 3])
     np.testing.assert_array_equal(issue_ranks(label_quality=result.label_quality), result.rank)
     # The workflow's label quality, (1 + P[given] - P[rival]) / 2, the rival being the pseudo label where it differs
     # from the given one (s1-s4).
@@ -154,9 +159,9 @@ def test_package_level_select_and_to_frame_order():
     ]
     # In the data's order, so that data[frame.is_label_issue] picks the flagged rows; rank says the order to review in.
     assert frame["row"].tolist() == [1, 2, 3, 4, 5]  # 1 the first, as the rows of a file after its header
-    assert frame["rank"].tolist() == [5, 4, 3, 1, 2]  # P(given) 0.8, 0.5, 0.2, 0.1, 0.1
+    assert frame["rank"].tolist() == [5, 4, 3, 1, 2]  # P(given) / P(rival) 8, 1.25, 0.4, 0.125, 0.125
     assert frame["predicted_label"].tolist() == [0, 1, 0, 1, 1]
-    np.testing.assert_allclose(frame["label_score"], [0.8, 0.5, 0.2, 0.1, 0.1])  # higher = cleaner
+    np.testing.assert_allclose(frame["label_score"], np.log([8, 1.25, 0.4, 0.125, 0.125]))  # higher = cleaner
     named = enkcvs.select(probabilities=HAND_PROBABILITIES[0], labels=HAND_GIVEN).to_frame(ids=np.arange(5) * 7)
     assert list(named.columns[:2]) == ["id", "is_label_issue"] and named["id"].tolist() == [0, 7, 14, 21, 28]
 

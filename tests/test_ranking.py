@@ -7,7 +7,7 @@ from test_oof import make_planted
 
 from enkcvs.labelissues.confident import CLEANLAB_SCORES, compare_rankings
 from enkcvs.labelissues.oof import select
-from enkcvs.method.ranking import issue_ranks, label_quality, ranking_quality
+from enkcvs.method.ranking import issue_ranks, label_quality, logit_margin, ranking_quality
 
 
 def test_rival_is_the_pseudo_label_not_the_most_probable_class():
@@ -24,11 +24,34 @@ def test_rival_is_the_pseudo_label_not_the_most_probable_class():
     )
 
 
-def test_the_default_score_is_cleanlabs_self_confidence_of_the_mean():
+def test_the_default_score_is_the_logit_margin_of_the_mean_and_self_confidence_is_cleanlabs():
     probabilities, given, _ = make_planted(seed=4, iterations=3)
+    mean = probabilities.mean(axis=0)
     ours = select(probabilities=probabilities, labels=given).label_quality
-    theirs = get_label_quality_scores(labels=given, pred_probs=probabilities.mean(axis=0), method="self_confidence")
-    np.testing.assert_allclose(ours, theirs, atol=1e-12)
+    np.testing.assert_allclose(ours, logit_margin(mean_probabilities=mean, given=given), atol=1e-12)
+    confidence = select(probabilities=probabilities, labels=given, score="self_confidence").label_quality
+    theirs = get_label_quality_scores(labels=given, pred_probs=mean, method="self_confidence")
+    np.testing.assert_allclose(confidence, theirs, atol=1e-12)
+
+
+def test_the_logit_margin_is_the_margin_of_the_logits_behind_softmax_probabilities():
+    logits = np.random.default_rng(3).normal(scale=4.0, size=(50, 5))  # (N, Q)
+    given = np.arange(50) % 5
+    probabilities = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    others = np.where(np.arange(5) == given[:, None], -np.inf, logits)
+    expected = logits[np.arange(50), given] - others.max(axis=1)
+    np.testing.assert_allclose(logit_margin(mean_probabilities=probabilities, given=given), expected, atol=1e-9)
+
+
+def test_the_logit_margin_orders_tiny_probabilities_and_zeros_by_their_rival():
+    # A tiny probability of the given label keeps its order (self-confidence's); where it is 0 (a rounded file), the
+    # more probable the rival, the lower the score (the normalized margin's); all without ties.
+    probabilities = np.array([[1e-30, 1.0, 0.0], [1e-20, 1.0, 0.0], [0.0, 0.6, 0.4], [0.0, 0.9, 0.1]])
+    given = np.zeros(4, dtype=int)
+    score = logit_margin(mean_probabilities=probabilities, given=given)
+    assert np.isfinite(score).all() and issue_ranks(label_quality=score).tolist() == [3, 4, 2, 1]
+    confidence = get_label_quality_scores(labels=given, pred_probs=probabilities, method="self_confidence")
+    assert confidence[2] == confidence[3]  # the tie the logit margin breaks
 
 
 def test_m1_order_is_cleanlabs_normalized_margin():

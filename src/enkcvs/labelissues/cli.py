@@ -16,7 +16,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from enkcvs.labelissues.oof import FILTERS, SCORES
+from enkcvs.labelissues.oof import DEFAULT_SCORE, FILTERS, SCORES
 from enkcvs.labelissues.request import Request
 from enkcvs.labelissues.review import DEFAULT_TOP
 
@@ -82,14 +82,14 @@ def _list_options(command) -> None:
     """The options of the ranking's score and the review list's length."""
     ranking = command.add_argument_group(
         "the ranking and the review list's length",
-        "cleanlab's options, on the mean of the M repetitions' out-of-fold probabilities",
+        "on the mean of the M repetitions' out-of-fold probabilities",
     )
     ranking.add_argument(
         "--score",
         choices=SCORES[1:],
-        default=SCORES[1],
-        help="label_score, low = likely mislabelled: cleanlab.rank.get_label_quality_scores(method=SCORE) (default "
-        "%(default)s, the mean probability of the given label)",
+        default=DEFAULT_SCORE,
+        help="label_score, low = likely mislabelled: logit_margin, log P(given label) - log P(most probable other "
+        "class) (default), or cleanlab.rank.get_label_quality_scores(method=SCORE)",
     )
     ranking.add_argument(
         "--filter-by",

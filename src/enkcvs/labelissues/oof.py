@@ -20,6 +20,7 @@ from enkcvs.io import PathLike
 from enkcvs.labelissues.determinism import canonical_order, row_digests, stable_ranks
 from enkcvs.labelissues.issues import label_issue_table, row_names
 from enkcvs.method.metrics import error_list_scores, precision_recall, selection_set_sizes
+from enkcvs.method.ranking import SCORES as RANKING_SCORES
 from enkcvs.method.selection import ensemble_outcome
 from enkcvs.method.theory import empirical_theorem1
 
@@ -31,13 +32,15 @@ RENORMALISED_ABOVE = 1e-5
 ENTRY_TOLERANCE = 1e-4
 #: K, M and the seed of the cross-validation a user's own data runs through unless told.
 DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SEED = 4, 3, 1
-#: What ranks the samples (``label_score``): cleanlab's ``get_label_quality_scores`` methods on the mean of the M
-#: repetitions' probabilities, and the margin against the suggested label that only the comparison of rankings reads.
+#: What ranks the samples (``label_score``), on the mean of the M repetitions' probabilities: cleanlab's
+#: ``get_label_quality_scores`` methods, the margin against the suggested label and the logit margin
+#: (:mod:`enkcvs.method.ranking`).
 CLEANLAB_SCORES = ("self_confidence", "normalized_margin", "confidence_weighted_entropy")
-SCORES = ("label_quality", *CLEANLAB_SCORES)
-#: cleanlab's default, which ranked the flipped labels of a user's own data first more often than the margin score
-#: (benchmarks/find_issues_vs_cleanlab.py): every label-issue table's unless told.
-DEFAULT_SCORE = "self_confidence"
+SCORES = ("label_quality", *CLEANLAB_SCORES, "logit_margin")
+#: Every label-issue table's score unless told: on one set of probabilities it ranks the flips first at least 0.95
+#: times as well as the best of cleanlab's three scores on every set of benchmarks/given_probabilities.py, overconfident
+#: and rounded probabilities among them, where each of cleanlab's scores falls below that on some.
+DEFAULT_SCORE = "logit_margin"
 #: ``filter_by`` of ``cleanlab.filter.find_label_issues``, which counts the review list; its default first.
 FILTERS = ("prune_by_noise_rate", "prune_by_class", "both", "confident_learning", "predicted_neq_given")
 FILTERS += ("low_normalized_margin", "low_self_confidence")
@@ -129,8 +132,9 @@ def select(
     labels : (N,) class indices, or names numbered by ``class_names`` (Q, the columns' names) as :func:`encoded_labels`.
     threshold : t; default 1 for M = 1, else 2.
     true_labels : (N,) optional; they add both sets' scores and Theorem 1.
-    score : what ranks the samples: one of :data:`CLEANLAB_SCORES` (``cleanlab.rank.get_label_quality_scores`` on the
-        mean probabilities), or ``"label_quality"``, the margin against the suggested label.
+    score : what ranks the samples: ``"logit_margin"`` (:func:`enkcvs.method.ranking.logit_margin`), one of
+        :data:`CLEANLAB_SCORES` (``cleanlab.rank.get_label_quality_scores`` on the mean probabilities), or
+        ``"label_quality"``, the margin against the suggested label.
     sample_keys : (N,) what else tells the samples apart (ids, digests of their data), or None.
     filter_by, frac_noise, num_to_remove_per_class : ``cleanlab.filter.find_label_issues``' options on the calibrated
         mean probabilities: the review list holds as many not-kept samples, first in the ranking, as it flags among them.
@@ -161,9 +165,9 @@ def select(
         mean_probabilities=mean,
         given=given[order],
         threshold=threshold,
-        score="label_quality" if score == "label_quality" else "self_confidence",
+        score=score if score in RANKING_SCORES else DEFAULT_SCORE,
     )
-    if score not in ("label_quality", "self_confidence") or cleanlab:
+    if score not in RANKING_SCORES or cleanlab:
         outcome.update(_cleanlab_ranking(mean=mean, given=given[order], outcome=outcome, score=score, **cleanlab))
     outcome = {name: values[np.argsort(order)] for name, values in outcome.items()}  # back in the samples' order
     scores = {}

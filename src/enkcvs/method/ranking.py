@@ -11,10 +11,10 @@ import numpy as np
 #: label's probability) go by in the comparisons' tables.
 LABEL_QUALITY = "E-NKCVS label quality"
 VOTES_ORDER = "E-NKCVS votes, then P(given)"
-#: The scores a ranking can go by (``score`` of :func:`enkcvs.method.selection.ensemble_outcome`): the workflow's
-#: ``label_quality`` (chosen on its runs, results/report/ranking.md) and cleanlab's default ``self_confidence``
-#: (chosen for a user's own data by benchmarks/find_issues_vs_cleanlab.py).
-SCORES = ("label_quality", "self_confidence")
+#: The scores a ranking can go by (``score`` of :func:`enkcvs.method.selection.ensemble_outcome`): the
+#: ``label_quality`` margin against the suggested label, cleanlab's default ``self_confidence``, and the
+#: ``logit_margin``, every label-issue table's unless told (chosen by benchmarks/given_probabilities.py).
+SCORES = ("label_quality", "self_confidence", "logit_margin")
 
 
 def label_quality(*, mean_probabilities: np.ndarray, given: np.ndarray, pseudo: np.ndarray) -> np.ndarray:
@@ -49,6 +49,20 @@ def self_confidence(*, mean_probabilities: np.ndarray, given: np.ndarray) -> np.
     out-of-fold probability, P_i[y_i] in [0, 1], low = likely mislabelled. ``mean_probabilities`` (N, Q), ``given``
     (N,) -> (N,)."""
     return mean_probabilities[np.arange(len(given)), given]
+
+
+def logit_margin(*, mean_probabilities: np.ndarray, given: np.ndarray) -> np.ndarray:
+    """The margin of Pleiss, Zhang, Elenberg and Weinberger ("Identifying Mislabeled Data using the Area Under the
+    Margin Ranking", NeurIPS 2020, Eq. 1: z_y - max_{k != y} z_k) read from probabilities, where it equals
+    log P_i[y_i] - max_{k != y_i} log P_i[k], low = likely mislabelled. On the log scale the given label's probability
+    keeps its order where it is tiny (self-confidence's strength on overconfident models), and where it is 0 (a file
+    rounded) the samples are told apart by how probable their rival class is (the normalized margin's).
+    ``mean_probabilities`` (N, Q), ``given`` (N,) -> (N,) float64, log(0) read as log of the smallest float."""
+    logs = np.log(np.maximum(np.asarray(mean_probabilities, dtype=np.float64), np.finfo(np.float64).tiny))  # (N, Q)
+    rows = np.arange(len(given))
+    given_log = logs[rows, given]
+    logs[rows, given] = -np.inf
+    return given_log - logs.max(axis=1)
 
 
 def issue_ranks(*, label_quality: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ Numpy only: the selection steps of the workflow start hundreds of processes, non
 
 import numpy as np
 
-from enkcvs.method.ranking import SCORES, label_quality, self_confidence
+from enkcvs.method.ranking import SCORES, label_quality, logit_margin, self_confidence
 from enkcvs.method.review_list import review_list
 from enkcvs.method.weights import entropy_weight, label_entropy, predicted_label_distribution, pseudo_labels
 
@@ -47,7 +47,8 @@ def ensemble_outcome(
     given : (N,) int, the given labels in 0..Q-1.
     threshold : t, the votes a sample needs to be selected.
     score : what ranks the samples, one of :data:`enkcvs.method.ranking.SCORES`:
-        :func:`enkcvs.method.ranking.label_quality` or :func:`enkcvs.method.ranking.self_confidence`.
+        :func:`enkcvs.method.ranking.label_quality`, :func:`~enkcvs.method.ranking.self_confidence` or
+        :func:`~enkcvs.method.ranking.logit_margin`.
 
     Returns
     -------
@@ -67,7 +68,9 @@ def ensemble_outcome(
     quality = (
         label_quality(mean_probabilities=mean_probabilities, given=given, pseudo=pseudo)
         if score == "label_quality"
-        else self_confidence(mean_probabilities=mean_probabilities, given=given)
+        else {"self_confidence": self_confidence, "logit_margin": logit_margin}[score](
+            mean_probabilities=mean_probabilities, given=given
+        )
     )
     selected = ensemble_selection(votes=votes, threshold=threshold)
     return {
