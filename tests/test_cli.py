@@ -232,6 +232,20 @@ def test_usage_errors_and_help():
     assert "--sorted" in shown.stdout
 
 
+def test_the_help_describes_each_text_recipe_and_names_the_measured_default(capsys, monkeypatch):
+    from enkcvs.labelissues.owndata import DEFAULT_TEXT_RECIPE, TEXT_RECIPES
+
+    monkeypatch.setenv("COLUMNS", "2000")  # argparse's lines unwrapped
+    with pytest.raises(SystemExit) as exited:
+        main(["find-issues", "--help"])
+    shown = capsys.readouterr().out
+    assert exited.value.code == 0 and "--text-recipe {frozen,tfidf,both,raw,finetune}" in shown
+    assert f"how texts train (default {DEFAULT_TEXT_RECIPE}, frozen with --classifier): frozen: " in shown
+    assert all(f"; {name}: {words}" in shown for name, words in TEXT_RECIPES.items() if name != "frozen")
+    assert "TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2), min_df=2)" in shown
+    assert "or the texts themselves (--text-recipe raw)" in shown  # what --classifier trains on
+
+
 def test_version_prints_the_installed_package_s_version(capsys):
     from importlib.metadata import version
 

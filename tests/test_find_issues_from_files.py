@@ -234,19 +234,40 @@ def topic_texts(*, seed: int, per_topic: int = 30) -> tuple[list[str], list[str]
     return texts, labels
 
 
-def test_a_csv_of_texts_is_ranked_on_frozen_embeddings_by_default(tmp_path, monkeypatch, capsys):
+#: The rows of ``topic_texts(seed=4)`` that :func:`write_topic_texts` flips, each to the next topic.
+FLIPPED_TEXTS = [3, 17, 38, 52, 66, 81]
+TEXTS = ["--text-column", "text", "--label-column", "topic"]  # the columns of write_topic_texts' table
+
+
+def write_topic_texts(path: Path, *, ids: bool = False) -> Path:
+    """A CSV of ``topic_texts(seed=4)`` (columns text and topic; id first with ``ids``), the rows of
+    :data:`FLIPPED_TEXTS` labelled with the next topic."""
+    texts, true = topic_texts(seed=4)
+    given = list(true)
+    for row in FLIPPED_TEXTS:
+        given[row] = {"sport": "cooking", "cooking": "weather", "weather": "sport"}[true[row]]
+    frame = pd.DataFrame({"text": texts, "topic": given})
+    if ids:
+        frame.insert(0, "id", [f"t{row:02d}" for row in range(len(frame))])
+    frame.to_csv(path, index=False)
+    return path
+
+
+def flips_first(frame: pd.DataFrame) -> bool:
+    """Whether the first six of the ranking ``frame`` (rows numbered from 1) hold five of :data:`FLIPPED_TEXTS`."""
+    top = set(frame.sort_values("rank")["row"].head(len(FLIPPED_TEXTS)) - 1)
+    return len(top & set(FLIPPED_TEXTS)) >= len(FLIPPED_TEXTS) - 1
+
+
+def test_a_csv_of_texts_is_ranked_on_frozen_embeddings_when_asked(tmp_path, monkeypatch, capsys):
     import enkcvs.labelissues.owndata
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(enkcvs.labelissues.owndata, "ENCODED_AT_ONCE", 32)
-    texts, true = topic_texts(seed=4)
-    given = list(true)
-    flipped = [3, 17, 38, 52, 66, 81]
-    for row in flipped:  # each to the next topic
-        given[row] = {"sport": "cooking", "cooking": "weather", "weather": "sport"}[true[row]]
-    pd.DataFrame({"text": texts, "topic": given}).to_csv(tmp_path / "texts.csv", index=False)
     out = tmp_path / "issues.csv"
-    assert run("--data", tmp_path / "texts.csv", "--text-column", "text", "--label-column", "topic", "--out", out) == 0
+    assert (
+        run("--data", write_topic_texts(tmp_path / "texts.csv"), *TEXTS, "--text-recipe", "frozen", "--out", out) == 0
+    )
     said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("encoding texts: ")]
     assert said == ["encoding texts: 32/90", "encoding texts: 64/90", "encoding texts: 90/90"]  # progress, in order
     frame, record = read(out)
@@ -256,8 +277,7 @@ def test_a_csv_of_texts_is_ranked_on_frozen_embeddings_by_default(tmp_path, monk
         "all-MiniLM-L6-v2",
     )
     assert list(frame.columns) == ["row", *COLUMNS] and frame["row"].tolist() == list(range(1, 91))  # no text copy
-    top = set(frame.sort_values("rank")["row"].head(len(flipped)) - 1)
-    assert len(top & set(flipped)) >= len(flipped) - 1, frame.sort_values("rank").head(10)
+    assert flips_first(frame), frame.sort_values("rank").head(10)
 
 
 def test_a_csv_of_texts_fine_tunes_without_mixup_and_offline_when_asked(tmp_path, monkeypatch):
@@ -300,6 +320,103 @@ def test_a_csv_of_texts_fine_tunes_without_mixup_and_offline_when_asked(tmp_path
     )
     sheet = (tmp_path / "issues.review.md").read_text()
     assert re.search(r"\|\s+text\s+\|", sheet) and "Who wrote Hamlet ?" in sheet
+
+
+@pytest.mark.parametrize(
+    "recipe, options, step",
+    [
+        ("tfidf", ["--text-recipe", "tfidf"], "TfidfVectorizer(min_df=2, ngram_range=(1, 2), sublinear_tf=True)"),
+        ("both", [], "Normalizer()"),
+    ],
+    ids=["tfidf", "both by default"],
+)
+def test_texts_train_a_tfidf_pipeline_fitted_on_each_fold_s_training_part(tmp_path, monkeypatch, recipe, options, step):
+    """--text-recipe tfidf: a TF-IDF and logistic regression pipeline on the texts as they are; both, the default: the
+    same TF-IDF beside the MiniLM embeddings, z-scored and scaled to unit length. Either way each of the M x K fold
+    models fits the vectoriser on the texts of its own training part only."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    fitted, original = [], TfidfVectorizer.fit_transform
+
+    def recorded(self, raw_documents, y=None):
+        fitted.append([type(text) for text in raw_documents])
+        return original(self, raw_documents, y)
+
+    monkeypatch.setattr(TfidfVectorizer, "fit_transform", recorded)
+    out = tmp_path / "issues.csv"
+    data = write_topic_texts(tmp_path / "texts.csv")
+    assert run("--data", data, *TEXTS, *options, "--folds", "3", "--repetitions", "2", "--out", out) == 0
+    assert [len(types) for types in fitted] == [60] * 6  # 2 x 3 fold models, each on 2/3 of the 90 texts
+    assert all(issubclass(kind, str) for types in fitted for kind in types)  # the texts, as strings
+    frame, record = read(out)
+    assert record["text_recipe"] == recipe and "recipe" not in record and "classifier" not in record
+    pipeline = " ".join(record["pipeline"].split())
+    assert "TfidfVectorizer(min_df=2, ngram_range=(1, 2), sublinear_tf=True)" in pipeline and step in pipeline
+    assert "LogisticRegression(max_iter=2000)" in pipeline
+    assert (record.get("encoder", {}).get("checkpoint"), record.get("max_tokens")) == (
+        ("all-MiniLM-L6-v2", 64) if recipe == "both" else (None, None)
+    )
+    assert list(frame.columns) == ["row", *COLUMNS] and flips_first(frame), frame.sort_values("rank").head(10)
+
+
+def import_text_pipeline_module(folder: Path, monkeypatch) -> None:
+    """``mytexts`` written to ``folder`` and importable: ``make()`` returns a pipeline of texts, TF-IDF and logistic
+    regression with scikit-learn's defaults."""
+    (folder / "mytexts.py").write_text(
+        "from sklearn.feature_extraction.text import TfidfVectorizer\n"
+        "from sklearn.linear_model import LogisticRegression\n"
+        "from sklearn.pipeline import make_pipeline\n\n\n"
+        "def make():\n"
+        "    return make_pipeline(TfidfVectorizer(), LogisticRegression(max_iter=1000))\n"
+    )
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, "mytexts", raising=False)
+
+
+def test_your_own_pipeline_takes_the_texts_as_they_are_with_text_recipe_raw(tmp_path, monkeypatch, capsys):
+    """--text-recipe raw hands the texts, a 1-D array of str, to --classifier; without it the classifier gets the
+    texts' embeddings, which a pipeline of texts cannot read: said with the fix."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    import_text_pipeline_module(tmp_path, monkeypatch)
+    data, out = write_topic_texts(tmp_path / "texts.csv"), tmp_path / "issues.csv"
+    assert run("--data", data, *TEXTS, "--text-recipe", "raw", "--classifier", "mytexts:make", "--out", out) == 0
+    frame, record = read(out)
+    assert (record["text_recipe"], record["classifier"]["factory"], "encoder" in record) == (
+        "raw",
+        "mytexts:make",
+        False,
+    )
+    assert "TfidfVectorizer()" in record["classifier"]["estimator"] and flips_first(frame)
+    capsys.readouterr()
+    assert run("--data", data, *TEXTS, "--classifier", "mytexts:make", "--out", tmp_path / "embedded.csv") == 2
+    assert re.search(
+        r"--classifier mytexts:make failed on the texts' embeddings \(AttributeError: .*\)\. Fix: pass --text-recipe "
+        r"raw to hand it the texts as they are\n",
+        capsys.readouterr().err,
+    )
+    assert not (tmp_path / "embedded.csv").exists()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--text-recipe", "tfidf"], ["--text-recipe", "raw", "--classifier", "mytexts:make"]],
+    ids=["tfidf", "raw"],
+)
+def test_texts_as_they_are_rank_alike_on_a_shuffled_file_and_on_two_jobs(tmp_path, monkeypatch, options):
+    """The texts' pipelines, ours and a user's, rank a file on --jobs 1 as on --jobs 2 and as a shuffled copy of it
+    (compared after undoing the shuffle), bitwise."""
+    from tests.test_issue_determinism import find_issues, same_rows, shuffled
+
+    import_text_pipeline_module(tmp_path, monkeypatch)
+    data = write_topic_texts(tmp_path / "texts.csv", ids=True)
+    options = [*TEXTS, "--id-column", "id", *options]
+    one, _ = find_issues(data, tmp_path / "one.csv", *options, "--jobs", "1")
+    two, _ = find_issues(data, tmp_path / "two.csv", *options, "--jobs", "2", threads=2)
+    moved, _ = find_issues(shuffled(data, seed=5), tmp_path / "moved.csv", *options)
+    assert one["is_label_issue"].any() and not one["id"].equals(moved["id"])  # a list, of rows moved
+    pd.testing.assert_frame_equal(one, two, check_exact=True)  # is_label_issue, label_score, rank, to the last bit
+    same_rows(one, moved, key="id")
 
 
 def with_blank_label(table: Path) -> None:
@@ -435,6 +552,22 @@ def with_no_rows(table: Path) -> None:
             r"--text-recipe frozen chooses how texts train, and --data \S+animals\.csv is read as table\. Fix: drop",
         ),
         (["--probabilities", "{table}", "--text-recipe", "finetune"], None, r"--text-recipe goes with --data"),
+        (
+            ["--data", "{table}", *TABLE, "--text-column", "x0", "--text-recipe", "raw"],
+            None,
+            r"--text-recipe raw hands the texts as they are to your --classifier, and none is given\. Fix: pass "
+            r"--classifier MODULE:FACTORY",
+        ),
+        (
+            ["--data", "{table}", *TABLE, "--text-column", "x0", "--text-recipe", "tfidf", "--classifier", "m:make"],
+            None,
+            r"--classifier m:make and --text-recipe tfidf each choose the fold models\. Fix: pass --text-recipe raw",
+        ),
+        (
+            ["--data", "{table}", *TABLE, "--text-column", "x0", "--text-recipe", "finetune", "--classifier", "m:make"],
+            None,
+            r"--classifier m:make and --text-recipe finetune each choose the fold models",
+        ),
     ],
     ids=[
         "neither",
@@ -463,6 +596,9 @@ def with_no_rows(table: Path) -> None:
         "no rows",
         "text recipe for a table",
         "text recipe with probabilities",
+        "raw texts without a classifier",
+        "classifier with tfidf",
+        "classifier with finetune",
     ],
 )
 def test_bad_input_is_refused_before_training_with_nothing_written(
@@ -723,3 +859,50 @@ def test_a_stopped_stacked_run_goes_on_from_its_epoch_checkpoint(table, monkeypa
     monkeypatch.setattr(enkcvs.training.stacked, "run_epochs", original)
     assert run(*command, "--no-cache", "--out", table.parent / "fresh.csv") == 0
     assert (table.parent / "resumed.csv").read_bytes() == (table.parent / "fresh.csv").read_bytes()
+
+
+def test_the_rows_are_named_by_text_or_whole_float_ids_but_never_by_dates(tmp_path):
+    """No --id-column: the first column the id rule picks, fully present and unique, names the rows; a unique date
+    column is a time (a feature), and whole floats with a gap are left out of the features, not the rows' names."""
+    from enkcvs.labelissues.owndata import with_detected_id
+
+    columns = {"label": "label", "id": None, "image": None, "text": None}
+    n = 30
+    frame = pd.DataFrame(
+        {
+            "day": pd.date_range("2020-01-01", periods=n).strftime("%Y-%m-%d"),
+            "band": np.arange(n) + 302.0,
+            "tag": [f"t{i}" for i in range(n)],
+            "x": np.random.default_rng(4).normal(size=n),
+            "label": np.arange(n) % 2,
+        }
+    )
+    frame.to_parquet(tmp_path / "data.parquet")
+    with pytest.warns(UserWarning, match=r"column 'band' looks like row ids: it names the rows in the output"):
+        assert with_detected_id(tmp_path / "data.parquet", columns=columns, feature_columns=None)["id"] == "band"
+    frame.loc[3, "band"] = np.nan
+    frame.to_parquet(tmp_path / "gap.parquet")
+    with pytest.warns(UserWarning, match=r"column 'tag' looks like row ids"):
+        assert with_detected_id(tmp_path / "gap.parquet", columns=columns, feature_columns=None)["id"] == "tag"
+    frame[["day", "x", "label"]].to_csv(tmp_path / "daily.csv", index=False)
+    assert with_detected_id(tmp_path / "daily.csv", columns=columns, feature_columns=None)["id"] is None
+
+
+def test_a_hawks_like_table_is_ranked_with_its_band_numbers_naming_the_rows(tmp_path, capsys):
+    """The report's table through the command: the band numbers (unique integers) name the rows, the times read as
+    minutes, the codes one-hot, each said in one line before training: 13 features."""
+    from test_own_sources import make_hawks
+
+    frame = make_hawks(seed=5, n=120)
+    frame.to_csv(tmp_path / "hawks.csv", index=False)
+    out = tmp_path / "issues.csv"
+    assert run("--data", tmp_path / "hawks.csv", "--label-column", "Species", *FAST, "--out", out) == 0
+    issues, record = read(out)
+    assert list(issues.columns) == ["BandNumber", *COLUMNS] and issues["BandNumber"].equals(frame["BandNumber"])
+    assert record["columns"]["id"] == "BandNumber"
+    lines = [line for line in capsys.readouterr().err.splitlines() if "warning:" in line]
+    assert "column 'BandNumber' looks like row ids: it names the rows in the output" in lines[0]
+    assert "2 columns read as numbers: CaptureTime (times of day, in minutes since midnight), ReleaseTime" in lines[1]
+    assert "(Age, Sex) one-hot encoded into 5 0/1 features" in lines[2] and "(ReleaseTime, Wing, Culmen)" in lines[3]
+    sheet = out.with_name("issues.review.md").read_text()
+    assert "CaptureTime" in sheet and "Sex=<missing>" in sheet and "BandNumber=" not in sheet

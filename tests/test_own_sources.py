@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from enkcvs.data.datasets import load_dataset, save_dataset
-from enkcvs.data.sources import get_source, load_source, own
+from enkcvs.data.sources import columns, get_source, load_source, own
 
 IMAGE_CLASSES = ("cat", "dog", "fox")
 
@@ -446,3 +446,219 @@ def test_an_empty_table_and_a_wrong_separator_are_named(tmp_path, text, message)
     for load, options in ((own.load_table, {}), (own.load_text_table, {"text_column": "a"})):
         with pytest.raises(ValueError, match=message):
             load(path=str(tmp_path / "t.csv"), label_column="label", **options)
+
+
+# --- tables as packaged: numbers, times and dates as text; ids and codes of many values left out ----------------
+
+
+def said_lines(record) -> list[str]:
+    return [str(warning.message) for warning in record]
+
+
+def load_saying(path: str, **options):
+    """``own.load_table`` and the lines it said, every warning recorded."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        dataset = own.load_table(path=path, **options)
+    return dataset, said_lines(record)
+
+
+def make_hawks(*, seed: int, n: int = 300) -> pd.DataFrame:
+    """A table shaped like R's Stat2Data Hawks: dates as three integer columns, capture and release times as "H:MM"
+    text (release mostly missing), a band number unique per bird, age and sex codes (sex mostly missing), three
+    measurements with gaps, and the species as the label."""
+    rng = np.random.default_rng(seed)
+    species = rng.choice(["CH", "RT", "SS"], size=n, p=[0.1, 0.6, 0.3])
+    size = pd.Series(species).map({"CH": 1.5, "RT": 3.0, "SS": 1.0}).to_numpy()
+    hours, minutes = rng.integers(9, 16, size=n), rng.integers(0, 60, size=n)
+    frame = pd.DataFrame(
+        {
+            "Month": rng.integers(9, 12, size=n),
+            "Day": rng.integers(1, 31, size=n),
+            "Year": rng.integers(1992, 2004, size=n),
+            "CaptureTime": [f"{h}:{m:02d}" for h, m in zip(hours, minutes)],
+            "ReleaseTime": [f"{h + 1}:{m:02d}" if rng.random() < 0.3 else None for h, m in zip(hours, minutes)],
+            "BandNumber": rng.choice(np.arange(800, 20000), size=n, replace=False),
+            "Species": species,
+            "Age": rng.choice(["A", "I"], size=n),
+            "Sex": rng.choice(["F", "M", None], size=n, p=[0.2, 0.2, 0.6]),
+            "Wing": (130 * size + rng.normal(0, 10, size=n)).round(1),
+            "Weight": (150 * size**2 + rng.normal(0, 30, size=n)).round(),
+            "Culmen": (9 * size + rng.normal(0, 1, size=n)).round(1),
+        }
+    )
+    frame.loc[rng.random(n) < 0.03, ["Wing", "Culmen"]] = np.nan
+    return frame
+
+
+def test_text_of_numbers_is_read_as_numbers_and_other_text_stays_a_code(tmp_path):
+    frame = make_table(seed=10).assign(
+        price=[" 12 ", "-1e3", "3.5", None, "0.25", "3.5"] * 2,  # padded, exponent, a gap: numbers
+        grouped=["1,234", "2,500", "1,234", "7", "7", "7"] * 2,  # thousands or a decimal comma: ambiguous, a code
+        grade=["3", "3", "b", "4", "4", "3"] * 2,  # one value no number: a code
+    )
+    dataset, said = load_saying(write_table(frame, tmp_path / "data.parquet"), label_column="label", missing="keep")
+    assert dataset.feature_names[3] == "price" and dataset.feature_names[4].startswith("grouped=")
+    x = dataset.x_train.reshape(12, -1)
+    np.testing.assert_array_equal(x[:6, 3], [12, -1000, 3.5, np.nan, 0.25, 3.5])
+    assert any(line.endswith(": 1 column read as numbers: price (text of numbers)") for line in said)
+    assert any("(grouped, grade) one-hot encoded into 6 0/1 features" in line for line in said)
+
+
+def test_times_of_day_as_text_become_minutes_since_midnight_but_plain_integers_stay_numbers(tmp_path):
+    frame = make_table(seed=11).assign(
+        capture=["10:30", "9:05", "10:30:15", None, "23:59", "0:00"] * 2,
+        hhmm=["1030", "905", "1030", "1200", "905", "1030"] * 2,  # integers, not times
+        odd=["10:30", "9:75", "1:00", "1:00", "2:00", "2:00"] * 2,  # 9:75 is no time: a code
+    )
+    dataset, said = load_saying(write_table(frame, tmp_path / "data.csv"), label_column="label", missing="keep")
+    x = dataset.x_train.reshape(12, -1)
+    names = list(dataset.feature_names)
+    np.testing.assert_allclose(x[:6, names.index("capture")], [630, 545, 630.25, np.nan, 1439, 0])
+    np.testing.assert_array_equal(x[:3, names.index("hhmm")], [1030, 905, 1030])
+    assert "odd=9:75" in names
+    assert any(
+        line.endswith("1 column read as numbers: capture (times of day, in minutes since midnight)") for line in said
+    )
+
+
+@pytest.mark.parametrize(
+    "dates, days",
+    [
+        (["2016-09-05", "2016-09-06", None], [17049, 17050, np.nan]),  # ISO
+        (["9/5/2016", "9/6/2016", "12/31/2016"], [17049, 17050, 17166]),  # month first
+        (["13/5/2016", "9/5/2016", "1/1/2017"], [16934, 16930, 17167]),  # a first field above 12: day first
+        (["2016-09-05 10:30", "2016-09-05", "9/6/2016"], [17049 + 630 / 1440, 17049, 17050]),  # formats mixed
+    ],
+    ids=["iso", "month first", "day first", "mixed"],
+)
+def test_dates_as_text_become_days_since_1970(tmp_path, dates, days):
+    frame = make_table(seed=12).assign(date=dates * 4, age=["A", "I", "A"] * 4)  # short codes: no dates
+    dataset, said = load_saying(write_table(frame, tmp_path / "data.csv"), label_column="label", missing="keep")
+    assert dataset.feature_names == ("a", "b", "count", "date", "age=A", "age=I")
+    np.testing.assert_allclose(dataset.x_train.reshape(12, -1)[:3, 3], days, rtol=1e-7)
+    assert any(line.endswith("read as numbers: date (dates, in days since 1970-01-01)") for line in said)
+
+
+def test_stored_dates_and_durations_of_a_parquet_file_become_numbers(tmp_path):
+    frame = make_table(seed=13).assign(
+        when=pd.date_range("2016-09-05", periods=12, freq="D"),
+        took=pd.to_timedelta(np.arange(12) % 4 * 90, unit="s"),
+    )
+    dataset, said = load_saying(write_table(frame, tmp_path / "data.parquet"), label_column="label")
+    x = dataset.x_train.reshape(12, -1)
+    np.testing.assert_array_equal(x[:, 3], 17049 + np.arange(12))  # unique, yet a time: no id
+    np.testing.assert_allclose(x[:4, 4], [0, 1.5, 3, 4.5])
+    assert not any("row ids" in line for line in said)
+    assert any(
+        "read as numbers: when (dates, in days since 1970-01-01), took (durations, in minutes)" in line for line in said
+    )
+
+
+def test_a_unique_date_column_is_a_time_not_an_id(tmp_path):
+    """A daily table's dates are unique per row: read as dates (a feature), never as row ids."""
+    frame = make_table(seed=14, n=30).assign(day=pd.date_range("2020-01-01", periods=30).strftime("%Y-%m-%d"))
+    dataset, said = load_saying(write_table(frame, tmp_path / "data.csv"), label_column="label")
+    assert dataset.feature_names == ("a", "b", "count", "day") and not any("row ids" in line for line in said)
+    assert columns.id_like_columns(columns.read_values(frame[["day"]])[0]) == {}
+    assert list(columns.id_like_columns(frame[["day"]])) == ["day"]  # the same text, not read as dates, is unique
+
+
+def test_nearly_unique_text_and_whole_floats_are_left_out_as_ids_but_not_measurements(tmp_path):
+    n = 40
+    frame = make_table(seed=15, n=n).assign(
+        name=[f"bird {i}" for i in range(n - 1)] + ["bird 0"],  # 39 values in 40 rows
+        band=[302.0, np.nan, *np.arange(400, 400 + n - 2)],  # integers with a gap read as floats
+        weight=np.random.default_rng(15).normal(size=n),  # unique, yet a measurement
+        grams=np.arange(n) // 2,  # integers with repeats: a measurement
+        unique=np.arange(n) * 2,  # unique integers: ids
+    )
+    dataset, said = load_saying(write_table(frame, tmp_path / "data.csv"), label_column="label")
+    assert dataset.feature_names == ("a", "b", "count", "weight", "grams")
+    (line,) = [line for line in said if "row ids" in line]
+    assert line.endswith(
+        "data.csv: columns ['name', 'band'] look like row ids (nearly unique per row: 39 values in 40 rows); "
+        "column ['unique'] looks like row ids (unique per row): left out of the features. Fix: name them in "
+        "source_options.feature_columns to use them"
+    )
+    assert columns.id_like_columns(frame.head(columns.ID_ROWS - 1)[["unique", "weight"]]) == {}  # too few rows to say
+
+
+def test_a_code_of_too_many_values_is_left_out_naming_its_size(tmp_path):
+    n = 600
+    rng = np.random.default_rng(16)
+    frame = make_table(seed=16, n=n).assign(
+        city=[f"city {i % 300}" for i in range(n)],  # 300 values, each twice: a code that swamps
+        street=[f"street {i % columns.CODES_AT_MOST}" for i in range(n)],  # as many values as a code may hold
+        colour=rng.choice(["red", "green", "blue"], size=n),
+    )
+    dataset, said = load_saying(write_table(frame, tmp_path / "data.parquet"), label_column="label")
+    assert "city" not in {name.split("=")[0] for name in dataset.feature_names}
+    assert dataset.x_train.shape[-1] == 3 + columns.CODES_AT_MOST + 3
+    (line,) = [line for line in said if "left out" in line]
+    assert line.endswith(
+        "column ['city'] is a code of 300 values: its one-hot columns would swamp the 56 other features: left out "
+        "of the features. Fix: name it in source_options.feature_columns to use it"
+    )
+
+
+def test_ids_and_codes_are_said_in_one_line_which_the_command_rewords(tmp_path):
+    from enkcvs.labelissues.owndata import _in_command_words
+
+    n = 120
+    frame = make_table(seed=17, n=n).assign(tag=[f"t{i}" for i in range(n)], city=[f"c{i % 60}" for i in range(n)])
+    _, said = load_saying(write_table(frame, tmp_path / "data.csv"), label_column="label")
+    (line,) = [line for line in said if "left out" in line]
+    assert "column ['tag'] looks like row ids (unique per row); column ['city'] is a code of 60 values: its " in line
+    assert _in_command_words(line).endswith("Fix: name them in --feature-columns to use them")
+
+
+def test_named_feature_columns_are_used_as_given_read_as_numbers_where_they_hold_them(tmp_path):
+    n = 40
+    frame = make_table(seed=18, n=n).assign(
+        tag=[f"t{i}" for i in range(n)], serial=np.arange(n) + 100, at=["10:30", "11:00"] * (n // 2)
+    )
+    dataset, said = load_saying(
+        write_table(frame, tmp_path / "data.csv"), label_column="label", feature_columns=["serial", "at", "tag"]
+    )
+    assert dataset.feature_names[:2] == ("serial", "at") and dataset.feature_names[2:4] == ("tag=t0", "tag=t1")
+    assert dataset.x_train.shape[-1] == 2 + n and not any("left out" in line for line in said)  # the ids one-hot
+    np.testing.assert_array_equal(dataset.x_train.reshape(n, -1)[:2, :2], [[100, 630], [101, 660]])
+
+
+def test_whole_float_ids_are_carried_as_integers(tmp_path):
+    frame = make_table(seed=19).assign(band=np.arange(12) + 302.0)
+    dataset = own.load_table(path=write_table(frame, tmp_path / "data.parquet"), label_column="label", id_column="band")
+    assert dataset.sample_ids.dtype == np.int64 and dataset.sample_ids.tolist()[:2] == [302, 303]
+
+
+@pytest.mark.parametrize("gap", [False, True], ids=["band numbers", "band numbers with a gap"])
+def test_a_hawks_like_table_reads_as_a_careful_analyst_would(tmp_path, gap):
+    """Stat2Data's Hawks, as the report gave it: the band numbers left out (a gap makes them floats), the times read
+    as minutes, the two codes one-hot, the gaps imputed: 13 features, not 1,280."""
+    frame = make_hawks(seed=20)
+    if gap:
+        frame.loc[7, "BandNumber"] = np.nan
+    dataset, said = load_saying(write_table(frame, tmp_path / "hawks.csv"), label_column="Species", missing="keep")
+    assert dataset.feature_names == (
+        *("Month", "Day", "Year", "CaptureTime", "ReleaseTime"),
+        *("Age=A", "Age=I", "Sex=F", "Sex=M", "Sex=<missing>", "Wing", "Weight", "Culmen"),
+    )
+    assert dataset.class_names == ("CH", "RT", "SS") and dataset.x_train.shape == (300, 1, 1, 13)
+    why = "nearly unique per row: 299 values in 300 rows" if gap else "unique per row"
+    path = str(tmp_path / "hawks.csv")
+    assert said[:4] == [
+        f"{path}: column ['BandNumber'] looks like row ids ({why}): left out of the features. Fix: name it in "
+        "source_options.feature_columns to use it",
+        f"{path}: 2 columns read as numbers: CaptureTime (times of day, in minutes since midnight), ReleaseTime "
+        "(times of day, in minutes since midnight)",
+        f"{path}: 2 columns of text, categories or booleans (Age, Sex) one-hot encoded into 5 0/1 features, one per "
+        "value (and one for a missing value where there is one)",
+        said[3],
+    ]
+    assert "missing values in 3 columns (ReleaseTime, Wing, Culmen): imputed" in said[3]
+    x = dataset.x_train.reshape(300, -1)
+    hours, minutes = frame["CaptureTime"][0].split(":")
+    assert x[0, 3] == int(hours) * 60 + int(minutes)

@@ -125,7 +125,7 @@ def _list_options(command) -> None:
 def _data_options(command) -> None:
     """The options of ``--data``, trained on here."""
     from enkcvs.labelissues.oof import DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SEED
-    from enkcvs.labelissues.owndata import KINDS, TEXT_RECIPES, recipe_text
+    from enkcvs.labelissues.owndata import DEFAULT_TEXT_RECIPE, KINDS, TEXT_RECIPES, recipe_text
 
     data = command.add_argument_group(
         "from your data",
@@ -159,7 +159,9 @@ def _data_options(command) -> None:
         "--classifier",
         metavar="MODULE:FACTORY",
         help="your own scikit-learn-compatible classifier as the fold models: a function of an importable module that "
-        "returns it unfitted (e.g. mymodels:make_classifier); for a table, or texts' or images' embeddings",
+        "returns it unfitted (e.g. mymodels:make_classifier); it trains on a table's features, images' embeddings "
+        "(--encoder), texts' embeddings (--text-recipe frozen, the default with --classifier) or the texts themselves "
+        "(--text-recipe raw)",
     )
     add(
         "--no-cache",
@@ -170,9 +172,8 @@ def _data_options(command) -> None:
     add(
         "--text-recipe",
         choices=TEXT_RECIPES,
-        help="how texts train (default frozen: each text encoded once, cached, light heads trained on the "
-        "embeddings, minutes on a CPU; finetune: the transformer fine-tuned in every fold model, hours on a CPU: "
-        f"{recipe_text('texts', text_recipe='finetune')})",
+        help=f"how texts train (default {DEFAULT_TEXT_RECIPE}, frozen with --classifier): "
+        + "; ".join(f"{name}: {recipe_text('texts', text_recipe=name)}" for name in TEXT_RECIPES),
     )
     add(
         "--encoder",

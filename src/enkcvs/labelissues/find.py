@@ -177,7 +177,9 @@ def fold_probabilities(source: Source, *, request: Request, processes: int, prog
 
     settings = request.settings
     order = np.arange(len(source.labels)) if source.keys is None else determinism.canonical_order(source.keys)
-    inputs = source.inputs if source.keys is None else determinism.in_order(source.inputs, order)
+    inputs = source.inputs
+    if source.keys is not None:  # a pandas frame (texts beside their embeddings) by position
+        inputs = inputs.iloc[order] if isinstance(inputs, pd.DataFrame) else determinism.in_order(inputs, order)
     labels = source.labels[order]
     standardize = source.standardize and source.in_memory
     common = {
@@ -198,16 +200,26 @@ def fold_probabilities(source: Source, *, request: Request, processes: int, prog
         cache = FoldCache.for_key(cache_key(inputs=_cache_inputs(inputs), labels=labels, settings=key))
     with determinism.one_thread():
         if source.classifier is not None:
-            features = inputs.reshape(len(inputs), -1) if source.data is not None else inputs
-            stack = classifier_probabilities(
-                classifier=source.classifier,
-                features=features,
-                labels=labels,
-                standardize=standardize,
-                progress=progress,
-                cache=cache,
-                **common,
-            )
+            features = inputs.reshape(len(inputs), -1) if source.data is not None and source.in_memory else inputs
+            try:
+                stack = classifier_probabilities(
+                    classifier=source.classifier,
+                    features=features,
+                    labels=labels,
+                    standardize=standardize,
+                    progress=progress,
+                    cache=cache,
+                    **common,
+                )
+            except (AttributeError, TypeError, ValueError) as error:  # a classifier of texts handed embeddings, or back
+                if source.kind != "texts" or request.classifier is None:
+                    raise
+                raw = source.text_recipe == "raw"
+                handed, other = ("texts as they are", "frozen") if raw else ("texts' embeddings", "raw")
+                raise ValueError(
+                    f"--classifier {request.classifier} failed on the {handed} ({type(error).__name__}: {error}). Fix: "
+                    f"pass --text-recipe {other} to hand it {'their embeddings' if raw else 'the texts as they are'}"
+                ) from None
         elif processes > 1:
             stack = parallel_fold_probabilities(
                 x=inputs, labels=labels, recipe=source.recipe, processes=processes, cache=cache, **common
@@ -228,8 +240,9 @@ def fold_probabilities(source: Source, *, request: Request, processes: int, prog
 
 
 def _cache_inputs(inputs):
-    """The fold models' ``inputs`` as the cache keys them: the array, or the image files' paths, sizes and times."""
-    if isinstance(inputs, np.ndarray):
+    """The fold models' ``inputs`` as the cache keys them: the array or frame, or the image files' paths, sizes and
+    times."""
+    if isinstance(inputs, np.ndarray | pd.DataFrame):
         return inputs
     root = Path(inputs.image_root or ".")
     return [f"{path}:{(stat := (root / str(path)).stat()).st_size}:{stat.st_mtime_ns}" for path in inputs.x_train]

@@ -2,7 +2,7 @@
 recipe each kind trains with, and the data read, checked and encoded in the command's words before anything trains,
 through the workflow's own-data sources (:mod:`enkcvs.data.sources.own`). ``images``: a folder of class folders or a
 table of image paths (with ``--encoder``, heads on a frozen torchvision backbone's embeddings); ``texts``: a table
-with a text column (heads on the packaged MiniLM's embeddings, or the MiniLM fine-tuned); ``table``: features.
+with a text column (:data:`TEXT_RECIPES`); ``table``: features.
 """
 
 import importlib
@@ -19,6 +19,7 @@ from enkcvs.data.checkpoints import DEFAULT_CHECKPOINT
 from enkcvs.data.datasets import Dataset
 from enkcvs.data.embeddings import POOLING, embed_texts
 from enkcvs.data.sources import own
+from enkcvs.data.sources.columns import id_like_columns, read_values
 from enkcvs.io import install_command
 from enkcvs.labelissues import determinism
 from enkcvs.labelissues.issues import dataset_row_names
@@ -27,12 +28,35 @@ from enkcvs.labelissues.source import Source
 from enkcvs.training.recipe import Recipe
 
 KINDS = ("images", "texts", "table")
-#: How texts train (``--text-recipe``): heads on the frozen checkpoint's embeddings, or the checkpoint fine-tuned.
-TEXT_RECIPES = ("frozen", "finetune")
+#: TF-IDF's settings in the fold models of texts: words and word pairs (a question's "how many", "who is"), counts
+#: damped (1 + log tf: a word said twice is not twice the evidence), and terms of a single text of a fold model's
+#: training part left out (one text says nothing of how a term goes with a class; they are most of the word pairs,
+#: and the logistic regression fits several times faster without them).
+TFIDF = {"sublinear_tf": True, "ngram_range": (1, 2), "min_df": 2}
+_TFIDF = f"TfidfVectorizer({', '.join(f'{key}={value}' for key, value in TFIDF.items())})"
+#: How texts train (``--text-recipe``), in words: the packaged MiniLM's frozen embeddings to heads, TF-IDF of the
+#: texts or both to a logistic regression (:func:`text_pipeline`), the texts as they are to the user's
+#: ``--classifier``, or the MiniLM fine-tuned.
+TEXT_RECIPES = {
+    "frozen": "light heads on the packaged MiniLM's frozen embeddings, each text encoded once and cached, minutes on "
+    "a CPU",
+    "tfidf": f"{_TFIDF} and LogisticRegression(max_iter=2000) on the texts, one scikit-learn pipeline fitted in each "
+    "fold model on its training part, seconds on a CPU",
+    "both": f"{_TFIDF} of the texts beside their frozen MiniLM embeddings (each text encoded once and cached; "
+    "z-scored, then scaled to unit length as a TF-IDF row is) to one LogisticRegression(max_iter=2000), one "
+    "scikit-learn pipeline fitted in each fold model on its training part",
+    "raw": "the texts as they are, a 1-D array of str, to your --classifier, e.g. make_pipeline(TfidfVectorizer(), "
+    "LogisticRegression())",
+    "finetune": "the transformer fine-tuned in every fold model, hours on a CPU",
+}
+#: The text recipe without ``--text-recipe`` (with ``--classifier``: ``frozen``, the classifier on the embeddings).
+#: benchmarks/text_recipes.py chose it, the best mean review-list F1 and ranking P@k over its sets (its record in
+#: benchmarks/results/, its table in benchmarks/README.md).
+DEFAULT_TEXT_RECIPE = "both"
 #: The recipe each kind of data trains its fold models with (``--epochs`` replaces ``epochs``). A table: the
 #: one-hidden-layer ``mlp``; images: the paper's MNIST network ``cnn4``, trained from scratch on :data:`IMAGE_SIZE`
-#: pixel centre crops; texts (and images with an ``encoder``): the same ``mlp`` on the frozen embeddings, with mixup;
-#: its settings won on ranking quality and time in benchmarks/text_heads.py.
+#: pixel centre crops; texts of ``--text-recipe frozen`` (and images with an ``encoder``): the same ``mlp`` on the
+#: frozen embeddings, with mixup; its settings won on ranking quality and time in benchmarks/text_heads.py.
 DEFAULT_RECIPES: dict[str, dict[str, Any]] = {
     kind: {**recipe, "momentum": 0.9, "weight_decay": 5e-4, "mixup_alpha": 0.3}
     for kind, recipe in {
@@ -78,8 +102,9 @@ COMMAND_WORDS = {
 def read_data(request: Request) -> Source:
     """The ``--data`` of a request read as its kind (:func:`infer_kind`) with every check that can fail before
     training (options against the kind, packages, columns, labels, class sizes against K), then encoded: texts'
-    and images' embeddings (N, 1, 1, D) float32 with progress lines on stderr, or fine-tuned texts' token ids
-    (N, 2, L). ValueError / FileNotFoundError in the command's words, with the fix."""
+    and images' embeddings (N, 1, 1, D) float32 with progress lines on stderr, texts beside their embeddings in a
+    frame (``both``), or fine-tuned texts' token ids (N, 2, L); texts as they are for ``tfidf`` and ``raw``.
+    ValueError / FileNotFoundError in the command's words, with the fix."""
     path, folds = request.data, request.settings["folds"]
     kind, columns = infer_kind(request)
     check_kind_options(request, kind=kind)
@@ -94,7 +119,9 @@ def read_data(request: Request) -> Source:
     if encoder is not None and (problem := image_embeddings.weights_problem(encoder)) is not None:
         raise ValueError(problem)
     classifier = None if request.classifier is None else classifier_from_factory(request.classifier)
-    text_recipe = (request.text_recipe or "frozen") if kind == "texts" else None
+    default = "frozen" if request.classifier else DEFAULT_TEXT_RECIPE  # a --classifier of texts: their embeddings
+    text_recipe = (request.text_recipe or default) if kind == "texts" else None
+    classifier = text_pipeline(text_recipe) if text_recipe in ("tfidf", "both") else classifier
     recipe = FINETUNE_RECIPE if text_recipe == "finetune" else DEFAULT_RECIPES["texts" if encoder else kind]
     recipe = Recipe.from_dict({**recipe, **({} if request.epochs is None else {"epochs": request.epochs})})
     data = _load(request, kind=kind, columns=columns)
@@ -105,20 +132,26 @@ def read_data(request: Request) -> Source:
         file=sys.stderr,
         flush=True,
     )
-    if text_recipe == "frozen":
+    embedded = text_recipe in ("frozen", "both")
+    if embedded:
         inputs = _encoded(data, kind="texts", frozen=DEFAULT_CHECKPOINT)
+        inputs = _text_frame(data.x_train, embeddings=inputs) if text_recipe == "both" else inputs
     elif encoder:
         inputs = _encoded(data, kind="images", frozen=encoder)
-    else:
-        inputs = _tokens(data, recipe=recipe) if text_recipe else data.x_train if kind == "table" else data
+    elif text_recipe == "finetune":
+        inputs = _tokens(data, recipe=recipe)
+    else:  # a table's features, the texts as they are (tfidf, raw), images from scratch
+        inputs = data if kind == "images" else data.x_train
     keys = determinism.dataset_digests(data)
-    frozen = {"checkpoint": DEFAULT_CHECKPOINT, "pooling": POOLING} if text_recipe == "frozen" else None
+    frozen = {"checkpoint": DEFAULT_CHECKPOINT, "pooling": POOLING} if embedded else None
     if encoder:
         weights = str(image_embeddings.default_weights(encoder))
         frozen = {"torchvision": encoder, "weights": weights, "pooling": image_embeddings.POOLING}
     model = (
         {"recipe": recipe.to_dict()}
         if classifier is None
+        else {"pipeline": repr(classifier)}
+        if request.classifier is None
         else {"classifier": {"factory": request.classifier, "estimator": repr(classifier)}}
     )
     standardize = not request.no_standardize
@@ -132,7 +165,8 @@ def read_data(request: Request) -> Source:
         **model,
         "standardized": standardize and isinstance(inputs, np.ndarray) and inputs.dtype.kind == "f",
         **({"image_size": IMAGE_SIZE} if kind == "images" and not encoder else {}),
-        **({"max_tokens": MAX_TOKENS, "text_recipe": text_recipe} if kind == "texts" else {}),
+        **({"text_recipe": text_recipe} if kind == "texts" else {}),
+        **({"max_tokens": MAX_TOKENS} if text_recipe in ("frozen", "both", "finetune") else {}),
         **({"encoder": frozen} if frozen else {}),
     }
     return Source(
@@ -219,11 +253,26 @@ def infer_kind(request: Request) -> tuple[str, dict[str, str | None]]:
 def check_kind_options(request: Request, *, kind: str) -> None:
     """ValueError with the fix for an option that does not fit the data's ``kind`` (or is unknown)."""
     path, text_recipe, encoder, classifier = request.data, request.text_recipe, request.encoder, request.classifier
-    if classifier is not None and (kind == "images" and encoder is None or text_recipe == "finetune"):
+    if text_recipe not in (None, *TEXT_RECIPES) or text_recipe is not None and kind != "texts":
+        fix = f"use one of {', '.join(TEXT_RECIPES)}" if kind == "texts" else "drop --text-recipe, or pass --kind texts"
         raise ValueError(
-            f"--classifier {classifier} trains on features held in memory, and --data {path} is read as "
-            f"{'images without --encoder' if kind == 'images' else 'texts to fine-tune'}. Fix: pass "
-            f"{'--encoder resnet18' if kind == 'images' else 'no --text-recipe'}, or drop --classifier"
+            f"--text-recipe {text_recipe} chooses how texts train, and --data {path} is read as {kind}. Fix: {fix}"
+        )
+    if classifier is not None and kind == "images" and encoder is None:
+        raise ValueError(
+            f"--classifier {classifier} trains on features held in memory, and --data {path} is read as images "
+            "without --encoder. Fix: pass --encoder resnet18, or drop --classifier"
+        )
+    if classifier is not None and text_recipe in ("tfidf", "both", "finetune"):
+        raise ValueError(
+            f"--classifier {classifier} and --text-recipe {text_recipe} each choose the fold models. Fix: pass "
+            "--text-recipe raw (your classifier on the texts) or frozen (on their embeddings), or drop one of them"
+        )
+    if text_recipe == "raw" and classifier is None:
+        raise ValueError(
+            "--text-recipe raw hands the texts as they are to your --classifier, and none is given. Fix: pass "
+            "--classifier MODULE:FACTORY (e.g. returning make_pipeline(TfidfVectorizer(), LogisticRegression())), "
+            "or another --text-recipe"
         )
     if request.feature_columns is not None and kind != "table":
         raise ValueError(
@@ -234,11 +283,6 @@ def check_kind_options(request: Request, *, kind: str) -> None:
         raise ValueError(
             f"--no-standardize keeps a table's features or the embeddings as they are, but --data {path} is read as "
             "images without --encoder. Fix: drop --no-standardize, or pass --encoder"
-        )
-    if text_recipe not in (None, *TEXT_RECIPES) or text_recipe is not None and kind != "texts":
-        fix = f"use one of {', '.join(TEXT_RECIPES)}" if kind == "texts" else "drop --text-recipe, or pass --kind texts"
-        raise ValueError(
-            f"--text-recipe {text_recipe} chooses how texts train, and --data {path} is read as {kind}. Fix: {fix}"
         )
     if encoder is not None and kind != "images":
         raise ValueError(
@@ -276,8 +320,8 @@ def check_class_sizes(data: Dataset, *, folds: int, path: Path) -> None:
 
 def with_detected_id(path: Path, *, columns: dict[str, str | None], feature_columns: list[str] | None) -> dict:
     """``columns`` with, where no ``--id-column`` names the rows of a file, the first column that looks like row ids
-    (:func:`enkcvs.data.sources.own.id_like_columns`), is not read otherwise and holds a unique value on every row;
-    said in one warning."""
+    (:func:`enkcvs.data.sources.columns.id_like_columns` of the values as read: text, integers or whole floats, never
+    dates or times), is not read otherwise and holds a unique value on every row; said in one warning."""
     import pandas as pd
 
     if path.is_dir() or columns["id"] is not None:
@@ -287,7 +331,7 @@ def with_detected_id(path: Path, *, columns: dict[str, str | None], feature_colu
         return columns
     read = pd.read_csv if path.suffix.lower() == ".csv" else pd.read_parquet
     frame = read(path, **({"usecols": candidates} if read is pd.read_csv else {"columns": candidates}))
-    for column in own.id_like_columns(frame):
+    for column in id_like_columns(read_values(frame)[0]):
         if frame[column].notna().all() and frame[column].is_unique:
             warnings.warn(
                 f"{path}: column {column!r} looks like row ids: it names the rows in the output, and is no feature. "
@@ -325,19 +369,42 @@ def classifier_from_factory(spec: str):
     return classifier
 
 
-def recipe_text(kind: str, *, text_recipe: str = "frozen") -> str:
-    """The default recipe of ``kind`` (texts: trained as ``text_recipe`` says) in words, for the command's help."""
+def text_pipeline(text_recipe: str):
+    """The unfitted fold model of ``--text-recipe tfidf`` (a pipeline of TF-IDF by :data:`TFIDF` and a logistic
+    regression on the texts (N,)) or ``both`` (the same TF-IDF of the ``text`` column and the embedding columns after
+    it, of :func:`_text_frame`, to one logistic regression). Each text's embedding is z-scored, then scaled to unit
+    length as its TF-IDF row is: z-scored alone, its D = 384 columns outweighed the TF-IDF row under the one penalty
+    and the review list fell well below either feature alone on benchmarks/text_recipes.py's sets."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import Normalizer, StandardScaler
+
+    features = TfidfVectorizer(**TFIDF)
+    if text_recipe == "both":
+        embedding = make_pipeline(StandardScaler(), Normalizer())
+        features = ColumnTransformer([("text", features, "text"), ("embedding", embedding, slice(1, None))])
+    return make_pipeline(features, LogisticRegression(max_iter=2000))
+
+
+def recipe_text(kind: str, *, text_recipe: str | None = None) -> str:
+    """The recipe of ``kind`` (texts: trained as ``text_recipe`` says, default :data:`DEFAULT_TEXT_RECIPE`) in words,
+    for the command's help."""
+    text_recipe = text_recipe or DEFAULT_TEXT_RECIPE
+    if kind == "texts" and text_recipe not in ("frozen", "finetune"):
+        return TEXT_RECIPES[text_recipe]
     recipe = FINETUNE_RECIPE if kind == "texts" and text_recipe == "finetune" else DEFAULT_RECIPES[kind]
     mixup = "no mixup" if recipe["mixup_alpha"] is None else f"mixup alpha {recipe['mixup_alpha']}"
-    encoder = "frozen embeddings by " * (text_recipe == "frozen")
     size = {
         "images": f" on {IMAGE_SIZE} x {IMAGE_SIZE} centre crops",
-        "texts": f" ({encoder}{DEFAULT_CHECKPOINT}, {MAX_TOKENS} tokens a text)",
+        "texts": f" ({DEFAULT_CHECKPOINT}, {MAX_TOKENS} tokens a text)",
     }.get(kind, "")
-    return (
+    words = (
         f"{recipe['model']}{size}, {recipe['optimizer']} lr {recipe['lr']:g}, {recipe['epochs']} epochs of "
         f"batches of {recipe['batch_size']}, {mixup}"
     )
+    return f"{TEXT_RECIPES[text_recipe]}: {words}" if kind == "texts" else words
 
 
 def _load(request: Request, *, kind: str, columns: dict[str, str | None]) -> Dataset:
@@ -391,6 +458,15 @@ def _encoded(data: Dataset, *, kind: str, frozen: str) -> np.ndarray:
         print(f"encoding {kind}: {start + len(chunk)}/{count}", file=sys.stderr, flush=True)
     vectors = np.concatenate(parts)
     return vectors.reshape(len(vectors), 1, 1, -1)
+
+
+def _text_frame(texts: np.ndarray, *, embeddings: np.ndarray):
+    """The inputs of ``--text-recipe both``: a pandas frame of the ``text`` (N,) and the columns ``embedding_0`` ...
+    of its ``embeddings`` (N, 1, 1, D)."""
+    import pandas as pd
+
+    vectors = pd.DataFrame(embeddings.reshape(len(texts), -1)).add_prefix("embedding_")
+    return pd.concat([pd.Series(texts, name="text"), vectors], axis=1)
 
 
 def _tokens(data: Dataset, *, recipe: Recipe) -> np.ndarray:

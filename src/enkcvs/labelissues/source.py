@@ -64,7 +64,8 @@ class Source:
         model = type(self.classifier).__name__ if self.classifier is not None else self.recipe.model
         frozen = self.provenance.get("encoder", {})
         frozen = frozen.get("checkpoint") or frozen.get("torchvision")
-        return f"{model} on frozen {frozen} embeddings" if frozen else model
+        tfidf = " and TF-IDF of the texts" if self.text_recipe == "both" else ""
+        return f"{model} on frozen {frozen} embeddings{tfidf}" if frozen else model
 
 
 def in_memory(*, features, labels, classifier, class_names=None) -> Source:

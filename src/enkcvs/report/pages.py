@@ -227,7 +227,26 @@ def benchmarks_data(root: Path) -> dict[str, Any]:
         "targets": markdown(pd.DataFrame(rows)),
         "vs_cleanlab": vs_cleanlab,
         "given": given_probabilities_data(root),
+        "recipes": text_recipes_data(root),
         "significance": SIGNIFICANCE,
+    }
+
+
+def text_recipes_data(root: Path) -> dict:
+    """The latest record of benchmarks/text_recipes.py: what ran where, each arm's means per data set and over the
+    sets, and the recipe of the best mean F1 and P@k."""
+    record = sorted((root / "benchmarks" / "results").glob("text_recipes-*.json"))[-1]
+    bench = json.loads(record.read_text())
+    table = pd.DataFrame.from_dict(bench["means"], orient="index").T  # (arm measure) x data set
+    return {
+        "record": record.relative_to(root).as_posix(),
+        "date": bench["date"][:10],
+        "machine": f"{bench['cpu']} ({', '.join(bench['cpu_flags'])})",
+        "settings": bench["settings"],
+        "seeds": ", ".join(map(str, bench["settings"]["seeds"])),
+        "noise": ", ".join(bench["settings"]["noise"]),
+        "table": table.rename_axis("arm").reset_index().to_markdown(index=False, floatfmt=".3f"),
+        "best": bench["best"],
     }
 
 

@@ -1,10 +1,11 @@
 """The user's own data, to find the mislabeled rows in it: a table of numeric features, a folder of images with one
 sub-folder per class, a table of image paths, or a table of texts.
 
-- ``table``: a CSV or parquet file of feature columns and a label column; text, category and boolean columns are
-  one-hot encoded, columns that look like row ids left out. The features are stored as float32 images (N, 1, 1, F)
-  of modality ``"image"``, so the ``mlp`` model (which flattens its input) trains on them unchanged; a table has no
-  modality of its own because nothing but its shape would differ. The numbers are kept as they are (no
+- ``table``: a CSV or parquet file of feature columns and a label column; text that reads as numbers, times of day
+  or dates is read as numbers, other text, category and boolean columns are one-hot encoded, and columns that look
+  like row ids or hold codes of too many values to encode are left out. The features are stored as float32 images
+  (N, 1, 1, F) of modality ``"image"``, so the ``mlp`` model (which flattens its input) trains on them unchanged; a
+  table has no modality of its own because nothing but its shape would differ. The numbers are kept as they are (no
   standardisation): scale features of very different ranges beforehand if the MLP trains poorly.
 - ``image_folder``: ``<root>/<class name>/<image>`` as torchvision's ``ImageFolder`` reads it; modality
   ``"image_files"``.
@@ -26,6 +27,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from enkcvs.data.datasets import Dataset
+from enkcvs.data.sources.columns import (
+    as_number,
+    id_like_columns,
+    integers,
+    is_code,
+    left_out_line,
+    read_values,
+    swamping_codes,
+)
 
 if TYPE_CHECKING:  # pandas is imported where a table is read, keeping this package cheap to import
     import pandas as pd
@@ -46,15 +56,17 @@ def load_table(
     id_column: str | None = None,
     missing: str = "refuse",
 ) -> Dataset:
-    """A table of features and labels: numeric columns as they are, text, category and boolean columns one-hot
-    encoded (one 0/1 column per value seen, and one for a missing value where there is one), each said in one line.
+    """A table of features and labels: numeric columns as they are, text of numbers, times of day or dates and stored
+    dates read as numbers (:func:`read_values`), other text, category and boolean columns one-hot encoded (one 0/1
+    column per value seen, and one for a missing value where there is one), each said in one line.
 
     Parameters
     ----------
     path : CSV (``.csv``) or parquet (``.parquet``) file, one sample per row.
     label_column : the column holding each row's (possibly wrong) label.
-    feature_columns : the columns the model sees; None: every column except ``label_column``, ``id_column`` and
-        those that look like row ids (:func:`id_like_columns`: left out with a line saying so).
+    feature_columns : the columns the model sees, as given (read as numbers where they hold them, else one-hot
+        encoded); None: every column except ``label_column``, ``id_column``, those that look like row ids
+        (:func:`id_like_columns`) and codes of too many values (:func:`swamping_codes`), these left out in one line.
     id_column : a column of unique row ids, never a feature, carried into the label-issue tables.
     missing : what becomes of a missing numeric value: ``"refuse"``, a ValueError naming the rows; ``"keep"``, kept as
         NaN for the fold models to impute inside each fold from their training part
@@ -65,43 +77,36 @@ def load_table(
     Dataset of modality ``"image"``: x float32 (N, 1, 1, F) with the F encoded features in column order and their
     names as ``feature_names`` (``<column>=<value>`` for a one-hot column), labels int64 (N,); empty test split.
     """
-    from pandas.api.types import is_bool_dtype, is_numeric_dtype
-
-    header = table_header(path)
-    if feature_columns is None:
-        candidates = [c for c in header if c not in (label_column, id_column)]
-        frame = _read_table(path, header=header, columns=[*candidates, label_column, *_optional(id_column)])
-        left_out = id_like_columns(frame[candidates])
-        if left_out:
-            warnings.warn(
-                f"{path}: column{'s' * (len(left_out) > 1)} {left_out} look{'s' * (len(left_out) == 1)} like row ids "
-                "(named like an index, or unique integers): left out of the features. Fix: name "
-                f"{'them' if len(left_out) > 1 else 'it'} in source_options.feature_columns to use "
-                f"{'them' if len(left_out) > 1 else 'it'}",
-                stacklevel=2,
-            )
-        features = [c for c in candidates if c not in left_out]
-    else:
-        features = list(feature_columns)
-    if label_column in features:
+    header, given = table_header(path), feature_columns is not None
+    if given and label_column in feature_columns:
         raise ValueError(
             f"{path}: the label column {label_column!r} is also a feature column, which would let the "
             "model read the label. Fix: drop it from source_options.feature_columns"
         )
-    if id_column is not None and id_column in features:
+    if given and id_column in feature_columns:
         raise ValueError(
             f"{path}: the id column {id_column!r} is also a feature column, which would let the model "
             "learn row ids. Fix: drop it from source_options.feature_columns"
         )
+    candidates = list(feature_columns) if given else [c for c in header if c not in (label_column, id_column)]
+    frame = _read_table(path, header=header, columns=[*candidates, label_column, *_optional(id_column)])
+    values, converted = read_values(frame[candidates])
+    ids = {} if given else id_like_columns(values)
+    codes = {} if given else {c: n for c, n in swamping_codes(values).items() if c not in ids}
+    features = [c for c in candidates if c not in ids and c not in codes]
     if not features:
         raise ValueError(
             f"{path} has no feature column besides the label column {label_column!r}. Fix: add "
             "feature columns to the file"
         )
-    if feature_columns is not None:
-        frame = _read_table(path, header=header, columns=[*features, label_column, *_optional(id_column)])
-    encoded = [c for c in features if is_bool_dtype(frame[c]) or not is_numeric_dtype(frame[c])]
-    columns = _encoded_features(frame[features], encoded=encoded)  # (N, F') numeric, one-hot columns 0/1
+    encoded = [c for c in features if is_code(values[c])]
+    columns = _encoded_features(values[features], encoded=encoded)  # (N, F') numeric, one-hot columns 0/1
+    if ids or codes:
+        warnings.warn(left_out_line(path, ids=ids, codes=codes, others=columns.shape[1]), stacklevel=2)
+    if said := [f"{c} ({what})" for c, what in converted.items() if c in features]:
+        warnings.warn(
+            f"{path}: {len(said)} column{'s' * (len(said) > 1)} read as numbers: {', '.join(said)}", stacklevel=2
+        )
     if encoded:
         warnings.warn(
             f"{path}: {len(encoded)} column{'s' * (len(encoded) > 1)} of text, categories or booleans "
@@ -118,7 +123,7 @@ def load_table(
             f"({_rows(bad)}). Fix: fill in or drop those rows"
         )
     if absent.any():
-        gaps = [str(c) for c in features if c not in encoded and frame[c].isna().any()]
+        gaps = [str(c) for c in features if c not in encoded and values[c].isna().any()]
         warnings.warn(
             f"{path}: {int(np.isnan(x).sum())} missing value{'s' * bool(np.isnan(x).sum() > 1)} in {len(gaps)} "
             f"column{'s' * (len(gaps) > 1)} "
@@ -136,20 +141,6 @@ def load_table(
     )
 
 
-#: Column names that say a column numbers the rows (compared in lower case): R's and pandas' written indices among them.
-ID_NAMES = ("", "id", "index", "rownames", "row", "row_id", "rowid", "row.names")
-
-
-def id_like_columns(frame: "pd.DataFrame") -> list:
-    """The columns of ``frame`` that look like row ids rather than features: named like an index (:data:`ID_NAMES`,
-    or pandas' ``Unnamed: <n>`` of a written index), or integers unique on every row."""
-    from pandas.api.types import is_integer_dtype
-
-    named = [c for c in frame.columns if str(c).strip().lower() in ID_NAMES or str(c).startswith("Unnamed: ")]
-    unique = [c for c in frame.columns if is_integer_dtype(frame[c]) and len(frame) > 1 and frame[c].is_unique]
-    return [c for c in frame.columns if c in named or c in unique]
-
-
 def _encoded_features(frame: "pd.DataFrame", *, encoded: list) -> "pd.DataFrame":
     """``frame`` with each column of ``encoded`` replaced, where it stood, by its one-hot 0/1 columns
     (``<column>=<value>``, values in sorted order; ``<column>=<missing>`` where a value is missing)."""
@@ -158,7 +149,7 @@ def _encoded_features(frame: "pd.DataFrame", *, encoded: list) -> "pd.DataFrame"
     parts = []
     for column in frame.columns:
         if column not in encoded:
-            parts.append(frame[[column]].astype(float))
+            parts.append(as_number(frame[column]).to_frame(column))
             continue
         values = frame[column].astype("string")
         dummies = pd.get_dummies(values, prefix=str(column), prefix_sep="=", dummy_na=bool(values.isna().any()))
@@ -473,10 +464,8 @@ def _optional(column: str | None) -> list[str]:
 
 
 def _ids(frame: "pd.DataFrame", *, path: str, column: str | None) -> dict:
-    """``sample_ids`` (int64 where the ids are integers, else their string form) and ``id_column`` of a Dataset, or
-    nothing without an id column; ValueError for missing or repeated ids."""
-    from pandas.api.types import is_integer_dtype
-
+    """``sample_ids`` (int64 where the ids are integers, whole floats among them, else their string form) and
+    ``id_column`` of a Dataset, or nothing without an id column; ValueError for missing or repeated ids."""
     from enkcvs.ids import repeated_ids
 
     if column is None:
@@ -488,7 +477,7 @@ def _ids(frame: "pd.DataFrame", *, path: str, column: str | None) -> dict:
             f"{path}: {missing.sum()} of {len(values)} rows have no id in column {column!r} "
             f"({_rows(missing)}). Fix: give every row an id, or leave out source_options.id_column"
         )
-    ids = values.to_numpy(np.int64) if is_integer_dtype(values) else np.array(values.astype(str).tolist(), dtype=str)
+    ids = values.to_numpy(np.int64) if integers(values) else np.array(values.astype(str).tolist(), dtype=str)
     repeated = repeated_ids(values)
     if repeated:
         raise ValueError(
