@@ -2,7 +2,7 @@
 with the arms between them that say what each of E-NKCVS's ingredients adds.
 
 Five arms on each data set, noise setting and flip seed (texts: six), on the same data (the four LR arms on the
-same features):
+same features; the texts' TF-IDF arm on the texts themselves):
 
 - ``enkcvs``: ``enkcvs find-issues --data`` on the files a user has (a CSV of raw table features, with its missing
   values and text columns where it has them; a CSV of texts; a folder of PNG images per class), the command's
@@ -25,8 +25,9 @@ same features):
 
 From ``cleanlab`` to ``enkcvs`` each arm changes one thing for the review list: M cross-validations of E-NKCVS's
 K = 4 folds (cleanlab's: one of 5) averaged, then calibrated, then E-NKCVS's selection in place of cleanlab's, then the
-command's own models and features. For the ranking, E-NKCVS + LR ranks as ``cleanlab_m`` does (self-confidence on
-the uncalibrated mean): the calibrated arm's ranking is not a step towards it.
+command's own models and features. For the ranking, E-NKCVS + LR ranks the uncalibrated mean, as ``cleanlab_m``
+does, by the command's default score (the logit margin; self-confidence in records before it): the calibrated arm's
+ranking is not a step towards it.
 
 Per (data, noise, seed), a share of the labels flipped (``--noise``: ``sym`` flips to any other class, ``asym`` to
 the next class, c -> c + 1 mod Q, a class-conditional pair flip): each list's F1 against the flips, its length against
@@ -35,8 +36,8 @@ arm's lead over cleanlab is ordered by the paired t-test over the (data, noise, 
 ingredient's step over all triples (:mod:`enkcvs.report.versus`).
 Data: scikit-learn's wine, breast cancer (also "messy": a share of cells blanked and two columns turned into text
 categories), digits as a 64-feature table and as 8 x 8 PNG images; synthetic topic texts; and, with ``--trec``, the
-official TREC questions under their 6 coarse and their fine labels; with ``--packaged``, tables as R packages ship
-them, their row names, codes, times and gaps kept (:data:`PACKAGED`). Run ``python benchmarks/find_issues_vs_cleanlab.py
+official TREC questions under their 6 coarse and their fine labels; with ``--packaged``, tables as R packages and
+vega_datasets ship them, their row names, codes, dates and gaps kept (:data:`PACKAGED`). Run ``python benchmarks/find_issues_vs_cleanlab.py
 --trec <folder of train_5500.label> --out benchmarks/results/find_issues_vs_cleanlab-<date>.json``; it prints the
 tables. Reports numbers, asserts nothing.
 """
@@ -261,7 +262,7 @@ def scored(listed: np.ndarray, order: np.ndarray, *, given: np.ndarray, true: np
 
 
 def one_run(kind: str, name: str, inputs, true: np.ndarray, *, seed: int, noise: str) -> dict:
-    """The five arms on one data set, noise setting and seed."""
+    """The five arms (texts: six) on one data set, noise setting and seed."""
     from enkcvs.method.review_list import calibrated_probabilities
     from enkcvs.training.crossval import classifier_probabilities
 

@@ -6,11 +6,11 @@ of flips); and each ``--score`` measured alike, which chose the default.
 Per data set, model and (noise, seed), a share of the labels flipped (``sym``: to any other class; ``asym``: the pair
 flip c -> c + 1 mod Q, class-conditional; two-class data run ``sym`` only); the probabilities are
 ``cleanlab.count.estimate_cv_predicted_probabilities`` (5 folds) of a scikit-learn model on the flipped labels: a
-logistic regression (tables z-scored, texts TF-IDF), naive Bayes (Gaussian on tables, multinomial on TF-IDF:
-overconfident, the given label's probability often below 1e-20), and on tables a random forest and a multilayer
-perceptron without weight decay (overconfident); and the logistic regression's probabilities as a paper or a model hub
+logistic regression (tables z-scored, texts TF-IDF), naive Bayes (Gaussian on tables, multinomial on TF-IDF; on
+some tables overconfident), and on tables a random forest and a multilayer perceptron without weight decay; and the logistic regression's probabilities as a paper or a model hub
 publishes them, sharpened (softmax of log P / T, T = 0.1 and 0.03) and rounded to 3 and 2 decimals (many given
-labels' probability 0). The command reads them as a user's ``.npy`` file with a labels CSV. Data: scikit-learn's wine,
+labels' probability 0). The command reads them as a user's ``.npy`` file with a labels CSV, each row first rescaled to sum 1 (the command
+refuses rows that rounding left off by more than :data:`enkcvs.labelissues.oof.ROW_SUM_TOLERANCE`). Data: scikit-learn's wine,
 breast cancer, iris and digits (as a table), synthetic topic texts, and with ``--trec`` TREC's first questions (6
 coarse classes). Run ``python benchmarks/given_probabilities.py --trec <folder of train_5500.label> --out
 benchmarks/results/given_probabilities-<date>.json``; it prints the tables (:mod:`enkcvs.report.floor`). Reports

@@ -1,8 +1,8 @@
 """How long ``enkcvs find-issues --data`` takes to rank a user's data, per kind: 10,000 table rows, images and texts
 by default, each with a tenth of the labels flipped, written as the files a user gives it (a CSV of features, a folder
-of PNG images per class, a CSV of texts) and ranked with the command's default recipe of that kind
-(:data:`enkcvs.labelissues.owndata.DEFAULT_RECIPES`; texts: ``--text-recipe frozen``, whose heads on the frozen
-embeddings it times fold by fold; the default texts' pipeline of TF-IDF and embeddings it does not time).
+of PNG images per class, a CSV of texts) and ranked with the command's default recipe for tables and images
+(:data:`enkcvs.labelissues.owndata.DEFAULT_RECIPES`) and for texts ``--text-recipe frozen``, whose heads on the
+frozen embeddings it times fold by fold (the texts' default pipeline of TF-IDF and embeddings it does not time).
 
 Per kind it measures reading and preparing the files (as the command does: :func:`~enkcvs.labelissues.owndata.
 read_data`) and one of the M x K fold models (iteration 1, fold 1: its training, best epoch by validation and

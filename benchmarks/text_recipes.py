@@ -8,14 +8,15 @@ Five arms on each data set, noise setting and flip seed, on the same CSV of text
   (mlp heads on the packaged MiniLM's frozen embeddings), tfidf (a TF-IDF and logistic regression pipeline on the
   raw texts, the vectoriser fitted in each fold) and both (TF-IDF beside the embeddings, z-scored and scaled to unit
   length, one logistic regression); the command's defaults otherwise (K, M, t), every fold model trained afresh
-  (``--no-cache``: the seconds are the command's, the embeddings read from their cache);
+  (``--no-cache``: the seconds are the command's; frozen runs first, and its seconds include encoding the texts where
+  the cache holds no embeddings of them yet);
 - ``cleanlab_tfidf``, ``cleanlab_minilm``: ``cleanlab.filter.find_label_issues`` and
   ``cleanlab.rank.get_label_quality_scores``, defaults, on ``cleanlab.count.estimate_cv_predicted_probabilities``
   (5 folds) by scikit-learn's ``make_pipeline(TfidfVectorizer(), LogisticRegression(max_iter=2000))`` on the raw
   texts, and by ``LogisticRegression(max_iter=2000)`` on the MiniLM embeddings.
 
 Data: TREC's questions (the first 1,500 of ``train_5500.label``, ``--trec``) under their 6 coarse and their fine
-labels, and the synthetic topic texts of benchmarks/review_list.py; flips as benchmarks/find_issues_vs_cleanlab.py
+labels (fine: classes of fewer than 10 questions left out), and the synthetic topic texts of benchmarks/review_list.py; flips as benchmarks/find_issues_vs_cleanlab.py
 draws them (``sym``: to any other class; ``asym``: the pair flip c -> c + 1 mod Q), 12% at seeds 1, 2, 3. Per run: each
 review list's F1 against the flips, each ranking's precision at the number of flips (P@k) and each arm's seconds;
 printed as each arm's mean per data set and over the sets, with the command's recipe of the best mean F1 and of the

@@ -400,8 +400,8 @@ def test_your_own_pipeline_takes_the_texts_as_they_are_with_text_recipe_raw(tmp_
 
 @pytest.mark.parametrize(
     "options",
-    [["--text-recipe", "tfidf"], ["--text-recipe", "raw", "--classifier", "mytexts:make"]],
-    ids=["tfidf", "raw"],
+    [["--text-recipe", "tfidf"], ["--text-recipe", "both"], ["--text-recipe", "raw", "--classifier", "mytexts:make"]],
+    ids=["tfidf", "both", "raw"],
 )
 def test_texts_as_they_are_rank_alike_on_a_shuffled_file_and_on_two_jobs(tmp_path, monkeypatch, options):
     """The texts' pipelines, ours and a user's, rank a file on --jobs 1 as on --jobs 2 and as a shuffled copy of it

@@ -152,8 +152,9 @@ def _data_options(command) -> None:
     add(
         "--no-standardize",
         action="store_true",
-        help="keep a table's features or the embeddings as they are (default: z-scored with the statistics of each "
-        "fold model's own training part, missing values imputed by its mean)",
+        help="keep a table's features or the embeddings (--encoder, --text-recipe frozen) as they are (default: "
+        "z-scored with the statistics of each fold model's own training part, missing values imputed by its mean; "
+        "--text-recipe both z-scores the embeddings in its own pipeline)",
     )
     add(
         "--classifier",
@@ -197,7 +198,8 @@ def _data_options(command) -> None:
         metavar="N",
         help="fold models trained side by side in N processes, each on one thread: those that train one by one on a "
         "CPU (images from scratch, --text-recipe finetune; default: as many as torch has threads). Fold models on "
-        "features in memory train together as one stacked program, and --classifier in this process, whatever N",
+        "features in memory train together as one stacked program, and --classifier or the texts' tfidf and both "
+        "pipelines in this process, whatever N",
     )
 
 

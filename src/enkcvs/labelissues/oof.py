@@ -37,9 +37,9 @@ DEFAULT_FOLDS, DEFAULT_REPETITIONS, DEFAULT_SEED = 4, 3, 1
 #: (:mod:`enkcvs.method.ranking`).
 CLEANLAB_SCORES = ("self_confidence", "normalized_margin", "confidence_weighted_entropy")
 SCORES = ("label_quality", *CLEANLAB_SCORES, "logit_margin")
-#: Every label-issue table's score unless told: on one set of probabilities it ranks the flips first at least 0.95
-#: times as well as the best of cleanlab's three scores on every set of benchmarks/given_probabilities.py, overconfident
-#: and rounded probabilities among them, where each of cleanlab's scores falls below that on some.
+#: Every label-issue table's score unless told, chosen on probabilities given once by benchmarks/given_probabilities.py
+#: (overconfident and rounded ones among them) against cleanlab's three scores and the floor of
+#: :data:`enkcvs.report.floor.FLOOR` (its table in benchmarks/README.md).
 DEFAULT_SCORE = "logit_margin"
 #: ``filter_by`` of ``cleanlab.filter.find_label_issues``, which counts the review list; its default first.
 FILTERS = ("prune_by_noise_rate", "prune_by_class", "both", "confident_learning", "predicted_neq_given")

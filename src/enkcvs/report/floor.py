@@ -82,6 +82,14 @@ def score_table(record: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(["of", "score"], kind="stable").reset_index(drop=True)
 
 
+def fewest_below(record: dict) -> list[str]:
+    """The command's scores that fall below :data:`FLOOR` on the fewest sets, list F1 and ranking P@k counted
+    together."""
+    table = score_table(record)
+    below = table[table["score"].str.startswith("--score ")].groupby("score")[f"sets below {FLOOR:g} x"].sum()
+    return [score.removeprefix("--score ") for score in below.index[below == below.min()]]
+
+
 def summary(record: dict) -> str:
     """Both tables as Markdown."""
     return (

@@ -216,12 +216,12 @@ def benchmarks_data(root: Path) -> dict[str, Any]:
         "means": versus.means(frame).to_markdown(index=False, floatfmt=".3f"),
         "verdicts": versus.verdicts(frame).to_markdown(index=False, floatfmt="+.3f"),
         "ingredients": versus.ingredients(frame).to_markdown(index=False, floatfmt="+.3f")
-        if all(arm in bench["runs"][0] for arm in versus.ARMS)
+        if all(arm in bench["runs"][0] for step in versus.INGREDIENTS for arm in step[:2])
         else None,
         "noise": ", ".join(frame["noise"].unique()),
         "tfidf": any("cleanlab_tfidf" in run for run in bench["runs"]),
         # the score E-NKCVS ranked by: recorded from the logit margin's arrival on, cleanlab's self-confidence before
-        "score": bench["settings"].get("score", "self-confidence").replace("_", " "),
+        "score": bench["settings"].get("score", "self_confidence"),
     }
     return {
         "targets": markdown(pd.DataFrame(rows)),
@@ -262,7 +262,9 @@ def given_probabilities_data(root: Path) -> dict:
         "machine": f"{bench['cpu']} ({', '.join(bench['cpu_flags'])})",
         "settings": bench["settings"],
         "data": ", ".join(f"{data} ({kind})" for kind, data in frame[["kind", "data"]].drop_duplicates().to_numpy()),
-        "models": ", ".join(frame["probabilities"].unique()),
+        "models": "; ".join(p for p in frame["probabilities"].unique() if "published" not in p),
+        "published": "; ".join(p for p in frame["probabilities"].unique() if "published" in p),
+        "fewest_below": floor.fewest_below(bench),
         "seeds": ", ".join(map(str, bench["settings"]["seeds"])),
         "noise": ", ".join(bench["settings"]["noise"]),
         "floor": f"{floor.FLOOR:g}",

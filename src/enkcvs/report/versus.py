@@ -34,7 +34,8 @@ INGREDIENTS = (
     ("cleanlab_m", "cleanlab", "M cross-validations of K folds averaged (cleanlab: one of its own)"),
     ("cleanlab_calibrated", "cleanlab_m", "those probabilities calibrated"),
     ("enkcvs_lr", "cleanlab_calibrated", "E-NKCVS's selection and ranking in place of cleanlab's"),
-    # the ranking: E-NKCVS + LR ranks as cleanlab_m does, so this step's P@k undoes the calibrated one's
+    # the ranking: E-NKCVS + LR ranks the uncalibrated mean again (by the default score), undoing some of the
+    # calibrated step's P@k
     ("enkcvs", "enkcvs_lr", "the command's own models and features in place of LR's"),
 )
 #: What the means table shows of each arm beside the measures: the list's length over the number of flips.
