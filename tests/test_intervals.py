@@ -148,7 +148,7 @@ def test_the_cleanlab_table_names_k_and_m_and_gives_each_lead_an_interval():
     interval = table[f"{100 * CONFIDENCE:g} % interval"]
     assert interval.str.fullmatch(r"[+-]\d\.\d{3} to [+-]\d\.\d{3}").all()
     both = table.set_index(["data", "arm"]).loc[("all", "E-NKCVS")]
-    assert both["is"].str.startswith("above cleanlab + LR (p = ").all()
+    assert both["is"].str.startswith("above cleanlab, the better pipeline (p = ").all()
     assert not table["is"].str.contains("distinguishable").any()
 
 
