@@ -256,7 +256,7 @@ def test_given_probabilities_runs_the_command_with_every_score_beside_cleanlab_o
 
 
 def test_the_floor_holds_a_set_where_both_ratios_reach_it_and_counts_each_scores_sets_below():
-    from enkcvs.report.floor import floor_table, score_table
+    from enkcvs.report.floor import floor_table, runs_frame, score_table
 
     def run(data, ours_f1, ours_pak, theirs_f1, theirs_pak):
         command = {
@@ -274,7 +274,7 @@ def test_the_floor_holds_a_set_where_both_ratios_reach_it_and_counts_each_scores
     table = floor_table(record).set_index("data")
     assert table.loc["a", "F1 ratio"] == pytest.approx(0.95) and table.loc["a", "its score"] == "self_confidence"
     assert table["at least 0.95 x"].tolist() == [True, False]
-    scores = score_table(record).set_index(["score", "of"])["sets below 0.95 x"]
+    scores = score_table(runs_frame(record)).set_index(["score", "of"])["sets below 0.95 x"]
     assert scores[("--score logit_margin", "list F1")] == 1 and scores[("--score logit_margin", "ranking P@k")] == 0
     assert scores[("--score self_confidence", "ranking P@k")] == 2
     assert scores[("cleanlab's normalized_margin", "ranking P@k")] == 2

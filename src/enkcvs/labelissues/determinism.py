@@ -64,10 +64,13 @@ def canonical_order(digests: np.ndarray) -> np.ndarray:
     return np.argsort(digests, kind="stable")
 
 
-def in_order(inputs: np.ndarray | Dataset, order: np.ndarray) -> np.ndarray | Dataset:
-    """The rows ``order`` (N,) of ``inputs``: an array (N, ...), or a Dataset's training split (inputs, labels, ids)."""
+def in_order(inputs, order: np.ndarray):
+    """The rows ``order`` (N,) of ``inputs``: an array (N, ...), a pandas frame (by position: texts beside their
+    embeddings), or a Dataset's training split (inputs, labels, ids)."""
     if isinstance(inputs, np.ndarray):
         return inputs[order]
+    if hasattr(inputs, "iloc"):
+        return inputs.iloc[order]
     ids = None if inputs.sample_ids is None else inputs.sample_ids[order]
     return dataclasses.replace(inputs, x_train=inputs.x_train[order], y_train=inputs.y_train[order], sample_ids=ids)
 

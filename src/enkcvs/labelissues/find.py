@@ -177,9 +177,7 @@ def fold_probabilities(source: Source, *, request: Request, processes: int, prog
 
     settings = request.settings
     order = np.arange(len(source.labels)) if source.keys is None else determinism.canonical_order(source.keys)
-    inputs = source.inputs
-    if source.keys is not None:  # a pandas frame (texts beside their embeddings) by position
-        inputs = inputs.iloc[order] if isinstance(inputs, pd.DataFrame) else determinism.in_order(inputs, order)
+    inputs = source.inputs if source.keys is None else determinism.in_order(source.inputs, order)
     labels = source.labels[order]
     standardize = source.standardize and source.in_memory
     common = {

@@ -38,15 +38,16 @@ def ratios(frame: pd.DataFrame) -> pd.DataFrame:
     return means
 
 
-def floor_table(record: dict) -> pd.DataFrame:
+def floor_table(record: dict, *, frame: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per set, the default score's list F1 beside cleanlab's and its ranking's P@k beside cleanlab's best, their
-    ratios, and whether both are at least :data:`FLOOR`."""
+    ratios, and whether both are at least :data:`FLOOR`; ``frame``, the record's :func:`runs_frame` where at hand."""
     score = record["settings"]["default_score"]
-    means = ratios(runs_frame(record))
+    frame = runs_frame(record) if frame is None else frame
+    means = ratios(frame)
     theirs = [column for column in means if column.startswith("p@k cleanlab ") and column != "p@k cleanlab best"]
     table = pd.DataFrame(
         {
-            "runs": runs_frame(record).groupby(SET, sort=False).size(),
+            "runs": frame.groupby(SET, sort=False).size(),
             "given label's P = 0": means["given_probability_zero"],
             "list F1": means[f"f1 {score}"],
             "cleanlab F1": means["f1 cleanlab"],
@@ -61,10 +62,10 @@ def floor_table(record: dict) -> pd.DataFrame:
     return table.reset_index()
 
 
-def score_table(record: dict) -> pd.DataFrame:
-    """Each score, the command's and cleanlab's (P@k only: cleanlab's list is one), over the sets: how many sets it
-    keeps under :data:`FLOOR` of cleanlab, its worst and its mean ratio."""
-    means = ratios(runs_frame(record))
+def score_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each score, the command's and cleanlab's (P@k only: cleanlab's list is one), over the sets of a record's
+    :func:`runs_frame`: on how many sets it falls below :data:`FLOOR` of cleanlab, its worst and its mean ratio."""
+    means = ratios(frame)
     rows = []
     for column in [c for c in means if c.startswith(("p@k ratio ", "f1 ratio "))]:
         measure, score = column.split(" ratio ")
@@ -82,17 +83,17 @@ def score_table(record: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(["of", "score"], kind="stable").reset_index(drop=True)
 
 
-def fewest_below(record: dict) -> list[str]:
-    """The command's scores that fall below :data:`FLOOR` on the fewest sets, list F1 and ranking P@k counted
-    together."""
-    table = score_table(record)
-    below = table[table["score"].str.startswith("--score ")].groupby("score")[f"sets below {FLOOR:g} x"].sum()
+def fewest_below(scores: pd.DataFrame) -> list[str]:
+    """The command's scores that fall below :data:`FLOOR` on the fewest sets of a :func:`score_table`, list F1 and
+    ranking P@k counted together."""
+    below = scores[scores["score"].str.startswith("--score ")].groupby("score")[f"sets below {FLOOR:g} x"].sum()
     return [score.removeprefix("--score ") for score in below.index[below == below.min()]]
 
 
 def summary(record: dict) -> str:
     """Both tables as Markdown."""
+    frame = runs_frame(record)
     return (
-        f"{floor_table(record).to_markdown(index=False, floatfmt='.3f')}\n\n"
-        f"{score_table(record).to_markdown(index=False, floatfmt='.3f')}"
+        f"{floor_table(record, frame=frame).to_markdown(index=False, floatfmt='.3f')}\n\n"
+        f"{score_table(frame).to_markdown(index=False, floatfmt='.3f')}"
     )

@@ -202,17 +202,12 @@ def benchmarks_data(root: Path) -> dict[str, Any]:
                 "record": record,
             }
         )
-    record = sorted((root / "benchmarks" / "results").glob("find_issues_vs_cleanlab-*.json"))[-1]
-    bench = json.loads(record.read_text())
+    bench, said = latest_benchmark(root, "find_issues_vs_cleanlab")
     frame = versus.runs_frame(bench)
     vs_cleanlab = {
+        **said,
         "what": "Labels flipped on purpose in tables, texts and images",
-        "record": record.relative_to(root).as_posix(),
-        "date": bench["date"][:10],
-        "machine": f"{bench['cpu']} ({', '.join(bench['cpu_flags'])})",
-        "settings": bench["settings"],
-        "data": ", ".join(f"{data} ({kind})" for kind, data in frame[["kind", "data"]].drop_duplicates().to_numpy()),
-        "seeds": ", ".join(map(str, bench["settings"]["seeds"])),
+        "data": _data_sets(frame),
         "means": versus.means(frame).to_markdown(index=False, floatfmt=".3f"),
         "verdicts": versus.verdicts(frame).to_markdown(index=False, floatfmt="+.3f"),
         "ingredients": versus.ingredients(frame).to_markdown(index=False, floatfmt="+.3f")
@@ -232,18 +227,32 @@ def benchmarks_data(root: Path) -> dict[str, Any]:
     }
 
 
-def text_recipes_data(root: Path) -> dict:
-    """The latest record of benchmarks/text_recipes.py: what ran where, each arm's means per data set and over the
-    sets, and the recipe of the best mean F1 and P@k."""
-    record = sorted((root / "benchmarks" / "results").glob("text_recipes-*.json"))[-1]
+def latest_benchmark(root: Path, script: str) -> tuple[dict, dict]:
+    """The newest record of ``benchmarks/<script>.py`` in benchmarks/results/, and what every section of the page says
+    of a record: its path, date, machine, settings and seeds."""
+    record = sorted((root / "benchmarks" / "results").glob(f"{script}-*.json"))[-1]
     bench = json.loads(record.read_text())
-    table = pd.DataFrame.from_dict(bench["means"], orient="index").T  # (arm measure) x data set
-    return {
+    return bench, {
         "record": record.relative_to(root).as_posix(),
         "date": bench["date"][:10],
         "machine": f"{bench['cpu']} ({', '.join(bench['cpu_flags'])})",
         "settings": bench["settings"],
         "seeds": ", ".join(map(str, bench["settings"]["seeds"])),
+    }
+
+
+def _data_sets(frame: pd.DataFrame) -> str:
+    """The data sets of a record's runs, each with its kind, in the order they ran."""
+    return ", ".join(f"{data} ({kind})" for kind, data in frame[["kind", "data"]].drop_duplicates().to_numpy())
+
+
+def text_recipes_data(root: Path) -> dict:
+    """The latest record of benchmarks/text_recipes.py: what ran where, each arm's means per data set and over the
+    sets, and the recipe of the best mean F1 and P@k."""
+    bench, said = latest_benchmark(root, "text_recipes")
+    table = pd.DataFrame.from_dict(bench["means"], orient="index").T  # (arm measure) x data set
+    return {
+        **said,
         "noise": ", ".join(bench["settings"]["noise"]),
         "table": table.rename_axis("arm").reset_index().to_markdown(index=False, floatfmt=".3f"),
         "best": bench["best"],
@@ -252,26 +261,22 @@ def text_recipes_data(root: Path) -> dict:
 
 def given_probabilities_data(root: Path) -> dict:
     """The latest record of benchmarks/given_probabilities.py: what ran where, the floor table and the scores'."""
-    record = sorted((root / "benchmarks" / "results").glob("given_probabilities-*.json"))[-1]
-    bench = json.loads(record.read_text())
-    table = floor.floor_table(bench)
+    bench, said = latest_benchmark(root, "given_probabilities")
     frame = floor.runs_frame(bench)
+    table, scores = floor.floor_table(bench, frame=frame), floor.score_table(frame)
+    sources = frame["probabilities"].unique()
     return {
-        "record": record.relative_to(root).as_posix(),
-        "date": bench["date"][:10],
-        "machine": f"{bench['cpu']} ({', '.join(bench['cpu_flags'])})",
-        "settings": bench["settings"],
-        "data": ", ".join(f"{data} ({kind})" for kind, data in frame[["kind", "data"]].drop_duplicates().to_numpy()),
-        "models": "; ".join(p for p in frame["probabilities"].unique() if "published" not in p),
-        "published": "; ".join(p for p in frame["probabilities"].unique() if "published" in p),
-        "fewest_below": floor.fewest_below(bench),
-        "seeds": ", ".join(map(str, bench["settings"]["seeds"])),
+        **said,
+        "data": _data_sets(frame),
+        "models": "; ".join(p for p in sources if "published" not in p),
+        "published": "; ".join(p for p in sources if "published" in p),
+        "fewest_below": floor.fewest_below(scores),
         "noise": ", ".join(bench["settings"]["noise"]),
         "floor": f"{floor.FLOOR:g}",
         "sets": len(table),
         "held": int(table[table.columns[-1]].sum()),
         "table": table.to_markdown(index=False, floatfmt=".3f"),
-        "scores": floor.score_table(bench).to_markdown(index=False, floatfmt=".3f"),
+        "scores": scores.to_markdown(index=False, floatfmt=".3f"),
     }
 
 
